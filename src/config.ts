@@ -1,0 +1,182 @@
+// Configuration for every mode: one zod schema per mode, fed from command-line flags and
+// `UNKEY_INFRA_*` environment variables (flag wins). This is the only module that reads
+// process.env; everything else receives a typed config object. Every problem is collected and
+// reported at once, because fixing a deployment one error per restart is miserable.
+import { z } from 'zod';
+import { LOG_LEVELS } from './log';
+
+export const ENV_PREFIX = 'UNKEY_INFRA_';
+
+export class ConfigError extends Error {
+  readonly problems: string[];
+  constructor(problems: string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+    this.problems = problems;
+  }
+}
+
+/** `--database-url` ↔ `databaseUrl` ↔ `UNKEY_INFRA_DATABASE_URL`. */
+export const flagName = (key: string) => key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+export const envName = (key: string) => ENV_PREFIX + flagName(key).replace(/-/g, '_').toUpperCase();
+
+export interface ListenAddress {
+  host: string;
+  port: number;
+}
+
+export function parseListen(value: string): ListenAddress | string {
+  const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(value.trim());
+  if (!m) return 'expected HOST:PORT, e.g. 127.0.0.1:7070';
+  const port = Number(m[3]);
+  if (port > 65535) return `port ${port} is out of range (0-65535)`;
+  return { host: m[1] ?? (m[2] || '0.0.0.0'), port };
+}
+
+const listen = (fallback: string) =>
+  z
+    .string()
+    .default(fallback)
+    .transform((v, ctx) => {
+      const r = parseListen(v);
+      if (typeof r === 'string') {
+        ctx.addIssue({ code: 'custom', message: r });
+        return z.NEVER;
+      }
+      return r;
+    });
+
+const durationUnits: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** Parses `500ms`, `30s`, `5m`, `1h` (or a bare number of milliseconds) into milliseconds. */
+export function parseDuration(value: string): number | undefined {
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(value.trim());
+  if (!m) return undefined;
+  return Math.round(Number(m[1]) * durationUnits[m[2] ?? 'ms']!);
+}
+
+export const duration = (fallback: string) =>
+  z
+    .string()
+    .default(fallback)
+    .transform((v, ctx) => {
+      const ms = parseDuration(v);
+      if (ms === undefined || ms <= 0) {
+        ctx.addIssue({ code: 'custom', message: `expected a positive duration like 30s or 5m, got "${v}"` });
+        return z.NEVER;
+      }
+      return ms;
+    });
+
+const boolFromString = z.union([z.boolean(), z.string()]).transform((v, ctx) => {
+  if (typeof v === 'boolean') return v;
+  if (/^(1|true|yes|on)$/i.test(v)) return true;
+  if (/^(0|false|no|off|)$/i.test(v)) return false;
+  ctx.addIssue({ code: 'custom', message: `expected true or false, got "${v}"` });
+  return z.NEVER;
+});
+
+const databaseUrl = z
+  .string({ error: (i) => (i.input === undefined ? 'is required' : 'must be a string') })
+  .refine((v) => /^postgres(ql)?:\/\//.test(v), 'must be a postgres:// or postgresql:// URL');
+
+const logLevel = z.enum(LOG_LEVELS).default('info');
+
+/** `us-east-1=tok1,eu-west-1=tok2` → { 'us-east-1': 'tok1', … } */
+const agentTokens = z
+  .string()
+  .optional()
+  .transform((v, ctx) => {
+    const out: Record<string, string> = {};
+    if (!v) return out;
+    for (const pair of v.split(',').map((s) => s.trim()).filter(Boolean)) {
+      const eq = pair.indexOf('=');
+      const region = pair.slice(0, eq).trim();
+      const token = pair.slice(eq + 1).trim();
+      if (eq <= 0 || !token) {
+        ctx.addIssue({ code: 'custom', message: `expected REGION=TOKEN pairs separated by commas, got "${pair.split('=')[0]}=…"` });
+        continue;
+      }
+      if (!regionPattern.test(region)) ctx.addIssue({ code: 'custom', message: `invalid region name "${region}"` });
+      out[region] = token;
+    }
+    return out;
+  });
+
+/** Region names become label values and parts of object names: keep them DNS-safe. */
+export const regionPattern = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
+
+const adminToken = z
+  .string({ error: (i) => (i.input === undefined ? 'is required' : 'must be a string') })
+  // A short admin token can be brute-forced over the network; 16 characters is the floor.
+  .min(16, 'must be at least 16 characters');
+
+export const schemas = {
+  ctrl: z.object({
+    databaseUrl,
+    listen: listen('127.0.0.1:7070'),
+    adminToken,
+    agentTokens,
+    noMigrate: boolFromString.default(false),
+    logLevel,
+  }),
+  migrate: z.object({
+    databaseUrl,
+    logLevel,
+  }),
+};
+
+export type Mode = keyof typeof schemas;
+export type ConfigOf<M extends Mode> = z.output<(typeof schemas)[M]>;
+export type CtrlConfig = ConfigOf<'ctrl'>;
+export type MigrateConfig = ConfigOf<'migrate'>;
+
+/**
+ * Merges flags over environment for the keys of the mode's schema and validates the result.
+ * `flags` uses camelCase keys as commander produces them; undefined means "not given".
+ */
+export function loadConfig<M extends Mode>(
+  mode: M,
+  flags: Record<string, unknown>,
+  env: NodeJS.ProcessEnv = process.env,
+): ConfigOf<M> {
+  const schema = schemas[mode] as z.ZodObject;
+  const raw: Record<string, unknown> = {};
+  for (const key of Object.keys(schema.shape)) {
+    const fromFlag = flags[key];
+    raw[key] = fromFlag !== undefined ? fromFlag : env[envName(key)];
+  }
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => {
+      const key = String(i.path[0] ?? '');
+      return key ? `--${flagName(key)} (${envName(key)}): ${i.message}` : i.message;
+    });
+    throw new ConfigError(problems);
+  }
+  return parsed.data as ConfigOf<M>;
+}
+
+/**
+ * Supports `--mode=ctrl` / `--mode ctrl` / `UNKEY_INFRA_MODE=ctrl` for entrypoints that pass the
+ * mode as a flag: rewrites the argument list so the mode becomes the subcommand. An explicit
+ * subcommand wins over the environment variable.
+ */
+export function modeFromArgv(argv: string[], env: NodeJS.ProcessEnv = process.env): string[] {
+  const args = [...argv];
+  let mode: string | undefined;
+  const i = args.findIndex((a) => a === '--mode' || a.startsWith('--mode='));
+  if (i >= 0) {
+    const a = args[i]!;
+    if (a === '--mode') {
+      mode = args[i + 1];
+      args.splice(i, 2);
+    } else {
+      mode = a.slice('--mode='.length);
+      args.splice(i, 1);
+    }
+  } else if (env[`${ENV_PREFIX}MODE`] && (args.length === 0 || args[0]!.startsWith('-'))) {
+    mode = env[`${ENV_PREFIX}MODE`];
+  }
+  return mode ? [mode, ...args] : args;
+}

@@ -1,0 +1,51 @@
+// Builds ctrl's fastify app: probes, metrics, error mapping. Route groups (public API, cluster
+// API, events) register themselves through `routes`, so this file stays the skeleton.
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Logger } from '../log';
+import { ping, pendingMigrations, type Sql } from '../store';
+import { errorHandler, notFoundHandler } from './error-handler';
+import { healthRoutes, type ReadinessCheck } from './health';
+import { createRegistry, instrumentHttp, metricsRoute, type Registry } from './metrics';
+
+export interface CtrlAppDeps {
+  sql: Sql;
+  logger: Logger;
+  registry?: Registry;
+  /** Extra readiness checks (the workflow engine adds its own). */
+  checks?: ReadinessCheck[];
+  routes?: ((app: FastifyInstance) => void | Promise<void>)[];
+}
+
+export function databaseChecks(sql: Sql): ReadinessCheck[] {
+  return [
+    { name: 'database', check: async () => (await ping(sql), null) },
+    {
+      name: 'migrations',
+      check: async () => {
+        const pending = await pendingMigrations(sql);
+        return pending.length ? `pending migrations: ${pending.join(', ')}` : null;
+      },
+    },
+  ];
+}
+
+export async function buildCtrlApp(deps: CtrlAppDeps): Promise<{ app: FastifyInstance; registry: Registry }> {
+  const app = Fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    // Long-poll feed responses stay open up to their wait limit; keep sockets alive past it.
+    keepAliveTimeout: 75_000,
+    // Request ids in every log line of a request, so one call can be followed.
+    requestIdLogLabel: 'requestId',
+    disableRequestLogging: true,
+    bodyLimit: 4 * 1024 * 1024,
+  });
+  const registry = deps.registry ?? createRegistry({ service: 'ctrl' });
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler(notFoundHandler);
+  instrumentHttp(app, registry);
+  const checks = [...databaseChecks(deps.sql), ...(deps.checks ?? [])];
+  healthRoutes(app, () => checks);
+  metricsRoute(app, registry);
+  for (const r of deps.routes ?? []) await app.register(async (scope) => r(scope));
+  return { app, registry };
+}

@@ -1,0 +1,16 @@
+// Resource ids double as Kubernetes object names (StatefulSet `dep-…`, pods `dep-…-0`), so they
+// use only lowercase letters, digits and one hyphen: valid DNS-1123 labels with no mapping step.
+// 16 base-32 characters give 80 random bits, far beyond any collision risk at this scale, and
+// keep `dep-<id>` short enough for the 63-character label limit that StatefulSets inherit.
+import { randomBytes } from 'node:crypto';
+
+const alphabet = 'abcdefghijklmnopqrstuvwxyz234567';
+
+export type IdPrefix = 'dep' | 'snt' | 'cnp' | 'ws' | 'prj' | 'app' | 'env' | 'dom' | 'inv' | 'awk' | 'tok';
+
+export function newId(prefix: IdPrefix): string {
+  const bytes = randomBytes(16);
+  let out = '';
+  for (const b of bytes) out += alphabet[b & 31];
+  return `${prefix}-${out}`;
+}

@@ -1,0 +1,40 @@
+// domains: hostnames routed to a deployment. Environment domains move on promote/rollback;
+// deployment domains stay pinned to the deployment they were made for.
+import type { Queryable } from './db';
+
+export interface Domain {
+  hostname: string;
+  workspaceId: string;
+  environmentId: string;
+  deploymentId: string;
+  kind: 'environment' | 'deployment';
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** Points a hostname at a deployment, creating it if new. Idempotent. */
+export async function assignDomain(
+  q: Queryable,
+  d: { hostname: string; workspaceId: string; environmentId: string; deploymentId: string; kind: Domain['kind'] },
+): Promise<Domain> {
+  const [row] = await q<Domain[]>`
+    INSERT INTO domains (hostname, workspace_id, environment_id, deployment_id, kind)
+    VALUES (${d.hostname}, ${d.workspaceId}, ${d.environmentId}, ${d.deploymentId}, ${d.kind})
+    ON CONFLICT (hostname) DO UPDATE SET deployment_id = EXCLUDED.deployment_id, updated_at = now()
+    RETURNING *`;
+  return row!;
+}
+
+/** Moves every environment domain of an environment to `deploymentId`; returns how many moved. */
+export async function pointEnvironmentDomains(q: Queryable, environmentId: string, deploymentId: string): Promise<number> {
+  const r = await q`UPDATE domains SET deployment_id = ${deploymentId}, updated_at = now()
+                    WHERE environment_id = ${environmentId} AND kind = 'environment' AND deployment_id <> ${deploymentId}`;
+  return r.count;
+}
+
+export async function listDomains(q: Queryable, opts: { deploymentId?: string; environmentId?: string }): Promise<Domain[]> {
+  return q<Domain[]>`SELECT * FROM domains
+                     WHERE (${opts.deploymentId ?? null}::text IS NULL OR deployment_id = ${opts.deploymentId ?? null})
+                       AND (${opts.environmentId ?? null}::text IS NULL OR environment_id = ${opts.environmentId ?? null})
+                     ORDER BY hostname`;
+}

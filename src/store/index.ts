@@ -1,0 +1,26 @@
+// The store: everything that talks SQL to PostgreSQL, apart from the workflow engine's own
+// tables (src/workflow/engine owns those).
+//
+// - db.ts: the porsager `postgres` client (camelCased result columns) and `withTx`.
+// - migrate.ts + migrations.ts: numbered files from sql/, each applied in its own transaction
+//   under an advisory lock, recorded with a checksum in schema_migrations.
+// - One module per table. Functions take a `Queryable` (the pool or an open transaction) so
+//   callers compose them into one transaction when they must commit together.
+//
+// Rule of the outbox: every mutation of deployment_topology, sentinels' desired fields or
+// cilium_network_policies goes through topology.ts / sentinels.ts / cilium.ts, which insert
+// the deployment_changes row in the same transaction (changes.ts#recordChange). Keep those
+// transactions short and free of network calls: an open writer holds back pg_snapshot_xmin
+// and so delays every agent's feed.
+export * from './db';
+export * from './tx';
+export * from './migrate';
+export * from './migrations';
+export * as changes from './changes';
+export * as tenancy from './tenancy';
+export * as deployments from './deployments';
+export * as topology from './topology';
+export * as sentinels from './sentinels';
+export * as cilium from './cilium';
+export * as instances from './instances';
+export * as domains from './domains';

@@ -1,0 +1,119 @@
+// sentinels: one proxy per environment per region. Desired fields are written by workflows
+// (each write records a deployment_changes row in the same transaction); observed fields are
+// written by krane's status reports and do not touch the feed, since krane has nothing to apply.
+import type { Queryable } from './db';
+import { recordChange } from './changes';
+import { inTx } from './tx';
+import type { Scope } from './tenancy';
+import type { DesiredState } from './deployments';
+
+export const SENTINEL_HEALTH = ['unknown', 'healthy', 'unhealthy'] as const;
+export type SentinelHealth = (typeof SENTINEL_HEALTH)[number];
+export const SENTINEL_DEPLOY_STATUSES = ['idle', 'progressing', 'ready', 'failed'] as const;
+export type SentinelDeployStatus = (typeof SENTINEL_DEPLOY_STATUSES)[number];
+
+export interface SentinelDesired {
+  image: string;
+  replicas: number;
+  cpuMillicores: number;
+  memoryMib: number;
+  desiredState: DesiredState;
+}
+
+export interface SentinelObserved {
+  availableReplicas: number;
+  updatedReplicas: number;
+  readyReplicas: number;
+  observedGeneration: number;
+  runningImage: string | null;
+  health: SentinelHealth;
+}
+
+export interface Sentinel extends Scope, SentinelDesired, SentinelObserved {
+  id: string;
+  region: string;
+  deployStatus: SentinelDeployStatus;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+// observed_generation is bigint; a Kubernetes generation fits a JS number for any real object.
+const columns = (q: Queryable) => q`
+  id, workspace_id, project_id, app_id, environment_id, region, image, replicas, cpu_millicores, memory_mib,
+  desired_state, available_replicas, updated_replicas, ready_replicas, observed_generation::float8 AS observed_generation,
+  running_image, health, deploy_status, created_at, updated_at`;
+
+/**
+ * Inserts the sentinel of an environment and region unless one exists; returns the row that is
+ * there afterwards. Only a real insert records a change, so concurrent deploys can call it freely.
+ */
+export async function ensureSentinel(
+  q: Queryable,
+  s: Scope & { id: string; region: string } & Omit<SentinelDesired, 'desiredState'>,
+): Promise<{ sentinel: Sentinel; created: boolean }> {
+  return inTx(q, async (tx) => {
+    const [inserted] = await tx<Sentinel[]>`
+      INSERT INTO sentinels (id, workspace_id, project_id, app_id, environment_id, region, image, replicas, cpu_millicores, memory_mib)
+      VALUES (${s.id}, ${s.workspaceId}, ${s.projectId}, ${s.appId}, ${s.environmentId}, ${s.region}, ${s.image},
+              ${s.replicas}, ${s.cpuMillicores}, ${s.memoryMib})
+      ON CONFLICT (environment_id, region) DO NOTHING
+      RETURNING ${columns(tx)}`;
+    if (inserted) {
+      await recordChange(tx, 'sentinel', inserted.id, inserted.region);
+      return { sentinel: inserted, created: true };
+    }
+    const [existing] = await tx<Sentinel[]>`SELECT ${columns(tx)} FROM sentinels
+                                            WHERE environment_id = ${s.environmentId} AND region = ${s.region}`;
+    return { sentinel: existing!, created: false };
+  });
+}
+
+/** Writes new desired fields and a deploy status in one transaction with the change row. */
+export async function updateSentinelDesired(
+  q: Queryable,
+  id: string,
+  d: SentinelDesired,
+  deployStatus: SentinelDeployStatus,
+): Promise<Sentinel | undefined> {
+  return inTx(q, async (tx) => {
+    const [row] = await tx<Sentinel[]>`
+      UPDATE sentinels SET image = ${d.image}, replicas = ${d.replicas}, cpu_millicores = ${d.cpuMillicores},
+             memory_mib = ${d.memoryMib}, desired_state = ${d.desiredState}, deploy_status = ${deployStatus}, updated_at = now()
+      WHERE id = ${id} RETURNING ${columns(tx)}`;
+    if (row) await recordChange(tx, 'sentinel', row.id, row.region);
+    return row;
+  });
+}
+
+export async function setSentinelDeployStatus(q: Queryable, id: string, status: SentinelDeployStatus): Promise<void> {
+  await q`UPDATE sentinels SET deploy_status = ${status}, updated_at = now() WHERE id = ${id}`;
+}
+
+/** Records what krane saw. Scoped by region so an agent can only write its own region's rows. */
+export async function updateSentinelObserved(q: Queryable, id: string, region: string, o: SentinelObserved): Promise<Sentinel | undefined> {
+  const [row] = await q<Sentinel[]>`
+    UPDATE sentinels SET available_replicas = ${o.availableReplicas}, updated_replicas = ${o.updatedReplicas},
+           ready_replicas = ${o.readyReplicas}, observed_generation = ${o.observedGeneration},
+           running_image = ${o.runningImage}, health = ${o.health}, updated_at = now()
+    WHERE id = ${id} AND region = ${region} RETURNING ${columns(q)}`;
+  return row;
+}
+
+export async function getSentinel(q: Queryable, id: string): Promise<Sentinel | undefined> {
+  const [row] = await q<Sentinel[]>`SELECT ${columns(q)} FROM sentinels WHERE id = ${id}`;
+  return row;
+}
+
+/** Keyset-paged list ordered by id; pass the last id seen as `after`. */
+export async function listSentinels(
+  q: Queryable,
+  opts: { region?: string; environmentId?: string; desiredState?: DesiredState; after?: string; limit?: number } = {},
+): Promise<Sentinel[]> {
+  return q<Sentinel[]>`
+    SELECT ${columns(q)} FROM sentinels
+    WHERE (${opts.region ?? null}::text IS NULL OR region = ${opts.region ?? null})
+      AND (${opts.environmentId ?? null}::text IS NULL OR environment_id = ${opts.environmentId ?? null})
+      AND (${opts.desiredState ?? null}::text IS NULL OR desired_state = ${opts.desiredState ?? null})
+      AND id > ${opts.after ?? ''}
+    ORDER BY id LIMIT ${opts.limit ?? 500}`;
+}

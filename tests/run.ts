@@ -1,0 +1,50 @@
+// `npm test`: starts one real PostgreSQL, migrates a template database, runs every
+// tests/**/*.test.ts with node:test (through tsx), and stops PostgreSQL however the run ends.
+// Arguments narrow the run: `npm test -- tests/store` or a file path.
+import { spawn } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { startPostgres } from './helpers/postgres';
+import { prepareTemplate } from './helpers/db';
+
+function findTests(path: string): string[] {
+  const st = statSync(path);
+  if (st.isFile()) return path.endsWith('.test.ts') ? [path] : [];
+  return readdirSync(path)
+    .sort()
+    .flatMap((name) => (name === 'node_modules' ? [] : findTests(join(path, name))));
+}
+
+const root = resolve(import.meta.dirname, '..');
+const targets = process.argv.slice(2).filter((a) => !a.startsWith('-'));
+const files = (targets.length ? targets : [join(root, 'tests')]).flatMap((t) => findTests(resolve(t)));
+if (files.length === 0) {
+  console.error('no test files found');
+  process.exit(1);
+}
+
+// Test files mostly wait on Postgres and sockets, so more than one per core pays off; the
+// default (cores - 1) would run one file at a time on the 2-core CI machine.
+const concurrency = process.env.UNKEY_INFRA_TEST_CONCURRENCY ?? '3';
+
+const server = await startPostgres();
+let code = 1;
+const stop = async () => {
+  await server.stop();
+};
+process.on('SIGINT', () => void stop().then(() => process.exit(130)));
+process.on('SIGTERM', () => void stop().then(() => process.exit(143)));
+try {
+  await prepareTemplate(server);
+  code = await new Promise<number>((resolveCode) => {
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...files.map((f) => relative(root, f))],
+      { cwd: root, stdio: 'inherit', env: { ...process.env, UNKEY_INFRA_TEST_PG_URL: server.adminUrl } },
+    );
+    child.on('exit', (c, sig) => resolveCode(c ?? (sig ? 1 : 0)));
+  });
+} finally {
+  await stop();
+}
+process.exit(code);
