@@ -160,3 +160,22 @@ INSERT INTO workspaces (id, name) VALUES ('default', 'default');
 INSERT INTO projects (id, workspace_id, name) VALUES ('default', 'default', 'default');
 INSERT INTO apps (id, workspace_id, project_id, name) VALUES ('default', 'default', 'default', 'default');
 INSERT INTO environments (id, workspace_id, project_id, app_id, slug) VALUES ('default', 'default', 'default', 'default', 'default');
+
+-- Agent tokens bound to one region. Only a SHA-256 of the token is stored: tokens are long
+-- random strings, so a fast hash is enough and lets the auth path look a token up by hash.
+CREATE TABLE agent_tokens (
+  id          text PRIMARY KEY,
+  region      text NOT NULL CHECK (region ~ '^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$'),
+  token_hash  text NOT NULL UNIQUE CHECK (token_hash ~ '^[0-9a-f]{64}$'),
+  created_at  timestamptz NOT NULL DEFAULT now(),
+  revoked_at  timestamptz
+);
+
+-- Singleton row of cluster-wide facts. feed_epoch is part of every change-feed cursor; a
+-- restore from backup gets a new epoch (UPDATE … SET feed_epoch = …), so agents holding
+-- cursors from the old timeline get 410 and resync instead of skipping changes.
+CREATE TABLE system_state (
+  id          boolean PRIMARY KEY DEFAULT true CHECK (id),
+  feed_epoch  text NOT NULL
+);
+INSERT INTO system_state (feed_epoch) VALUES (substr(md5(random()::text || clock_timestamp()::text), 1, 12));

@@ -10,3 +10,4 @@ export * from './ctrl-app';
 export * from './health';
 export * from './metrics';
 export * from './error-handler';
+export * from './auth';

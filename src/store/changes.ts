@@ -3,8 +3,9 @@
 // mutation's own transaction: a state change without its change row cannot be written.
 import type { Queryable, TxSql } from './db';
 
-export const RESOURCE_TYPES = ['deployment_topology', 'sentinel', 'cilium_network_policy'] as const;
-export type ResourceType = (typeof RESOURCE_TYPES)[number];
+import type { ResourceType } from '../sync/protocol';
+
+export { RESOURCE_TYPES, type ResourceType } from '../sync/protocol';
 
 export interface ChangeRow {
   id: string;

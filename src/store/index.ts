@@ -24,3 +24,5 @@ export * as sentinels from './sentinels';
 export * as cilium from './cilium';
 export * as instances from './instances';
 export * as domains from './domains';
+export * as agentTokens from './agent-tokens';
+export * as system from './system';

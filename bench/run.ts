@@ -1,0 +1,24 @@
+// `npm run bench`: runs every bench/*.ts benchmark (except this file and helpers) one after
+// another, each in its own process so one benchmark's heap and sockets never skew the next.
+// Each benchmark prints one JSON object; this prints them as a JSON array.
+import { spawnSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+const dir = import.meta.dirname;
+const only = process.argv.slice(2);
+const files = readdirSync(dir)
+  .filter((f) => f.endsWith('.ts') && f !== 'run.ts' && !f.startsWith('_'))
+  .filter((f) => only.length === 0 || only.includes(f.replace(/\.ts$/, '')))
+  .sort();
+const results: unknown[] = [];
+for (const f of files) {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', join(dir, f)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  const last = r.stdout.trim().split('\n').pop() ?? '';
+  try {
+    results.push(JSON.parse(last));
+  } catch {
+    results.push({ bench: f, error: `exit ${r.status}, no JSON on the last line of stdout` });
+  }
+}
+console.log(JSON.stringify(results, null, 2));

@@ -1,0 +1,136 @@
+// The wire protocol between ctrl and krane, as zod schemas both ends import: the change-feed
+// stream (NDJSON lines), the desired states it carries, and krane's status reports. Parsing on
+// both sides with the same schema is what makes "an unknown event is an error" enforceable.
+import { z } from 'zod';
+
+export const RESOURCE_TYPES = ['deployment_topology', 'sentinel', 'cilium_network_policy'] as const;
+export type ResourceType = (typeof RESOURCE_TYPES)[number];
+
+/** Namespace of customer workloads (StatefulSets and their headless Services). */
+export const WORKLOAD_NAMESPACE = 'unkey';
+/** Namespace of sentinels and the per-environment gossip resources (seed 000). */
+export const SENTINEL_NAMESPACE = 'sentinel';
+
+const id = z.string().min(1).max(128);
+const region = z.string().regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, 'invalid region name');
+
+export const ResourceRef = z.object({ type: z.enum(RESOURCE_TYPES), id, region });
+export type ResourceRef = z.infer<typeof ResourceRef>;
+export const refKey = (r: Pick<ResourceRef, 'type' | 'id'>) => `${r.type}/${r.id}`;
+
+const scope = { workspaceId: id, projectId: id, appId: id, environmentId: id };
+
+export const DeploymentApply = z.object({
+  action: z.literal('apply'),
+  kind: z.literal('deployment'),
+  deploymentId: id,
+  ...scope,
+  region,
+  namespace: z.string().min(1),
+  image: z.string().min(1),
+  replicas: z.number().int().min(0),
+  cpuMillicores: z.number().int().positive(),
+  memoryMib: z.number().int().positive(),
+  port: z.number().int().min(1).max(65535),
+  command: z.array(z.string()),
+  env: z.record(z.string(), z.string()),
+});
+export type DeploymentApply = z.infer<typeof DeploymentApply>;
+
+export const SentinelApply = z.object({
+  action: z.literal('apply'),
+  kind: z.literal('sentinel'),
+  sentinelId: id,
+  ...scope,
+  region,
+  namespace: z.string().min(1),
+  image: z.string().min(1),
+  replicas: z.number().int().min(0),
+  cpuMillicores: z.number().int().positive(),
+  memoryMib: z.number().int().positive(),
+});
+export type SentinelApply = z.infer<typeof SentinelApply>;
+
+export const CiliumPolicyApply = z.object({
+  action: z.literal('apply'),
+  kind: z.literal('cilium_network_policy'),
+  policyId: id,
+  ...scope,
+  region,
+  namespace: z.string().min(1),
+});
+export type CiliumPolicyApply = z.infer<typeof CiliumPolicyApply>;
+
+export const DeleteState = z.object({ action: z.literal('delete') });
+export type DeleteState = z.infer<typeof DeleteState>;
+
+export const DesiredState = z.union([DeploymentApply, SentinelApply, CiliumPolicyApply, DeleteState]);
+export type DesiredState = z.infer<typeof DesiredState>;
+export type ApplyState = DeploymentApply | SentinelApply | CiliumPolicyApply;
+
+const kindOf: Record<ResourceType, ApplyState['kind']> = {
+  deployment_topology: 'deployment',
+  sentinel: 'sentinel',
+  cilium_network_policy: 'cilium_network_policy',
+};
+
+export const ChangeEvent = z
+  .object({ type: z.literal('change'), cursor: z.string().optional(), resource: ResourceRef, state: DesiredState })
+  .refine((e) => e.state.action === 'delete' || e.state.kind === kindOf[e.resource.type], {
+    message: 'state kind does not match resource type',
+    path: ['state', 'kind'],
+  });
+export type ChangeEvent = z.infer<typeof ChangeEvent>;
+
+export const StreamLine = z.union([
+  z.object({ type: z.literal('snapshot_begin') }),
+  ChangeEvent,
+  z.object({ type: z.literal('snapshot_end'), cursor: z.string().min(1), count: z.number().int().min(0) }),
+  z.object({ type: z.literal('heartbeat') }),
+  z.object({ type: z.literal('end'), cursor: z.string().min(1) }),
+]);
+export type StreamLine = z.infer<typeof StreamLine>;
+
+// ---- krane → ctrl status reports -------------------------------------------------------------
+
+export const InstanceReport = z.object({
+  deploymentId: id,
+  podName: z.string().min(1).max(253),
+  address: z.string().nullable(),
+  status: z.enum(['pending', 'running', 'failed']),
+  reason: z.string().max(1024).nullable(),
+  cpuMillicores: z.number().int().min(0),
+  memoryMib: z.number().int().min(0),
+  /** True when the pod is gone: ctrl removes the instance row. */
+  deleted: z.boolean().default(false),
+});
+export type InstanceReport = z.infer<typeof InstanceReport>;
+
+/** A desired state the cluster refused permanently (e.g. the API server answered 422). */
+export const ApplyFailure = z.object({ resource: ResourceRef, reason: z.string().max(2048) });
+export type ApplyFailure = z.infer<typeof ApplyFailure>;
+
+export const DeploymentStatusReport = z.object({
+  region,
+  instances: z.array(InstanceReport).max(10_000).default([]),
+  failures: z.array(ApplyFailure).max(1000).default([]),
+});
+export type DeploymentStatusReport = z.infer<typeof DeploymentStatusReport>;
+
+export const SentinelStatus = z.object({
+  sentinelId: id,
+  availableReplicas: z.number().int().min(0),
+  updatedReplicas: z.number().int().min(0),
+  readyReplicas: z.number().int().min(0),
+  observedGeneration: z.number().int().min(0),
+  runningImage: z.string().nullable(),
+  health: z.enum(['unknown', 'healthy', 'unhealthy']),
+});
+export type SentinelStatus = z.infer<typeof SentinelStatus>;
+
+export const SentinelStatusReport = z.object({
+  region,
+  sentinels: z.array(SentinelStatus).max(10_000).default([]),
+  failures: z.array(ApplyFailure).max(1000).default([]),
+});
+export type SentinelStatusReport = z.infer<typeof SentinelStatusReport>;
