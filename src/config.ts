@@ -124,12 +124,46 @@ export const schemas = {
     databaseUrl,
     logLevel,
   }),
+  tokens: z.object({
+    databaseUrl,
+    region: z
+      .string({ error: (i) => (i.input === undefined ? 'is required' : 'must be a string') })
+      .regex(regionPattern, 'must be a DNS-safe region name like us-east-1'),
+    logLevel: logLevel.default('warn'),
+  }),
+  krane: z.object({
+    region: z
+      .string({ error: (i) => (i.input === undefined ? 'is required' : 'must be a string') })
+      .regex(regionPattern, 'must be a DNS-safe region name like us-east-1'),
+    controlPlane: z
+      .string({ error: (i) => (i.input === undefined ? 'is required' : 'must be a string') })
+      .url('must be an http(s) URL')
+      .refine((v) => /^https?:\/\//.test(v), 'must be an http(s) URL'),
+    token: z.string({ error: (i) => (i.input === undefined ? 'is required' : 'must be a string') }).min(1, 'is required'),
+    /** Absent: in-cluster config, then $KUBECONFIG (resolved by the kube client loader). */
+    kubeconfig: z.string().optional(),
+    listen: listen('127.0.0.1:7071'),
+    resyncInterval: duration('5m'),
+    /** Secret name added as imagePullSecret to workloads, for private registries. */
+    imagePullSecret: z.string().optional(),
+    logLevel,
+  }),
+  kubeSim: z.object({
+    port: z.coerce.number().int().min(0).max(65535).default(6443),
+    host: z.string().default('127.0.0.1'),
+    readyDelay: z.coerce.number().int().min(0).default(1000),
+    kubeconfigOut: z.string().optional(),
+    logLevel,
+  }),
 };
 
 export type Mode = keyof typeof schemas;
 export type ConfigOf<M extends Mode> = z.output<(typeof schemas)[M]>;
 export type CtrlConfig = ConfigOf<'ctrl'>;
 export type MigrateConfig = ConfigOf<'migrate'>;
+export type TokensConfig = ConfigOf<'tokens'>;
+export type KraneConfig = ConfigOf<'krane'>;
+export type KubeSimConfig = ConfigOf<'kubeSim'>;
 
 /**
  * Merges flags over environment for the keys of the mode's schema and validates the result.
