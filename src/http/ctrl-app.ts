@@ -1,6 +1,6 @@
 // Builds ctrl's fastify app: probes, metrics, error mapping. Route groups (public API, cluster
 // API, events) register themselves through `routes`, so this file stays the skeleton.
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from '../log';
 import { ping, pendingMigrations, type Sql } from '../store';
 import { errorHandler, notFoundHandler } from './error-handler';
@@ -34,9 +34,9 @@ export async function buildCtrlApp(deps: CtrlAppDeps): Promise<{ app: FastifyIns
     loggerInstance: deps.logger as FastifyBaseLogger,
     // Long-poll feed responses stay open up to their wait limit; keep sockets alive past it.
     keepAliveTimeout: 75_000,
-    // Request ids in every log line of a request, so one call can be followed.
-    requestIdLogLabel: 'requestId',
-    disableRequestLogging: true,
+    // Per-request access lines are off (metrics count requests); errors still log with the
+    // request id, so one failing call can be followed.
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),
     bodyLimit: 4 * 1024 * 1024,
   });
   const registry = deps.registry ?? createRegistry({ service: 'ctrl' });

@@ -1,0 +1,54 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { once } from 'node:events';
+import { emptyDb } from '../helpers/db';
+import { cleanEnv, runBundle, spawnBundle, waitForHttp } from '../helpers/bundle';
+import { freePort } from '../helpers/postgres';
+
+test('the bundle runs ctrl from an empty directory: migrates, answers /readyz, exits 0 on SIGTERM', async () => {
+  const db = await emptyDb();
+  const dir = mkdtempSync(join(tmpdir(), 'unkey-infra-empty-'));
+  const port = await freePort();
+  const child = spawnBundle(['ctrl', '--listen', `127.0.0.1:${port}`, '--log-level', 'warn'], {
+    cwd: dir,
+    env: cleanEnv({ UNKEY_INFRA_DATABASE_URL: db.url, UNKEY_INFRA_ADMIN_TOKEN: 'x'.repeat(32) }),
+  });
+  let stderr = '';
+  child.stderr!.on('data', (d) => (stderr += d));
+  try {
+    const r = await waitForHttp(`http://127.0.0.1:${port}/readyz`, 200);
+    const body = (await r.json()) as { checks: { name: string; ok: boolean }[] };
+    assert.ok(body.checks.every((c) => c.ok));
+    const [row] = await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM schema_migrations`;
+    assert.ok(row!.n >= 1, 'ctrl applied the embedded migrations');
+    child.kill('SIGTERM');
+    const [code] = await once(child, 'exit');
+    assert.equal(code, 0, stderr);
+  } finally {
+    child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('unkey-infra migrate applies migrations and is idempotent; --no-migrate leaves /readyz at 503', async () => {
+  const db = await emptyDb();
+  const first = await runBundle(['migrate', '--database-url', db.url, '--log-level', 'silent']);
+  assert.equal(first.code, 0, first.stderr);
+  const second = await runBundle(['migrate', '--database-url', db.url, '--log-level', 'silent']);
+  assert.equal(second.code, 0, second.stderr);
+
+  const fresh = await emptyDb();
+  const port = await freePort();
+  const child = spawnBundle(['ctrl', '--no-migrate', '--listen', `127.0.0.1:${port}`, '--log-level', 'silent'], {
+    env: cleanEnv({ UNKEY_INFRA_DATABASE_URL: fresh.url, UNKEY_INFRA_ADMIN_TOKEN: 'x'.repeat(32) }),
+  });
+  try {
+    const r = await waitForHttp(`http://127.0.0.1:${port}/readyz`, 503);
+    assert.match(JSON.stringify(await r.json()), /pending migrations/);
+  } finally {
+    child.kill('SIGKILL');
+  }
+});

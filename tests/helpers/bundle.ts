@@ -1,0 +1,65 @@
+// The built single-file program. `npm test` builds it before running tests; a test file run on
+// its own builds it when missing, so bundle tests never run a stale or absent file silently.
+import { existsSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { join, resolve } from 'node:path';
+
+export const ROOT = resolve(import.meta.dirname, '..', '..');
+export const BUNDLE = join(ROOT, 'dist', 'unkey-infra.mjs');
+
+export function ensureBundle(): string {
+  if (!existsSync(BUNDLE)) execFileSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')], { stdio: 'ignore' });
+  return BUNDLE;
+}
+
+/** Environment for a child with no UNKEY_INFRA_* leaking in from the developer's shell. */
+export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('UNKEY_INFRA_')) env[k] = v;
+  return { ...env, ...extra };
+}
+
+export interface RunResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export function runBundle(args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number } = {}): Promise<RunResult> {
+  return new Promise((resolveRun, reject) => {
+    const child = spawn(process.execPath, [ensureBundle(), ...args], { env: opts.env ?? cleanEnv(), cwd: opts.cwd ?? ROOT });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`timed out: ${args.join(' ')}\nstdout: ${stdout}\nstderr: ${stderr}`));
+    }, opts.timeoutMs ?? 20_000);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolveRun({ code, stdout, stderr });
+    });
+  });
+}
+
+export function spawnBundle(args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): ChildProcess {
+  return spawn(process.execPath, [ensureBundle(), ...args], { env: opts.env ?? cleanEnv(), cwd: opts.cwd ?? ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+/** Polls `url` until it answers with `status` (or the deadline passes). */
+export async function waitForHttp(url: string, status = 200, timeoutMs = 15_000): Promise<Response> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const r = await fetch(url);
+      if (r.status === status) return r;
+      last = `status ${r.status}`;
+    } catch (err) {
+      last = err;
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`${url} did not answer ${status}: ${String(last)}`);
+}
