@@ -1,0 +1,220 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { testDb } from '../helpers/db';
+import { newId } from '../../src/ids';
+import { changes, cilium, deployments, domains, instances, sentinels, tenancy, topology, agentTokens, system } from '../../src/store';
+
+const db = await testDb();
+const sql = db.sql;
+const scope = { workspaceId: 'default', projectId: 'default', appId: 'default', environmentId: 'default' };
+
+/** Asserts a Postgres error with the given SQLSTATE (23514 check, 23503 foreign key, 23505 unique). */
+async function rejectsWith(p: Promise<unknown>, code: string, constraintLike?: RegExp) {
+  await assert.rejects(p, (err: { code?: string; constraint_name?: string; message: string }) => {
+    assert.equal(err.code, code, err.message);
+    if (constraintLike) assert.match(err.constraint_name ?? err.message, constraintLike);
+    return true;
+  });
+}
+
+function newDeployment(over: Partial<deployments.NewDeployment> = {}): deployments.NewDeployment {
+  return {
+    id: newId('dep'),
+    ...scope,
+    image: 'nginx:1.27',
+    buildContext: null,
+    cpuMillicores: 250,
+    memoryMib: 256,
+    replicas: 2,
+    port: 8080,
+    command: ['nginx', '-g', 'daemon off;'],
+    env: { A: '1', B: 'two' },
+    regions: ['us-east-1', 'eu-west-1'],
+    ...over,
+  };
+}
+
+test('migrations seed the default scope', async () => {
+  const env = await tenancy.getEnvironment(sql, 'default');
+  assert.deepEqual(
+    env && { ws: env.workspaceId, prj: env.projectId, app: env.appId, slug: env.slug },
+    { ws: 'default', prj: 'default', app: 'default', slug: 'default' },
+  );
+});
+
+test('tenancy: insert and read back; dangling parents rejected', async () => {
+  const ws = newId('ws');
+  const prj = newId('prj');
+  const app = newId('app');
+  const env = newId('env');
+  await tenancy.insertWorkspace(sql, { id: ws, name: 'acme' });
+  await tenancy.insertProject(sql, { id: prj, workspaceId: ws, name: 'web' });
+  await tenancy.insertApp(sql, { id: app, workspaceId: ws, projectId: prj, name: 'api' });
+  await tenancy.insertEnvironment(sql, { environmentId: env, workspaceId: ws, projectId: prj, appId: app, slug: 'production' });
+  const got = await tenancy.getEnvironment(sql, env);
+  assert.equal(got?.slug, 'production');
+  assert.equal(got?.appId, app);
+  await rejectsWith(tenancy.insertProject(sql, { id: newId('prj'), workspaceId: 'nope', name: 'x' }), '23503');
+  await rejectsWith(
+    tenancy.insertEnvironment(sql, { environmentId: newId('env'), workspaceId: ws, projectId: prj, appId: app, slug: 'production' }),
+    '23505',
+  );
+});
+
+test('deployments: round trip keeps command, env and regions; status and desired state update', async () => {
+  const d = newDeployment();
+  const inserted = await deployments.insertDeployment(sql, d);
+  assert.equal(inserted.status, 'pending');
+  assert.equal(inserted.desiredState, 'running');
+  const got = await deployments.getDeployment(sql, d.id);
+  assert.deepEqual(got?.command, d.command);
+  assert.deepEqual(got?.env, d.env);
+  assert.deepEqual(got?.regions, d.regions);
+  assert.equal(got?.cpuMillicores, 250);
+  const failed = await deployments.setDeploymentStatus(sql, d.id, 'failed', 'CrashLoopBackOff');
+  assert.equal(failed?.status, 'failed');
+  assert.equal(failed?.error, 'CrashLoopBackOff');
+  assert.equal((await deployments.setDeploymentDesiredState(sql, d.id, 'stopped'))?.desiredState, 'stopped');
+  const list = await deployments.listDeployments(sql, 'default');
+  assert.ok(list.some((x) => x.id === d.id));
+});
+
+test('deployments: constraints reject invalid values and dangling references', async () => {
+  await rejectsWith(deployments.insertDeployment(sql, newDeployment({ port: 70000 })), '23514', /port/);
+  await rejectsWith(deployments.insertDeployment(sql, newDeployment({ replicas: -1 })), '23514', /replicas/);
+  await rejectsWith(deployments.insertDeployment(sql, newDeployment({ regions: [] })), '23514', /regions/);
+  await rejectsWith(deployments.insertDeployment(sql, newDeployment({ image: null, buildContext: null })), '23514');
+  await rejectsWith(deployments.insertDeployment(sql, newDeployment({ environmentId: 'missing' })), '23503');
+  const d = newDeployment();
+  await deployments.insertDeployment(sql, d);
+  await rejectsWith(deployments.setDeploymentStatus(sql, d.id, 'exploded' as deployments.DeploymentStatus), '23514', /status/);
+});
+
+test('topology: each write records exactly one outbox row in the same transaction', async () => {
+  const d = newDeployment();
+  await deployments.insertDeployment(sql, d);
+  await topology.upsertTopology(sql, { deploymentId: d.id, region: 'us-east-1', workspaceId: 'default', replicas: 2 });
+  await topology.upsertTopology(sql, { deploymentId: d.id, region: 'eu-west-1', workspaceId: 'default', replicas: 2 });
+  let rows = await changes.listChangesFor(sql, 'deployment_topology', d.id);
+  assert.deepEqual(rows.map((r) => r.region).sort(), ['eu-west-1', 'us-east-1']);
+  const stopped = await topology.setTopologyStatus(sql, d.id, 'stopped');
+  assert.equal(stopped.length, 2);
+  rows = await changes.listChangesFor(sql, 'deployment_topology', d.id);
+  assert.equal(rows.length, 4);
+  assert.ok(rows.every((r) => /^\d+$/.test(r.txid)), 'txid is exposed as an exact decimal string');
+  const t = await topology.getTopology(sql, d.id, 'us-east-1');
+  assert.equal(t?.desiredStatus, 'stopped');
+  assert.equal((await topology.listTopology(sql, d.id)).length, 2);
+
+  // A rolled-back transaction leaves neither state nor outbox row.
+  await assert.rejects(
+    sql.begin(async (tx) => {
+      await topology.upsertTopology(tx, { deploymentId: d.id, region: 'ap-south-1', workspaceId: 'default', replicas: 1 });
+      throw new Error('abort');
+    }),
+    /abort/,
+  );
+  assert.equal(await topology.getTopology(sql, d.id, 'ap-south-1'), undefined);
+  assert.equal((await changes.listChangesFor(sql, 'deployment_topology', d.id)).length, 4);
+
+  await rejectsWith(
+    topology.upsertTopology(sql, { deploymentId: d.id, region: 'Bad_Region', workspaceId: 'default', replicas: 1 }),
+    '23514',
+  );
+  await rejectsWith(topology.upsertTopology(sql, { deploymentId: 'missing', region: 'us-east-1', workspaceId: 'default', replicas: 1 }), '23503');
+});
+
+test('sentinels: ensure is idempotent per environment and region; desired and observed fields round trip', async () => {
+  const base = { ...scope, region: 'us-east-1', image: 'sentinel:1', replicas: 2, cpuMillicores: 500, memoryMib: 512 };
+  const a = await sentinels.ensureSentinel(sql, { id: newId('snt'), ...base });
+  const b = await sentinels.ensureSentinel(sql, { id: newId('snt'), ...base });
+  assert.equal(a.created, true);
+  assert.equal(b.created, false);
+  assert.equal(b.sentinel.id, a.sentinel.id);
+  assert.equal((await changes.listChangesFor(sql, 'sentinel', a.sentinel.id)).length, 1, 'a no-op ensure records no change');
+
+  const updated = await sentinels.updateSentinelDesired(
+    sql,
+    a.sentinel.id,
+    { image: 'sentinel:2', replicas: 3, cpuMillicores: 500, memoryMib: 512, desiredState: 'running' },
+    'progressing',
+  );
+  assert.equal(updated?.image, 'sentinel:2');
+  assert.equal(updated?.deployStatus, 'progressing');
+  assert.equal((await changes.listChangesFor(sql, 'sentinel', a.sentinel.id)).length, 2);
+
+  const obs = { availableReplicas: 3, updatedReplicas: 3, readyReplicas: 3, observedGeneration: 7, runningImage: 'sentinel:2', health: 'healthy' as const };
+  assert.equal(await sentinels.updateSentinelObserved(sql, a.sentinel.id, 'eu-west-1', obs), undefined, 'another region cannot write it');
+  const observed = await sentinels.updateSentinelObserved(sql, a.sentinel.id, 'us-east-1', obs);
+  assert.equal(observed?.observedGeneration, 7);
+  assert.equal(observed?.health, 'healthy');
+  assert.equal((await changes.listChangesFor(sql, 'sentinel', a.sentinel.id)).length, 2, 'observed fields do not feed krane');
+
+  const listed = await sentinels.listSentinels(sql, { region: 'us-east-1' });
+  assert.ok(listed.some((s) => s.id === a.sentinel.id));
+  await rejectsWith(sentinels.setSentinelDeployStatus(sql, a.sentinel.id, 'done' as sentinels.SentinelDeployStatus), '23514');
+  await rejectsWith(sentinels.ensureSentinel(sql, { id: newId('snt'), ...base, region: 'eu-west-1', replicas: -1 }), '23514');
+});
+
+test('cilium policies: ensure once per environment and region, state changes recorded', async () => {
+  const p = await cilium.ensureCiliumPolicy(sql, { id: newId('cnp'), ...scope, region: 'eu-west-1' });
+  const again = await cilium.ensureCiliumPolicy(sql, { id: newId('cnp'), ...scope, region: 'eu-west-1' });
+  assert.equal(again.policy.id, p.policy.id);
+  assert.equal(again.created, false);
+  await cilium.setCiliumPolicyState(sql, p.policy.id, 'stopped');
+  assert.equal((await cilium.getCiliumPolicy(sql, p.policy.id))?.desiredState, 'stopped');
+  assert.equal((await changes.listChangesFor(sql, 'cilium_network_policy', p.policy.id)).length, 2);
+  await rejectsWith(cilium.ensureCiliumPolicy(sql, { id: newId('cnp'), ...scope, environmentId: 'missing', region: 'eu-west-1' }), '23503');
+});
+
+test('instances: upsert converges to the latest report; constraints hold', async () => {
+  const d = newDeployment();
+  await deployments.insertDeployment(sql, d);
+  const base = { deploymentId: d.id, region: 'us-east-1', podName: `${d.id}-0`, address: null, cpuMillicores: 250, memoryMib: 256 };
+  await instances.upsertInstance(sql, { ...base, status: 'pending', reason: null });
+  await instances.upsertInstance(sql, { ...base, status: 'failed', reason: 'CrashLoopBackOff', address: '10.0.0.1' });
+  const rows = await instances.listInstances(sql, d.id);
+  assert.equal(rows.length, 1);
+  assert.equal(rows[0]!.status, 'failed');
+  assert.equal(rows[0]!.reason, 'CrashLoopBackOff');
+  await rejectsWith(instances.upsertInstance(sql, { ...base, status: 'exploded' as instances.InstanceStatus, reason: null }), '23514');
+  await rejectsWith(instances.upsertInstance(sql, { ...base, deploymentId: 'missing', status: 'pending', reason: null }), '23503');
+  assert.equal(await instances.deleteInstancesOf(sql, d.id), 1);
+  assert.equal((await instances.listInstances(sql, d.id)).length, 0);
+});
+
+test('domains: assign, move environment domains, pinned domains stay', async () => {
+  const d1 = newDeployment();
+  const d2 = newDeployment();
+  await deployments.insertDeployment(sql, d1);
+  await deployments.insertDeployment(sql, d2);
+  await domains.assignDomain(sql, { hostname: 'app.example.com', workspaceId: 'default', environmentId: 'default', deploymentId: d1.id, kind: 'environment' });
+  await domains.assignDomain(sql, { hostname: `${d1.id}.example.com`, workspaceId: 'default', environmentId: 'default', deploymentId: d1.id, kind: 'deployment' });
+  assert.equal(await domains.pointEnvironmentDomains(sql, 'default', d2.id), 1);
+  const ofD1 = await domains.listDomains(sql, { deploymentId: d1.id });
+  assert.deepEqual(ofD1.map((x) => x.hostname), [`${d1.id}.example.com`]);
+  await rejectsWith(
+    domains.assignDomain(sql, { hostname: 'Bad Host', workspaceId: 'default', environmentId: 'default', deploymentId: d1.id, kind: 'environment' }),
+    '23514',
+  );
+});
+
+test('agent tokens: stored hashed, resolved to their region, revocable', async () => {
+  const { id, token } = await agentTokens.createAgentToken(sql, 'us-east-1');
+  assert.equal(await agentTokens.regionForToken(sql, token), 'us-east-1');
+  const [row] = await sql<{ tokenHash: string }[]>`SELECT token_hash FROM agent_tokens WHERE id = ${id}`;
+  assert.notEqual(row!.tokenHash, token);
+  assert.ok(!JSON.stringify(await sql`SELECT * FROM agent_tokens`).includes(token), 'the clear token is nowhere in the table');
+  assert.equal(await agentTokens.regionForToken(sql, 'not-a-token'), undefined);
+  assert.equal(await agentTokens.revokeAgentToken(sql, id), true);
+  assert.equal(await agentTokens.regionForToken(sql, token), undefined);
+  await rejectsWith(agentTokens.createAgentToken(sql, 'BAD REGION'), '23514');
+});
+
+test('feed epoch is stable until rotated', async () => {
+  const a = await system.getFeedEpoch(sql);
+  assert.equal(await system.getFeedEpoch(sql), a);
+  const b = await system.rotateFeedEpoch(sql);
+  assert.notEqual(a, b);
+  assert.equal(await system.getFeedEpoch(sql), b);
+});
