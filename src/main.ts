@@ -4,7 +4,7 @@ import { Command, CommanderError } from 'commander';
 import { ConfigError, loadConfig, modeFromArgv } from './config';
 import { createLogger } from './log';
 import { closeOnSignal } from './lifecycle';
-import { runMigrate, startCtrl } from './modes';
+import { createTokenCommand, runMigrate, startCtrl } from './modes';
 
 const program = new Command('unkey-infra')
   .description('Pull-based deployment orchestrator for container workloads across Kubernetes clusters')
@@ -26,6 +26,18 @@ program
     const cfg = loadConfig('ctrl', { ...opts, migrate: undefined, noMigrate: opts.migrate === false ? true : undefined });
     const handle = await startCtrl(cfg);
     await closeOnSignal(handle, createLogger(cfg.logLevel, { service: 'ctrl' }));
+  });
+
+const tokens = program.commands.find((c) => c.name() === 'ctrl')!.command('tokens').description('manage agent tokens');
+tokens
+  .command('create')
+  .description('create an agent token for one region; prints it once (only a hash is stored)')
+  .option('--region <region>', 'region the token may read and report (required)')
+  .option('--database-url <url>', 'PostgreSQL URL (required)')
+  .action(async (opts: Record<string, unknown>) => {
+    const { id, token } = await createTokenCommand(loadConfig('tokens', opts));
+    process.stdout.write(`${token}\n`);
+    process.stderr.write(`created agent token ${id} for region ${String(opts.region ?? '')}; store it now, it is not shown again\n`);
   });
 
 program

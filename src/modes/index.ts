@@ -4,3 +4,4 @@
 // tests can start them in-process and stop them cleanly.
 export * from './ctrl';
 export * from './migrate';
+export * from './tokens';

@@ -52,3 +52,18 @@ test('unkey-infra migrate applies migrations and is idempotent; --no-migrate lea
     child.kill('SIGKILL');
   }
 });
+
+test('ctrl tokens create prints a token once that resolves to its region', async () => {
+  const { testDb } = await import('../helpers/db');
+  const { agentTokens } = await import('../../src/store');
+  const db = await testDb();
+  const r = await runBundle(['ctrl', 'tokens', 'create', '--region', 'eu-west-1', '--database-url', db.url]);
+  assert.equal(r.code, 0, r.stderr);
+  const token = r.stdout.trim();
+  assert.match(token, /^uka_[A-Za-z0-9_-]{40,}$/);
+  assert.equal(await agentTokens.regionForToken(db.sql, token), 'eu-west-1');
+  assert.match(r.stderr, /not shown again/);
+  const bad = await runBundle(['ctrl', 'tokens', 'create', '--region', 'EU WEST', '--database-url', db.url]);
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /--region/);
+});
