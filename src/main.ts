@@ -28,7 +28,10 @@ program
     await closeOnSignal(handle, createLogger(cfg.logLevel, { service: 'ctrl' }));
   });
 
-const tokens = program.commands.find((c) => c.name() === 'ctrl')!.command('tokens').description('manage agent tokens');
+// Positional options: `ctrl --database-url X` and `ctrl tokens create --database-url X` both
+// define the flag; without this, ctrl would swallow the subcommand's copy.
+const ctrlCommand = program.commands.find((c) => c.name() === 'ctrl')!.enablePositionalOptions();
+const tokens = ctrlCommand.command('tokens').description('manage agent tokens');
 tokens
   .command('create')
   .description('create an agent token for one region; prints it once (only a hash is stored)')
