@@ -1,14 +1,25 @@
 // The built single-file program. `npm test` builds it before running tests; a test file run on
 // its own builds it when missing, so bundle tests never run a stale or absent file silently.
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { join, resolve } from 'node:path';
 
 export const ROOT = resolve(import.meta.dirname, '..', '..');
 export const BUNDLE = join(ROOT, 'dist', 'unkey-infra.mjs');
 
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    newest = Math.max(newest, e.isDirectory() ? newestMtime(p) : statSync(p).mtimeMs);
+  }
+  return newest;
+}
+
+/** Builds when the bundle is missing or older than any source or migration file. */
 export function ensureBundle(): string {
-  if (!existsSync(BUNDLE)) execFileSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')], { stdio: 'ignore' });
+  const stale = !existsSync(BUNDLE) || statSync(BUNDLE).mtimeMs < Math.max(newestMtime(join(ROOT, 'src')), newestMtime(join(ROOT, 'sql')));
+  if (stale) execFileSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')], { stdio: 'ignore' });
   return BUNDLE;
 }
 
