@@ -9,7 +9,10 @@ import { createTokenCommand, runMigrate, startCtrl } from './modes';
 const program = new Command('unkey-infra')
   .description('Pull-based deployment orchestrator for container workloads across Kubernetes clusters')
   .exitOverride()
-  .showHelpAfterError();
+  .showHelpAfterError()
+  // Subcommands that repeat a parent's flag (`ctrl tokens create --database-url`) need options
+  // to bind to the command they follow; commander only honours that when the root enables it.
+  .enablePositionalOptions();
 
 // Defaults live in the zod schemas (src/config.ts), not here: commander defaults would hide
 // the UNKEY_INFRA_* environment variables, which only apply when a flag is absent.
@@ -28,8 +31,8 @@ program
     await closeOnSignal(handle, createLogger(cfg.logLevel, { service: 'ctrl' }));
   });
 
-// Positional options: `ctrl --database-url X` and `ctrl tokens create --database-url X` both
-// define the flag; without this, ctrl would swallow the subcommand's copy.
+// ctrl and `ctrl tokens create` both define --database-url; without positional options ctrl
+// would swallow the subcommand's copy.
 const ctrlCommand = program.commands.find((c) => c.name() === 'ctrl')!.enablePositionalOptions();
 const tokens = ctrlCommand.command('tokens').description('manage agent tokens');
 tokens
