@@ -1,0 +1,20 @@
+// Manifests: pure functions from a desired state (src/sync/protocol.ts) to Kubernetes objects.
+// No I/O here; controllers (src/kube/controller.ts) send what these return.
+//
+// - deployment.ts: headless Service + StatefulSet per deployment and region (namespace `unkey`).
+// - sentinel.ts: Deployment + ClusterIP Service + PodDisruptionBudget per sentinel (`sentinel`).
+// - gossip.ts: per-environment headless gossip Service + CiliumNetworkPolicy.
+// - labels.ts: the label contract (API.md) and krane's annotations; names.ts: id → object name.
+// - hash.ts: canonical manifest hash, stored in an annotation so re-applying identical state can
+//   be skipped without a request (see controller.ts for when the skip is trusted).
+// - build.ts: `buildObjects(state, opts)`: the objects for any desired state, hashed.
+// Every object carries `app.kubernetes.io/managed-by=krane`; controllers refuse to touch objects
+// without it.
+export * from './labels';
+export * from './names';
+export * from './types';
+export * from './hash';
+export * from './deployment';
+export * from './sentinel';
+export * from './gossip';
+export * from './build';
