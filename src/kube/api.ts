@@ -1,0 +1,153 @@
+// A thin wrapper over @kubernetes/client-node 1.4: server-side apply, get, delete, paged list
+// and watch for the handful of kinds krane manages, with request counting for metrics and the
+// benchmark, and one place that turns client errors into HTTP status codes.
+import { KubeConfig, KubernetesObjectApi, PatchStrategy, Watch, type KubernetesObject } from '@kubernetes/client-node';
+
+/** The field manager every apply uses; ownership in managedFields is recorded under it. */
+export const FIELD_MANAGER = 'krane';
+/**
+ * Page size of list calls. The API server's own default cap is 500 for paginating clients;
+ * larger pages make single responses big and slow to parse without saving many round trips.
+ */
+const LIST_PAGE = 500;
+
+export interface ObjectRef {
+  apiVersion: string;
+  kind: string;
+  namespace: string;
+  name: string;
+}
+
+/** Kinds krane reads or writes, with their plural for watch paths. */
+export const KINDS = {
+  Service: { apiVersion: 'v1', plural: 'services' },
+  Pod: { apiVersion: 'v1', plural: 'pods' },
+  StatefulSet: { apiVersion: 'apps/v1', plural: 'statefulsets' },
+  Deployment: { apiVersion: 'apps/v1', plural: 'deployments' },
+  PodDisruptionBudget: { apiVersion: 'policy/v1', plural: 'poddisruptionbudgets' },
+  CiliumNetworkPolicy: { apiVersion: 'cilium.io/v2', plural: 'ciliumnetworkpolicies' },
+} as const;
+export type KindName = keyof typeof KINDS;
+
+export type Verb = 'apply' | 'get' | 'delete' | 'list' | 'watch';
+
+/** HTTP status of a failed client call, or undefined for network-level failures. */
+export function httpStatus(err: unknown): number | undefined {
+  const e = err as { code?: unknown; statusCode?: unknown };
+  if (typeof e?.code === 'number') return e.code;
+  if (typeof e?.statusCode === 'number') return e.statusCode;
+  return undefined;
+}
+
+/** The API server's message from a failed call's Status body, for logs and failure reports. */
+export function apiMessage(err: unknown): string {
+  const body = (err as { body?: unknown }).body;
+  if (typeof body === 'string') {
+    try {
+      const parsed = JSON.parse(body) as { message?: string };
+      if (parsed.message) return parsed.message;
+    } catch {
+      return body.slice(0, 2048);
+    }
+  }
+  if (body && typeof body === 'object' && typeof (body as { message?: unknown }).message === 'string') {
+    return (body as { message: string }).message;
+  }
+  return (err as Error)?.message ?? String(err);
+}
+
+export function collectionPath(apiVersion: string, plural: string, namespace: string): string {
+  const root = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
+  return `${root}/namespaces/${namespace}/${plural}`;
+}
+
+/**
+ * Loads the client configuration: an explicit file, else in-cluster (service account) when
+ * running in a pod, else the default chain ($KUBECONFIG, then ~/.kube/config).
+ */
+export function loadKubeConfig(file?: string): KubeConfig {
+  const kc = new KubeConfig();
+  if (file) kc.loadFromFile(file);
+  else if (process.env.KUBERNETES_SERVICE_HOST) kc.loadFromCluster();
+  else kc.loadFromDefault();
+  return kc;
+}
+
+export class KubeApi {
+  readonly objects: KubernetesObjectApi;
+  private readonly watcher: Watch;
+  /** Requests sent, by verb. Read by metrics and the benchmark. */
+  readonly counts: Record<Verb, number> = { apply: 0, get: 0, delete: 0, list: 0, watch: 0 };
+
+  constructor(readonly config: KubeConfig) {
+    this.objects = KubernetesObjectApi.makeApiClient(config);
+    this.watcher = new Watch(config);
+  }
+
+  /** Server-side apply with force under FIELD_MANAGER: creates or converges the object. */
+  async apply<T extends KubernetesObject>(obj: T): Promise<T> {
+    this.counts.apply++;
+    return this.objects.patch(obj, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply);
+  }
+
+  /** The live object, or undefined when it does not exist. */
+  async get(ref: ObjectRef): Promise<KubernetesObject | undefined> {
+    this.counts.get++;
+    try {
+      return await this.objects.read({ apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.name, namespace: ref.namespace } });
+    } catch (err) {
+      if (httpStatus(err) === 404) return undefined;
+      throw err;
+    }
+  }
+
+  /**
+   * Deletes with background propagation (dependents such as pods go too). With `uid`, the API
+   * server deletes only that incarnation of the object, so a check-then-delete cannot hit an
+   * object someone recreated in between. Returns false when the object was already gone.
+   */
+  async delete(ref: ObjectRef, uid?: string): Promise<boolean> {
+    this.counts.delete++;
+    try {
+      await this.objects.delete(
+        { apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.name, namespace: ref.namespace } },
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+        'Background',
+        uid ? { preconditions: { uid } } : undefined,
+      );
+      return true;
+    } catch (err) {
+      if (httpStatus(err) === 404) return false;
+      throw err;
+    }
+  }
+
+  /** Every object of a kind in a namespace matching the selector, following continue tokens. */
+  async list(apiVersion: string, kind: string, namespace: string, labelSelector?: string): Promise<{ items: KubernetesObject[]; resourceVersion: string }> {
+    const items: KubernetesObject[] = [];
+    let cont: string | undefined;
+    let resourceVersion = '';
+    do {
+      this.counts.list++;
+      const page = await this.objects.list(apiVersion, kind, namespace, undefined, undefined, undefined, undefined, labelSelector, LIST_PAGE, cont);
+      for (const it of page.items) items.push({ ...it, apiVersion: it.apiVersion ?? apiVersion, kind: it.kind ?? kind });
+      resourceVersion = page.metadata?.resourceVersion ?? resourceVersion;
+      cont = page.metadata?._continue || undefined;
+    } while (cont);
+    return { items, resourceVersion };
+  }
+
+  /** Opens a watch; `done` runs once when it ends for any reason. Abort the returned controller to stop. */
+  watch(
+    path: string,
+    params: Record<string, string | number | boolean | undefined>,
+    onEvent: (type: string, obj: any) => void,
+    done: (err: unknown) => void,
+  ): Promise<AbortController> {
+    this.counts.watch++;
+    return this.watcher.watch(path, params, onEvent, done);
+  }
+}

@@ -1,0 +1,242 @@
+// KubeController: the ResourceController (src/sync/controller.ts) that makes the cluster match
+// desired states. One instance per krane; the watcher may call it concurrently for different
+// resources (never for the same one), so all per-object state is keyed by object.
+//
+// Apply: build the objects, then for each one
+//   1. skip it when the inventory says the live object carries this manifest hash and nobody
+//      but krane has written to it (the inventory is re-listed whenever it is older than
+//      `verifyAfterMs`, so after a restart or a resync nothing is skipped unverified);
+//   2. if the object is unknown, GET it first: an existing object without the managed-by
+//      label is someone else's and is a PermanentError, never overwritten;
+//   3. server-side apply with force under the `krane` field manager (a no-op on the server
+//      when nothing changed). 400/422 from the API server are PermanentErrors.
+// Delete and GC only ever target inventory entries (listed by the managed-by label) or objects
+// checked by GET to carry it, and delete with a uid precondition.
+import type { Logger } from '../log';
+import { PermanentError, type ResourceController } from '../sync/controller';
+import { refKey, SENTINEL_NAMESPACE, WORKLOAD_NAMESPACE, type ApplyState, type ResourceRef } from '../sync/protocol';
+import { apiMessage, httpStatus, type KubeApi, type ObjectRef } from './api';
+import { Inventory, type InventoryEntry, type ManagedKind } from './inventory';
+import {
+  ANNOTATION,
+  buildObjects,
+  deploymentObjectName,
+  isManaged,
+  LABEL,
+  sentinelObjectName,
+  type BuildOptions,
+  type ManifestObject,
+} from './manifests';
+import { objectKey } from './manifests/types';
+
+/** Coded permanent failure: the cluster will not accept this desired state as it is. */
+export class KubeApplyError extends PermanentError {
+  constructor(
+    readonly code: 'ERR_KUBE_INVALID' | 'ERR_KUBE_UNMANAGED_CONFLICT' | 'ERR_KUBE_WRONG_REGION',
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+export function managedKinds(workloadNs = WORKLOAD_NAMESPACE, sentinelNs = SENTINEL_NAMESPACE): ManagedKind[] {
+  return [
+    { apiVersion: 'v1', kind: 'Service', namespace: workloadNs },
+    { apiVersion: 'apps/v1', kind: 'StatefulSet', namespace: workloadNs },
+    { apiVersion: 'v1', kind: 'Service', namespace: sentinelNs },
+    { apiVersion: 'apps/v1', kind: 'Deployment', namespace: sentinelNs },
+    { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', namespace: sentinelNs },
+    { apiVersion: 'cilium.io/v2', kind: 'CiliumNetworkPolicy', namespace: sentinelNs },
+  ];
+}
+
+/** Workloads go first on delete so their pods stop before the Service that names them goes. */
+const DELETE_ORDER: Record<string, number> = { StatefulSet: 0, Deployment: 0, PodDisruptionBudget: 1, CiliumNetworkPolicy: 1, Service: 2 };
+
+export interface KubeControllerOptions {
+  api: KubeApi;
+  region: string;
+  logger: Logger;
+  build?: BuildOptions;
+  workloadNamespace?: string;
+  sentinelNamespace?: string;
+  /** Age after which the inventory is re-listed before trusting it to skip an apply. */
+  verifyAfterMs: number;
+  /** Parallel deletes during GC. */
+  gcConcurrency?: number;
+}
+
+/**
+ * Parallel deletes during GC. Enough to hide round-trip latency, few enough that a mass GC
+ * does not trip API server priority-and-fairness limits for the whole cluster.
+ */
+const DEFAULT_GC_CONCURRENCY = 16;
+
+export interface ControllerStats {
+  applied: number;
+  skipped: number;
+  deleted: number;
+}
+
+export class KubeController implements ResourceController {
+  readonly inventory: Inventory;
+  readonly stats: ControllerStats = { applied: 0, skipped: 0, deleted: 0 };
+  private readonly api: KubeApi;
+  private readonly log: Logger;
+  private readonly workloadNs: string;
+  private readonly sentinelNs: string;
+
+  constructor(private readonly opts: KubeControllerOptions) {
+    this.api = opts.api;
+    this.log = opts.logger;
+    this.workloadNs = opts.workloadNamespace ?? WORKLOAD_NAMESPACE;
+    this.sentinelNs = opts.sentinelNamespace ?? SENTINEL_NAMESPACE;
+    this.inventory = new Inventory(this.api, managedKinds(this.workloadNs, this.sentinelNs), opts.verifyAfterMs);
+  }
+
+  async apply(ref: ResourceRef, state: ApplyState): Promise<void> {
+    if (state.region !== this.opts.region || ref.region !== this.opts.region) {
+      throw new KubeApplyError('ERR_KUBE_WRONG_REGION', `desired state for region ${state.region} sent to krane of ${this.opts.region}`);
+    }
+    const objects = buildObjects(state, this.opts.build);
+    await this.inventory.ensureFresh();
+    for (const obj of objects) await this.applyObject(obj);
+    // Objects this resource had before but no longer needs (e.g. an environment's gossip objects
+    // after an environment move) go now rather than waiting for the next GC.
+    const wanted = new Set(objects.map(objectKey));
+    const stale = this.inventory.byResource(refKey(ref)).filter((e) => !wanted.has(objectKey(toObj(e))));
+    for (const e of sortForDelete(stale)) await this.deleteEntry(e);
+  }
+
+  private async applyObject(obj: ManifestObject): Promise<void> {
+    const key = objectKey(obj);
+    const hash = obj.metadata.annotations[ANNOTATION.manifestHash];
+    let known = this.inventory.get(key);
+    if (!known) {
+      const live = await this.api.get(refOf(obj));
+      if (live && !isManaged(live.metadata?.labels)) {
+        throw new KubeApplyError(
+          'ERR_KUBE_UNMANAGED_CONFLICT',
+          `${obj.kind} ${obj.metadata.namespace}/${obj.metadata.name} exists without ${LABEL.managedBy}=krane; refusing to take it over`,
+        );
+      }
+      if (live) {
+        this.inventory.set(live);
+        known = this.inventory.get(key);
+      }
+    }
+    if (known && known.hash === hash && !known.touchedByOthers) {
+      this.stats.skipped++;
+      return;
+    }
+    try {
+      const applied = await this.api.apply(obj);
+      this.inventory.set({ ...applied, apiVersion: applied.apiVersion ?? obj.apiVersion, kind: applied.kind ?? obj.kind });
+      this.stats.applied++;
+    } catch (err) {
+      const status = httpStatus(err);
+      if (status === 422 || status === 400) {
+        throw new KubeApplyError('ERR_KUBE_INVALID', `${obj.kind} ${obj.metadata.namespace}/${obj.metadata.name} rejected: ${apiMessage(err)}`, { cause: err });
+      }
+      throw err;
+    }
+  }
+
+  async delete(ref: ResourceRef): Promise<void> {
+    await this.inventory.ensureFresh();
+    const resource = refKey(ref);
+    const targets = new Map<string, InventoryEntry>();
+    for (const e of this.inventory.byResource(resource)) targets.set(objectKey(toObj(e)), e);
+    // Objects whose names follow from the id are checked even when the inventory missed them
+    // (created after the last list by an apply whose response we never saw).
+    for (const r of this.expectedObjects(ref)) {
+      const key = objectKey(toObj(r));
+      if (targets.has(key)) continue;
+      const live = await this.api.get(r);
+      if (!live || !isManaged(live.metadata?.labels)) continue;
+      const owner = live.metadata?.annotations?.[ANNOTATION.resource];
+      if (owner !== undefined && owner !== resource) continue;
+      this.inventory.set({ ...live, apiVersion: r.apiVersion, kind: r.kind });
+      targets.set(key, this.inventory.get(key)!);
+    }
+    for (const e of sortForDelete([...targets.values()])) await this.deleteEntry(e);
+  }
+
+  async gc(desired: ReadonlySet<string>): Promise<void> {
+    await this.inventory.ensureFresh(true);
+    const doomed = this.inventory.all().filter((e) => {
+      if (!isManaged(e.labels)) return false;
+      const resource = e.resource ?? resourceFromLabels(e.labels);
+      if (!resource) {
+        this.log.warn({ kind: e.kind, namespace: e.namespace, name: e.name }, 'managed object names no resource, gc leaves it');
+        return false;
+      }
+      return !desired.has(resource);
+    });
+    const ordered = sortForDelete(doomed);
+    const limit = this.opts.gcConcurrency ?? DEFAULT_GC_CONCURRENCY;
+    let next = 0;
+    const errors: unknown[] = [];
+    const worker = async () => {
+      while (next < ordered.length) {
+        const e = ordered[next++]!;
+        try {
+          await this.deleteEntry(e);
+        } catch (err) {
+          errors.push(err);
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(limit, ordered.length) }, worker));
+    this.log.info({ deleted: ordered.length - errors.length, failed: errors.length, kept: this.inventory.all().length }, 'gc done');
+    if (errors.length) throw new AggregateError(errors, `gc failed to delete ${errors.length} objects`);
+  }
+
+  private async deleteEntry(e: InventoryEntry): Promise<void> {
+    if (!isManaged(e.labels)) return;
+    const gone = !(await this.api.delete(e, e.uid));
+    this.inventory.remove(objectKey(toObj(e)));
+    if (!gone) this.stats.deleted++;
+    this.log.debug({ kind: e.kind, namespace: e.namespace, name: e.name, alreadyGone: gone }, 'deleted object');
+  }
+
+  private expectedObjects(ref: ResourceRef): ObjectRef[] {
+    if (ref.type === 'deployment_topology') {
+      const name = deploymentObjectName(ref.id);
+      return [
+        { apiVersion: 'apps/v1', kind: 'StatefulSet', namespace: this.workloadNs, name },
+        { apiVersion: 'v1', kind: 'Service', namespace: this.workloadNs, name },
+      ];
+    }
+    if (ref.type === 'sentinel') {
+      const name = sentinelObjectName(ref.id);
+      return [
+        { apiVersion: 'apps/v1', kind: 'Deployment', namespace: this.sentinelNs, name },
+        { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', namespace: this.sentinelNs, name },
+        { apiVersion: 'v1', kind: 'Service', namespace: this.sentinelNs, name },
+      ];
+    }
+    // Gossip objects are named by environment, which a bare ref does not carry: inventory only.
+    return [];
+  }
+}
+
+function refOf(o: ManifestObject): ObjectRef {
+  return { apiVersion: o.apiVersion, kind: o.kind, namespace: o.metadata.namespace, name: o.metadata.name };
+}
+
+function toObj(r: ObjectRef) {
+  return { apiVersion: r.apiVersion, kind: r.kind, metadata: { name: r.name, namespace: r.namespace } };
+}
+
+function sortForDelete<T extends ObjectRef>(list: T[]): T[] {
+  return [...list].sort((a, b) => (DELETE_ORDER[a.kind] ?? 1) - (DELETE_ORDER[b.kind] ?? 1));
+}
+
+/** Fallback for managed objects missing the resource annotation (e.g. edited by hand). */
+function resourceFromLabels(labels: Record<string, string>): string | undefined {
+  if (labels[LABEL.deploymentId]) return refKey({ type: 'deployment_topology', id: labels[LABEL.deploymentId]! });
+  if (labels[LABEL.sentinelId]) return refKey({ type: 'sentinel', id: labels[LABEL.sentinelId]! });
+  return undefined;
+}

@@ -1,0 +1,111 @@
+// What krane knows about its own objects in the cluster: one entry per managed object (listed
+// by the managed-by label, or seen in an apply response). Controllers use it to skip applies
+// whose manifest hash the live object already carries, to find a resource's objects for delete,
+// and as the candidate set for GC. Loading is single-flight; entries are replaced wholesale on
+// every full list, so anything deleted behind krane's back drops out.
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { FIELD_MANAGER, type KubeApi, type ObjectRef } from './api';
+import { ANNOTATION, isManaged, MANAGED_SELECTOR } from './manifests';
+import { objectKey } from './manifests/types';
+
+export interface InventoryEntry extends ObjectRef {
+  uid?: string;
+  labels: Record<string, string>;
+  /** refKey of the resource the object belongs to (annotation), if present. */
+  resource?: string;
+  /** Manifest hash krane last applied (annotation). */
+  hash?: string;
+  /**
+   * True when a manager other than krane has written to the object's main resource (not just
+   * its status): someone may have changed fields krane owns, so the next apply must be sent.
+   */
+  touchedByOthers: boolean;
+}
+
+/** Kinds and namespaces krane writes; listing these is a complete inventory. */
+export interface ManagedKind {
+  apiVersion: string;
+  kind: string;
+  namespace: string;
+}
+
+/**
+ * Whether a managedFields entry claims anything krane sets: the spec or the labels. Controllers
+ * that only stamp annotations (the Deployment controller's revision) do not make an object drift.
+ */
+function ownsDesiredFields(fields: unknown): boolean {
+  const f = fields as Record<string, Record<string, unknown> | undefined> | undefined;
+  if (!f) return true;
+  return 'f:spec' in f || Boolean(f['f:metadata'] && 'f:labels' in f['f:metadata']);
+}
+
+export function entryFrom(o: KubernetesObject): InventoryEntry {
+  const md = o.metadata ?? {};
+  const annotations = md.annotations ?? {};
+  return {
+    apiVersion: o.apiVersion!,
+    kind: o.kind!,
+    namespace: md.namespace ?? '',
+    name: md.name ?? '',
+    uid: md.uid,
+    labels: md.labels ?? {},
+    resource: annotations[ANNOTATION.resource],
+    hash: annotations[ANNOTATION.manifestHash],
+    touchedByOthers: (md.managedFields ?? []).some((m) => m.manager !== FIELD_MANAGER && (m.subresource ?? '') === '' && ownsDesiredFields(m.fieldsV1)),
+  };
+}
+
+export class Inventory {
+  private entries = new Map<string, InventoryEntry>();
+  private loadedAt = -Infinity;
+  private loading: Promise<void> | undefined;
+
+  constructor(
+    private readonly api: KubeApi,
+    private readonly kinds: readonly ManagedKind[],
+    /** How long a full list is trusted before the next apply re-lists (the resync interval). */
+    private readonly maxAgeMs: number,
+  ) {}
+
+  /** Lists everything unless a full list younger than maxAgeMs exists (or `force`). */
+  async ensureFresh(force = false): Promise<void> {
+    if (!force && Date.now() - this.loadedAt < this.maxAgeMs) return;
+    if (this.loading) return this.loading;
+    this.loading = (async () => {
+      const started = Date.now();
+      const next = new Map<string, InventoryEntry>();
+      const lists = await Promise.all(this.kinds.map((k) => this.api.list(k.apiVersion, k.kind, k.namespace, MANAGED_SELECTOR)));
+      for (const l of lists) for (const o of l.items) if (isManaged(o.metadata?.labels)) next.set(objectKey(o), entryFrom(o));
+      this.entries = next;
+      this.loadedAt = started;
+    })().finally(() => {
+      this.loading = undefined;
+    });
+    return this.loading;
+  }
+
+  get(key: string): InventoryEntry | undefined {
+    return this.entries.get(key);
+  }
+
+  set(o: KubernetesObject): void {
+    this.entries.set(objectKey(o), entryFrom(o));
+  }
+
+  remove(key: string): void {
+    this.entries.delete(key);
+  }
+
+  /** Forgets the last full list, so the next ensureFresh lists again (used after a restart-like event). */
+  invalidate(): void {
+    this.loadedAt = -Infinity;
+  }
+
+  byResource(resource: string): InventoryEntry[] {
+    return [...this.entries.values()].filter((e) => e.resource === resource);
+  }
+
+  all(): InventoryEntry[] {
+    return [...this.entries.values()];
+  }
+}

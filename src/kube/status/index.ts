@@ -1,0 +1,15 @@
+// Status: what the cluster actually runs, turned into the reports ctrl stores.
+//
+// - pod.ts / sentinel.ts: pure derivations (pod → pending/running/failed + reason + stable DNS
+//   address; sentinel Deployment → replicas, observed generation, running image, health).
+// - instances.ts / sentinels.ts: watchers built on the Reflector (src/kube/reflector.ts), scoped
+//   by the managed-by label; they emit on change and re-emit everything after each full relist.
+// - sink.ts: the StatusSink they write to (the reporter in src/sync/reporter.ts).
+// Watch events are handled synchronously in arrival order, so per-object reports are ordered;
+// the sink keeps only the latest per object.
+export * from './quantity';
+export * from './pod';
+export * from './sentinel';
+export * from './sink';
+export * from './instances';
+export * from './sentinels';
