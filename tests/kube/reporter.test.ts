@@ -1,0 +1,152 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { StatusReporter } from '../../src/sync/reporter';
+import { createLogger } from '../../src/log';
+import type { InstanceReport } from '../../src/sync/protocol';
+
+const logger = createLogger('silent');
+
+interface FakeCtrl {
+  server: Server;
+  bodies: { path: string; body: any }[];
+  /** Status to answer with, per request; default 200. */
+  answer: (path: string, body: any) => number;
+}
+
+function listen(port: number, ctrl: Omit<FakeCtrl, 'server'>): Promise<Server> {
+  const server = createServer((req, res) => {
+    let data = '';
+    req.on('data', (c) => (data += c));
+    req.on('end', () => {
+      const body = JSON.parse(data);
+      const status = ctrl.answer(req.url!, body);
+      if (status === 200) ctrl.bodies.push({ path: req.url!, body });
+      res.writeHead(status, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  return new Promise((resolve) => server.listen(port, '127.0.0.1', () => resolve(server)));
+}
+
+async function freePort(): Promise<number> {
+  const s = await listen(0, { bodies: [], answer: () => 200 });
+  const port = (s.address() as AddressInfo).port;
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+const inst = (pod: string, status: InstanceReport['status'], reason: string | null = null): InstanceReport => ({
+  deploymentId: 'dep-a',
+  podName: pod,
+  address: `${pod}.dep-a.unkey.svc.cluster.local`,
+  status,
+  reason,
+  cpuMillicores: 100,
+  memoryMib: 128,
+  deleted: false,
+});
+
+async function until(cond: () => boolean, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+test('ctrl down: states are kept (latest wins), the breaker opens, and all is delivered when ctrl returns', async () => {
+  const port = await freePort();
+  const r = new StatusReporter({
+    controlPlaneUrl: `http://127.0.0.1:${port}`,
+    token: 't',
+    region: 'us-east-1',
+    logger,
+    flushDelayMs: 10,
+    retryIntervalMs: 50,
+    retries: 0,
+    minRetryMs: 10,
+    breaker: { resetTimeoutMs: 300, volumeThreshold: 2 },
+  });
+  const events: string[] = [];
+  r.breaker.on('open', () => events.push('open'));
+  r.breaker.on('close', () => events.push('close'));
+  r.instance(inst('dep-a-0', 'pending', 'ContainerCreating'));
+  r.instance(inst('dep-a-1', 'pending'));
+  r.sentinel({ sentinelId: 'snt-a', availableReplicas: 0, updatedReplicas: 0, readyReplicas: 0, observedGeneration: 1, runningImage: null, health: 'unknown' });
+  await until(() => r.breakerState() === 'open');
+  // newer states replace older ones for the same pod while ctrl is down
+  r.instance(inst('dep-a-0', 'running'));
+  r.instance(inst('dep-a-1', 'failed', 'CrashLoopBackOff'));
+  assert.equal(r.pending(), 3);
+
+  const ctrl = { bodies: [] as { path: string; body: any }[], answer: () => 200 };
+  const server = await listen(port, ctrl);
+  try {
+    await until(() => r.pending() === 0);
+    assert.equal(r.breakerState(), 'closed');
+    assert.deepEqual(events, ['open', 'close']);
+    const instances = ctrl.bodies.filter((b) => b.path === '/v1/cluster/deployments/status').flatMap((b) => b.body.instances);
+    // exactly the latest state per pod, nothing stale
+    assert.deepEqual(
+      instances.map((i: InstanceReport) => `${i.podName}:${i.status}:${i.reason}`).sort(),
+      ['dep-a-0:running:null', 'dep-a-1:failed:CrashLoopBackOff'],
+    );
+    const sentinels = ctrl.bodies.filter((b) => b.path === '/v1/cluster/sentinels/status').flatMap((b) => b.body.sentinels);
+    assert.equal(sentinels.length, 1);
+    assert.ok(ctrl.bodies.every((b) => b.body.region === 'us-east-1'));
+  } finally {
+    await r.close();
+    await new Promise((res) => server.close(res));
+  }
+});
+
+test('a state refused permanently is isolated by bisection; the rest of the batch is delivered', async () => {
+  const ctrl = {
+    bodies: [] as { path: string; body: any }[],
+    answer: (_p: string, body: any) => (body.instances?.some((i: InstanceReport) => i.deploymentId === 'dep-foreign') ? 403 : 200),
+  };
+  const server = await listen(0, ctrl);
+  const port = (server.address() as AddressInfo).port;
+  const r = new StatusReporter({ controlPlaneUrl: `http://127.0.0.1:${port}`, token: 't', region: 'us-east-1', logger, flushDelayMs: 10, retries: 0 });
+  try {
+    for (let i = 0; i < 5; i++) r.instance(inst(`dep-a-${i}`, 'running'));
+    r.instance({ ...inst('x-0', 'running'), deploymentId: 'dep-foreign' });
+    await until(() => r.pending() === 0);
+    const delivered = ctrl.bodies.flatMap((b) => b.body.instances).map((i: InstanceReport) => i.podName).sort();
+    assert.deepEqual(delivered, ['dep-a-0', 'dep-a-1', 'dep-a-2', 'dep-a-3', 'dep-a-4']);
+    // a refusal is an answer: the circuit stays closed
+    assert.equal(r.breakerState(), 'closed');
+  } finally {
+    await r.close();
+    await new Promise((res) => server.close(res));
+  }
+});
+
+test('a state updated while its batch is in flight is sent again', async () => {
+  let release: (() => void) | undefined;
+  const ctrl = { bodies: [] as { path: string; body: any }[], answer: () => 200 };
+  const server = createServer((req, res) => {
+    let data = '';
+    req.on('data', (c) => (data += c));
+    req.on('end', () => {
+      ctrl.bodies.push({ path: req.url!, body: JSON.parse(data) });
+      if (ctrl.bodies.length === 1) release = () => res.writeHead(200).end('{}');
+      else res.writeHead(200).end('{}');
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const port = (server.address() as AddressInfo).port;
+  const r = new StatusReporter({ controlPlaneUrl: `http://127.0.0.1:${port}`, token: 't', region: 'us-east-1', logger, flushDelayMs: 5 });
+  try {
+    r.instance(inst('dep-a-0', 'pending'));
+    await until(() => release !== undefined);
+    r.instance(inst('dep-a-0', 'running'));
+    release!();
+    await until(() => r.pending() === 0 && ctrl.bodies.length === 2);
+    assert.equal(ctrl.bodies[1]!.body.instances[0].status, 'running');
+  } finally {
+    await r.close();
+    await new Promise((res) => server.close(res));
+  }
+});
