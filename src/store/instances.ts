@@ -40,3 +40,54 @@ export async function deleteInstancesOf(q: Queryable, deploymentId: string): Pro
 export async function listInstances(q: Queryable, deploymentId: string): Promise<Instance[]> {
   return q<Instance[]>`SELECT * FROM instances WHERE deployment_id = ${deploymentId} ORDER BY region, pod_name`;
 }
+
+/**
+ * Pod name of the row that records a permanent apply failure of a deployment in a region. The
+ * colon cannot occur in a Kubernetes pod name, so it never collides with a real instance; it is
+ * a `failed` instance whose reason the deploy workflow can surface at once. It goes when the
+ * deployment's instances are deleted (deleteInstancesOf / cascade).
+ */
+export const APPLY_FAILURE_POD = 'krane:apply';
+
+/** Upserts many reports in one statement; the last report per (deployment, region, pod) wins. */
+export async function upsertInstances(q: Queryable, rows: InstanceReport[]): Promise<number> {
+  const byKey = new Map<string, InstanceReport>();
+  for (const r of rows) byKey.set(`${r.deploymentId}\u0000${r.region}\u0000${r.podName}`, r);
+  const list = [...byKey.values()];
+  if (!list.length) return 0;
+  const res = await q`
+    INSERT INTO instances (deployment_id, region, pod_name, address, status, reason, cpu_millicores, memory_mib)
+    SELECT * FROM unnest(
+      ${list.map((r) => r.deploymentId)}::text[], ${list.map((r) => r.region)}::text[], ${list.map((r) => r.podName)}::text[],
+      ${list.map((r) => r.address) as string[]}::text[], ${list.map((r) => r.status)}::text[], ${list.map((r) => r.reason) as string[]}::text[],
+      ${list.map((r) => r.cpuMillicores)}::int[], ${list.map((r) => r.memoryMib)}::int[])
+    ON CONFLICT (deployment_id, region, pod_name) DO UPDATE
+      SET address = EXCLUDED.address, status = EXCLUDED.status, reason = EXCLUDED.reason,
+          cpu_millicores = EXCLUDED.cpu_millicores, memory_mib = EXCLUDED.memory_mib, updated_at = now()`;
+  return res.count;
+}
+
+/** Deletes the named pods' rows of one region. */
+export async function deleteInstances(q: Queryable, region: string, pods: { deploymentId: string; podName: string }[]): Promise<number> {
+  if (!pods.length) return 0;
+  const res = await q`
+    DELETE FROM instances i USING unnest(${pods.map((p) => p.deploymentId)}::text[], ${pods.map((p) => p.podName)}::text[]) AS d(deployment_id, pod_name)
+    WHERE i.deployment_id = d.deployment_id AND i.pod_name = d.pod_name AND i.region = ${region}`;
+  return res.count;
+}
+
+/**
+ * For each deployment id: whether it exists and whether it has a topology row in `region`.
+ * Ids absent from the result do not exist. The cluster API uses it to keep an agent to its region.
+ */
+export async function deploymentRegionMembership(
+  q: Queryable,
+  ids: string[],
+  region: string,
+): Promise<Map<string, boolean>> {
+  if (!ids.length) return new Map();
+  const rows = await q<{ id: string; inRegion: boolean }[]>`
+    SELECT d.id, EXISTS (SELECT 1 FROM deployment_topology t WHERE t.deployment_id = d.id AND t.region = ${region}) AS in_region
+    FROM deployments d WHERE d.id = ANY(${ids}::text[])`;
+  return new Map(rows.map((r) => [r.id, r.inRegion]));
+}

@@ -117,3 +117,23 @@ export async function listSentinels(
       AND id > ${opts.after ?? ''}
     ORDER BY id LIMIT ${opts.limit ?? 500}`;
 }
+
+/** Region of each existing sentinel among `ids`; ids absent from the result do not exist. */
+export async function sentinelRegions(q: Queryable, ids: string[]): Promise<Map<string, string>> {
+  if (!ids.length) return new Map();
+  const rows = await q<{ id: string; region: string }[]>`SELECT id, region FROM sentinels WHERE id = ANY(${ids}::text[])`;
+  return new Map(rows.map((r) => [r.id, r.region]));
+}
+
+/**
+ * Records that krane could not apply the sentinel's desired state (the API server refused it):
+ * health becomes unhealthy, and a deploy waiting on it (`progressing`) becomes `failed` at once
+ * instead of running into its timeout. Other deploy states are left alone.
+ */
+export async function markSentinelApplyFailed(q: Queryable, id: string, region: string): Promise<boolean> {
+  const r = await q`
+    UPDATE sentinels SET health = 'unhealthy',
+           deploy_status = CASE WHEN deploy_status = 'progressing' THEN 'failed' ELSE deploy_status END, updated_at = now()
+    WHERE id = ${id} AND region = ${region}`;
+  return r.count > 0;
+}

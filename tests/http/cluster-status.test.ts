@@ -1,0 +1,124 @@
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import type { FastifyInstance } from 'fastify';
+import { testDb } from '../helpers/db';
+import { buildCtrlApp } from '../../src/http';
+import { clusterStatusRoutes } from '../../src/http/cluster-status';
+import { createLogger } from '../../src/log';
+import { agentTokens, cilium, deployments, instances, sentinels, topology } from '../../src/store';
+
+const scope = { workspaceId: 'default', projectId: 'default', appId: 'default', environmentId: 'default' };
+const { sql } = await testDb();
+let app: FastifyInstance;
+let east: string;
+let west: string;
+
+async function newDeployment(id: string, regions: string[]): Promise<void> {
+  await deployments.insertDeployment(sql, {
+    id, ...scope, image: 'img:1', buildContext: null, cpuMillicores: 100, memoryMib: 128, replicas: 1, port: 8080, command: [], env: {}, regions,
+  });
+  for (const region of regions) await topology.upsertTopology(sql, { deploymentId: id, region, workspaceId: 'default', replicas: 1 });
+}
+
+await (async () => {
+  east = (await agentTokens.createAgentToken(sql, 'us-east-1')).token;
+  west = (await agentTokens.createAgentToken(sql, 'eu-west-1')).token;
+  await newDeployment('dep-east', ['us-east-1']);
+  await newDeployment('dep-west', ['eu-west-1']);
+  await sentinels.ensureSentinel(sql, { id: 'snt-east', ...scope, region: 'us-east-1', image: 's:1', replicas: 1, cpuMillicores: 100, memoryMib: 128 });
+  await cilium.ensureCiliumPolicy(sql, { id: 'cnp-east', ...scope, region: 'us-east-1' });
+  ({ app } = await buildCtrlApp({ sql, logger: createLogger('silent'), routes: [clusterStatusRoutes({ sql })] }));
+})();
+after(() => app?.close());
+
+const inst = (deploymentId: string, podName: string, over: Record<string, unknown> = {}) => ({
+  deploymentId, podName, address: `${podName}.${deploymentId}.unkey.svc.cluster.local`, status: 'running', reason: null, cpuMillicores: 100, memoryMib: 128, ...over,
+});
+const post = (path: string, token: string | undefined, body: unknown) =>
+  app.inject({ method: 'POST', url: path, headers: token ? { authorization: `Bearer ${token}` } : {}, payload: body as object });
+
+test('instances are upserted and deleted for the agent region', async () => {
+  let r = await post('/v1/cluster/deployments/status', east, { region: 'us-east-1', instances: [inst('dep-east', 'dep-east-0'), inst('dep-east', 'dep-east-1', { status: 'failed', reason: 'CrashLoopBackOff' })] });
+  assert.equal(r.statusCode, 200, r.body);
+  let rows = await instances.listInstances(sql, 'dep-east');
+  assert.deepEqual(rows.map((i) => `${i.podName}:${i.status}:${i.reason}`), ['dep-east-0:running:null', 'dep-east-1:failed:CrashLoopBackOff']);
+  r = await post('/v1/cluster/deployments/status', east, { region: 'us-east-1', instances: [inst('dep-east', 'dep-east-1', { deleted: true })] });
+  assert.equal(r.statusCode, 200);
+  rows = await instances.listInstances(sql, 'dep-east');
+  assert.deepEqual(rows.map((i) => i.podName), ['dep-east-0']);
+});
+
+test('reports about another region are refused with 403 and write nothing', async () => {
+  // body region differs from the token's
+  let r = await post('/v1/cluster/deployments/status', east, { region: 'eu-west-1', instances: [inst('dep-west', 'dep-west-0')] });
+  assert.equal(r.statusCode, 403);
+  // body region matches, but the deployment lives elsewhere; nothing of the batch is written
+  r = await post('/v1/cluster/deployments/status', east, { region: 'us-east-1', instances: [inst('dep-east', 'dep-east-9'), inst('dep-west', 'dep-west-0')] });
+  assert.equal(r.statusCode, 403);
+  assert.equal(JSON.parse(r.body).error.code, 'ERR_AUTH_FORBIDDEN');
+  assert.deepEqual((await instances.listInstances(sql, 'dep-west')).length, 0);
+  assert.ok(!(await instances.listInstances(sql, 'dep-east')).some((i) => i.podName === 'dep-east-9'));
+  // a west sentinel cannot be written by the east agent, nor an east one by the west agent
+  r = await post('/v1/cluster/sentinels/status', west, {
+    region: 'eu-west-1',
+    sentinels: [{ sentinelId: 'snt-east', availableReplicas: 1, updatedReplicas: 1, readyReplicas: 1, observedGeneration: 1, runningImage: 's:1', health: 'healthy' }],
+  });
+  assert.equal(r.statusCode, 403);
+  assert.equal((await sentinels.getSentinel(sql, 'snt-east'))!.health, 'unknown');
+  // failures naming another region
+  r = await post('/v1/cluster/deployments/status', east, {
+    region: 'us-east-1',
+    failures: [{ resource: { type: 'deployment_topology', id: 'dep-west', region: 'eu-west-1' }, reason: 'x' }],
+  });
+  assert.equal(r.statusCode, 403);
+  r = await post('/v1/cluster/sentinels/status', west, {
+    region: 'eu-west-1',
+    failures: [{ resource: { type: 'cilium_network_policy', id: 'cnp-east', region: 'eu-west-1' }, reason: 'x' }],
+  });
+  assert.equal(r.statusCode, 403);
+});
+
+test('no token 401, bad body 400 naming the field', async () => {
+  assert.equal((await post('/v1/cluster/deployments/status', undefined, { region: 'us-east-1' })).statusCode, 401);
+  const r = await post('/v1/cluster/deployments/status', east, { region: 'us-east-1', instances: [{ ...inst('dep-east', 'p'), status: 'weird' }] });
+  assert.equal(r.statusCode, 400);
+  assert.ok(JSON.parse(r.body).error.details.some((d: { field: string }) => d.field === 'instances.0.status'));
+});
+
+test('sentinel observed fields are written; a sentinel apply failure fails a progressing deploy', async () => {
+  let r = await post('/v1/cluster/sentinels/status', east, {
+    region: 'us-east-1',
+    sentinels: [{ sentinelId: 'snt-east', availableReplicas: 2, updatedReplicas: 2, readyReplicas: 2, observedGeneration: 3, runningImage: 's:1', health: 'healthy' }],
+  });
+  assert.equal(r.statusCode, 200, r.body);
+  const s = (await sentinels.getSentinel(sql, 'snt-east'))!;
+  assert.deepEqual([s.availableReplicas, s.updatedReplicas, s.readyReplicas, s.observedGeneration, s.runningImage, s.health], [2, 2, 2, 3, 's:1', 'healthy']);
+  await sentinels.setSentinelDeployStatus(sql, 'snt-east', 'progressing');
+  r = await post('/v1/cluster/sentinels/status', east, {
+    region: 'us-east-1',
+    failures: [{ resource: { type: 'sentinel', id: 'snt-east', region: 'us-east-1' }, reason: 'Deployment.apps is invalid' }],
+  });
+  assert.equal(r.statusCode, 200, r.body);
+  const after = (await sentinels.getSentinel(sql, 'snt-east'))!;
+  assert.equal(after.deployStatus, 'failed');
+  assert.equal(after.health, 'unhealthy');
+});
+
+test('a deployment apply failure becomes a failed instance row the workflow can see', async () => {
+  await newDeployment('dep-bad', ['us-east-1']);
+  const r = await post('/v1/cluster/deployments/status', east, {
+    region: 'us-east-1',
+    failures: [{ resource: { type: 'deployment_topology', id: 'dep-bad', region: 'us-east-1' }, reason: 'StatefulSet.apps "dep-bad" is invalid' }],
+  });
+  assert.equal(r.statusCode, 200, r.body);
+  const rows = await instances.listInstances(sql, 'dep-bad');
+  assert.deepEqual(rows.map((i) => [i.podName, i.status, i.reason]), [[instances.APPLY_FAILURE_POD, 'failed', 'StatefulSet.apps "dep-bad" is invalid']]);
+});
+
+test('deleted reports for a deployment that no longer exists are accepted as no-ops', async () => {
+  const r = await post('/v1/cluster/deployments/status', east, { region: 'us-east-1', instances: [inst('dep-vanished', 'dep-vanished-0', { deleted: true })] });
+  assert.equal(r.statusCode, 200, r.body);
+  assert.equal(JSON.parse(r.body).accepted.ignored, 1);
+  const r2 = await post('/v1/cluster/deployments/status', east, { region: 'us-east-1', instances: [inst('dep-vanished', 'dep-vanished-0')] });
+  assert.equal(r2.statusCode, 403);
+});
