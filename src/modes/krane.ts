@@ -1,0 +1,153 @@
+// `unkey-infra krane`: the agent of one region. Wires the change-feed watcher to the
+// KubeController, the status watchers to the reporter, and serves /livez /readyz /metrics.
+// Returns a handle so `dev` and tests can run krane in-process and stop it.
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { KraneConfig } from '../config';
+import { createLogger, type Logger } from '../log';
+import { createRegistry, type Registry } from '../http/metrics';
+import { buildKraneApp } from '../http/krane-app';
+import { KubeApi, loadKubeConfig } from '../kube/api';
+import { KubeController } from '../kube/controller';
+import { registerKubeMetrics } from '../kube/metrics';
+import { InstanceStatusWatcher, SentinelStatusWatcher } from '../kube/status';
+import type { ResourceController } from '../sync/controller';
+import { SENTINEL_NAMESPACE, WORKLOAD_NAMESPACE, type ResourceRef } from '../sync/protocol';
+import { StatusReporter } from '../sync/reporter';
+
+/** What krane needs from the change-feed watcher (src/sync/watcher.ts). */
+export interface FeedWatcher {
+  start(): void | Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface FeedWatcherOptions {
+  controlPlaneUrl: string;
+  token: string;
+  region: string;
+  controller: ResourceController;
+  resyncIntervalMs: number;
+  concurrency: number;
+  logger: Logger;
+  onPermanentFailure(ref: ResourceRef, err: Error): void;
+}
+
+export type FeedWatcherFactory = (opts: FeedWatcherOptions) => FeedWatcher;
+
+export interface KraneDeps {
+  logger?: Logger;
+  /** Builds the change-feed watcher; the lead wires src/sync/watcher.ts here. */
+  createWatcher: FeedWatcherFactory;
+  /** A ready client configuration (tests, dev); otherwise loaded from cfg.kubeconfig. */
+  kubeConfig?: KubeConfig;
+  registry?: Registry;
+  /** Overrides for tests: how fast the status side retries and reports. */
+  tuning?: { minBackoffMs?: number; reporterFlushMs?: number; reporterRetryMs?: number; breakerResetMs?: number };
+}
+
+export interface KraneHandle {
+  url: string;
+  controller: KubeController;
+  reporter: StatusReporter;
+  api: KubeApi;
+  close(): Promise<void>;
+}
+
+/**
+ * Resources applied in parallel by the watcher. Enough to keep a full sync of thousands of
+ * resources from being latency-bound, low enough to stay polite to the API server.
+ */
+const APPLY_CONCURRENCY = 16;
+
+export async function startKrane(cfg: KraneConfig, deps: KraneDeps): Promise<KraneHandle> {
+  const logger = deps.logger ?? createLogger(cfg.logLevel, { service: 'krane', region: cfg.region });
+  const registry = deps.registry ?? createRegistry({ service: 'krane', region: cfg.region });
+  const api = new KubeApi(deps.kubeConfig ?? loadKubeConfig(cfg.kubeconfig));
+  const resyncMs = cfg.resyncInterval;
+  const tuning = deps.tuning ?? {};
+
+  const controller = new KubeController({
+    api,
+    region: cfg.region,
+    logger: logger.child({ part: 'controller' }),
+    build: { imagePullSecret: cfg.imagePullSecret },
+    verifyAfterMs: resyncMs,
+  });
+  const reporter = new StatusReporter({
+    controlPlaneUrl: cfg.controlPlane,
+    token: cfg.token,
+    region: cfg.region,
+    logger: logger.child({ part: 'reporter' }),
+    registry,
+    flushDelayMs: tuning.reporterFlushMs,
+    retryIntervalMs: tuning.reporterRetryMs,
+    breaker: { resetTimeoutMs: tuning.breakerResetMs },
+  });
+  const watchLogger = logger.child({ part: 'status' });
+  const instancesWatch = new InstanceStatusWatcher({
+    api, namespace: WORKLOAD_NAMESPACE, sink: reporter, logger: watchLogger, relistIntervalMs: resyncMs, minBackoffMs: tuning.minBackoffMs,
+  });
+  const sentinelWatch = new SentinelStatusWatcher({
+    api, namespace: SENTINEL_NAMESPACE, sink: reporter, logger: watchLogger, relistIntervalMs: resyncMs, minBackoffMs: tuning.minBackoffMs,
+  });
+  registerKubeMetrics(registry, api, controller, {
+    pods: instancesWatch.reflector,
+    sentinels: sentinelWatch.deployments,
+    sentinelPods: sentinelWatch.pods,
+  });
+
+  const watcher = deps.createWatcher({
+    controlPlaneUrl: cfg.controlPlane,
+    token: cfg.token,
+    region: cfg.region,
+    controller,
+    resyncIntervalMs: resyncMs,
+    concurrency: APPLY_CONCURRENCY,
+    logger: logger.child({ part: 'watcher' }),
+    onPermanentFailure: (ref, err) => {
+      logger.error({ resource: ref, err: err.message }, 'desired state cannot be applied');
+      reporter.failure({ resource: ref, reason: err.message.slice(0, 2048) });
+    },
+  });
+
+  const reflectors = [instancesWatch.reflector, sentinelWatch.deployments, sentinelWatch.pods];
+  const app = buildKraneApp({
+    logger,
+    registry,
+    checks: [
+      { name: 'kubernetes', check: async () => (reflectors.every((r) => r.hasSynced) ? null : 'status watches have not listed yet') },
+      { name: 'control-plane', check: async () => (reporter.breakerState() === 'open' ? 'status reports to ctrl are failing (circuit open)' : null) },
+    ],
+  });
+
+  instancesWatch.start();
+  sentinelWatch.start();
+  try {
+    await watcher.start();
+    await app.listen({ host: cfg.listen.host, port: cfg.listen.port });
+  } catch (err) {
+    await Promise.allSettled([watcher.stop(), instancesWatch.stop(), sentinelWatch.stop(), reporter.close(), app.close()]);
+    throw err;
+  }
+  const addr = app.server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : cfg.listen.port;
+  const url = `http://${cfg.listen.host.includes(':') ? `[${cfg.listen.host}]` : cfg.listen.host}:${port}`;
+  logger.info({ url, region: cfg.region }, 'krane listening');
+
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    controller,
+    reporter,
+    api,
+    close() {
+      closing ??= (async () => {
+        // Stop taking new work first, then stop watching, then deliver what is buffered.
+        await watcher.stop();
+        await Promise.all([instancesWatch.stop(), sentinelWatch.stop()]);
+        await reporter.close();
+        await app.close();
+      })();
+      return closing;
+    },
+  };
+}
