@@ -1,0 +1,130 @@
+// The resource types the simulator serves and the discovery documents built from them. The
+// client's KubernetesObjectApi maps kind → plural and namespaced-ness through the resource
+// lists served here, so every kind krane touches must be listed with the right names.
+
+export interface ResourceDef {
+  group: string;
+  version: string;
+  kind: string;
+  plural: string;
+  singular: string;
+  namespaced: boolean;
+  shortNames?: string[];
+  /** Whether `/status` is a subresource (status is then ignored on main-resource writes). */
+  hasStatus: boolean;
+  /** Whether spec changes bump metadata.generation (the workload kinds and CRDs). */
+  tracksGeneration: boolean;
+}
+
+export const apiVersionOf = (r: Pick<ResourceDef, 'group' | 'version'>): string => (r.group ? `${r.group}/${r.version}` : r.version);
+
+/** Identifies a resource type in maps: `group/version/plural`. */
+export const resourceKey = (r: Pick<ResourceDef, 'group' | 'version' | 'plural'>): string => `${r.group}/${r.version}/${r.plural}`;
+
+export const RESOURCES: readonly ResourceDef[] = [
+  { group: '', version: 'v1', kind: 'Namespace', plural: 'namespaces', singular: 'namespace', namespaced: false, shortNames: ['ns'], hasStatus: true, tracksGeneration: false },
+  { group: '', version: 'v1', kind: 'Service', plural: 'services', singular: 'service', namespaced: true, shortNames: ['svc'], hasStatus: true, tracksGeneration: false },
+  { group: '', version: 'v1', kind: 'Pod', plural: 'pods', singular: 'pod', namespaced: true, shortNames: ['po'], hasStatus: true, tracksGeneration: true },
+  { group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', singular: 'configmap', namespaced: true, shortNames: ['cm'], hasStatus: false, tracksGeneration: false },
+  { group: '', version: 'v1', kind: 'Secret', plural: 'secrets', singular: 'secret', namespaced: true, hasStatus: false, tracksGeneration: false },
+  { group: 'apps', version: 'v1', kind: 'StatefulSet', plural: 'statefulsets', singular: 'statefulset', namespaced: true, shortNames: ['sts'], hasStatus: true, tracksGeneration: true },
+  { group: 'apps', version: 'v1', kind: 'Deployment', plural: 'deployments', singular: 'deployment', namespaced: true, shortNames: ['deploy'], hasStatus: true, tracksGeneration: true },
+  { group: 'policy', version: 'v1', kind: 'PodDisruptionBudget', plural: 'poddisruptionbudgets', singular: 'poddisruptionbudget', namespaced: true, shortNames: ['pdb'], hasStatus: true, tracksGeneration: true },
+  { group: 'cilium.io', version: 'v2', kind: 'CiliumNetworkPolicy', plural: 'ciliumnetworkpolicies', singular: 'ciliumnetworkpolicy', namespaced: true, shortNames: ['cnp', 'ciliumnp'], hasStatus: true, tracksGeneration: true },
+];
+
+const byPath = new Map<string, ResourceDef>(RESOURCES.map((r) => [resourceKey(r), r]));
+const byKind = new Map<string, ResourceDef>(RESOURCES.map((r) => [`${apiVersionOf(r)}/${r.kind}`, r]));
+
+export function findResource(group: string, version: string, plural: string): ResourceDef | undefined {
+  return byPath.get(`${group}/${version}/${plural}`);
+}
+
+export function resourceForKind(apiVersion: string, kind: string): ResourceDef | undefined {
+  return byKind.get(`${apiVersion}/${kind}`);
+}
+
+export function mustResourceForKind(apiVersion: string, kind: string): ResourceDef {
+  const r = resourceForKind(apiVersion, kind);
+  if (!r) throw new Error(`kube-sim: unknown kind ${apiVersion}/${kind}`);
+  return r;
+}
+
+const groups = (): Map<string, string[]> => {
+  const m = new Map<string, string[]>();
+  for (const r of RESOURCES) {
+    if (!r.group) continue;
+    const vs = m.get(r.group) ?? [];
+    if (!vs.includes(r.version)) vs.push(r.version);
+    m.set(r.group, vs);
+  }
+  return m;
+};
+
+const VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
+
+export function apiVersionsDoc(serverAddress: string) {
+  return {
+    kind: 'APIVersions',
+    versions: ['v1'],
+    serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress }],
+  };
+}
+
+export function apiGroupListDoc() {
+  return {
+    kind: 'APIGroupList',
+    apiVersion: 'v1',
+    groups: [...groups()].map(([name, versions]) => ({
+      name,
+      versions: versions.map((v) => ({ groupVersion: `${name}/${v}`, version: v })),
+      preferredVersion: { groupVersion: `${name}/${versions[0]}`, version: versions[0] },
+    })),
+  };
+}
+
+export function apiGroupDoc(group: string) {
+  const versions = groups().get(group);
+  if (!versions) return undefined;
+  return {
+    kind: 'APIGroup',
+    apiVersion: 'v1',
+    name: group,
+    versions: versions.map((v) => ({ groupVersion: `${group}/${v}`, version: v })),
+    preferredVersion: { groupVersion: `${group}/${versions[0]}`, version: versions[0] },
+  };
+}
+
+export function apiResourceListDoc(group: string, version: string) {
+  const rs = RESOURCES.filter((r) => r.group === group && r.version === version);
+  if (rs.length === 0) return undefined;
+  const resources: unknown[] = [];
+  for (const r of rs) {
+    resources.push({
+      name: r.plural,
+      singularName: r.singular,
+      namespaced: r.namespaced,
+      kind: r.kind,
+      verbs: VERBS,
+      ...(r.shortNames ? { shortNames: r.shortNames } : {}),
+    });
+    if (r.hasStatus) {
+      resources.push({ name: `${r.plural}/status`, singularName: '', namespaced: r.namespaced, kind: r.kind, verbs: ['get', 'patch', 'update'] });
+    }
+  }
+  return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: group ? `${group}/${version}` : version, resources };
+}
+
+export function versionDoc() {
+  return {
+    major: '1',
+    minor: '31',
+    gitVersion: 'v1.31.0-kube-sim',
+    gitCommit: '0000000000000000000000000000000000000000',
+    gitTreeState: 'clean',
+    buildDate: '2026-01-01T00:00:00Z',
+    goVersion: 'go1.22.0',
+    compiler: 'gc',
+    platform: 'linux/amd64',
+  };
+}

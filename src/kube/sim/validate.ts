@@ -1,0 +1,195 @@
+// Validation of stored objects: the official OpenAPI schemas through `kubernetes-models` for the
+// built-in kinds, a hand-kept schema for the Cilium CRD (the cluster would have its CRD's
+// OpenAPI schema), and the few semantic rules of the API server that catch real mistakes
+// (names, selector must match the template labels, immutable selectors). Returns the causes
+// of a 422; an empty list means valid.
+import { z } from 'zod';
+import { Namespace } from 'kubernetes-models/v1/Namespace';
+import { Service } from 'kubernetes-models/v1/Service';
+import { Pod } from 'kubernetes-models/v1/Pod';
+import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
+import { Secret } from 'kubernetes-models/v1/Secret';
+import { StatefulSet } from 'kubernetes-models/apps/v1/StatefulSet';
+import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
+import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
+import type { StatusCause } from './status';
+import type { KubeObject } from './types';
+import { matchLabels } from './selectors';
+
+type Model = new (data: any) => { validate(): void };
+
+const MODELS: Record<string, Model> = {
+  'v1/Namespace': Namespace,
+  'v1/Service': Service,
+  'v1/Pod': Pod,
+  'v1/ConfigMap': ConfigMap,
+  'v1/Secret': Secret,
+  'apps/v1/StatefulSet': StatefulSet,
+  'apps/v1/Deployment': Deployment,
+  'policy/v1/PodDisruptionBudget': PodDisruptionBudget,
+};
+
+interface AjvError {
+  instancePath: string;
+  keyword: string;
+  params: Record<string, unknown>;
+  message?: string;
+}
+
+const pointerToField = (p: string): string =>
+  p
+    .split('/')
+    .filter(Boolean)
+    .map((s) => (/^\d+$/.test(s) ? `[${s}]` : `.${s}`))
+    .join('')
+    .replace(/^\./, '');
+
+function ajvCauses(errors: AjvError[]): StatusCause[] {
+  return errors.map((e) => {
+    if (e.keyword === 'required') {
+      const base = pointerToField(e.instancePath);
+      const missing = String(e.params.missingProperty);
+      return { reason: 'FieldValueRequired', message: 'Required value', field: base ? `${base}.${missing}` : missing };
+    }
+    return { reason: 'FieldValueInvalid', message: `Invalid value: ${e.message ?? e.keyword}`, field: pointerToField(e.instancePath) };
+  });
+}
+
+// --- CiliumNetworkPolicy (cilium.io/v2), the fields krane uses and their CRD types. ---
+const labelSelector = z
+  .object({
+    matchLabels: z.record(z.string(), z.string()).optional(),
+    matchExpressions: z
+      .array(
+        z.object({
+          key: z.string().min(1),
+          operator: z.enum(['In', 'NotIn', 'Exists', 'DoesNotExist']),
+          values: z.array(z.string()).optional(),
+        }),
+      )
+      .optional(),
+  })
+  .loose();
+/** The CRD types port as a string: a number 0-65535 or a named port. */
+const portString = z.string().regex(/^(6553[0-5]|655[0-2]\d|65[0-4]\d{2}|6[0-4]\d{3}|[1-5]\d{4}|[1-9]\d{0,3}|0|[a-zA-Z][a-zA-Z0-9-]{0,14})$/, 'must be a port number or name');
+const portRule = z
+  .object({
+    ports: z.array(z.object({ port: portString, endPort: z.number().int().optional(), protocol: z.enum(['TCP', 'UDP', 'SCTP', 'ICMP', 'ICMPv6', 'VRRP', 'IGMP', 'ANY']).optional() }).loose()).optional(),
+  })
+  .loose();
+const entity = z.enum(['all', 'world', 'cluster', 'host', 'init', 'ingress', 'unmanaged', 'remote-node', 'health', 'kube-apiserver']);
+const ingressRule = z
+  .object({
+    fromEndpoints: z.array(labelSelector).optional(),
+    fromEntities: z.array(entity).optional(),
+    fromCIDR: z.array(z.string()).optional(),
+    toPorts: z.array(portRule).optional(),
+  })
+  .loose();
+const egressRule = z
+  .object({
+    toEndpoints: z.array(labelSelector).optional(),
+    toEntities: z.array(entity).optional(),
+    toCIDR: z.array(z.string()).optional(),
+    toPorts: z.array(portRule).optional(),
+  })
+  .loose();
+const ciliumRule = z
+  .object({
+    endpointSelector: labelSelector.optional(),
+    nodeSelector: labelSelector.optional(),
+    ingress: z.array(ingressRule).optional(),
+    ingressDeny: z.array(ingressRule).optional(),
+    egress: z.array(egressRule).optional(),
+    egressDeny: z.array(egressRule).optional(),
+    description: z.string().optional(),
+  })
+  .loose()
+  .refine((r) => (r.endpointSelector === undefined) !== (r.nodeSelector === undefined), {
+    message: 'exactly one of endpointSelector and nodeSelector is required',
+  });
+const ciliumPolicy = z
+  .object({
+    apiVersion: z.literal('cilium.io/v2'),
+    kind: z.literal('CiliumNetworkPolicy'),
+    metadata: z.object({ name: z.string().min(1) }).loose(),
+    spec: ciliumRule.optional(),
+    specs: z.array(ciliumRule).optional(),
+  })
+  .loose()
+  .refine((p) => p.spec !== undefined || p.specs !== undefined, { message: 'spec or specs is required', path: ['spec'] });
+
+function ciliumCauses(obj: KubeObject): StatusCause[] {
+  const r = ciliumPolicy.safeParse(obj);
+  if (r.success) return [];
+  return r.error.issues.map((i) => ({
+    reason: 'FieldValueInvalid',
+    message: `Invalid value: ${i.message}`,
+    field: i.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, ''),
+  }));
+}
+
+const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const DNS1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
+
+function nameCauses(obj: KubeObject): StatusCause[] {
+  const name = obj.metadata?.name;
+  if (!name) return [{ reason: 'FieldValueRequired', message: 'Required value: name or generateName is required', field: 'metadata.name' }];
+  // Services need DNS-1035 labels and namespaces DNS-1123 labels; the rest DNS-1123 subdomains.
+  if (obj.kind === 'Service' && (name.length > 63 || !DNS1035_LABEL.test(name))) {
+    return [{ reason: 'FieldValueInvalid', message: `Invalid value: "${name}": a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character`, field: 'metadata.name' }];
+  }
+  if (obj.kind === 'Namespace' && (name.length > 63 || !DNS1123_LABEL.test(name))) {
+    return [{ reason: 'FieldValueInvalid', message: `Invalid value: "${name}": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-'`, field: 'metadata.name' }];
+  }
+  if (name.length > 253 || !DNS1123_SUBDOMAIN.test(name)) {
+    return [{ reason: 'FieldValueInvalid', message: `Invalid value: "${name}": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.'`, field: 'metadata.name' }];
+  }
+  return [];
+}
+
+function workloadCauses(obj: KubeObject, previous: KubeObject | undefined): StatusCause[] {
+  if (obj.kind !== 'StatefulSet' && obj.kind !== 'Deployment') return [];
+  const causes: StatusCause[] = [];
+  const selector = obj.spec?.selector;
+  const labels = obj.spec?.template?.metadata?.labels ?? {};
+  if (selector && !selectorMatches(selector, labels)) {
+    causes.push({ reason: 'FieldValueInvalid', message: 'Invalid value: `selector` does not match template `labels`', field: 'spec.template.metadata.labels' });
+  }
+  if (previous && JSON.stringify(previous.spec?.selector) !== JSON.stringify(selector)) {
+    causes.push({ reason: 'FieldValueInvalid', message: 'Invalid value: field is immutable', field: 'spec.selector' });
+  }
+  return causes;
+}
+
+/** Whether a LabelSelector (matchLabels + matchExpressions) selects `labels`. */
+export function selectorMatches(selector: { matchLabels?: Record<string, string>; matchExpressions?: { key: string; operator: string; values?: string[] }[] }, labels: Record<string, string>): boolean {
+  for (const [k, v] of Object.entries(selector.matchLabels ?? {})) if (labels[k] !== v) return false;
+  for (const e of selector.matchExpressions ?? []) {
+    const op = { In: 'in', NotIn: 'notin', Exists: 'exists', DoesNotExist: 'notexists' }[e.operator];
+    if (!op) return false;
+    if (!matchLabels([{ key: e.key, op, values: e.values ?? [] } as never], labels)) return false;
+  }
+  return true;
+}
+
+export function validateObject(obj: KubeObject, previous?: KubeObject): StatusCause[] {
+  const causes = nameCauses(obj);
+  if (obj.apiVersion === 'cilium.io/v2' && obj.kind === 'CiliumNetworkPolicy') {
+    causes.push(...ciliumCauses(obj));
+  } else {
+    const Model = MODELS[`${obj.apiVersion}/${obj.kind}`];
+    if (Model) {
+      try {
+        new Model(obj).validate();
+      } catch (err) {
+        const errors = (err as { errors?: AjvError[] }).errors;
+        if (!errors) throw err;
+        causes.push(...ajvCauses(errors));
+      }
+    }
+  }
+  causes.push(...workloadCauses(obj, previous));
+  return causes;
+}

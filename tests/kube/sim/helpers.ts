@@ -1,0 +1,104 @@
+// Shared setup for the simulator tests: a simulator on a random port, clients from the
+// unchanged @kubernetes/client-node, and small polling/watch helpers.
+import { AppsV1Api, CoreV1Api, KubernetesObjectApi, Watch, type KubeConfig } from '@kubernetes/client-node';
+import { KubeSim, type KubeSimOptions } from '../../../src/kube/sim';
+
+export interface SimFixture {
+  sim: KubeSim;
+  url: string;
+  kc: KubeConfig;
+  objects: KubernetesObjectApi;
+  core: CoreV1Api;
+  apps: AppsV1Api;
+  close(): Promise<void>;
+}
+
+export async function startSim(opts: Partial<KubeSimOptions> = {}): Promise<SimFixture> {
+  const sim = new KubeSim({ readyDelayMs: 5, bookmarkIntervalMs: 50, minReadyScale: 0.001, ...opts });
+  const url = await sim.listen(0);
+  const kc = sim.kubeConfig();
+  return {
+    sim,
+    url,
+    kc,
+    objects: KubernetesObjectApi.makeApiClient(kc),
+    core: kc.makeApiClient(CoreV1Api),
+    apps: kc.makeApiClient(AppsV1Api),
+    close: () => sim.close(),
+  };
+}
+
+export async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 5_000, intervalMs = 10): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v !== undefined && v !== false) return v as T;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
+
+export interface WatchEvent {
+  type: string;
+  object: any;
+}
+
+export interface WatchHandle {
+  events: WatchEvent[];
+  ended: Promise<unknown>;
+  stop(): void;
+}
+
+/** Starts a client-node Watch and records its events. */
+export async function recordWatch(kc: KubeConfig, path: string, params: Record<string, string | number | boolean | undefined>): Promise<WatchHandle> {
+  const events: WatchEvent[] = [];
+  let resolveEnded!: (v: unknown) => void;
+  const ended = new Promise((r) => (resolveEnded = r));
+  const ctl = await new Watch(kc).watch(path, params, (type, object) => events.push({ type, object }), (err) => resolveEnded(err ?? null));
+  return { events, ended, stop: () => ctl.abort() };
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export function statefulSet(name: string, image: string, replicas = 2, extra: Record<string, unknown> = {}) {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'StatefulSet',
+    metadata: { name, namespace: 'default', labels: { app: name, 'app.kubernetes.io/managed-by': 'krane' } },
+    spec: {
+      replicas,
+      serviceName: name,
+      selector: { matchLabels: { app: name } },
+      template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'app', image }] } },
+      ...extra,
+    },
+  };
+}
+
+export function deployment(name: string, image: string, replicas = 3, strategy?: Record<string, unknown>) {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name, namespace: 'default', labels: { app: name } },
+    spec: {
+      replicas,
+      selector: { matchLabels: { app: name } },
+      ...(strategy ? { strategy } : {}),
+      template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'app', image }] } },
+    },
+  };
+}
+
+export function service(name: string, labels: Record<string, string> = {}) {
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name, namespace: 'default', labels: { app: name, ...labels } },
+    spec: { selector: { app: name }, ports: [{ name: 'http', port: 80, targetPort: 8080 }] },
+  };
+}
