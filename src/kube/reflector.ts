@@ -54,6 +54,11 @@ export class Reflector {
     this.running ??= this.loop();
   }
 
+  /** True while a watch connection is open. */
+  get watching(): boolean {
+    return this.currentWatch !== undefined;
+  }
+
   get hasSynced(): boolean {
     return this.synced;
   }
@@ -63,6 +68,11 @@ export class Reflector {
     this.currentWatch?.abort();
     this.wake?.();
     await this.running;
+  }
+
+  /** Drops the current watch; the loop reopens it from the last resourceVersion seen. */
+  reconnect(): void {
+    this.currentWatch?.abort();
   }
 
   /** Forces a relist at the next opportunity (aborts the current watch). */
