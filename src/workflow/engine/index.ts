@@ -1,0 +1,64 @@
+// The durable execution engine: Restate's programming model on Postgres tables
+// (sql/0002_engine.sql). It knows nothing about deployments.
+//
+// Model
+// - Services (stateless handlers) and virtual objects (keyed, with K/V state). An object's
+//   *exclusive* handlers run one at a time per key, in arrival order, and keep the key while
+//   suspended; its *shared* handlers run concurrently with them (that is how a NotifyReady
+//   reaches a suspended Deploy). Different keys run concurrently. Inputs and outputs are zod
+//   schemas, checked when an invocation starts and when it returns.
+// - An invocation is a row (target, key, input, status, result/error, idempotency key, lease).
+//   Its journal is rows (invocation, seq). Handler code re-executes on resume; journaled steps
+//   are replayed, not re-run; a different step kind or name at a position fails the invocation
+//   with ERR_ENGINE_NON_DETERMINISM.
+// - ctx.run(name, fn, { maxAttempts, initialDelayMs, maxDelayMs, factor }) retries with
+//   backoff (p-retry); TerminalError is final, and so is the last failed attempt.
+//   ctx.runTx(name, tx => …) is a database step: its writes and its journal entry commit in one
+//   transaction, so they happen exactly once (use it for state rows + outbox rows). Other side
+//   effects are at least once and must be idempotent.
+// - ctx.sleep(name, ms), ctx.awakeable() → { id, promise } (completed from anywhere with
+//   engine.resolveAwakeable / rejectAwakeable, also before the waiter suspends), ctx.get/set/
+//   clear (object state; set/clear only in exclusive handlers), ctx.call (a future of the
+//   result), ctx.send (one-way, optionally delayed), ctx.all, ctx.race, promise.orTimeout(ms)
+//   (TimeoutError). Await set/clear before reading the value back.
+// - engine.cancel(id): pending awaits of the invocation reject with CancelledError (or its next
+//   suspension does), so try/finally compensations run; calls it waits on are cancelled too.
+//
+// Execution and concurrency
+// - Workers claim due rows (`due_at <= now()`) with FOR UPDATE SKIP LOCKED and a lease
+//   (lease_epoch increments per claim) that a timer renews. Every journal write is fenced on
+//   (id, lease_epoch, running) with FOR KEY SHARE, so a process that lost its lease can never
+//   record a step, and a claim cannot overlap a write in flight. A crashed process's
+//   invocations are claimed by anyone once the lease expires and replayed from the journal.
+// - Hot path: a call/send from a process with spare capacity inserts the invocation already
+//   claimed and runs it at once; between steps the execution stays in memory (one fenced
+//   INSERT per step, no re-reads). An execution blocked only on completions suspends (row
+//   `suspended`, lease released, no worker slot held) but stays parked in memory: a wake-up
+//   from this process (awakeable resolved here, a child finishing here) claims it back in the
+//   same statement and continues the same call stack; a wake-up from another process NOTIFYs
+//   `unkey_engine` and the parking process claims it. Others take it after stealAfterMs, and
+//   a backstop poll (pollMs) finds due timers, delayed sends and expired leases.
+// - Exclusive ordering: engine_object_keys(service, key) holds an arrival counter and the
+//   holder. Starts lock that row, so arrival numbers follow commit order; finishing hands the
+//   key to the lowest queued arrival (and claims it for the finishing process when it can).
+//
+// Use
+//   const engine = createEngine({ sql, logger, concurrency, leaseMs, pollMs });
+//   const Greeter = engine.service('greeter', { greet: handler({ input, output }, async (ctx, x) => …) });
+//   const Counter = engine.object('counter', { exclusive: { add }, shared: { get } });
+//   await engine.start();
+//   await engine.call(Counter, 'add', 1, { key: 'a', idempotencyKey: 'req-1' });
+//   const { id } = await engine.send(Greeter, 'greet', 'x', { delayMs: 1000 });
+//   await engine.resolveAwakeable(awakeableId, value); await engine.cancel(id);
+//   await engine.listInvocations({ status: 'running', target: 'counter' }); await engine.getInvocation(id);
+//   routes' readiness: engine.readinessCheck();  on SIGTERM: await engine.stop() (hands leases back).
+export { createEngine, Engine } from './engine';
+export type { EngineOptions, ClientOptions, SendClientOptions, InvocationView, JournalEntryView } from './engine';
+export { handler, defineService, defineObject } from './definitions';
+export type { AnyDef, HandlerDef, ObjectDef, ServiceDef, HandlerName, InputOf, OutputOf } from './definitions';
+export { Context } from './context';
+export type { CallOptions, SendOptions } from './context';
+export { DurablePromise } from './durable-promise';
+export type { RunOptions } from './execution';
+export { TerminalError, CancelledError, TimeoutError, NonDeterminismError } from './errors';
+export type { InvocationStatus } from './store';

@@ -1,0 +1,24 @@
+// Shared helpers for engine tests: a quiet logger and an engine with short timings, stopped
+// when the test file ends.
+import { after } from 'node:test';
+import { createLogger } from '../../../src/log';
+import type { Sql } from '../../../src/store/db';
+import { createEngine, type Engine, type EngineOptions } from '../../../src/workflow/engine';
+
+export const quiet = createLogger('silent');
+
+export function testEngine(sql: Sql, opts: Partial<EngineOptions> = {}): Engine {
+  const engine = createEngine({ sql, logger: quiet, leaseMs: 2_000, pollMs: 100, stealAfterMs: 200, stopTimeoutMs: 500, ...opts });
+  after(() => engine.stop());
+  return engine;
+}
+
+export async function waitFor<T>(what: string, fn: () => Promise<T | undefined | null | false>, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
