@@ -1,0 +1,120 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { V1Pod } from '@kubernetes/client-node';
+import { podState, instanceReport, InstanceStatusWatcher, SentinelStatusWatcher, type StatusSink } from '../../src/kube/status';
+import { StatusReporter } from '../../src/sync/reporter';
+import type { InstanceReport, ResourceRef, SentinelStatus } from '../../src/sync/protocol';
+import { controller, fakeCtrl, logger, startSim, until } from './helpers';
+import { deploymentState, sentinelState } from './fixtures';
+
+const pod = (status: V1Pod['status'], extra: Partial<V1Pod> = {}): V1Pod => ({
+  metadata: { name: 'dep-a-0', namespace: 'unkey', labels: { 'unkey.com/deployment.id': 'dep-a' } },
+  spec: { containers: [{ name: 'app', image: 'x', resources: { limits: { cpu: '250m', memory: '1Gi' } } }], subdomain: 'dep-a' },
+  status,
+  ...extra,
+});
+const cs = (state: object, lastState: object = {}) => ({ name: 'app', image: 'x', imageID: '', ready: false, restartCount: 1, state, lastState });
+
+test('pod state derivation names the kubelet reason', () => {
+  assert.deepEqual(podState(pod({ phase: 'Pending', containerStatuses: [cs({ waiting: { reason: 'ContainerCreating' } })] })), { status: 'pending', reason: 'ContainerCreating' });
+  assert.deepEqual(podState(pod({ phase: 'Running', containerStatuses: [cs({ waiting: { reason: 'CrashLoopBackOff' } })] })), { status: 'failed', reason: 'CrashLoopBackOff' });
+  assert.deepEqual(
+    podState(pod({ phase: 'Running', containerStatuses: [cs({ waiting: { reason: 'CrashLoopBackOff' } }, { terminated: { reason: 'OOMKilled', exitCode: 137 } })] })),
+    { status: 'failed', reason: 'OOMKilled' },
+  );
+  assert.deepEqual(podState(pod({ phase: 'Pending', containerStatuses: [cs({ waiting: { reason: 'ImagePullBackOff' } })] })), { status: 'failed', reason: 'ImagePullBackOff' });
+  assert.deepEqual(podState(pod({ phase: 'Pending', containerStatuses: [cs({ waiting: { reason: 'ErrImagePull' } })] })), { status: 'failed', reason: 'ErrImagePull' });
+  assert.deepEqual(podState(pod({ phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] })), { status: 'running', reason: null });
+  assert.deepEqual(podState(pod({ phase: 'Running', conditions: [{ type: 'Ready', status: 'False' }] })), { status: 'pending', reason: 'NotReady' });
+  assert.deepEqual(podState(pod({ phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }] })), { status: 'pending', reason: 'Unschedulable' });
+  const r = instanceReport(pod({ phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] }))!;
+  assert.equal(r.address, 'dep-a-0.dep-a.unkey.svc.cluster.local');
+  assert.equal(r.cpuMillicores, 250);
+  assert.equal(r.memoryMib, 1024);
+});
+
+const { sim, api } = await startSim(50);
+const ref = (id: string): ResourceRef => ({ type: 'deployment_topology', id, region: 'us-east-1' });
+
+test('a crash-looping image reaches ctrl as failed with its reason within 2 s of the pod state', async () => {
+  const ctrl = await fakeCtrl();
+  const reporter = new StatusReporter({ controlPlaneUrl: ctrl.url, token: 't', region: 'us-east-1', logger });
+  const watcher = new InstanceStatusWatcher({ api, namespace: 'unkey', sink: reporter, logger, relistIntervalMs: 60_000 });
+  watcher.start();
+  try {
+    await until(() => watcher.reflector.hasSynced);
+    const ctl = controller(api);
+    await ctl.apply(ref('dep-crash'), deploymentState({ deploymentId: 'dep-crash', image: 'registry.example/app:crash', replicas: 1 }));
+    await ctl.apply(ref('dep-pull'), deploymentState({ deploymentId: 'dep-pull', image: 'registry.example/app:pullfail', replicas: 1 }));
+    await ctl.apply(ref('dep-ok'), deploymentState({ deploymentId: 'dep-ok', replicas: 2 }));
+    // when the pod itself first shows the failure, watched through the API independently
+    const failedAt = await until(async () => {
+      const p = (await api.get({ apiVersion: 'v1', kind: 'Pod', namespace: 'unkey', name: 'dep-crash-0' })) as V1Pod | undefined;
+      return p && podState(p).status === 'failed' ? Date.now() : undefined;
+    }, 10_000, 5);
+    const reported = await until(() =>
+      ctrl.reports.flatMap((r) => (r.body.instances ?? []).map((i: InstanceReport) => ({ at: r.at, i }))).find((x) => x.i.podName === 'dep-crash-0' && x.i.status === 'failed'),
+    );
+    assert.ok(reported.at - failedAt < 2000, `reported ${reported.at - failedAt} ms after the pod state`);
+    const latest = (pod: string) => until(() => {
+      const all = ctrl.reports.flatMap((r) => r.body.instances ?? []).filter((i: InstanceReport) => i.podName === pod);
+      return all.length ? (all.at(-1) as InstanceReport) : undefined;
+    });
+    await until(async () => (await latest('dep-crash-0')).reason === 'CrashLoopBackOff');
+    await until(async () => ['ErrImagePull', 'ImagePullBackOff'].includes((await latest('dep-pull-0')).reason ?? ''));
+    await until(async () => (await latest('dep-ok-1')).status === 'running');
+    const ok = await latest('dep-ok-0');
+    assert.equal(ok.address, 'dep-ok-0.dep-ok.unkey.svc.cluster.local');
+    assert.equal(ok.cpuMillicores, 250);
+    // deleting the deployment reports its pods deleted
+    await ctl.delete(ref('dep-ok'));
+    await until(async () => (await latest('dep-ok-0')).deleted && (await latest('dep-ok-1')).deleted);
+  } finally {
+    await watcher.stop();
+    await reporter.close();
+  }
+});
+
+test('the pod watch survives an expired resourceVersion (410) by relisting, and catches up', async () => {
+  const seen = new Map<string, InstanceReport>();
+  const sink: StatusSink = { instance: (r) => void seen.set(r.podName, r), sentinel: () => {}, failure: () => {} };
+  const watcher = new InstanceStatusWatcher({ api, namespace: 'unkey', sink, logger, relistIntervalMs: 60_000, minBackoffMs: 10 });
+  watcher.start();
+  try {
+    await until(() => watcher.reflector.hasSynced && watcher.reflector.watching);
+    const lists = watcher.reflector.counters.lists;
+    // history moves on past the watch's resourceVersion, then is compacted away
+    // (a pod event in a namespace this watch does not cover, so the watch never sees it)
+    await api.objects.create({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'bump', namespace: 'default' }, spec: { containers: [{ name: 'c', image: 'x' }] } } as any);
+    sim.compact();
+    watcher.reflector.reconnect();
+    const ctl = controller(api);
+    await ctl.apply(ref('dep-410'), deploymentState({ deploymentId: 'dep-410', replicas: 1 }));
+    await until(() => seen.get('dep-410-0')?.status === 'running');
+    assert.ok(watcher.reflector.counters.gone >= 1, JSON.stringify(watcher.reflector.counters));
+    assert.ok(watcher.reflector.counters.lists > lists);
+  } finally {
+    await watcher.stop();
+  }
+});
+
+test('sentinel status: healthy on the rolled-out image; a crashing new image is unhealthy and keeps the old running image', async () => {
+  const seen: SentinelStatus[] = [];
+  const sink: StatusSink = { instance: () => {}, sentinel: (s) => void seen.push(s), failure: () => {} };
+  const watcher = new SentinelStatusWatcher({ api, namespace: 'sentinel', sink, logger, relistIntervalMs: 60_000 });
+  watcher.start();
+  try {
+    const ctl = controller(api);
+    const sref: ResourceRef = { type: 'sentinel', id: 'snt-st', region: 'us-east-1' };
+    await ctl.apply(sref, sentinelState({ sentinelId: 'snt-st', environmentId: 'env-st', image: 'sentinel:v1', replicas: 2 }));
+    const healthy = await until(() => seen.find((s) => s.sentinelId === 'snt-st' && s.health === 'healthy'));
+    assert.equal(healthy.runningImage, 'sentinel:v1');
+    assert.equal(healthy.availableReplicas, 2);
+    assert.ok(healthy.observedGeneration >= 1);
+    await ctl.apply(sref, sentinelState({ sentinelId: 'snt-st', environmentId: 'env-st', image: 'sentinel:v2-crash', replicas: 2 }));
+    const bad = await until(() => seen.find((s) => s.sentinelId === 'snt-st' && s.health === 'unhealthy'));
+    assert.equal(bad.runningImage, 'sentinel:v1');
+  } finally {
+    await watcher.stop();
+  }
+});
