@@ -94,9 +94,14 @@ export class KubeSim {
     return this.controller.setFault(namespace, name, fault);
   }
 
-  /** Drops the watch event history: watches from any earlier resourceVersion get 410. */
-  compact(): void {
-    this.store.compact();
+  /**
+   * Drops the watch event history: watches from a resourceVersion older than the newest event
+   * of their type get 410. With `dropWatches`, every resourceVersion issued so far expires and
+   * open watches are closed, so every client reconnects, gets 410 and relists.
+   */
+  compact(opts: { dropWatches?: boolean } = {}): void {
+    this.store.compact(opts.dropWatches === true);
+    if (opts.dropWatches) this.http?.closeWatches();
   }
 
   admin(method: string, path: string, body: unknown): { status: number; body: unknown } | undefined {
@@ -113,7 +118,7 @@ export class KubeSim {
       return { status: 200, body: { namespace: b.namespace, name: b.name, fault: fault ?? 'none', pods: r.pods } };
     }
     if (path === '/compact' && method === 'POST') {
-      this.compact();
+      this.compact({ dropWatches: b.dropWatches === true });
       return { status: 200, body: { resourceVersion: String(this.store.resourceVersion) } };
     }
     if (path === '/info' && method === 'GET') {

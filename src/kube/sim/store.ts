@@ -177,10 +177,17 @@ export class ObjectStore {
     this.table(def).subscribers.delete(sub);
   }
 
-  /** Drops every retained event, so any older resourceVersion now gets 410 Gone. */
-  compact(): void {
+  /**
+   * Drops every retained event, so a watch from a resourceVersion before the newest event of
+   * its type gets 410 Gone. With `expireAll`, every resourceVersion issued so far expires
+   * (the revision advances past them, as other writes in etcd would), so even a watcher that
+   * was up to date must relist.
+   */
+  compact(expireAll = false): void {
+    if (expireAll) this.rv++;
     for (const t of this.tables.values()) {
-      if (t.events.length > 0) t.droppedThrough = t.events[t.events.length - 1]!.rv;
+      if (expireAll) t.droppedThrough = this.rv;
+      else if (t.events.length > 0) t.droppedThrough = t.events[t.events.length - 1]!.rv;
       t.events = [];
     }
   }

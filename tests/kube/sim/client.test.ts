@@ -1,0 +1,58 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CoreV1Api, KubeConfig, makeInformer, type V1Service } from '@kubernetes/client-node';
+import { startKubeSim } from '../../../src/modes/kube-sim';
+import { startSim, waitFor } from './helpers';
+
+test('startKubeSim writes a kubeconfig another client loads from disk', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'kube-sim-'));
+  const path = join(dir, 'nested', 'kubeconfig');
+  const handle = await startKubeSim({ port: 0, host: '127.0.0.1', readyDelay: 5, kubeconfigOut: path, logLevel: 'silent' });
+  try {
+    assert.equal(handle.kubeconfigPath, path);
+    assert.match(handle.url, /^http:\/\/127\.0\.0\.1:\d+$/);
+    assert.ok((await readFile(path, 'utf8')).includes(handle.url));
+    const kc = new KubeConfig();
+    kc.loadFromFile(path);
+    const core = kc.makeApiClient(CoreV1Api);
+    const names = (await core.listNamespace()).items.map((n) => n.metadata?.name);
+    assert.ok(names.includes('default'));
+    assert.equal(kc.getCurrentUser()?.token, 'kube-sim-token');
+  } finally {
+    await handle.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('the client informer gets 410 after compaction, relists, and keeps its cache right', async () => {
+  const f = await startSim();
+  try {
+    const informer = makeInformer(f.kc, '/api/v1/namespaces/default/services', () => f.core.listNamespacedService({ namespace: 'default' }));
+    const added: string[] = [];
+    const deleted: string[] = [];
+    informer.on('add', (s: V1Service) => added.push(s.metadata!.name!));
+    informer.on('delete', (s: V1Service) => deleted.push(s.metadata!.name!));
+    informer.on('error', () => undefined);
+    await informer.start();
+    const svc = (name: string) => ({ apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: 'default' }, spec: { ports: [{ port: 80 }] } });
+    await f.objects.create(svc('before') as any);
+    await waitFor('add before', () => added.includes('before'));
+    const listsBefore = f.sim.stats.snapshot().byVerb.list;
+
+    // Expire every resourceVersion and drop the watch: the informer reconnects from its last
+    // resourceVersion, gets 410 Expired, and must relist to see what changed meanwhile.
+    await f.core.deleteNamespacedService({ name: 'before', namespace: 'default' });
+    const res = await fetch(`${f.url}/_sim/compact`, { method: 'POST', body: JSON.stringify({ dropWatches: true }) });
+    assert.equal(res.status, 200);
+    await f.objects.create(svc('after') as any);
+    await waitFor('relisted', () => added.includes('after') && f.sim.stats.snapshot().byVerb.list > listsBefore);
+    assert.ok(deleted.includes('before'));
+    assert.deepEqual(informer.list().map((s) => s.metadata?.name), ['after']);
+    await informer.stop();
+  } finally {
+    await f.close();
+  }
+});
