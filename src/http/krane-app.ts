@@ -14,7 +14,9 @@ export interface KraneAppDeps {
 }
 
 export function buildKraneApp(deps: KraneAppDeps): FastifyInstance {
-  const app = Fastify({ loggerInstance: deps.logger as FastifyBaseLogger, disableRequestLogging: true });
+  // Probes and scrapes arrive every few seconds; logging each at info would drown krane's own
+  // lines, so the server's logger starts at warn (errors still show).
+  const app = Fastify({ loggerInstance: deps.logger.child({ part: 'http' }, { level: 'warn' }) as FastifyBaseLogger });
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);
   healthRoutes(app, () => deps.checks);
