@@ -4,8 +4,10 @@
 //
 // Apply: build the objects, then for each one
 //   1. skip it when the inventory says the live object carries this manifest hash and nobody
-//      but krane has written to it (the inventory is re-listed whenever it is older than
-//      `verifyAfterMs`, so after a restart or a resync nothing is skipped unverified);
+//      but krane has written its spec or labels (the inventory is re-listed whenever it is
+//      older than `verifyAfterMs`; krane sets that to half the resync interval, so after a
+//      restart and in every periodic full sync nothing is skipped unverified, and an object
+//      deleted or edited by hand is repaired by the next resync at the latest);
 //   2. if the object is unknown, GET it first: an existing object without the managed-by
 //      label is someone else's and is a PermanentError, never overwritten;
 //   3. server-side apply with force under the `krane` field manager (a no-op on the server

@@ -70,7 +70,9 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps): Promise<Kra
     region: cfg.region,
     logger: logger.child({ part: 'controller' }),
     build: { imagePullSecret: cfg.imagePullSecret },
-    verifyAfterMs: resyncMs,
+    // Half the resync interval: every periodic full sync finds the inventory older than this
+    // and re-lists before trusting any hash, so a resync always verifies against the cluster.
+    verifyAfterMs: Math.max(1, Math.floor(resyncMs / 2)),
   });
   const reporter = new StatusReporter({
     controlPlaneUrl: cfg.controlPlane,

@@ -164,3 +164,14 @@ test('gc after a full snapshot deletes exactly the managed objects not mentioned
   await ctl.gc(desired);
   assert.equal(stats().byVerb.delete, 0);
 });
+
+test('once the inventory is older than verifyAfterMs, apply verifies again and repairs a hand-deleted object', async () => {
+  const ctl = controller(api, 50);
+  await ctl.apply(depRef('dep-verify'), deploymentState({ deploymentId: 'dep-verify', replicas: 1 }));
+  await api.delete({ apiVersion: 'v1', kind: 'Service', namespace: 'unkey', name: 'dep-verify' });
+  await new Promise((r) => setTimeout(r, 60));
+  resetStats();
+  await ctl.apply(depRef('dep-verify'), deploymentState({ deploymentId: 'dep-verify', replicas: 1 }));
+  assert.ok(await api.get({ apiVersion: 'v1', kind: 'Service', namespace: 'unkey', name: 'dep-verify' }));
+  assert.equal(stats().mutations, 1, JSON.stringify(stats().byVerb));
+});
