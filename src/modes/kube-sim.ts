@@ -2,7 +2,14 @@
 // and tests can run it in-process and stop it.
 import type { KubeSimConfig } from '../config';
 import { createLogger, type Logger } from '../log';
-import { KubeSim, writeKubeconfig, type KubeSimOptions } from '../kube/sim';
+import { DEFAULT_SIM_OPTIONS, KubeSim, writeKubeconfig, type KubeSimOptions } from '../kube/sim';
+
+/**
+ * Namespaces the simulated cluster starts with: the system ones plus those krane deploys into
+ * (`unkey` for deployments, `sentinel` for sentinels), which a real cluster gets from its
+ * bootstrap manifests rather than from krane.
+ */
+export const KUBE_SIM_NAMESPACES = [...DEFAULT_SIM_OPTIONS.namespaces, 'unkey', 'sentinel'];
 
 export interface KubeSimHandle {
   url: string;
@@ -17,7 +24,7 @@ export async function startKubeSim(
   overrides: Partial<Omit<KubeSimOptions, 'readyDelayMs'>> = {},
   logger: Logger = createLogger(cfg.logLevel, { service: 'kube-sim' }),
 ): Promise<KubeSimHandle> {
-  const sim = new KubeSim({ logger, ...overrides, readyDelayMs: cfg.readyDelay });
+  const sim = new KubeSim({ logger, namespaces: KUBE_SIM_NAMESPACES, ...overrides, readyDelayMs: cfg.readyDelay });
   try {
     const url = await sim.listen(cfg.port, cfg.host);
     if (cfg.kubeconfigOut) await writeKubeconfig(cfg.kubeconfigOut, url);

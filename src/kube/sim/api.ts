@@ -360,6 +360,11 @@ export class KubeApi {
         else obj.status = s;
       }
     }
+    // An update that leaves the ClusterIP out keeps the allocated one, as the API server does.
+    if (old && obj.kind === 'Service' && obj.spec && !obj.spec.clusterIP && old.spec?.clusterIP) {
+      obj.spec.clusterIP = old.spec.clusterIP;
+      obj.spec.clusterIPs ??= old.spec.clusterIPs;
+    }
     applyDefaults(obj, { allocateClusterIP: () => this.allocateClusterIP() });
     if (old && def.tracksGeneration && !deepEqual(specOf(obj), specOf(old))) {
       meta.generation = (old.metadata.generation ?? 1) + 1;

@@ -303,10 +303,12 @@ export function createSimServer(host: SimHost): SimServer {
     try {
       const r = await handleResource(req, res, route, url.searchParams);
       host.stats.record(r.verb, resource, { status: 200, changed: r.changed });
+      host.logger.debug({ verb: r.verb, resource, namespace: route.namespace, name: route.name, changed: r.changed }, 'kube-sim request');
     } catch (err) {
       const verb = verbOf(method, route, url.searchParams, contentType);
       if (err instanceof SimError) {
         host.stats.record(verb, resource, { status: err.code });
+        host.logger.debug({ verb, resource, namespace: route.namespace, name: route.name, code: err.code, reason: err.status.reason }, 'kube-sim request failed');
         if (!res.headersSent) send(res, err.code, err.status);
         return;
       }

@@ -149,6 +149,43 @@ function nameCauses(obj: KubeObject): StatusCause[] {
   return [];
 }
 
+const LABEL_NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
+
+/** Label keys (optional DNS-subdomain prefix + name) and values, as the API server checks them. */
+function labelCauses(labels: unknown, field: string): StatusCause[] {
+  if (!labels || typeof labels !== 'object') return [];
+  const causes: StatusCause[] = [];
+  for (const [k, v] of Object.entries(labels as Record<string, unknown>)) {
+    const slash = k.lastIndexOf('/');
+    const prefix = slash >= 0 ? k.slice(0, slash) : undefined;
+    const name = slash >= 0 ? k.slice(slash + 1) : k;
+    const keyOk = name.length <= 63 && LABEL_NAME.test(name) && (prefix === undefined || (prefix.length <= 253 && DNS1123_SUBDOMAIN.test(prefix)));
+    if (!keyOk) causes.push({ reason: 'FieldValueInvalid', message: `Invalid value: "${k}": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character`, field });
+    if (typeof v !== 'string' || v.length > 63 || (v !== '' && !LABEL_NAME.test(v))) {
+      causes.push({ reason: 'FieldValueInvalid', message: `Invalid value: "${String(v)}": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (at most 63 characters)`, field: `${field}` });
+    }
+  }
+  return causes;
+}
+
+/** StatefulSet spec fields an update may change; the API server forbids the rest. */
+const STS_MUTABLE = new Set(['replicas', 'ordinals', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy', 'minReadySeconds']);
+
+function immutableCauses(obj: KubeObject, previous: KubeObject | undefined): StatusCause[] {
+  if (!previous) return [];
+  if (obj.kind === 'StatefulSet') {
+    const keys = new Set([...Object.keys(obj.spec ?? {}), ...Object.keys(previous.spec ?? {})]);
+    const changed = [...keys].filter((k) => !STS_MUTABLE.has(k) && JSON.stringify(obj.spec?.[k]) !== JSON.stringify(previous.spec?.[k]));
+    if (changed.length > 0) {
+      return [{ reason: 'FieldValueForbidden', message: `Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden`, field: 'spec' }];
+    }
+  }
+  if (obj.kind === 'Service' && previous.spec?.clusterIP && obj.spec?.clusterIP !== previous.spec.clusterIP) {
+    return [{ reason: 'FieldValueInvalid', message: 'Invalid value: field is immutable', field: 'spec.clusterIP' }];
+  }
+  return [];
+}
+
 function workloadCauses(obj: KubeObject, previous: KubeObject | undefined): StatusCause[] {
   if (obj.kind !== 'StatefulSet' && obj.kind !== 'Deployment') return [];
   const causes: StatusCause[] = [];
@@ -190,6 +227,9 @@ export function validateObject(obj: KubeObject, previous?: KubeObject): StatusCa
       }
     }
   }
+  causes.push(...labelCauses(obj.metadata?.labels, 'metadata.labels'));
+  if (obj.spec?.template?.metadata?.labels) causes.push(...labelCauses(obj.spec.template.metadata.labels, 'spec.template.metadata.labels'));
   causes.push(...workloadCauses(obj, previous));
+  causes.push(...immutableCauses(obj, previous));
   return causes;
 }

@@ -328,3 +328,31 @@ test('stats count requests by verb and reset', async () => {
   assert.equal(stats.noopWrites, 1);
   assert.ok(stats.requests >= 3);
 });
+
+test('API server rules: label syntax, StatefulSet spec immutability, ClusterIP kept and immutable', async () => {
+  const badLabel = { ...service('badlabel'), metadata: { name: 'badlabel', namespace: 'default', labels: { app: 'has spaces' } } };
+  const l = await errorOf(apply(badLabel));
+  assert.equal(l.code, 422);
+  assert.equal(l.body.details.causes[0].field, 'metadata.labels');
+
+  await apply(statefulSet('frozen', 'app:v1', 1));
+  const renamed = statefulSet('frozen', 'app:v1', 1) as any;
+  renamed.spec.serviceName = 'other';
+  const s = await errorOf(apply(renamed));
+  assert.equal(s.code, 422);
+  assert.match(s.body.message, /forbidden/);
+  // replicas and template stay mutable.
+  const scaled = await apply(statefulSet('frozen', 'app:v2', 2));
+  assert.equal(scaled.spec?.replicas, 2);
+
+  const svc = await f.core.createNamespacedService({ namespace: 'default', body: service('keepip') as any });
+  const ip = svc.spec!.clusterIP!;
+  const body = structuredClone(svc);
+  delete body.spec!.clusterIP;
+  delete body.spec!.clusterIPs;
+  const kept = await f.core.replaceNamespacedService({ name: 'keepip', namespace: 'default', body });
+  assert.equal(kept.spec?.clusterIP, ip);
+  const moved = { ...kept, spec: { ...kept.spec, clusterIP: '10.96.200.200', clusterIPs: ['10.96.200.200'] } };
+  const m = await errorOf(f.core.replaceNamespacedService({ name: 'keepip', namespace: 'default', body: moved }));
+  assert.equal(m.code, 422);
+});
