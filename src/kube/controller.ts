@@ -34,7 +34,7 @@ import { objectKey } from './manifests/types';
 /** Coded permanent failure: the cluster will not accept this desired state as it is. */
 export class KubeApplyError extends PermanentError {
   constructor(
-    readonly code: 'ERR_KUBE_INVALID' | 'ERR_KUBE_UNMANAGED_CONFLICT' | 'ERR_KUBE_WRONG_REGION',
+    readonly code: 'ERR_KUBE_INVALID' | 'ERR_KUBE_UNMANAGED_CONFLICT' | 'ERR_KUBE_WRONG_REGION' | 'ERR_KUBE_WRONG_NAMESPACE',
     message: string,
     options?: { cause?: unknown },
   ) {
@@ -100,6 +100,11 @@ export class KubeController implements ResourceController {
   async apply(ref: ResourceRef, state: ApplyState): Promise<void> {
     if (state.region !== this.opts.region || ref.region !== this.opts.region) {
       throw new KubeApplyError('ERR_KUBE_WRONG_REGION', `desired state for region ${state.region} sent to krane of ${this.opts.region}`);
+    }
+    // Objects outside the namespaces krane lists would be invisible to the inventory and GC.
+    const namespace = state.kind === 'deployment' ? this.workloadNs : this.sentinelNs;
+    if (state.namespace !== namespace) {
+      throw new KubeApplyError('ERR_KUBE_WRONG_NAMESPACE', `${state.kind} objects belong in namespace ${namespace}, not ${state.namespace}`);
     }
     const objects = buildObjects(state, this.opts.build);
     await this.inventory.ensureFresh();

@@ -31,6 +31,8 @@ export interface ReporterOptions {
   maxRetryMs?: number;
   /** One HTTP request's time limit. */
   requestTimeoutMs?: number;
+  /** Longest close() waits for a last delivery. */
+  closeTimeoutMs?: number;
   breaker?: { resetTimeoutMs?: number; errorThresholdPercentage?: number; volumeThreshold?: number };
 }
 
@@ -44,6 +46,8 @@ const DEFAULTS = {
   minRetryMs: 100,
   maxRetryMs: 1000,
   requestTimeoutMs: 10_000,
+  // Kubernetes gives a pod 30 s after SIGTERM; leave room for the rest of shutdown.
+  closeTimeoutMs: 5000,
   // After opening, probe ctrl again every 5 s: quick recovery without hammering a sick ctrl.
   resetTimeoutMs: 5000,
   errorThresholdPercentage: 50,
@@ -74,6 +78,7 @@ export class StatusReporter implements StatusSink {
   private readonly buffers: Record<Channel, Map<string, Slot>> = { deployments: new Map(), sentinels: new Map() };
   private readonly timers: Partial<Record<Channel, NodeJS.Timeout>> = {};
   private readonly inFlight: Partial<Record<Channel, Promise<void>>> = {};
+  private readonly lastSendFailed: Record<Channel, boolean> = { deployments: false, sentinels: false };
   private seq = 0;
   private closed = false;
   readonly breaker: CircuitBreaker<[Channel, unknown], void>;
@@ -119,6 +124,14 @@ export class StatusReporter implements StatusSink {
         dropped: new client.Counter({ name: 'krane_status_reports_dropped_total', help: 'States ctrl refused permanently (logged)', registers }),
         failed: new client.Counter({ name: 'krane_status_send_failures_total', help: 'Batches that could not be delivered yet', registers }),
       };
+      new client.Gauge({
+        name: 'krane_status_circuit_open',
+        help: '1 while the circuit to ctrl is open (reports are held, not sent)',
+        registers,
+        collect() {
+          this.set(reporter.breaker.opened ? 1 : 0);
+        },
+      });
     }
   }
 
@@ -149,12 +162,25 @@ export class StatusReporter implements StatusSink {
     await Promise.all((['deployments', 'sentinels'] as const).map((ch) => this.send(ch)));
   }
 
-  /** Tries a last flush, then stops; states still unsent are logged with their count. */
+  /**
+   * Tries a last flush (bounded by closeTimeoutMs, so shutdown fits a pod's grace period), then
+   * stops; states still unsent are logged with their count.
+   */
   async close(): Promise<void> {
     this.closed = true;
     for (const t of Object.values(this.timers)) clearTimeout(t);
-    await Promise.all(Object.values(this.inFlight));
-    if (this.pending() > 0 && !this.breaker.opened) await this.flush().catch(() => {});
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, this.o.closeTimeoutMs);
+    });
+    await Promise.race([
+      (async () => {
+        await Promise.all(Object.values(this.inFlight));
+        if (this.pending() > 0 && !this.breaker.opened) await this.flush().catch(() => {});
+      })(),
+      deadline,
+    ]);
+    clearTimeout(timer);
     if (this.pending() > 0) this.o.logger.warn({ unsent: this.pending() }, 'status reporter closing with unsent states');
     this.breaker.shutdown();
   }
@@ -182,7 +208,6 @@ export class StatusReporter implements StatusSink {
     return p;
   }
 
-  private readonly lastSendFailed: Record<Channel, boolean> = { deployments: false, sentinels: false };
 
   /** Sends one batch (the oldest states first) and settles the buffer accordingly. */
   private async drain(channel: Channel): Promise<void> {

@@ -175,3 +175,11 @@ test('once the inventory is older than verifyAfterMs, apply verifies again and r
   assert.ok(await api.get({ apiVersion: 'v1', kind: 'Service', namespace: 'unkey', name: 'dep-verify' }));
   assert.equal(stats().mutations, 1, JSON.stringify(stats().byVerb));
 });
+
+test('a desired state for another region or namespace is refused before any request', async () => {
+  const ctl = controller(api);
+  resetStats();
+  await assert.rejects(ctl.apply({ ...depRef('dep-x'), region: 'eu-west-1' }, deploymentState({ deploymentId: 'dep-x', region: 'eu-west-1' })), (e: unknown) => (e as KubeApplyError).code === 'ERR_KUBE_WRONG_REGION');
+  await assert.rejects(ctl.apply(depRef('dep-x'), deploymentState({ deploymentId: 'dep-x', namespace: 'default' })), (e: unknown) => (e as KubeApplyError).code === 'ERR_KUBE_WRONG_NAMESPACE');
+  assert.equal(stats().requests, 0);
+});
