@@ -21,6 +21,17 @@
 // its event and its delivery to watchers happen in one step; the controller reacts on a later
 // macrotask through a coalescing queue keyed by kind/namespace/name.
 //
+// Admin endpoints (outside /api, plain JSON):
+//   GET  /_sim/stats               request counts: requests, byVerb, byResource, writes,
+//                                  mutations (writes that changed state), noopWrites, errors
+//   POST /_sim/stats/reset         zeroes them; answers { previous }
+//   POST /_sim/faults              { namespace, name, fault: crash|pullfail|slow|oom|none } for
+//                                  a workload (all its pods) or one pod; answers affected pods
+//   GET  /_sim/faults              the active faults
+//   POST /_sim/compact             drops watch history ({ dropWatches: true }: every
+//                                  resourceVersion expires and open watches close → relist)
+//   GET  /_sim/info                URL, resourceVersion, object counts
+//
 // Use: `const sim = new KubeSim({ readyDelayMs: 5 }); await sim.listen(0);` then
 // `sim.kubeConfig()` for in-process clients, or `startKubeSim(cfg)` from src/modes.
 export * from './types';

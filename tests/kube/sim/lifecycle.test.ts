@@ -204,3 +204,25 @@ test('admin fault endpoint breaks and heals a workload by namespace/name', async
   const bad = await fetch(`${f.url}/_sim/faults`, { method: 'POST', body: JSON.stringify({ namespace: 'default', name: 'x', fault: 'explode' }) });
   assert.equal(bad.status, 400);
 });
+
+test('Deployment: scale down removes pods; Recreate replaces all old pods before new ones start', async () => {
+  await apply(deployment('recreate', 'app:v1', 3, { type: 'Recreate' }));
+  await waitFor('3 ready', async () => (await f.apps.readNamespacedDeployment({ name: 'recreate', namespace: 'default' })).status?.readyReplicas === 3);
+  await apply(deployment('recreate', 'app:v1', 1, { type: 'Recreate' }));
+  await waitFor('scaled to 1', async () => (await pods('app=recreate')).length === 1);
+
+  const watch = await recordWatch(f.kc, '/api/v1/namespaces/default/pods', { labelSelector: 'app=recreate', resourceVersion: f.sim.api.currentResourceVersion });
+  try {
+    await apply(deployment('recreate', 'app:v2', 2, { type: 'Recreate' }));
+    await waitFor('recreated', async () => {
+      const d = await f.apps.readNamespacedDeployment({ name: 'recreate', namespace: 'default' });
+      return d.status?.updatedReplicas === 2 && d.status.readyReplicas === 2 && d.status.replicas === 2;
+    });
+    const firstAdd = watch.events.findIndex((e) => e.type === 'ADDED');
+    const lastDelete = watch.events.map((e) => e.type).lastIndexOf('DELETED');
+    assert.ok(lastDelete >= 0 && lastDelete < firstAdd, 'every old pod is gone before a new one is created');
+    assert.ok((await pods('app=recreate')).every((p) => p.spec?.containers[0]?.image === 'app:v2'));
+  } finally {
+    watch.stop();
+  }
+});
