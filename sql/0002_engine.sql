@@ -111,7 +111,7 @@ RETURNS jsonb LANGUAGE plpgsql AS $$
 #variable_conflict use_column
 DECLARE
   v_next text;
-  v_epoch integer;
+  v_row engine_invocations;
 BEGIN
   SELECT id INTO v_next FROM engine_invocations
     WHERE service = p_service AND object_key = p_key AND status = 'queued'
@@ -124,8 +124,11 @@ BEGIN
     UPDATE engine_invocations
       SET status = 'running', lease_owner = p_worker, lease_epoch = lease_epoch + 1,
           due_at = now() + make_interval(secs => p_lease_ms / 1000.0), attempts = attempts + 1, updated_at = now()
-      WHERE id = v_next RETURNING lease_epoch INTO v_epoch;
-    RETURN jsonb_build_object('id', v_next, 'epoch', v_epoch);
+      WHERE id = v_next RETURNING * INTO v_row;
+    -- The row itself, so the caller starts it without reading it back (it has no journal yet).
+    RETURN jsonb_build_object('id', v_next, 'epoch', v_row.lease_epoch, 'service', v_row.service, 'handler', v_row.handler,
+                              'key', v_row.object_key, 'kind', v_row.kind, 'input', v_row.input,
+                              'cancelRequested', v_row.cancel_requested);
   END IF;
   UPDATE engine_invocations SET status = 'ready', due_at = now(), updated_at = now() WHERE id = v_next;
   PERFORM pg_notify('unkey_engine', 'n');

@@ -403,7 +403,13 @@ export class Engine implements Runtime {
       const parent = finish.parent;
       if (parent?.claimedEpoch !== undefined && parent.claimedEpoch !== null) void this.#resumeClaimed(parent.id, parent.claimedEpoch, parent.done ?? []);
       const next = finish.next;
-      if (next?.epoch !== undefined && next.epoch !== null) void this.#resumeClaimed(next.id, next.epoch, null);
+      if (next?.epoch !== undefined && next.epoch !== null && next.service && next.handler && next.kind) {
+        // Never ran (it was queued), so there is no journal to load.
+        this.#launch(
+          { id: next.id, service: next.service, handler: next.handler, key: next.key ?? null, kind: next.kind, input: next.input, epoch: next.epoch, cancelRequested: next.cancelRequested ?? false },
+          [],
+        );
+      }
     }
     if (wasRunning) this.#slotFreed();
   }

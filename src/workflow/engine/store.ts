@@ -101,7 +101,17 @@ export interface WakeInfo {
 export interface FinishResult {
   ok: boolean;
   parent?: (WakeInfo & { id: string }) | null;
-  next?: { id: string; epoch?: number } | null;
+  /** The next exclusive invocation of the key; with epoch when claimed for the worker. */
+  next?: {
+    id: string;
+    epoch?: number;
+    service?: string;
+    handler?: string;
+    key?: string;
+    kind?: HandlerKind;
+    input?: unknown;
+    cancelRequested?: boolean;
+  } | null;
 }
 
 export async function finishInvocation(
