@@ -67,9 +67,17 @@ function stableJson(v: unknown): string {
   return JSON.stringify(v);
 }
 
+// Stored objects are never mutated, so a template's hash can be cached by identity; every pod
+// event reconciles its owner, and hashing the template each time was most of that cost.
+const hashCache = new WeakMap<object, string>();
+
 /** Short hash of a pod template: names revisions and pod-template-hash labels. */
 export function templateHash(template: unknown): string {
-  return createHash('sha256').update(stableJson(template)).digest('hex').slice(0, 10);
+  const cached = template && typeof template === 'object' ? hashCache.get(template) : undefined;
+  if (cached) return cached;
+  const h = createHash('sha256').update(stableJson(template)).digest('hex').slice(0, 10);
+  if (template && typeof template === 'object') hashCache.set(template, h);
+  return h;
 }
 
 /** Resolves an int-or-percent against `total`, rounding like the deployment controller. */
