@@ -409,16 +409,26 @@ RETURNS jsonb LANGUAGE plpgsql AS $$
 #variable_conflict use_column
 DECLARE
   v_inv engine_invocations;
-  v_n integer;
+  v_pending integer;
   v_child text;
   v_wake jsonb;
   v_epoch integer;
   v_done jsonb;
 BEGIN
-  SELECT * INTO v_inv FROM engine_invocations WHERE id = p_id FOR NO KEY UPDATE;
+  SELECT * INTO v_inv FROM engine_invocations WHERE id = p_id;
   IF NOT FOUND THEN
     RETURN jsonb_build_object('found', false);
   END IF;
+  IF v_inv.status IN ('completed', 'failed', 'cancelled') THEN
+    RETURN jsonb_build_object('found', true, 'status', v_inv.status);
+  END IF;
+  SELECT count(*) INTO v_pending FROM engine_journal WHERE invocation_id = p_id AND status = 'pending';
+  -- Children first, before locking this row: a finishing child locks itself, then its parent,
+  -- and so must we, or the two could deadlock.
+  FOR v_child IN SELECT child_id FROM engine_journal WHERE invocation_id = p_id AND kind = 'call' AND status = 'pending' LOOP
+    PERFORM engine_cancel(v_child, p_failure, NULL, p_lease_ms);
+  END LOOP;
+  SELECT * INTO v_inv FROM engine_invocations WHERE id = p_id FOR NO KEY UPDATE;
   IF v_inv.status IN ('completed', 'failed', 'cancelled') THEN
     RETURN jsonb_build_object('found', true, 'status', v_inv.status);
   END IF;
@@ -434,13 +444,11 @@ BEGIN
     PERFORM pg_notify('unkey_engine', 'd:' || p_id);
     RETURN jsonb_build_object('found', true, 'status', 'cancelled');
   END IF;
-  FOR v_child IN SELECT child_id FROM engine_journal WHERE invocation_id = p_id AND kind = 'call' AND status = 'pending' LOOP
-    PERFORM engine_cancel(v_child, p_failure, NULL, p_lease_ms);
-  END LOOP;
   UPDATE engine_journal SET status = 'done', failure = p_failure, completed_at = now()
     WHERE invocation_id = p_id AND status = 'pending';
-  GET DIAGNOSTICS v_n = ROW_COUNT;
-  UPDATE engine_invocations SET cancel_requested = (v_n = 0), updated_at = now() WHERE id = p_id;
+  -- Delivered now if anything was pending (children's cancellations count); otherwise at the
+  -- next suspension. Never both: a compensation that waits must not be cancelled again.
+  UPDATE engine_invocations SET cancel_requested = (v_pending = 0), updated_at = now() WHERE id = p_id;
   IF v_inv.status = 'suspended' THEN
     IF p_worker IS NOT NULL AND v_inv.parked_by = p_worker THEN
       UPDATE engine_invocations

@@ -55,6 +55,18 @@ const Waiter = engine.service('waiter', {
   }),
 });
 
+const Boss = engine.service('boss', {
+  delegate: handler({ input: z.object({}), output: z.string() }, async (ctx) => {
+    try {
+      return await ctx.call(Waiter, 'wait', {});
+    } finally {
+      // A compensation that itself waits: it must not be cancelled a second time.
+      await ctx.sleep('grace', 30);
+      await ctx.run('undo', () => void effects.push('undo'));
+    }
+  }),
+});
+
 await engine.start();
 
 test('an awakeable resolved before the waiter suspends is not lost', async () => {
@@ -126,4 +138,21 @@ test('awakeable ids are checked', async () => {
     (err: unknown) => err instanceof AppError && err.status === 404,
   );
   await assert.rejects(engine.cancel('inv-aaaaaaaaaaaaaaaa'), (err: unknown) => err instanceof AppError && err.status === 404);
+});
+
+test('cancelling a caller cancels the call it waits on, and its compensation may wait', async () => {
+  effects.length = 0;
+  const { id } = await engine.send(Boss, 'delegate', {});
+  const child = await waitFor('child suspended', async () => {
+    const c = (await engine.listInvocations({ target: 'waiter' })).find((i) => i.parentId === id);
+    return c && c.status === 'suspended' && (await engine.getInvocation(id)).status === 'suspended' && c;
+  });
+  await engine.cancel(id);
+  await assert.rejects(engine.result(id), (err: unknown) => err instanceof CancelledError);
+  assert.equal((await engine.getInvocation(child.id)).status, 'cancelled');
+  assert.deepEqual(effects, ['undo']);
+  const journal = (await engine.getInvocation(id)).journal;
+  const grace = journal.find((j) => j.name === 'grace')!;
+  assert.equal(grace.status, 'done');
+  assert.equal(grace.failure, null);
 });

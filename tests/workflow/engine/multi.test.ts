@@ -1,0 +1,70 @@
+// Two engines (two workers) on one database in one process: wake-ups cross workers through
+// NOTIFY, a parked execution resumes in memory on its own worker, a stopped worker's parked
+// and running invocations are taken over, and its leases are handed back at once.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { z } from 'zod';
+import { testDb } from '../../helpers/db';
+import { defineService, handler } from '../../../src/workflow/engine';
+import { testEngine, waitFor } from './helpers';
+
+const db = await testDb();
+
+const entries = new Map<string, number>();
+const published = new Map<string, string>();
+let release!: () => void;
+let released = new Promise<void>((r) => (release = r));
+
+const Svc = defineService('multi', {
+  wait: handler({ input: z.object({}), output: z.string() }, async (ctx) => {
+    // Counts how often the handler body starts: 1 = resumed from memory, 2 = replayed.
+    entries.set(ctx.invocationId, (entries.get(ctx.invocationId) ?? 0) + 1);
+    const a = ctx.awakeable<string>();
+    await ctx.run('publish', () => void published.set(ctx.invocationId, a.id));
+    return a.promise;
+  }),
+  slow: handler({ input: z.object({}), output: z.string() }, async (ctx) => {
+    await ctx.run('first', () => 1);
+    await ctx.run('blocking', async () => {
+      await released;
+      return 2;
+    });
+    return 'done';
+  }),
+});
+
+// Long leases: any takeover below must come from a hand-back, not from an expiry.
+const a = testEngine(db.sql, { workerId: 'wa', leaseMs: 60_000 });
+const b = testEngine(db.sql, { workerId: 'wb', leaseMs: 60_000 });
+a.register(Svc);
+b.register(Svc);
+await a.start();
+await b.start();
+
+test('an awakeable resolved by another worker resumes the parked execution in memory', async () => {
+  const { id } = await a.send(Svc, 'wait', {});
+  await waitFor('parked', async () => (await a.getInvocation(id)).status === 'suspended' && published.has(id));
+  assert.equal(await b.resolveAwakeable(published.get(id)!, 'from b'), true);
+  assert.equal(await b.result(id), 'from b');
+  assert.equal(entries.get(id), 1, 'resumed without replay');
+});
+
+test('stopping a worker hands back running leases and its parked invocations go to another', async () => {
+  const parked = await a.send(Svc, 'wait', {});
+  await waitFor('parked', async () => (await a.getInvocation(parked.id)).status === 'suspended' && published.has(parked.id));
+  const running = await a.send(Svc, 'slow', {});
+  await waitFor('blocking step started', async () => (await a.getInvocation(running.id)).journal.length === 1);
+  await a.stop();
+  // The lease was handed back (60 s lease, so an expiry cannot explain a quick takeover).
+  const inv = await waitFor('taken over', async () => {
+    const v = await b.getInvocation(running.id);
+    return v.leaseOwner === 'wb' && v;
+  });
+  assert.equal(inv.status, 'running');
+  release();
+  assert.equal(await b.result(running.id), 'done');
+  await b.resolveAwakeable(published.get(parked.id)!, 'after stop');
+  assert.equal(await b.result(parked.id), 'after stop');
+  assert.equal(entries.get(parked.id), 2, 'replayed from the journal on the other worker');
+  released = Promise.resolve();
+});
