@@ -14,6 +14,7 @@
 //      when nothing changed). 400/422 from the API server are PermanentErrors.
 // Delete and GC only ever target inventory entries (listed by the managed-by label) or objects
 // checked by GET to carry it, and delete with a uid precondition.
+import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from '../log';
 import { PermanentError, type ResourceController } from '../sync/controller';
 import { refKey, SENTINEL_NAMESPACE, WORKLOAD_NAMESPACE, type ApplyState, type ResourceRef } from '../sync/protocol';
@@ -79,11 +80,32 @@ export interface ControllerStats {
   applied: number;
   skipped: number;
   deleted: number;
+  /** Resources re-applied because their objects were deleted or changed behind krane's back. */
+  repaired: number;
 }
+
+/** What krane last applied for a resource, kept to repair drift without asking ctrl. */
+interface Remembered {
+  ref: ResourceRef;
+  state: ApplyState;
+  /** Object key → generation right after krane's apply (undefined for kinds without one). */
+  objects: Map<string, number | undefined>;
+}
+
+/**
+ * Events for one resource within this window cause one repair: a hand-deleted StatefulSet
+ * also deletes pods and changes its Service's endpoints, and one re-apply covers it all.
+ */
+const REPAIR_DEBOUNCE_MS = 100;
 
 export class KubeController implements ResourceController {
   readonly inventory: Inventory;
-  readonly stats: ControllerStats = { applied: 0, skipped: 0, deleted: 0 };
+  readonly stats: ControllerStats = { applied: 0, skipped: 0, deleted: 0, repaired: 0 };
+  private readonly remembered = new Map<string, Remembered>();
+  /** Per-resource queue: the watcher and drift repair never work on one resource at once. */
+  private readonly locks = new Map<string, Promise<unknown>>();
+  private readonly repairs = new Map<string, NodeJS.Timeout>();
+  private closed = false;
   private readonly api: KubeApi;
   private readonly log: Logger;
   private readonly workloadNs: string;
@@ -97,7 +119,75 @@ export class KubeController implements ResourceController {
     this.inventory = new Inventory(this.api, managedKinds(this.workloadNs, this.sentinelNs), opts.verifyAfterMs);
   }
 
-  async apply(ref: ResourceRef, state: ApplyState): Promise<void> {
+  apply(ref: ResourceRef, state: ApplyState): Promise<void> {
+    return this.serial(refKey(ref), () => this.applyNow(ref, state));
+  }
+
+  delete(ref: ResourceRef): Promise<void> {
+    this.remembered.delete(refKey(ref));
+    return this.serial(refKey(ref), () => this.deleteNow(ref));
+  }
+
+  private serial<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    const prev = this.locks.get(key) ?? Promise.resolve();
+    const run = prev.then(fn, fn);
+    const tail = run.catch(() => {});
+    this.locks.set(key, tail);
+    void tail.then(() => {
+      if (this.locks.get(key) === tail) this.locks.delete(key);
+    });
+    return run;
+  }
+
+  /**
+   * Feeds a watch event about a managed object (src/kube/drift.ts). Keeps the inventory
+   * current, and when an object of a resource krane applied was deleted, or its spec changed
+   * (generation moved past what krane's own apply produced), re-applies the last desired state.
+   */
+  observe(type: 'upsert' | 'delete', obj: KubernetesObject): void {
+    if (!isManaged(obj.metadata?.labels)) return;
+    const key = objectKey(obj);
+    if (type === 'delete') this.inventory.remove(key);
+    else this.inventory.set(obj);
+    const resource = obj.metadata?.annotations?.[ANNOTATION.resource];
+    const r = resource ? this.remembered.get(resource) : undefined;
+    if (!r || !r.objects.has(key)) return;
+    const appliedGeneration = r.objects.get(key);
+    const generation = obj.metadata?.generation;
+    const drifted = type === 'delete' || (generation !== undefined && appliedGeneration !== undefined && generation > appliedGeneration);
+    if (drifted) this.scheduleRepair(resource!);
+  }
+
+  private scheduleRepair(resource: string): void {
+    if (this.closed || this.repairs.has(resource)) return;
+    this.repairs.set(
+      resource,
+      setTimeout(() => {
+        this.repairs.delete(resource);
+        void this.serial(resource, async () => {
+          const r = this.remembered.get(resource);
+          if (!r || this.closed) return;
+          const before = this.stats.applied;
+          // What the event showed is newer than any skip decision: verify each object again.
+          for (const key of r.objects.keys()) this.inventory.forget(key);
+          await this.applyNow(r.ref, r.state);
+          if (this.stats.applied > before) {
+            this.stats.repaired++;
+            this.log.info({ resource, objects: this.stats.applied - before }, 'repaired drifted resource');
+          }
+        }).catch((err) => this.log.warn({ resource, err: (err as Error).message }, 'drift repair failed, next resync retries'));
+      }, REPAIR_DEBOUNCE_MS),
+    );
+  }
+
+  /** Stops scheduling repairs (shutdown). */
+  close(): void {
+    this.closed = true;
+    for (const t of this.repairs.values()) clearTimeout(t);
+    this.repairs.clear();
+  }
+
+  private async applyNow(ref: ResourceRef, state: ApplyState): Promise<void> {
     if (state.region !== this.opts.region || ref.region !== this.opts.region) {
       throw new KubeApplyError('ERR_KUBE_WRONG_REGION', `desired state for region ${state.region} sent to krane of ${this.opts.region}`);
     }
@@ -108,7 +198,9 @@ export class KubeController implements ResourceController {
     }
     const objects = buildObjects(state, this.opts.build);
     await this.inventory.ensureFresh();
-    for (const obj of objects) await this.applyObject(obj);
+    const generations = new Map<string, number | undefined>();
+    for (const obj of objects) generations.set(objectKey(obj), await this.applyObject(obj));
+    this.remembered.set(refKey(ref), { ref, state, objects: generations });
     // Objects this resource had before but no longer needs (e.g. an environment's gossip objects
     // after an environment move) go now rather than waiting for the next GC.
     const wanted = new Set(objects.map(objectKey));
@@ -116,7 +208,8 @@ export class KubeController implements ResourceController {
     for (const e of sortForDelete(stale)) await this.deleteEntry(e);
   }
 
-  private async applyObject(obj: ManifestObject): Promise<void> {
+  /** Applies (or skips) one object; returns its generation afterwards. */
+  private async applyObject(obj: ManifestObject): Promise<number | undefined> {
     const key = objectKey(obj);
     const hash = obj.metadata.annotations[ANNOTATION.manifestHash];
     let known = this.inventory.get(key);
@@ -135,12 +228,13 @@ export class KubeController implements ResourceController {
     }
     if (known && known.hash === hash && !known.touchedByOthers) {
       this.stats.skipped++;
-      return;
+      return known.generation;
     }
     try {
       const applied = await this.api.apply(obj);
       this.inventory.set({ ...applied, apiVersion: applied.apiVersion ?? obj.apiVersion, kind: applied.kind ?? obj.kind });
       this.stats.applied++;
+      return (applied as KubernetesObject).metadata?.generation;
     } catch (err) {
       const status = httpStatus(err);
       if (status === 422 || status === 400) {
@@ -150,7 +244,7 @@ export class KubeController implements ResourceController {
     }
   }
 
-  async delete(ref: ResourceRef): Promise<void> {
+  private async deleteNow(ref: ResourceRef): Promise<void> {
     await this.inventory.ensureFresh();
     const resource = refKey(ref);
     const targets = new Map<string, InventoryEntry>();
@@ -181,6 +275,7 @@ export class KubeController implements ResourceController {
       }
       return !desired.has(resource);
     });
+    for (const key of this.remembered.keys()) if (!desired.has(key)) this.remembered.delete(key);
     const ordered = sortForDelete(doomed);
     const limit = this.opts.gcConcurrency ?? DEFAULT_GC_CONCURRENCY;
     let next = 0;

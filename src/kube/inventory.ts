@@ -20,6 +20,8 @@ export interface InventoryEntry extends ObjectRef {
    * its status): someone may have changed fields krane owns, so the next apply must be sent.
    */
   touchedByOthers: boolean;
+  /** metadata.generation: bumped by the API server on every spec change, whoever made it. */
+  generation?: number;
 }
 
 /** Kinds and namespaces krane writes; listing these is a complete inventory. */
@@ -51,6 +53,7 @@ export function entryFrom(o: KubernetesObject): InventoryEntry {
     labels: md.labels ?? {},
     resource: annotations[ANNOTATION.resource],
     hash: annotations[ANNOTATION.manifestHash],
+    generation: md.generation,
     touchedByOthers: (md.managedFields ?? []).some((m) => m.manager !== FIELD_MANAGER && (m.subresource ?? '') === '' && ownsDesiredFields(m.fieldsV1)),
   };
 }
@@ -90,6 +93,11 @@ export class Inventory {
 
   set(o: KubernetesObject): void {
     this.entries.set(objectKey(o), entryFrom(o));
+  }
+
+  /** Drops what is known about one object, so the next apply checks it with a GET. */
+  forget(key: string): void {
+    this.entries.delete(key);
   }
 
   remove(key: string): void {

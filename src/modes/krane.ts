@@ -1,5 +1,6 @@
 // `unkey-infra krane`: the agent of one region. Wires the change-feed watcher to the
-// KubeController, the status watchers to the reporter, and serves /livez /readyz /metrics.
+// KubeController (with the drift watch that repairs hand-made changes between syncs), the
+// status watchers to the reporter, and serves /livez /readyz /metrics.
 // Returns a handle so `dev` and tests can run krane in-process and stop it.
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { KraneConfig } from '../config';
@@ -8,6 +9,7 @@ import { createRegistry, type Registry } from '../http/metrics';
 import { buildKraneApp } from '../http/krane-app';
 import { KubeApi, loadKubeConfig } from '../kube/api';
 import { KubeController } from '../kube/controller';
+import { DriftWatch } from '../kube/drift';
 import { registerKubeMetrics } from '../kube/metrics';
 import { InstanceStatusWatcher, SentinelStatusWatcher } from '../kube/status';
 import type { ResourceController } from '../sync/controller';
@@ -91,10 +93,12 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps): Promise<Kra
   const sentinelWatch = new SentinelStatusWatcher({
     api, namespace: SENTINEL_NAMESPACE, sink: reporter, logger: watchLogger, relistIntervalMs: resyncMs, minBackoffMs: tuning.minBackoffMs,
   });
+  const drift = new DriftWatch({ api, controller, logger: logger.child({ part: 'drift' }), relistIntervalMs: resyncMs, minBackoffMs: tuning.minBackoffMs });
   registerKubeMetrics(registry, api, controller, {
     pods: instancesWatch.reflector,
     sentinels: sentinelWatch.deployments,
     sentinelPods: sentinelWatch.pods,
+    ...Object.fromEntries(Object.entries(drift.reflectors).map(([k, r]) => [`managed:${k}`, r])),
   });
 
   const watcher = deps.createWatcher({
@@ -111,23 +115,25 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps): Promise<Kra
     },
   });
 
-  const reflectors = [instancesWatch.reflector, sentinelWatch.deployments, sentinelWatch.pods];
+  const reflectors = [instancesWatch.reflector, sentinelWatch.deployments, sentinelWatch.pods, ...Object.values(drift.reflectors)];
   const app = buildKraneApp({
     logger,
     registry,
     checks: [
-      { name: 'kubernetes', check: async () => (reflectors.every((r) => r.hasSynced) ? null : 'status watches have not listed yet') },
+      { name: 'kubernetes', check: async () => (reflectors.every((r) => r.hasSynced) ? null : 'watches have not listed yet') },
       { name: 'control-plane', check: async () => (reporter.breakerState() === 'open' ? 'status reports to ctrl are failing (circuit open)' : null) },
     ],
   });
 
   instancesWatch.start();
   sentinelWatch.start();
+  drift.start();
   try {
     await watcher.start();
     await app.listen({ host: cfg.listen.host, port: cfg.listen.port });
   } catch (err) {
-    await Promise.allSettled([watcher.stop(), instancesWatch.stop(), sentinelWatch.stop(), reporter.close(), app.close()]);
+    controller.close();
+    await Promise.allSettled([watcher.stop(), instancesWatch.stop(), sentinelWatch.stop(), drift.stop(), reporter.close(), app.close()]);
     throw err;
   }
   const addr = app.server.address();
@@ -145,7 +151,8 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps): Promise<Kra
       closing ??= (async () => {
         // Stop taking new work first, then stop watching, then deliver what is buffered.
         await watcher.stop();
-        await Promise.all([instancesWatch.stop(), sentinelWatch.stop()]);
+        controller.close();
+        await Promise.all([instancesWatch.stop(), sentinelWatch.stop(), drift.stop()]);
         await reporter.close();
         await app.close();
       })();

@@ -1,0 +1,49 @@
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { DriftWatch } from '../../src/kube/drift';
+import type { ResourceRef } from '../../src/sync/protocol';
+import { controller, logger, startSim, until } from './helpers';
+import { deploymentState } from './fixtures';
+
+const { sim, api } = await startSim(20);
+const ctl = controller(api);
+const drift = new DriftWatch({ api, controller: ctl, logger, relistIntervalMs: 60_000 });
+drift.start();
+after(async () => {
+  ctl.close();
+  await drift.stop();
+});
+await until(() => drift.hasSynced);
+
+const ref = (id: string): ResourceRef => ({ type: 'deployment_topology', id, region: 'us-east-1' });
+const sts = (name: string) => api.get({ apiVersion: 'apps/v1', kind: 'StatefulSet', namespace: 'unkey', name }) as Promise<any>;
+
+test('a StatefulSet deleted by hand is re-created; a hand scale is reverted', async () => {
+  await ctl.apply(ref('dep-drift'), deploymentState({ deploymentId: 'dep-drift', replicas: 2 }));
+  const first = await sts('dep-drift');
+  await api.delete({ apiVersion: 'apps/v1', kind: 'StatefulSet', namespace: 'unkey', name: 'dep-drift' });
+  const again = await until(async () => {
+    const s = await sts('dep-drift');
+    return s && s.metadata.uid !== first.metadata.uid ? s : undefined;
+  }, 5000);
+  assert.equal(again.spec.replicas, 2);
+  assert.ok(ctl.stats.repaired >= 1);
+
+  await api.objects.patch(
+    { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'dep-drift', namespace: 'unkey' }, spec: { replicas: 5 } } as any,
+    undefined, undefined, 'kubectl', undefined, 'application/merge-patch+json',
+  );
+  await until(async () => (await sts('dep-drift')).spec.replicas === 2, 5000);
+});
+
+test('steady state: pods coming and going cause no writes; a deleted resource stays deleted', async () => {
+  await ctl.apply(ref('dep-calm'), deploymentState({ deploymentId: 'dep-calm', replicas: 3 }));
+  await until(async () => (await sts('dep-calm'))?.status?.readyReplicas === 3, 5000);
+  sim.stats.reset();
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal(sim.stats.snapshot().writes, 0);
+
+  await ctl.delete(ref('dep-calm'));
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal(await sts('dep-calm'), undefined);
+});
