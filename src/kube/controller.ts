@@ -1,6 +1,7 @@
 // KubeController: the ResourceController (src/sync/controller.ts) that makes the cluster match
-// desired states. One instance per krane; the watcher may call it concurrently for different
-// resources (never for the same one), so all per-object state is keyed by object.
+// desired states. One instance per krane. Calls for different resources run concurrently;
+// calls for one resource (from the watcher or from drift repair via `observe`) queue behind
+// each other, so per-resource work never interleaves.
 //
 // Apply: build the objects, then for each one
 //   1. skip it when the inventory says the live object carries this manifest hash and nobody
