@@ -134,3 +134,9 @@ export const SentinelStatusReport = z.object({
   failures: z.array(ApplyFailure).max(1000).default([]),
 });
 export type SentinelStatusReport = z.infer<typeof SentinelStatusReport>;
+
+// ---- single-resource desired-state lookups (GET /v1/cluster/*/:id/desired) ---------------
+
+/** 200 body of a desired-state lookup; a 404 instead means the resource should be deleted. */
+export const DesiredResponse = z.object({ resource: ResourceRef, state: z.union([DeploymentApply, SentinelApply, CiliumPolicyApply]) });
+export type DesiredResponse = z.infer<typeof DesiredResponse>;

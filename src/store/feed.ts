@@ -1,0 +1,170 @@
+// Reads behind the change feed: a region's full desired state in one consistent snapshot (with
+// the outbox head of that same snapshot), and batched or single lookups of current desired
+// state for resources named by change rows. Rows come back raw; src/sync/desired.ts turns them
+// into the wire's DesiredState, so the mapping stays a pure, table-tested function.
+import type { Queryable, Sql } from './db';
+import type { DesiredState as DesiredStatus } from './deployments';
+import type { Position } from './changes';
+import type { ResourceType } from '../sync/protocol';
+
+interface ScopeCols {
+  workspaceId: string;
+  projectId: string;
+  appId: string;
+  environmentId: string;
+}
+
+/** A topology row with the deployment fields its desired state needs. */
+export interface TopologyDesiredRow extends ScopeCols {
+  deploymentId: string;
+  region: string;
+  /** Null while the deployment is still being built. */
+  image: string | null;
+  replicas: number;
+  cpuMillicores: number;
+  memoryMib: number;
+  port: number;
+  command: string[];
+  env: Record<string, string>;
+  desiredStatus: DesiredStatus;
+}
+
+export interface SentinelDesiredRow extends ScopeCols {
+  id: string;
+  region: string;
+  image: string;
+  replicas: number;
+  cpuMillicores: number;
+  memoryMib: number;
+  desiredState: DesiredStatus;
+}
+
+export interface CiliumDesiredRow extends ScopeCols {
+  id: string;
+  region: string;
+  desiredState: DesiredStatus;
+}
+
+export type DesiredRows =
+  | { type: 'deployment_topology'; rows: TopologyDesiredRow[] }
+  | { type: 'sentinel'; rows: SentinelDesiredRow[] }
+  | { type: 'cilium_network_policy'; rows: CiliumDesiredRow[] };
+
+const topologyCols = (q: Queryable) => q`
+  t.deployment_id, t.region, d.workspace_id, d.project_id, d.app_id, d.environment_id, d.image,
+  t.replicas, d.cpu_millicores, d.memory_mib, d.port, d.command, d.env, t.desired_status`;
+const sentinelCols = (q: Queryable) => q`
+  id, workspace_id, project_id, app_id, environment_id, region, image, replicas, cpu_millicores, memory_mib, desired_state`;
+const ciliumCols = (q: Queryable) => q`id, workspace_id, project_id, app_id, environment_id, region, desired_state`;
+
+export interface SnapshotResult {
+  epoch: string;
+  /**
+   * Outbox position of the snapshot: the newest row whose transaction is older than the
+   * snapshot's xmin, or (xmin, 0) when there is none. Every such transaction committed before
+   * the snapshot, so its effect is in the rows read; every change after the head is delivered
+   * incrementally (some were already visible, and arrive twice, which level-triggered events
+   * make harmless).
+   */
+  head: Position;
+  count: number;
+}
+
+/**
+ * Streams every topology, sentinel and cilium policy of a region to `onBatch`, all read in one
+ * REPEATABLE READ snapshot together with the epoch and head. `onBatch` is awaited, so a slow
+ * consumer slows the read instead of piling rows up in memory. The snapshot transaction is
+ * read-only and has no xid, so it does not hold back any other reader's xmin.
+ */
+export async function readRegionSnapshot(
+  sql: Sql,
+  region: string,
+  batchSize: number,
+  onBatch: (batch: DesiredRows) => Promise<void>,
+): Promise<SnapshotResult> {
+  return sql.begin('isolation level repeatable read read only', async (tx) => {
+    const [h] = await tx<{ epoch: string; xmin: string; txid: string | null; id: string | null }[]>`
+      WITH s AS (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin)
+      SELECT (SELECT feed_epoch FROM system_state) AS epoch, s.xmin::text AS xmin, h.txid::text AS txid, h.id::text AS id
+      FROM s LEFT JOIN LATERAL (
+        SELECT c.txid, c.id FROM deployment_changes c WHERE c.txid < s.xmin ORDER BY c.txid DESC, c.id DESC LIMIT 1
+      ) h ON true`;
+    const head = h!.txid && h!.id ? { txid: h!.txid, id: h!.id } : { txid: h!.xmin, id: '0' };
+    let count = 0;
+    await tx<TopologyDesiredRow[]>`
+      SELECT ${topologyCols(tx)} FROM deployment_topology t JOIN deployments d ON d.id = t.deployment_id
+      WHERE t.region = ${region}`.cursor(batchSize, async (rows) => {
+      count += rows.length;
+      await onBatch({ type: 'deployment_topology', rows });
+    });
+    await tx<SentinelDesiredRow[]>`SELECT ${sentinelCols(tx)} FROM sentinels WHERE region = ${region}`.cursor(batchSize, async (rows) => {
+      count += rows.length;
+      await onBatch({ type: 'sentinel', rows });
+    });
+    await tx<CiliumDesiredRow[]>`SELECT ${ciliumCols(tx)} FROM cilium_network_policies WHERE region = ${region}`.cursor(
+      batchSize,
+      async (rows) => {
+        count += rows.length;
+        await onBatch({ type: 'cilium_network_policy', rows });
+      },
+    );
+    return { epoch: h!.epoch, head, count };
+  }) as Promise<SnapshotResult>;
+}
+
+/**
+ * Current desired rows of the named resources of one region, one query per resource type
+ * present. Resources without a row are simply absent from the result (the caller maps absence
+ * to delete).
+ */
+export async function loadDesiredRows(
+  q: Queryable,
+  region: string,
+  refs: ReadonlyArray<{ type: ResourceType; id: string }>,
+): Promise<DesiredRows[]> {
+  const ids: Record<ResourceType, string[]> = { deployment_topology: [], sentinel: [], cilium_network_policy: [] };
+  for (const r of refs) ids[r.type].push(r.id);
+  const out: Promise<DesiredRows>[] = [];
+  if (ids.deployment_topology.length) {
+    out.push(
+      q<TopologyDesiredRow[]>`
+        SELECT ${topologyCols(q)} FROM deployment_topology t JOIN deployments d ON d.id = t.deployment_id
+        WHERE t.region = ${region} AND t.deployment_id = ANY(${ids.deployment_topology}::text[])`.then((rows) => ({
+        type: 'deployment_topology' as const,
+        rows: [...rows],
+      })),
+    );
+  }
+  if (ids.sentinel.length) {
+    out.push(
+      q<SentinelDesiredRow[]>`SELECT ${sentinelCols(q)} FROM sentinels
+                              WHERE region = ${region} AND id = ANY(${ids.sentinel}::text[])`.then((rows) => ({
+        type: 'sentinel' as const,
+        rows: [...rows],
+      })),
+    );
+  }
+  if (ids.cilium_network_policy.length) {
+    out.push(
+      q<CiliumDesiredRow[]>`SELECT ${ciliumCols(q)} FROM cilium_network_policies
+                            WHERE region = ${region} AND id = ANY(${ids.cilium_network_policy}::text[])`.then((rows) => ({
+        type: 'cilium_network_policy' as const,
+        rows: [...rows],
+      })),
+    );
+  }
+  return Promise.all(out);
+}
+
+export async function getTopologyDesired(q: Queryable, deploymentId: string, region: string): Promise<TopologyDesiredRow | undefined> {
+  const [row] = await q<TopologyDesiredRow[]>`
+    SELECT ${topologyCols(q)} FROM deployment_topology t JOIN deployments d ON d.id = t.deployment_id
+    WHERE t.deployment_id = ${deploymentId} AND t.region = ${region}`;
+  return row;
+}
+
+/** By id alone: the caller compares the row's region with the agent's (403 across regions). */
+export async function getSentinelDesired(q: Queryable, id: string): Promise<SentinelDesiredRow | undefined> {
+  const [row] = await q<SentinelDesiredRow[]>`SELECT ${sentinelCols(q)} FROM sentinels WHERE id = ${id}`;
+  return row;
+}

@@ -1,0 +1,111 @@
+// The tailer's bounded in-memory window of settled changes, indexed per region. It covers the
+// positions (floor, head]: every settled row in that range is in it, in (txid, id) order. A
+// stream whose cursor is at or after the floor is served from here; an older cursor is served
+// from the table until it reaches the floor.
+import type { FeedRow, Position } from '../store/changes';
+import type { DesiredState } from './protocol';
+import { comparePositions } from './cursor';
+
+export interface BufferedChange extends FeedRow {
+  /**
+   * Current desired state, loaded at most once per entry and shared by every stream that sends
+   * it: a thousand agents of one region cost one lookup, not a thousand. Loaded after the row
+   * settled, so it is at least as new as the change; later changes have later entries.
+   */
+  state?: Promise<DesiredState>;
+}
+
+/** Array with a moving start, so evicting from the front is O(1) amortised. */
+class Window<T> {
+  items: T[] = [];
+  start = 0;
+  get length() {
+    return this.items.length - this.start;
+  }
+  push(x: T) {
+    this.items.push(x);
+  }
+  shift(): T | undefined {
+    if (this.start >= this.items.length) return undefined;
+    const x = this.items[this.start++];
+    // Compact once the dead prefix dominates, keeping memory proportional to the live part.
+    if (this.start > 1024 && this.start * 2 > this.items.length) {
+      this.items = this.items.slice(this.start);
+      this.start = 0;
+    }
+    return x;
+  }
+}
+
+export class ChangeBuffer {
+  private all = new Window<BufferedChange>();
+  private regions = new Map<string, Window<BufferedChange>>();
+  floor: Position;
+  head: Position;
+
+  constructor(
+    private readonly capacity: number,
+    head: Position,
+  ) {
+    this.floor = head;
+    this.head = head;
+  }
+
+  get size() {
+    return this.all.length;
+  }
+
+  /** Appends rows read after `head`, in order; returns the regions they touch. */
+  append(rows: FeedRow[]): Set<string> {
+    const touched = new Set<string>();
+    for (const r of rows) {
+      const e: BufferedChange = { ...r };
+      this.all.push(e);
+      let w = this.regions.get(r.region);
+      if (!w) this.regions.set(r.region, (w = new Window()));
+      w.push(e);
+      touched.add(r.region);
+    }
+    if (rows.length) this.head = { txid: rows[rows.length - 1]!.txid, id: rows[rows.length - 1]!.id };
+    while (this.all.length > this.capacity) {
+      const e = this.all.shift()!;
+      const w = this.regions.get(e.region)!;
+      w.shift();
+      if (w.length === 0) this.regions.delete(e.region);
+      this.floor = { txid: e.txid, id: e.id };
+    }
+    return touched;
+  }
+
+  /**
+   * Entries of `region` after `after`, and the head they run up to (a stream that sends them
+   * all may move its cursor to that head). At most `limit` entries; when cut short, `upTo` is
+   * the last entry returned. `after` must not be before the floor.
+   */
+  since(region: string, after: Position, limit: number): { entries: BufferedChange[]; upTo: Position } {
+    const w = this.regions.get(region);
+    if (!w) return { entries: [], upTo: this.head };
+    const items = w.items;
+    let lo = w.start;
+    let hi = items.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (comparePositions(items[mid]!, after) <= 0) lo = mid + 1;
+      else hi = mid;
+    }
+    if (items.length - lo > limit) {
+      const entries = items.slice(lo, lo + limit);
+      const last = entries[entries.length - 1]!;
+      return { entries, upTo: { txid: last.txid, id: last.id } };
+    }
+    return { entries: items.slice(lo), upTo: this.head };
+  }
+
+  /** Forgets everything and restarts the window at `head` (used when the epoch changes). */
+  reset(head: Position): void {
+    this.all = new Window();
+    this.regions = new Map();
+    this.floor = head;
+    this.head = head;
+  }
+}

@@ -1,0 +1,139 @@
+// krane's dispatch of feed events to the ResourceController. Events of one resource run one
+// at a time, in arrival order; different resources run concurrently up to `concurrency`.
+// Events are level-triggered, so while one is running only the newest waiting state of that
+// resource is kept: an event overtaken before it started completes together with the one that
+// replaced it (its state is older, and the newer one covers it).
+//
+// A PermanentError (the cluster rejected the object) is reported through onPermanentFailure
+// and counts as handled; any other error is retried a few times in place, then the submit
+// rejects and the watcher holds its cursor before that event.
+import type { Logger } from '../log';
+import { PermanentError, type ResourceController } from './controller';
+import { refKey, type DesiredState, type ResourceRef } from './protocol';
+
+export interface DispatcherOptions {
+  controller: ResourceController;
+  concurrency: number;
+  logger: Logger;
+  onPermanentFailure?: (ref: ResourceRef, err: PermanentError) => void | Promise<void>;
+  /** In-place retries of a transient failure before the event is given up on. */
+  retries: number;
+  retryDelayMs: number;
+}
+
+interface Waiter {
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
+interface Slot {
+  running: boolean;
+  next?: { ref: ResourceRef; state: DesiredState; waiters: Waiter[] };
+}
+
+export class Dispatcher {
+  private readonly slots = new Map<string, Slot>();
+  private active = 0;
+  private readonly queue: (() => void)[] = [];
+  private pendingCount = 0;
+  private roomWaiters: (() => void)[] = [];
+  private stopped = false;
+
+  constructor(private readonly opts: DispatcherOptions) {}
+
+  /** Events submitted and not yet finished. */
+  get backlog() {
+    return this.pendingCount;
+  }
+
+  /** Resolves once the event (or a newer one of the same resource that replaced it) is handled. */
+  submit(ref: ResourceRef, state: DesiredState): Promise<void> {
+    const key = refKey(ref);
+    let slot = this.slots.get(key);
+    if (!slot) this.slots.set(key, (slot = { running: false }));
+    this.pendingCount++;
+    const p = new Promise<void>((resolve, reject) => {
+      if (slot.next) {
+        slot.next.ref = ref;
+        slot.next.state = state;
+        slot.next.waiters.push({ resolve, reject });
+      } else slot.next = { ref, state, waiters: [{ resolve, reject }] };
+    });
+    if (!slot.running) void this.pump(key, slot);
+    return p;
+  }
+
+  /** Waits until the backlog is below `max`, so a huge snapshot does not pile up in memory. */
+  async waitForRoom(max: number): Promise<void> {
+    while (this.pendingCount >= max) await new Promise<void>((r) => this.roomWaiters.push(r));
+  }
+
+  /** Resolves when nothing is running or waiting. */
+  async drain(): Promise<void> {
+    await this.waitForRoom(1);
+  }
+
+  stop(): void {
+    this.stopped = true;
+  }
+
+  private async pump(key: string, slot: Slot): Promise<void> {
+    slot.running = true;
+    while (slot.next) {
+      const job = slot.next;
+      slot.next = undefined;
+      await this.acquire();
+      let err: unknown;
+      try {
+        await this.handle(job.ref, job.state);
+      } catch (e) {
+        err = e;
+      } finally {
+        this.release();
+      }
+      for (const w of job.waiters) (err === undefined ? w.resolve() : w.reject(err));
+      this.pendingCount -= job.waiters.length;
+      if (this.pendingCount < 1 || this.roomWaiters.length) {
+        const ws = this.roomWaiters;
+        this.roomWaiters = [];
+        for (const w of ws) w();
+      }
+    }
+    slot.running = false;
+    this.slots.delete(key);
+  }
+
+  private async handle(ref: ResourceRef, state: DesiredState): Promise<void> {
+    const { controller, logger } = this.opts;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        if (state.action === 'apply') await controller.apply(ref, state);
+        else await controller.delete(ref);
+        return;
+      } catch (err) {
+        if (err instanceof PermanentError) {
+          logger.warn({ err, resource: ref }, 'resource rejected permanently');
+          await this.opts.onPermanentFailure?.(ref, err);
+          return;
+        }
+        if (attempt >= this.opts.retries || this.stopped) throw err;
+        logger.warn({ err, resource: ref, attempt }, 'resource handler failed, retrying');
+        await new Promise((r) => setTimeout(r, this.opts.retryDelayMs * (attempt + 1)));
+      }
+    }
+  }
+
+  private acquire(): Promise<void> {
+    if (this.active < this.opts.concurrency) {
+      this.active++;
+      return Promise.resolve();
+    }
+    return new Promise((r) => this.queue.push(r));
+  }
+
+  private release(): void {
+    const next = this.queue.shift();
+    if (next) next();
+    else this.active--;
+  }
+}

@@ -1,0 +1,39 @@
+// The change feed: how desired state travels from ctrl's database to krane.
+//
+// Wire: protocol.ts holds the zod schemas of every stream line and desired state; both ends
+// parse with them, so an unknown or malformed line is an error on either side, never skipped.
+// The cursor (cursor.ts) is the opaque `epoch:txid:id`; only ctrl parses it.
+//
+// ctrl side (one Tailer per process, created by createFeed in feed.ts):
+// - The outbox (store/changes.ts) is read only where settled: rows whose transaction is older
+//   than every running one (txid < pg_snapshot_xmin), in (txid, id) order, so a commit that
+//   lands out of order is waited for, never skipped.
+// - tailer.ts polls once per doorbell (NOTIFY from every change) or backstop tick, whatever
+//   the number of agents, appends to the bounded buffer.ts (per-region index), and wakes the
+//   streams of the regions touched. Desired state for buffered rows is loaded once and shared
+//   by every stream of the region.
+// - stream.ts serves one long-poll response: snapshot (one REPEATABLE READ transaction whose
+//   head cursor comes from the same snapshot), then incremental events from the buffer (or from
+//   the table while behind it), heartbeats, and `end` with the cursor. desired.ts maps rows to
+//   the wire's desired states (pure).
+// - Routes live in src/http/cluster-feed.ts; createFeed bundles tailer, routes and cleanup.
+//
+// krane side:
+// - watcher.ts holds the cursor and one stream at a time, reconnecting with jittered backoff;
+//   dispatcher.ts runs events one at a time per resource (newest state wins while waiting) and
+//   different resources concurrently up to a bound, calling the ResourceController
+//   (controller.ts). Cursors are committed only past handled events; GC runs only after a
+//   complete snapshot whose events were all handled.
+//
+// reporter.ts and status*.ts (krane's status reports) belong to the reporter's part.
+export * from './protocol';
+export * from './controller';
+export * from './cursor';
+export * from './desired';
+export { ChangeBuffer, type BufferedChange } from './buffer';
+export { Tailer, type TailerOptions, type WakeReason, DEFAULT_POLL_MS, DEFAULT_BUFFER_SIZE } from './tailer';
+export { runStream, Semaphore, StreamAborted, type LineSink, type StreamDeps, type StreamRequest } from './stream';
+export * from './feed';
+export { Dispatcher, type DispatcherOptions } from './dispatcher';
+export { ndjsonLines, CutStreamError } from './ndjson';
+export * from './watcher';

@@ -1,0 +1,183 @@
+// One long-poll response of GET /v1/cluster/changes. Without a cursor it first sends the
+// region's full snapshot; then it sends incremental changes from the tailer's buffer (or from
+// the table while its cursor is older than the buffer), heartbeats while idle, and an `end`
+// line with its cursor at the wait limit or on shutdown. Events are level-triggered: within a
+// batch, several changes of one resource collapse into one event carrying the latest position
+// and the current state.
+import type { Logger } from '../log';
+import * as changes from '../store/changes';
+import { loadDesiredRows, readRegionSnapshot } from '../store/feed';
+import type { Position, FeedRow } from '../store/changes';
+import { comparePositions, encodeCursor, maxPosition } from './cursor';
+import { stateFor, stateMap, statesOf } from './desired';
+import type { BufferedChange } from './buffer';
+import { refKey, type DesiredState, type StreamLine } from './protocol';
+import type { Tailer } from './tailer';
+
+/** Rows per snapshot fetch and per table catch-up page: one JSON write of a few hundred KB. */
+const PAGE = 1_000;
+
+export interface LineSink {
+  /** Writes lines; resolves once the socket can take more (backpressure). */
+  write(lines: StreamLine[]): Promise<void>;
+  readonly closed: boolean;
+}
+
+export interface StreamDeps {
+  tailer: Tailer;
+  logger: Logger;
+  heartbeatMs: number;
+  retentionTtlMs: number;
+  /** Limits concurrent snapshots, each of which holds a pooled connection while it streams. */
+  snapshotSlots: Semaphore;
+  /** Set when ctrl shuts down: streams end with their cursor at the next opportunity. */
+  closing: AbortSignal;
+}
+
+export interface StreamRequest {
+  region: string;
+  /** Absent: full sync first. */
+  from?: { epoch: string; position: Position };
+  waitMs: number;
+  /** Aborted when the client goes away. */
+  signal: AbortSignal;
+}
+
+export class Semaphore {
+  private queue: (() => void)[] = [];
+  constructor(private free: number) {}
+  async acquire(): Promise<() => void> {
+    if (this.free > 0) this.free--;
+    else await new Promise<void>((r) => this.queue.push(r));
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const next = this.queue.shift();
+      if (next) next();
+      else this.free++;
+    };
+  }
+}
+
+/** Thrown inside a stream when it must stop without an `end` line (the agent treats it as cut). */
+export class StreamAborted extends Error {}
+
+function coalesce<T extends FeedRow>(rows: T[]): T[] {
+  const last = new Map<string, number>();
+  rows.forEach((r, i) => last.set(refKey({ type: r.resourceType, id: r.resourceId }), i));
+  return rows.filter((r, i) => last.get(refKey({ type: r.resourceType, id: r.resourceId })) === i);
+}
+
+function changeLines(epoch: string, region: string, rows: FeedRow[], states: DesiredState[]): StreamLine[] {
+  return rows.map((r, i) => ({
+    type: 'change',
+    cursor: encodeCursor(epoch, r),
+    resource: { type: r.resourceType, id: r.resourceId, region },
+    state: states[i]!,
+  }));
+}
+
+/**
+ * Runs one response to completion. Returns normally after writing `end`; throws StreamAborted
+ * (or a database error) when the response must be cut instead, so the agent keeps its cursor.
+ */
+export async function runStream(deps: StreamDeps, req: StreamRequest, out: LineSink): Promise<void> {
+  const { tailer } = deps;
+  const deadline = Date.now() + req.waitMs;
+  const stopped = () => out.closed || req.signal.aborted || deps.closing.aborted;
+  let lastWrite = Date.now();
+  const write = async (lines: StreamLine[]) => {
+    if (!lines.length) return;
+    await out.write(lines);
+    lastWrite = Date.now();
+  };
+
+  let epoch: string;
+  let pos: Position;
+  if (!req.from) {
+    const release = await deps.snapshotSlots.acquire();
+    try {
+      if (stopped()) throw new StreamAborted('stopped before snapshot');
+      await write([{ type: 'snapshot_begin' }]);
+      const snap = await readRegionSnapshot(tailer.sql, req.region, PAGE, async (batch) => {
+        if (stopped()) throw new StreamAborted('stopped during snapshot');
+        await write(statesOf(batch).map((s) => ({ type: 'change', resource: s.resource, state: s.state })));
+      });
+      epoch = snap.epoch;
+      pos = snap.head;
+      await write([{ type: 'snapshot_end', cursor: encodeCursor(epoch, pos), count: snap.count }]);
+    } finally {
+      release();
+    }
+  } else {
+    epoch = req.from.epoch;
+    pos = req.from.position;
+  }
+
+  // Combined abort for waits: client gone or ctrl closing.
+  const waitAbort = new AbortController();
+  const onAbort = () => waitAbort.abort();
+  req.signal.addEventListener('abort', onAbort, { once: true });
+  deps.closing.addEventListener('abort', onAbort, { once: true });
+  try {
+    while (!stopped() && tailer.epoch === epoch) {
+      const now = Date.now();
+      if (now >= deadline) break;
+      if (comparePositions(pos, tailer.buffer.floor) < 0) {
+        pos = await catchUpFromTable(deps, req.region, epoch, pos, write);
+        continue;
+      }
+      const { entries, upTo } = tailer.buffer.since(req.region, pos, PAGE);
+      if (entries.length === 0) {
+        pos = maxPosition(pos, upTo);
+        const untilHeartbeat = lastWrite + deps.heartbeatMs - now;
+        if (untilHeartbeat <= 0) {
+          await write([{ type: 'heartbeat' }]);
+          continue;
+        }
+        const r = await tailer.wait(req.region, Math.min(untilHeartbeat, deadline - now), waitAbort.signal);
+        if (r === 'reset' || r === 'closed') break;
+        continue;
+      }
+      const rows = coalesce<BufferedChange>(entries);
+      const states = await tailer.resolveStates(req.region, rows);
+      await write(changeLines(epoch, req.region, rows, states));
+      pos = maxPosition(pos, upTo);
+    }
+  } finally {
+    req.signal.removeEventListener('abort', onAbort);
+    deps.closing.removeEventListener('abort', onAbort);
+  }
+  if (out.closed || req.signal.aborted) throw new StreamAborted('client went away');
+  // After an epoch change the old-epoch cursor makes the agent's next request a 410.
+  await out.write([{ type: 'end', cursor: encodeCursor(epoch, pos) }]);
+}
+
+/** One page of table reads for a cursor older than the buffer; returns the new position. */
+async function catchUpFromTable(
+  deps: StreamDeps,
+  region: string,
+  epoch: string,
+  pos: Position,
+  write: (lines: StreamLine[]) => Promise<void>,
+): Promise<Position> {
+  const { tailer } = deps;
+  const floor = tailer.buffer.floor;
+  const retention = await changes.retentionFloor(tailer.sql, deps.retentionTtlMs);
+  if (retention.expired && retention.oldest && comparePositions(pos, retention.oldest) < 0) {
+    // Cleanup overtook this stream; cutting it makes the agent reconnect and get a 410.
+    throw new StreamAborted('cursor fell behind retention while catching up');
+  }
+  const rows = await changes.readRegion(tailer.sql, region, pos, floor, PAGE);
+  if (rows.length) {
+    const batch = coalesce(rows);
+    const m = stateMap(await loadDesiredRows(tailer.sql, region, batch.map((r) => ({ type: r.resourceType, id: r.resourceId }))));
+    await write(changeLines(epoch, region, batch, batch.map((r) => stateFor(m, r.resourceType, r.resourceId))));
+  }
+  if (rows.length === PAGE) {
+    const last = rows[rows.length - 1]!;
+    return { txid: last.txid, id: last.id };
+  }
+  return floor;
+}

@@ -1,0 +1,206 @@
+// ctrl's tailer: one per process. It polls the outbox for settled rows (one query per poll,
+// whatever the number of connected agents), keeps them in a bounded ChangeBuffer, and wakes the
+// streams waiting on the regions the new rows touch. A NOTIFY sent by every change (see
+// store/changes.ts recordChange) rings the doorbell so a commit is picked up at once; the
+// backstop timer covers a lost notification, a dropped LISTEN connection, and the case where
+// a row is committed but not yet settled because an older transaction is still open (then the
+// tailer looks again on a short, growing delay until it settles).
+import type { Logger } from '../log';
+import type { Sql } from '../store/db';
+import * as changes from '../store/changes';
+import { loadDesiredRows } from '../store/feed';
+import { getFeedEpoch } from '../store/system';
+import { ChangeBuffer, type BufferedChange } from './buffer';
+import { stateFor, stateMap } from './desired';
+import type { DesiredState } from './protocol';
+
+export interface TailerOptions {
+  sql: Sql;
+  logger: Logger;
+  /** Backstop poll interval when idle. */
+  pollMs?: number;
+  /** Entries kept in memory. */
+  bufferSize?: number;
+}
+
+/**
+ * Idle backstop. The doorbell delivers commits immediately; this only bounds how long a lost
+ * notification or an unrelated long transaction can delay a change. 100 ms costs 10 queries/s.
+ */
+export const DEFAULT_POLL_MS = 100;
+/** 50,000 entries (~15 MB with states) cover minutes of heavy churn, so reconnects hit memory. */
+export const DEFAULT_BUFFER_SIZE = 50_000;
+/** Rows per tail query: one JSON round trip of this size stays in the low milliseconds. */
+const TAIL_BATCH = 5_000;
+/** First retry delay while rows wait to settle; doubles up to the backstop interval. */
+const SETTLE_RETRY_MIN_MS = 2;
+
+export type WakeReason = 'change' | 'timeout' | 'reset' | 'closed' | 'aborted';
+
+export class Tailer {
+  readonly sql: Sql;
+  private readonly logger: Logger;
+  private readonly pollMs: number;
+  buffer: ChangeBuffer;
+  epoch = '';
+  private readonly waiters = new Map<string, Set<(r: WakeReason) => void>>();
+  private closed = false;
+  private rung = false;
+  private ring: (() => void) | undefined;
+  private loopDone: Promise<void> | undefined;
+  private unlisten: (() => Promise<void>) | undefined;
+  private readonly bufferSize: number;
+  /** Tail queries issued, for benchmarks and metrics. */
+  polls = 0;
+
+  constructor(opts: TailerOptions) {
+    this.sql = opts.sql;
+    this.logger = opts.logger;
+    this.pollMs = opts.pollMs ?? DEFAULT_POLL_MS;
+    this.bufferSize = opts.bufferSize ?? DEFAULT_BUFFER_SIZE;
+    this.buffer = new ChangeBuffer(this.bufferSize, { txid: '0', id: '0' });
+  }
+
+  get isClosed() {
+    return this.closed;
+  }
+
+  async start(): Promise<void> {
+    this.epoch = await getFeedEpoch(this.sql);
+    this.buffer = new ChangeBuffer(this.bufferSize, await changes.settledHead(this.sql));
+    // onlisten runs on every (re)connection of the LISTEN socket: ring then, since notifications
+    // sent while it was down are lost.
+    const l = await this.sql.listen(
+      changes.FEED_CHANNEL,
+      () => this.doorbell(),
+      () => this.doorbell(),
+    );
+    this.unlisten = () => l.unlisten();
+    this.loopDone = this.loop();
+  }
+
+  private doorbell(): void {
+    this.rung = true;
+    this.ring?.();
+  }
+
+  private sleep(ms: number): Promise<void> {
+    if (this.rung || this.closed) return Promise.resolve();
+    return new Promise((resolve) => {
+      const t = setTimeout(done, ms);
+      function done() {
+        clearTimeout(t);
+        resolve();
+      }
+      this.ring = done;
+    });
+  }
+
+  private async loop(): Promise<void> {
+    let settleDelay = SETTLE_RETRY_MIN_MS;
+    while (!this.closed) {
+      this.rung = false;
+      let r: changes.TailResult;
+      try {
+        this.polls++;
+        r = await changes.tailSettled(this.sql, this.buffer.head, TAIL_BATCH);
+      } catch (err) {
+        if (this.closed) return;
+        this.logger.error({ err }, 'feed tail query failed');
+        await this.sleep(this.pollMs * 10);
+        continue;
+      }
+      if (this.closed) return;
+      if (r.epoch !== this.epoch) {
+        await this.resetEpoch(r.epoch);
+        continue;
+      }
+      if (r.rows.length) {
+        for (const region of this.buffer.append(r.rows)) this.wake(region, 'change');
+      }
+      if (r.rows.length === TAIL_BATCH) continue;
+      if (r.pending) {
+        await this.sleep(settleDelay);
+        settleDelay = Math.min(settleDelay * 2, this.pollMs);
+      } else {
+        settleDelay = SETTLE_RETRY_MIN_MS;
+        await this.sleep(this.pollMs);
+      }
+    }
+  }
+
+  /** The database was restored or its epoch rotated: every cursor is void, streams must end. */
+  private async resetEpoch(epoch: string): Promise<void> {
+    try {
+      const head = await changes.settledHead(this.sql);
+      this.logger.warn({ from: this.epoch, to: epoch }, 'feed epoch changed');
+      this.epoch = epoch;
+      this.buffer.reset(head);
+      for (const region of [...this.waiters.keys()]) this.wake(region, 'reset');
+    } catch (err) {
+      this.logger.error({ err }, 'feed epoch reset failed');
+      await this.sleep(this.pollMs * 10);
+    }
+  }
+
+  private wake(region: string, reason: WakeReason): void {
+    const set = this.waiters.get(region);
+    if (!set) return;
+    this.waiters.delete(region);
+    for (const w of set) w(reason);
+  }
+
+  /**
+   * Resolves when a change for `region` lands in the buffer, after `timeoutMs`, on an epoch
+   * reset, on close, or when `signal` aborts. Register synchronously after reading the buffer
+   * (no await between), or a change appended in between would be missed until the next one.
+   */
+  wait(region: string, timeoutMs: number, signal?: AbortSignal): Promise<WakeReason> {
+    if (this.closed) return Promise.resolve('closed');
+    if (signal?.aborted) return Promise.resolve('aborted');
+    return new Promise((resolve) => {
+      let set = this.waiters.get(region);
+      if (!set) this.waiters.set(region, (set = new Set()));
+      const finish = (r: WakeReason) => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        this.waiters.get(region)?.delete(finish);
+        resolve(r);
+      };
+      const onAbort = () => finish('aborted');
+      const timer = setTimeout(() => finish('timeout'), Math.max(0, timeoutMs));
+      signal?.addEventListener('abort', onAbort, { once: true });
+      set.add(finish);
+    });
+  }
+
+  /** Desired states of buffered entries of one region, loading the missing ones in one batch. */
+  resolveStates(region: string, entries: BufferedChange[]): Promise<DesiredState[]> {
+    const missing = entries.filter((e) => !e.state);
+    if (missing.length) {
+      const loaded = loadDesiredRows(
+        this.sql,
+        region,
+        missing.map((e) => ({ type: e.resourceType, id: e.resourceId })),
+      ).then(stateMap);
+      for (const e of missing) {
+        const p: Promise<DesiredState> = loaded.then((m) => stateFor(m, e.resourceType, e.resourceId));
+        // A failed load must not poison the entry for later readers: forget it so they retry.
+        p.catch(() => {
+          if (e.state === p) delete e.state;
+        });
+        e.state = p;
+      }
+    }
+    return Promise.all(entries.map((e) => e.state!));
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.ring?.();
+    for (const region of [...this.waiters.keys()]) this.wake(region, 'closed');
+    await this.loopDone?.catch(() => {});
+    await this.unlisten?.().catch(() => {});
+  }
+}

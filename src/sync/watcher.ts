@@ -1,0 +1,322 @@
+// krane's change-feed watcher: keeps one long-poll stream to ctrl open at a time and feeds its
+// events to the Dispatcher.
+//
+// Cursor rules. The watcher holds one committed cursor. In a full sync it commits nothing
+// until `snapshot_end` arrived and every snapshot event was handled; only then does it call
+// controller.gc with the resources the snapshot asked to apply, and commit the snapshot's
+// cursor. Incremental events commit their cursor once they and every event before them were
+// handled. A response that ends without `snapshot_end`/`end` (cut), a malformed or unknown
+// line, or a handler that keeps failing ends the stream; the watcher reconnects after a
+// jittered backoff from the cursor it holds. 410 (other epoch, or older than retention) and a
+// rejected cursor mean a full sync now. A full resync runs every resyncIntervalMs as an audit.
+import type { Logger } from '../log';
+import type { PermanentError, ResourceController } from './controller';
+import { Dispatcher } from './dispatcher';
+import { CutStreamError, ndjsonLines } from './ndjson';
+import { StreamLine, refKey, type ResourceRef } from './protocol';
+
+export interface WatcherOptions {
+  controlPlaneUrl: string;
+  token: string;
+  region: string;
+  controller: ResourceController;
+  logger: Logger;
+  /** Full resync period (the audit, not the repair). */
+  resyncIntervalMs?: number;
+  /** Resources handled at the same time. */
+  concurrency?: number;
+  onPermanentFailure?: (ref: ResourceRef, err: PermanentError) => void | Promise<void>;
+  /** Reconnect delay after a failure: uniformly random in [min, max]. */
+  backoffMinMs?: number;
+  backoffMaxMs?: number;
+  /** `wait` sent to ctrl in seconds; absent: ctrl's limit. */
+  waitSeconds?: number;
+  /** No line for this long (heartbeats included) means the connection is dead. */
+  idleTimeoutMs?: number;
+  retries?: number;
+  retryDelayMs?: number;
+}
+
+/** Seed 004: an audit every five minutes catches drift made outside the feed. */
+export const DEFAULT_RESYNC_INTERVAL_MS = 5 * 60_000;
+/** Seeds 002/003: 1-5 s jitter spreads a fleet's reconnects after a ctrl restart. */
+export const DEFAULT_BACKOFF_MIN_MS = 1_000;
+export const DEFAULT_BACKOFF_MAX_MS = 5_000;
+/** Kubernetes API calls are I/O bound; eight in flight keeps one API server busy but not flooded. */
+export const DEFAULT_CONCURRENCY = 8;
+/** Three missed ctrl heartbeats (10 s each): the connection is gone even if TCP has not said so. */
+export const DEFAULT_IDLE_TIMEOUT_MS = 35_000;
+/** Events read ahead of their handlers; bounds memory during a large snapshot. */
+const MAX_BACKLOG = 10_000;
+
+export class ProtocolError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ProtocolError';
+  }
+}
+
+export interface WatcherStats {
+  /** Responses opened (each reconnect counts). */
+  streams: number;
+  /** Full syncs started and completed (GC ran). */
+  snapshotsStarted: number;
+  snapshotsCompleted: number;
+  /** Responses that ended without their closing line, or failed mid-way. */
+  failures: number;
+  /** 410s and rejected cursors. */
+  resets: number;
+  /** Change events handled (snapshot events included). */
+  events: number;
+}
+
+type Outcome = 'ok' | 'reset';
+
+export class Watcher {
+  private readonly o: Required<Omit<WatcherOptions, 'onPermanentFailure' | 'waitSeconds'>> & Pick<WatcherOptions, 'onPermanentFailure' | 'waitSeconds'>;
+  private readonly dispatcher: Dispatcher;
+  private committed: string | undefined;
+  private lastSnapshotAt = 0;
+  private stopped = false;
+  private running: Promise<void> | undefined;
+  private current: AbortController | undefined;
+  private wakeSleep: (() => void) | undefined;
+  readonly stats: WatcherStats = { streams: 0, snapshotsStarted: 0, snapshotsCompleted: 0, failures: 0, resets: 0, events: 0 };
+
+  constructor(opts: WatcherOptions) {
+    this.o = {
+      resyncIntervalMs: DEFAULT_RESYNC_INTERVAL_MS,
+      concurrency: DEFAULT_CONCURRENCY,
+      backoffMinMs: DEFAULT_BACKOFF_MIN_MS,
+      backoffMaxMs: DEFAULT_BACKOFF_MAX_MS,
+      idleTimeoutMs: DEFAULT_IDLE_TIMEOUT_MS,
+      retries: 2,
+      retryDelayMs: 200,
+      ...opts,
+      logger: opts.logger.child({ part: 'watcher', region: opts.region }),
+    };
+    this.dispatcher = new Dispatcher({
+      controller: opts.controller,
+      concurrency: this.o.concurrency,
+      logger: this.o.logger,
+      onPermanentFailure: opts.onPermanentFailure,
+      retries: this.o.retries,
+      retryDelayMs: this.o.retryDelayMs,
+    });
+  }
+
+  /** The committed cursor (undefined before the first complete full sync). */
+  get cursor(): string | undefined {
+    return this.committed;
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = this.loop();
+  }
+
+  /** Stops reading, lets handlers in flight finish, and resolves when the loop has ended. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.dispatcher.stop();
+    this.current?.abort();
+    this.wakeSleep?.();
+    await this.running;
+    await this.dispatcher.drain();
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.stopped) {
+      const full = !this.committed || Date.now() - this.lastSnapshotAt >= this.o.resyncIntervalMs;
+      try {
+        const outcome = await this.session(full);
+        if (outcome === 'reset') {
+          this.stats.resets++;
+          this.committed = undefined;
+        }
+        continue;
+      } catch (err) {
+        if (this.stopped) break;
+        this.stats.failures++;
+        const msg = err instanceof CutStreamError ? 'feed stream cut' : err instanceof ProtocolError ? 'feed protocol error' : 'feed stream failed';
+        (err instanceof ProtocolError ? this.o.logger.error : this.o.logger.warn).call(this.o.logger, { err, cursor: this.committed }, msg);
+      }
+      await this.sleep(this.o.backoffMinMs + Math.random() * (this.o.backoffMaxMs - this.o.backoffMinMs));
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    return new Promise((resolve) => {
+      const t = setTimeout(done, ms);
+      function done() {
+        clearTimeout(t);
+        resolve();
+      }
+      this.wakeSleep = done;
+    });
+  }
+
+  private async session(full: boolean): Promise<Outcome> {
+    const url = new URL('/v1/cluster/changes', this.o.controlPlaneUrl);
+    url.searchParams.set('region', this.o.region);
+    if (!full) url.searchParams.set('cursor', this.committed!);
+    if (this.o.waitSeconds !== undefined) url.searchParams.set('wait', String(this.o.waitSeconds));
+    const ac = new AbortController();
+    this.current = ac;
+    let idle: NodeJS.Timeout | undefined;
+    const armIdle = () => {
+      clearTimeout(idle);
+      idle = setTimeout(() => ac.abort(new CutStreamError('no line within the idle timeout')), this.o.idleTimeoutMs);
+    };
+    // Set by a handler that failed for good; the stream is abandoned at once.
+    let failure: unknown;
+    const failWith = (err: unknown) => {
+      failure ??= err;
+      ac.abort(err);
+    };
+    this.stats.streams++;
+    armIdle();
+    try {
+      const res = await fetch(url, { headers: { authorization: `Bearer ${this.o.token}` }, signal: ac.signal });
+      if (res.status === 410) {
+        await res.body?.cancel();
+        this.o.logger.info({ cursor: this.committed }, 'feed cursor expired, starting a full sync');
+        return 'reset';
+      }
+      if (res.status === 400 && !full) {
+        const body = (await res.json().catch(() => ({}))) as { error?: { code?: string } };
+        if (body.error?.code === 'ERR_FEED_CURSOR_INVALID') return 'reset';
+        throw new Error(`ctrl answered 400 ${body.error?.code ?? ''}`);
+      }
+      if (!res.ok || !res.body) {
+        const text = await res.text().catch(() => '');
+        throw new Error(`ctrl answered ${res.status}: ${text.slice(0, 200)}`);
+      }
+
+      const tracker = new CursorTracker((c) => {
+        this.committed = c;
+      }, failWith);
+      let snapshot: { seen: Set<string>; jobs: Promise<void>[] } | undefined;
+      let snapshotDone = !full;
+      let ended = false;
+      try {
+        for await (const raw of ndjsonLines(res.body as unknown as AsyncIterable<Uint8Array>)) {
+          armIdle();
+          if (failure) throw failure;
+          if (ended) throw new ProtocolError('line after end');
+          let json: unknown;
+          try {
+            json = JSON.parse(raw);
+          } catch {
+            throw new ProtocolError(`line is not JSON: ${raw.slice(0, 200)}`);
+          }
+          const parsed = StreamLine.safeParse(json);
+          if (!parsed.success) throw new ProtocolError(`unknown or malformed line: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+          const line = parsed.data;
+          switch (line.type) {
+            case 'snapshot_begin':
+              if (!full || snapshot) throw new ProtocolError('unexpected snapshot_begin');
+              snapshot = { seen: new Set(), jobs: [] };
+              this.stats.snapshotsStarted++;
+              break;
+            case 'change': {
+              if (line.resource.region !== this.o.region) throw new ProtocolError(`change for region ${line.resource.region}`);
+              if (!snapshotDone && !snapshot) throw new ProtocolError('change before snapshot_begin');
+              await this.dispatcher.waitForRoom(MAX_BACKLOG);
+              const job = this.dispatcher.submit(line.resource, line.state).then(() => {
+                this.stats.events++;
+              });
+              if (!snapshotDone) {
+                if (line.state.action === 'apply') snapshot!.seen.add(refKey(line.resource));
+                job.catch(failWith);
+                snapshot!.jobs.push(job);
+              } else {
+                if (!line.cursor) throw new ProtocolError('incremental change without cursor');
+                tracker.add(line.cursor, job);
+              }
+              break;
+            }
+            case 'snapshot_end':
+              if (!snapshot || snapshotDone) throw new ProtocolError('unexpected snapshot_end');
+              // Every snapshot event handled, then GC, then the cursor: in that order only.
+              await Promise.all(snapshot.jobs);
+              await this.o.controller.gc(snapshot.seen);
+              this.committed = line.cursor;
+              this.lastSnapshotAt = Date.now();
+              this.stats.snapshotsCompleted++;
+              snapshotDone = true;
+              snapshot.jobs = [];
+              break;
+            case 'heartbeat':
+              break;
+            case 'end':
+              if (!snapshotDone) throw new ProtocolError('end before snapshot_end');
+              await tracker.settled();
+              if (failure) throw failure;
+              this.committed = line.cursor;
+              ended = true;
+              break;
+          }
+        }
+      } catch (err) {
+        // An abort caused by a failed handler or the idle timer surfaces as the real reason.
+        throw failure ?? (ac.signal.aborted && ac.signal.reason instanceof Error ? ac.signal.reason : err);
+      } finally {
+        // Whatever happened, commit what was handled in order (never in a snapshot: nothing
+        // there is tracked), so the reconnect resumes right after the last handled event.
+        await tracker.settled();
+      }
+      if (!ended) {
+        if (this.stopped) return 'ok';
+        throw new CutStreamError(snapshotDone ? 'stream ended without end' : 'stream ended without snapshot_end');
+      }
+      return 'ok';
+    } finally {
+      clearTimeout(idle);
+      this.current = undefined;
+    }
+  }
+}
+
+/** Commits incremental cursors in stream order, each once it and all before it are handled. */
+class CursorTracker {
+  private readonly entries: { cursor: string; state: 'pending' | 'done' | 'failed' }[] = [];
+  private next = 0;
+  private readonly inFlight = new Set<Promise<void>>();
+
+  constructor(
+    private readonly commit: (cursor: string) => void,
+    private readonly onFailure: (err: unknown) => void,
+  ) {}
+
+  add(cursor: string, job: Promise<void>): void {
+    const e = { cursor, state: 'pending' as 'pending' | 'done' | 'failed' };
+    this.entries.push(e);
+    const p = job.then(
+      () => {
+        e.state = 'done';
+        this.flush();
+      },
+      (err: unknown) => {
+        e.state = 'failed';
+        this.onFailure(err);
+      },
+    );
+    this.inFlight.add(p);
+    void p.finally(() => this.inFlight.delete(p));
+  }
+
+  private flush(): void {
+    while (this.next < this.entries.length && this.entries[this.next]!.state === 'done') {
+      this.commit(this.entries[this.next]!.cursor);
+      this.next++;
+    }
+  }
+
+  async settled(): Promise<void> {
+    while (this.inFlight.size) await Promise.allSettled([...this.inFlight]);
+    this.flush();
+  }
+}
+

@@ -1,0 +1,119 @@
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { testDb } from '../helpers/db';
+import { upsertTopology, setTopologyStatus } from '../../src/store/topology';
+import { ensureSentinel } from '../../src/store/sentinels';
+import { ensureCiliumPolicy } from '../../src/store/cilium';
+import { rotateFeedEpoch } from '../../src/store/system';
+import { Watcher } from '../../src/sync/watcher';
+import { StreamLine } from '../../src/sync/protocol';
+import { RecordingController, TOKENS, deployTo, newDeployment, readFeed, silent, sleep, startFeedServer, waitFor } from './helpers';
+
+const db = await testDb();
+const server = await startFeedServer(db.url, { waitLimitMs: 1_500, heartbeatMs: 300 });
+after(() => server.close());
+
+const scope = { workspaceId: 'default', projectId: 'default', appId: 'default', environmentId: 'default' };
+
+test('full sync lists every resource of the region, then incremental changes, heartbeats and end', async () => {
+  const a = await deployTo(db.sql, 'us-east-1', 2);
+  const stopped = await deployTo(db.sql, 'us-east-1');
+  await setTopologyStatus(db.sql, stopped, 'stopped');
+  await deployTo(db.sql, 'eu-west-1');
+  const { sentinel } = await ensureSentinel(db.sql, { ...scope, id: 'snt-a', region: 'us-east-1', image: 'sentinel:1', replicas: 2, cpuMillicores: 250, memoryMib: 256 });
+  await ensureCiliumPolicy(db.sql, { ...scope, id: 'cnp-a', region: 'us-east-1' });
+
+  const later = sleep(500).then(() => deployTo(db.sql, 'us-east-1', 3));
+  const r = await readFeed(server.url, TOKENS['us-east-1'], { wait: '1.2' });
+  await later;
+  assert.equal(r.status, 200);
+  for (const l of r.lines) assert.ok(StreamLine.safeParse(l).success, JSON.stringify(l));
+  assert.equal(r.lines[0].type, 'snapshot_begin');
+  const endIdx = r.lines.findIndex((l) => l.type === 'snapshot_end');
+  const snap = r.lines.slice(1, endIdx);
+  assert.equal(r.lines[endIdx].count, 4);
+  const byId = new Map(snap.map((l) => [l.resource.id, l]));
+  assert.equal(byId.get(a).state.action, 'apply');
+  assert.equal(byId.get(a).state.replicas, 2);
+  assert.equal(byId.get(a).state.namespace, 'unkey');
+  assert.equal(byId.get(stopped).state.action, 'delete');
+  assert.equal(byId.get(sentinel.id).state.kind, 'sentinel');
+  assert.equal(byId.get(sentinel.id).state.namespace, 'sentinel');
+  assert.equal(byId.get('cnp-a').state.kind, 'cilium_network_policy');
+  assert.ok(snap.every((l) => l.resource.region === 'us-east-1'), 'no other region in the snapshot');
+  const rest = r.lines.slice(endIdx + 1);
+  const change = rest.find((l) => l.type === 'change');
+  assert.ok(change, 'the change committed during the poll arrives in the same response');
+  assert.equal(change.state.replicas, 3);
+  assert.match(change.cursor, /^[A-Za-z0-9_-]+:\d+:\d+$/);
+  assert.ok(rest.some((l) => l.type === 'heartbeat'), 'heartbeats while idle');
+  assert.equal(rest.at(-1).type, 'end');
+
+  // Resuming from the end cursor sends nothing old.
+  const again = await readFeed(server.url, TOKENS['us-east-1'], { cursor: rest.at(-1).cursor, wait: '0.3' });
+  assert.equal(again.status, 200);
+  assert.deepEqual(again.lines.filter((l) => l.type === 'change'), []);
+  assert.equal(again.lines.at(-1).type, 'end');
+});
+
+test('out-of-order commit: B waits for A, then both arrive, without a resync', async () => {
+  const ctrl = new RecordingController();
+  const w = new Watcher({ controlPlaneUrl: server.url, token: TOKENS['eu-west-1'], region: 'eu-west-1', controller: ctrl, logger: silent, backoffMinMs: 50, backoffMaxMs: 100 });
+  w.start();
+  try {
+    await waitFor(() => w.stats.snapshotsCompleted === 1, 5_000, 'first snapshot');
+    const depA = await newDeployment(db.sql, { regions: ['eu-west-1'] });
+    const depB = await newDeployment(db.sql, { regions: ['eu-west-1'] });
+    let releaseA!: () => void;
+    const gate = new Promise<void>((r) => (releaseA = r));
+    let aWritten!: () => void;
+    const written = new Promise<void>((r) => (aWritten = r));
+    // A writes first (so it holds the older txid) and stays open.
+    const txA = db.sql.begin(async (tx) => {
+      await upsertTopology(tx, { deploymentId: depA, region: 'eu-west-1', workspaceId: 'default', replicas: 1 });
+      aWritten();
+      await gate;
+    });
+    await written;
+    await upsertTopology(db.sql, { deploymentId: depB, region: 'eu-west-1', workspaceId: 'default', replicas: 1 });
+    // B is committed; a pk > cursor reader would deliver it now and later skip A.
+    await sleep(600);
+    assert.equal(ctrl.applied(`deployment_topology/${depB}`), undefined, 'B must wait while the older A is open');
+    releaseA();
+    await txA;
+    await waitFor(() => !!ctrl.applied(`deployment_topology/${depA}`) && !!ctrl.applied(`deployment_topology/${depB}`), 5_000, 'A and B');
+    assert.equal(w.stats.snapshotsStarted, 1, 'no resync was needed');
+  } finally {
+    await w.stop();
+  }
+});
+
+test('a cursor from another epoch gets 410 and the watcher falls back to a full sync', async () => {
+  const ctrl = new RecordingController();
+  const w = new Watcher({ controlPlaneUrl: server.url, token: TOKENS['us-east-1'], region: 'us-east-1', controller: ctrl, logger: silent, backoffMinMs: 20, backoffMaxMs: 40, waitSeconds: 0.3 });
+  w.start();
+  try {
+    await waitFor(() => w.stats.snapshotsCompleted === 1, 5_000, 'first snapshot');
+    const old = w.cursor!;
+    await rotateFeedEpoch(db.sql);
+    const r = await readFeed(server.url, TOKENS['us-east-1'], { cursor: old });
+    // The tailer notices the rotation within a poll; until then the old epoch is still served.
+    await waitFor(async () => (await readFeed(server.url, TOKENS['us-east-1'], { cursor: old })).status === 410, 5_000, '410');
+    void r;
+    await waitFor(() => w.stats.snapshotsCompleted >= 2, 5_000, 'full sync after 410');
+    assert.ok(w.stats.resets >= 1);
+    assert.notEqual(w.cursor!.split(':')[0], old.split(':')[0], 'new cursor is of the new epoch');
+  } finally {
+    await w.stop();
+  }
+});
+
+test('close() ends open streams with an end line', async () => {
+  const s2 = await startFeedServer(db.url, { waitLimitMs: 30_000 });
+  const res = await fetch(`${s2.url}/v1/cluster/changes?wait=30`, { headers: { authorization: `Bearer ${TOKENS['us-east-1']}` } });
+  const text = res.text();
+  await sleep(200);
+  await s2.close();
+  const lines = (await text).split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  assert.equal(lines.at(-1).type, 'end');
+});
