@@ -272,6 +272,10 @@ BEGIN
       IF v_deduped AND v_existing.parent_id IS NULL THEN
         -- Deliver the existing invocation's result to this caller too.
         UPDATE engine_invocations SET parent_id = p_parent, parent_seq = p_parent_seq WHERE id = v_id;
+      ELSIF v_deduped AND v_existing.parent_id IS DISTINCT FROM p_parent THEN
+        -- One result goes to one caller; waiting here would never end, so say so.
+        RAISE EXCEPTION 'invocation % (idempotency key %) is already awaited by %', v_id, p_idem, v_existing.parent_id
+          USING ERRCODE = 'UE002';
       END IF;
     END IF;
   ELSIF p_parent_entry = 'send' THEN

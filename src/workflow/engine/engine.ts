@@ -397,6 +397,14 @@ export class Engine implements Runtime {
     this.#parked.delete(exec);
     if (this.#executions.get(exec.id) === exec) this.#executions.delete(exec.id);
     if (finish?.ok && outcome) {
+      if (outcome.status === 'completed') {
+        this.logger.debug({ invocationId: exec.id, service: exec.target.service, handler: exec.target.handler }, 'engine invocation completed');
+      } else {
+        this.logger.warn(
+          { invocationId: exec.id, service: exec.target.service, handler: exec.target.handler, status: outcome.status, code: outcome.error.code, err: outcome.error.message },
+          'engine invocation failed',
+        );
+      }
       this.#settleResult(exec.id, () =>
         outcome.status === 'completed' ? Promise.resolve(decode(JSON.parse(outcome.result))) : Promise.reject(fromFailure(outcome.error)),
       );

@@ -95,12 +95,15 @@ test('a shared handler resolves the awakeable of a suspended exclusive one, whic
     return inv.status === 'suspended' && (await engine.state(Sentinel, 's1')).notifyReady;
   });
   const other = await engine.send(Sentinel, 'other', {}, { key: 's1' });
-  // The key is held by the suspended deploy: the next exclusive call waits in the queue.
-  await new Promise((r) => setTimeout(r, 150));
+  const later = await engine.send(Sentinel, 'other', {}, { key: 's1', delayMs: 50 });
+  // The key is held by the suspended deploy: the next exclusive calls wait in the queue (the
+  // delayed one joins it when its delay is up).
+  await waitFor('delayed send queued', async () => (await engine.getInvocation(later.id)).status === 'queued');
   assert.equal((await engine.getInvocation(other.id)).status, 'queued');
   assert.equal(await engine.call(Sentinel, 'notifyReady', { health: 'healthy' }, { key: 's1' }), true);
   assert.equal(await engine.result(deploy.id), 'v2:healthy');
   assert.equal(await engine.result(other.id), 'other ran');
+  assert.equal(await engine.result(later.id), 'other ran');
   const d = await engine.getInvocation(deploy.id);
   const o = await engine.getInvocation(other.id);
   assert.ok(new Date(o.completedAt!).getTime() >= new Date(d.completedAt!).getTime());
