@@ -215,6 +215,12 @@ export class KubeApi {
       throw conflictError(def, name, `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${obj.metadata.resourceVersion}`);
     }
     if (opts.dryRun) return obj;
+    if (obj.metadata.finalizers?.length) {
+      // Finalizers hold the object: it is marked for deletion and goes when the last one is
+      // removed (see commit), like the API server's graceful path.
+      if (obj.metadata.deletionTimestamp) return obj;
+      return this.store.put(def, { ...obj, metadata: { ...obj.metadata, deletionTimestamp: nowIso(), deletionGracePeriodSeconds: 0 } });
+    }
     return this.removeWithDependents(def, ns, name, opts.propagationPolicy ?? 'Background')!;
   }
 
@@ -288,7 +294,12 @@ export class KubeApi {
   private commit(def: ResourceDef, obj: KubeObject, old: KubeObject | undefined, opts: WriteOptions): WriteResult {
     if (old && deepEqual(withoutRv(obj), withoutRv(old))) return { object: old, changed: false, created: false };
     if (opts.dryRun) return { object: { ...obj, metadata: { ...obj.metadata, resourceVersion: old?.metadata.resourceVersion } }, changed: false, created: !old };
-    return { object: this.store.put(def, obj), changed: true, created: !old };
+    const stored = this.store.put(def, obj);
+    if (stored.metadata.deletionTimestamp && !stored.metadata.finalizers?.length) {
+      const gone = this.removeWithDependents(def, stored.metadata.namespace ?? '', stored.metadata.name!, 'Background');
+      return { object: gone ?? stored, changed: true, created: false };
+    }
+    return { object: stored, changed: true, created: !old };
   }
 
   /** Normalises a request body: a JSON object of this kind whose name/namespace fit the URL. */
@@ -341,9 +352,17 @@ export class KubeApi {
     if (old) {
       meta.uid = old.metadata.uid;
       meta.creationTimestamp = old.metadata.creationTimestamp;
-      if (old.metadata.deletionTimestamp) meta.deletionTimestamp = old.metadata.deletionTimestamp;
+      // Only a delete sets these; clients cannot set or clear them.
+      delete meta.deletionTimestamp;
+      delete meta.deletionGracePeriodSeconds;
+      if (old.metadata.deletionTimestamp) {
+        meta.deletionTimestamp = old.metadata.deletionTimestamp;
+        meta.deletionGracePeriodSeconds = old.metadata.deletionGracePeriodSeconds;
+      }
       if (old.metadata.generation !== undefined) meta.generation = old.metadata.generation;
     } else {
+      delete meta.deletionTimestamp;
+      delete meta.deletionGracePeriodSeconds;
       meta.uid = randomUUID();
       meta.creationTimestamp = nowIso();
       if (def.tracksGeneration) meta.generation = 1;

@@ -239,9 +239,10 @@ export function createSimServer(host: SimHost): SimServer {
         | undefined;
       if (name) {
         const gone = host.api.delete(def, ns, name, { propagationPolicy: policy, preconditions: b.preconditions, dryRun });
-        // Like the API server: pods (graceful deletion) and namespaces answer with the object,
-        // the rest with a Success status.
-        send(res, 200, def.kind === 'Namespace' || def.kind === 'Pod' ? withTypeMeta(def, gone) : successStatus(def, name, gone.metadata.uid));
+        // Like the API server: pods (graceful deletion), namespaces and objects held by
+        // finalizers answer with the object, the rest with a Success status.
+        const held = gone.metadata.deletionTimestamp !== undefined && host.store.get(def, ns, name) !== undefined;
+        send(res, 200, held || def.kind === 'Namespace' || def.kind === 'Pod' ? withTypeMeta(def, gone) : successStatus(def, name, gone.metadata.uid));
         return { verb: 'delete', changed: !dryRun };
       }
       const gone = host.api.deleteCollection(def, route.namespace, {

@@ -356,3 +356,19 @@ test('API server rules: label syntax, StatefulSet spec immutability, ClusterIP k
   const m = await errorOf(f.core.replaceNamespacedService({ name: 'keepip', namespace: 'default', body: moved }));
   assert.equal(m.code, 422);
 });
+
+test('finalizers hold a deleted object until the last one is removed', async () => {
+  const created = await f.objects.create({ ...service('held'), metadata: { name: 'held', namespace: 'default', finalizers: ['example.com/hold'] } } as any);
+  const watch = await recordWatch(f.kc, '/api/v1/namespaces/default/services', { resourceVersion: created.metadata!.resourceVersion!, fieldSelector: 'metadata.name=held' });
+  try {
+    await f.core.deleteNamespacedService({ name: 'held', namespace: 'default' });
+    const marked = await f.core.readNamespacedService({ name: 'held', namespace: 'default' });
+    assert.ok(marked.metadata?.deletionTimestamp, 'still there, marked for deletion');
+    await f.objects.patch({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'held', namespace: 'default', finalizers: null } } as any, undefined, undefined, 'tester', undefined, PatchStrategy.MergePatch);
+    assert.equal((await errorOf(f.core.readNamespacedService({ name: 'held', namespace: 'default' }))).code, 404);
+    await waitFor('deleted event', () => watch.events.some((e) => e.type === 'DELETED'));
+    assert.deepEqual(watch.events.map((e) => e.type), ['MODIFIED', 'MODIFIED', 'DELETED']);
+  } finally {
+    watch.stop();
+  }
+});
