@@ -6,6 +6,8 @@ import type { Sql } from '../../store/db';
 import { AppError, issuesToDetails, notFound, unavailable } from '../../errors';
 import { newId } from '../../ids';
 import type { ReadinessCheck } from '../../http/health';
+import type { Registry } from '../../http/metrics';
+import { engineMetrics, type EngineMetrics } from './metrics';
 import { decode } from './codec';
 import { Context } from './context';
 import {
@@ -51,6 +53,8 @@ export interface EngineOptions {
   stopTimeoutMs?: number;
   /** Parked executions kept in memory; beyond this the oldest resume from the journal. */
   maxParked?: number;
+  /** Prometheus registry for the engine's metrics (none when absent). */
+  registry?: Registry;
 }
 
 /** 50 in flight per process keeps the pool (and two cores) busy without queueing on it. */
@@ -145,6 +149,7 @@ export class Engine implements Runtime {
   #claimAgain = false;
   #moreWork = false;
   #lastPollOk = 0;
+  readonly #metrics: EngineMetrics;
 
   constructor(opts: EngineOptions) {
     this.sql = opts.sql;
@@ -156,6 +161,7 @@ export class Engine implements Runtime {
     this.#stealAfterMs = opts.stealAfterMs ?? DEFAULT_STEAL_AFTER_MS;
     this.#stopTimeoutMs = opts.stopTimeoutMs ?? DEFAULT_STOP_TIMEOUT_MS;
     this.#maxParked = opts.maxParked ?? DEFAULT_MAX_PARKED;
+    this.#metrics = engineMetrics(opts.registry, () => ({ running: this.#running.size, parked: this.#parked.size }));
   }
 
   // ---- definitions ----------------------------------------------------------------------------
@@ -397,6 +403,7 @@ export class Engine implements Runtime {
     this.#parked.delete(exec);
     if (this.#executions.get(exec.id) === exec) this.#executions.delete(exec.id);
     if (finish?.ok && outcome) {
+      this.#metrics.finished(exec.target.service, exec.target.handler, outcome.status);
       if (outcome.status === 'completed') {
         this.logger.debug({ invocationId: exec.id, service: exec.target.service, handler: exec.target.handler }, 'engine invocation completed');
       } else {

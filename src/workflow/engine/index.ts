@@ -52,6 +52,8 @@
 //   await engine.resolveAwakeable(awakeableId, value); await engine.cancel(id);
 //   await engine.listInvocations({ status: 'running', target: 'counter' }); await engine.getInvocation(id);
 //   routes' readiness: engine.readinessCheck();  on SIGTERM: await engine.stop() (hands leases back).
+//   Metrics (with `registry`): engine_invocations_finished_total{service,handler,status},
+//   engine_executions{state=running|parked}.
 export { createEngine, Engine } from './engine';
 export type { EngineOptions, ClientOptions, SendClientOptions, InvocationView, JournalEntryView } from './engine';
 export { handler, defineService, defineObject } from './definitions';

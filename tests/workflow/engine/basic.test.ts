@@ -248,3 +248,18 @@ test('object state: exclusive handlers read and write, shared ones only read', a
 test('readiness reports the engine ready while it runs', async () => {
   assert.equal(await engine.readinessCheck().check(), null);
 });
+
+test('metrics count finished invocations by status when a registry is given', async () => {
+  const { createRegistry } = await import('../../../src/http/metrics');
+  const registry = createRegistry();
+  const metered = testEngine(db.sql, { registry, workerId: 'metered' });
+  metered.register(Helpers);
+  metered.register(Steps);
+  metered.register(Counter);
+  await metered.start();
+  await metered.call(Helpers, 'double', 4);
+  const text = await registry.metrics();
+  assert.match(text, /engine_invocations_finished_total\{service="helpers",handler="double",status="completed"\} 1/);
+  assert.match(text, /engine_executions\{state="running"\} 0/);
+  await metered.stop();
+});
