@@ -1,0 +1,232 @@
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, request, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { testDb } from '../helpers/db';
+import { upsertTopology } from '../../src/store/topology';
+import { Watcher, type WatcherOptions } from '../../src/sync/watcher';
+import { PermanentError } from '../../src/sync/controller';
+import { RecordingController, TOKENS, deployTo, newDeployment, silent, sleep, startFeedServer, waitFor } from './helpers';
+
+const db = await testDb();
+const server = await startFeedServer(db.url, { waitLimitMs: 1_000, heartbeatMs: 200 });
+after(() => server.close());
+
+/**
+ * A line-aware HTTP proxy in front of ctrl. `cutAfter(reqIndex, line)` is asked before each
+ * line is forwarded; returning true destroys the client's connection instead (a cut stream).
+ */
+async function lineProxy(upstream: string, cutAfter: (req: number, line: any, url: URL) => boolean) {
+  const urls: URL[] = [];
+  const cuts: number[] = [];
+  const srv: Server = createServer((req, res: ServerResponse) => {
+    const n = urls.length;
+    const u = new URL(req.url!, upstream);
+    urls.push(u);
+    const up = request(u, { method: req.method, headers: req.headers }, (ur) => {
+      res.writeHead(ur.statusCode!, ur.headers);
+      let rest = '';
+      ur.on('data', (chunk: Buffer) => {
+        rest += chunk.toString();
+        let nl: number;
+        while ((nl = rest.indexOf('\n')) >= 0) {
+          const line = rest.slice(0, nl);
+          rest = rest.slice(nl + 1);
+          if (res.destroyed) return;
+          let parsed: any;
+          try {
+            parsed = JSON.parse(line);
+          } catch {
+            parsed = line;
+          }
+          if (cutAfter(n, parsed, u)) {
+            cuts.push(n);
+            ur.destroy();
+            res.socket?.destroy();
+            return;
+          }
+          res.write(line + '\n');
+        }
+      });
+      ur.on('end', () => res.end(rest));
+      ur.on('error', () => res.destroy());
+    });
+    up.on('error', () => res.destroy());
+    req.pipe(up);
+  });
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  after(() => new Promise<void>((r) => srv.close(() => r())));
+  return { url: `http://127.0.0.1:${(srv.address() as AddressInfo).port}`, urls, cuts };
+}
+
+function watcher(url: string, ctrl: RecordingController, extra: Partial<WatcherOptions> = {}) {
+  const w = new Watcher({
+    controlPlaneUrl: url,
+    token: TOKENS['us-east-1'],
+    region: 'us-east-1',
+    controller: ctrl,
+    logger: silent,
+    backoffMinMs: 300,
+    backoffMaxMs: 300,
+    retries: 0,
+    waitSeconds: 1,
+    ...extra,
+  });
+  after(() => w.stop());
+  return w;
+}
+
+test('a stream cut in the middle of a snapshot: no GC, no cursor; the reconnect syncs fully', async () => {
+  const ids: string[] = [];
+  for (let i = 0; i < 30; i++) ids.push(await deployTo(db.sql, 'us-east-1'));
+  let changesSeen = 0;
+  const proxy = await lineProxy(server.url, (n, line) => n === 0 && line.type === 'change' && ++changesSeen > 10);
+  const ctrl = new RecordingController();
+  const w = watcher(proxy.url, ctrl);
+  w.start();
+  await waitFor(() => w.stats.failures === 1, 5_000, 'the cut');
+  assert.deepEqual(proxy.cuts, [0]);
+  assert.equal(ctrl.gcs.length, 0, 'no GC after an incomplete snapshot');
+  assert.equal(w.cursor, undefined, 'no cursor committed from an incomplete snapshot');
+  assert.equal(w.stats.snapshotsCompleted, 0);
+  await waitFor(() => w.stats.snapshotsCompleted === 1, 5_000, 'the resumed full sync');
+  assert.equal(proxy.urls[1]!.searchParams.get('cursor'), null, 'the reconnect is a full sync again');
+  assert.equal(ctrl.gcs.length, 1);
+  for (const id of ids) assert.ok(ctrl.gcs[0]!.has(`deployment_topology/${id}`));
+  assert.ok(w.cursor);
+  await w.stop();
+});
+
+test('a cut during incremental changes resumes from the last handled event', async () => {
+  let changeLines = 0;
+  const seen: string[] = [];
+  let armed = false;
+  const proxy = await lineProxy(server.url, (_n, line) => {
+    if (!armed || line.type !== 'change' || !line.cursor) return false;
+    seen.push(line.cursor);
+    if (++changeLines === 4) {
+      armed = false;
+      return true;
+    }
+    return false;
+  });
+  const ctrl = new RecordingController();
+  const w = watcher(proxy.url, ctrl);
+  w.start();
+  await waitFor(() => w.stats.snapshotsCompleted === 1, 5_000, 'snapshot');
+  armed = true;
+  const ids: string[] = [];
+  for (let i = 0; i < 6; i++) ids.push(await deployTo(db.sql, 'us-east-1'));
+  await waitFor(() => ids.every((id) => ctrl.applied(`deployment_topology/${id}`)), 8_000, 'all six changes');
+  assert.equal(proxy.cuts.length, 1, 'the stream was cut once');
+  // The fourth line was never delivered: the reconnect must start right after the third.
+  const reconnect = proxy.urls[proxy.cuts[0]! + 1]!;
+  assert.equal(reconnect.searchParams.get('cursor'), seen[2]);
+  assert.equal(w.stats.snapshotsStarted, 1, 'resumed incrementally, no resync');
+  await w.stop();
+});
+
+test('a failing handler holds the cursor before its event; the event is redelivered and handled', async () => {
+  const ctrl = new RecordingController();
+  const proxy = await lineProxy(server.url, () => false);
+  const w = watcher(proxy.url, ctrl);
+  w.start();
+  await waitFor(() => w.stats.snapshotsCompleted === 1, 5_000, 'snapshot');
+  const before = w.cursor!;
+  const x = await newDeployment(db.sql);
+  const y = await newDeployment(db.sql);
+  let failX = true;
+  ctrl.hook = (op, ref) => {
+    if (ref.id === x && failX) throw new Error('api server unavailable');
+  };
+  await upsertTopology(db.sql, { deploymentId: x, region: 'us-east-1', workspaceId: 'default', replicas: 1 });
+  await upsertTopology(db.sql, { deploymentId: y, region: 'us-east-1', workspaceId: 'default', replicas: 1 });
+  await waitFor(() => w.stats.failures >= 1, 5_000, 'the failure');
+  const cursorAfterFailure = w.cursor;
+  // Nothing at or after x's event may be committed while x is unhandled.
+  assert.equal(cursorAfterFailure, before);
+  failX = false;
+  await waitFor(() => !!ctrl.applied(`deployment_topology/${x}`), 5_000, 'x handled after retry');
+  const retried = proxy.urls.at(-1)!;
+  assert.equal(retried.searchParams.get('cursor'), before, 'the reconnect resumes before x');
+  await waitFor(() => w.cursor !== before, 5_000, 'cursor moves on');
+  await w.stop();
+});
+
+test('a permanent failure is reported and does not block the cursor', async () => {
+  const reported: string[] = [];
+  const ctrl = new RecordingController();
+  const w = watcher(server.url, ctrl, { onPermanentFailure: (ref) => void reported.push(ref.id) });
+  w.start();
+  await waitFor(() => w.stats.snapshotsCompleted === 1, 5_000, 'snapshot');
+  const bad = await newDeployment(db.sql);
+  ctrl.hook = (op, ref) => {
+    if (ref.id === bad) throw new PermanentError('422 invalid object');
+  };
+  await upsertTopology(db.sql, { deploymentId: bad, region: 'us-east-1', workspaceId: 'default', replicas: 1 });
+  const good = await deployTo(db.sql, 'us-east-1');
+  await waitFor(() => !!ctrl.applied(`deployment_topology/${good}`), 5_000, 'good applied');
+  await waitFor(() => reported.includes(bad), 5_000, 'bad reported');
+  assert.equal(w.stats.failures, 0);
+  await w.stop();
+});
+
+test('periodic full resync runs GC each time', async () => {
+  const ctrl = new RecordingController();
+  const w = watcher(server.url, ctrl, { resyncIntervalMs: 300 });
+  w.start();
+  await waitFor(() => w.stats.snapshotsCompleted >= 3, 8_000, 'three snapshots');
+  assert.ok(ctrl.gcs.length >= 3);
+  await w.stop();
+});
+
+/** A fake ctrl that answers every poll with the given body. */
+async function fakeCtrl(body: string) {
+  let hits = 0;
+  const srv = createServer((_req, res) => {
+    hits++;
+    res.writeHead(200, { 'content-type': 'application/x-ndjson' });
+    res.end(body);
+  });
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  after(() => new Promise<void>((r) => srv.close(() => r())));
+  return { url: `http://127.0.0.1:${(srv.address() as AddressInfo).port}`, hits: () => hits };
+}
+
+const applyLine = (id: string) =>
+  JSON.stringify({
+    type: 'change',
+    resource: { type: 'cilium_network_policy', id, region: 'us-east-1' },
+    state: { action: 'apply', kind: 'cilium_network_policy', policyId: id, workspaceId: 'w', projectId: 'p', appId: 'a', environmentId: 'e', region: 'us-east-1', namespace: 'sentinel' },
+  });
+
+for (const [name, bad] of [
+  ['an unknown line type', JSON.stringify({ type: 'surprise' })],
+  ['a state that does not match its resource type', JSON.stringify({ type: 'change', resource: { type: 'sentinel', id: 's', region: 'us-east-1' }, state: JSON.parse(applyLine('x')).state })],
+  ['a line that is not JSON', '{"type":"change",'],
+  ['a change for another region', applyLine('x').replace('"region":"us-east-1"}', '"region":"eu-west-1"}')],
+] as const) {
+  test(`${name} is an error, never skipped: nothing after it is handled, no GC, no cursor`, async () => {
+    const fake = await fakeCtrl(['{"type":"snapshot_begin"}', applyLine('first'), bad, applyLine('after'), '{"type":"snapshot_end","cursor":"e:1:1","count":2}', ''].join('\n'));
+    const ctrl = new RecordingController();
+    const w = watcher(fake.url, ctrl);
+    w.start();
+    await waitFor(() => w.stats.failures >= 1, 3_000, 'protocol error');
+    await sleep(50);
+    assert.equal(ctrl.applied('cilium_network_policy/after'), undefined);
+    assert.equal(ctrl.gcs.length, 0);
+    assert.equal(w.cursor, undefined);
+    await w.stop();
+  });
+}
+
+test('a snapshot that ends without snapshot_end is a cut', async () => {
+  const fake = await fakeCtrl(['{"type":"snapshot_begin"}', applyLine('a'), ''].join('\n'));
+  const ctrl = new RecordingController();
+  const w = watcher(fake.url, ctrl);
+  w.start();
+  await waitFor(() => w.stats.failures >= 1, 3_000, 'cut detected');
+  assert.equal(ctrl.gcs.length, 0);
+  assert.equal(w.cursor, undefined);
+  await w.stop();
+});
