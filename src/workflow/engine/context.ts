@@ -120,6 +120,12 @@ export class Context {
     return this.#exec.all<T>(ps);
   }
 
+  /** Every part's outcome, failures included (like RequestFuture responses collected in turn). */
+  allSettled<T>(ps: readonly (DurablePromise<T> | Promise<T>)[]): DurablePromise<PromiseSettledResult<T>[]> {
+    return this.#exec.allSettled(ps);
+  }
+
+  /** First to settle wins (the winner is journaled, so replays agree). */
   race<T>(ps: readonly (DurablePromise<T> | Promise<T>)[]): DurablePromise<T> {
     return this.#exec.race(ps);
   }

@@ -393,6 +393,11 @@ export class Execution {
     return new DurablePromise(this, inner, parts.flatMap(leavesOf));
   }
 
+  /** Waits for every part, failed or not (collect a wave of fan-out calls). */
+  allSettled<T>(ps: readonly (DurablePromise<T> | Promise<T>)[]): DurablePromise<PromiseSettledResult<T>[]> {
+    return new DurablePromise(this, Promise.allSettled(ps.map(innerOf)), ps.flatMap(leavesOf));
+  }
+
   /** First to settle wins; the winner is journaled so a replay picks the same one. */
   race<T>(ps: readonly (DurablePromise<T> | Promise<T>)[]): DurablePromise<T> {
     const r = this.#raceIndexed(ps);

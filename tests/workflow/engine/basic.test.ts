@@ -25,7 +25,12 @@ const Helpers = engine.service('helpers', {
       return runs.get(tag)!;
     }),
   ),
-  double: handler({ input: z.number(), output: z.number() }, async (ctx, n) => ctx.run('double', () => n * 2)),
+  double: handler({ input: z.number(), output: z.number() }, async (ctx, n) =>
+    ctx.run('double', () => {
+      if (n < 0) throw new TerminalError(`negative ${n}`);
+      return n * 2;
+    }),
+  ),
 });
 
 const Steps = engine.service('steps', {
@@ -70,6 +75,10 @@ const Steps = engine.service('steps', {
     const results = await ctx.all(futures);
     const sent = await ctx.send(Helpers, 'counted', { tag: 'sent-by-fanout' });
     return { sum: results.reduce((a, b) => a + b, 0), sent };
+  }),
+  settle: handler({ input: z.array(z.number()), output: z.array(z.string()) }, async (ctx, ns) => {
+    const results = await ctx.allSettled(ns.map((n) => ctx.call(Helpers, 'double', n)));
+    return results.map((r) => (r.status === 'fulfilled' ? `ok ${r.value}` : `failed ${(r.reason as Error).message}`));
   }),
   writeRows: handler({ input: z.object({ id: z.string(), fail: z.boolean() }), output: z.string() }, async (ctx, { id, fail }) => {
     await ctx.runTx('insert', async (tx) => {
@@ -215,6 +224,10 @@ test('calls fan out and are joined with all; sends start one-way invocations', a
   assert.equal(children.length, 6);
   const journal = (await engine.getInvocation(parent.id)).journal;
   assert.deepEqual(journal.map((j) => j.kind), ['call', 'call', 'call', 'call', 'call', 'call', 'send']);
+});
+
+test('allSettled collects failed and successful calls alike', async () => {
+  assert.deepEqual(await engine.call(Steps, 'settle', [1, -2, 3]), ['ok 2', 'failed negative -2', 'ok 6']);
 });
 
 test('delayed sends start later', async () => {
