@@ -15,6 +15,7 @@ import { InstanceStatusWatcher, SentinelStatusWatcher } from '../kube/status';
 import type { ResourceController } from '../sync/controller';
 import { SENTINEL_NAMESPACE, WORKLOAD_NAMESPACE, type ResourceRef } from '../sync/protocol';
 import { StatusReporter } from '../sync/reporter';
+import { Watcher } from '../sync/watcher';
 
 /** What krane needs from the change-feed watcher (src/sync/watcher.ts). */
 export interface FeedWatcher {
@@ -37,8 +38,8 @@ export type FeedWatcherFactory = (opts: FeedWatcherOptions) => FeedWatcher;
 
 export interface KraneDeps {
   logger?: Logger;
-  /** Builds the change-feed watcher; the lead wires src/sync/watcher.ts here. */
-  createWatcher: FeedWatcherFactory;
+  /** Builds the change-feed watcher; default: src/sync/watcher.ts. Tests substitute their own. */
+  createWatcher?: FeedWatcherFactory;
   /** A ready client configuration (tests, dev); otherwise loaded from cfg.kubeconfig. */
   kubeConfig?: KubeConfig;
   registry?: Registry;
@@ -60,7 +61,9 @@ export interface KraneHandle {
  */
 const APPLY_CONCURRENCY = 16;
 
-export async function startKrane(cfg: KraneConfig, deps: KraneDeps): Promise<KraneHandle> {
+const defaultWatcher: FeedWatcherFactory = (o) => new Watcher(o);
+
+export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promise<KraneHandle> {
   const logger = deps.logger ?? createLogger(cfg.logLevel, { service: 'krane', region: cfg.region });
   const registry = deps.registry ?? createRegistry({ service: 'krane', region: cfg.region });
   const api = new KubeApi(deps.kubeConfig ?? loadKubeConfig(cfg.kubeconfig));
@@ -101,7 +104,7 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps): Promise<Kra
     ...Object.fromEntries(Object.entries(drift.reflectors).map(([k, r]) => [`managed:${k}`, r])),
   });
 
-  const watcher = deps.createWatcher({
+  const watcher = (deps.createWatcher ?? defaultWatcher)({
     controlPlaneUrl: cfg.controlPlane,
     token: cfg.token,
     region: cfg.region,
