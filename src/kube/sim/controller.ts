@@ -111,6 +111,7 @@ export class WorkloadController {
   /** Due time of the pending availability re-check per workload, so reconciles add no timers. */
   private readonly rechecks = new Map<string, number>();
   private nextPodIp = 1;
+  private nextNode = 0;
   private stopped = false;
 
   constructor(
@@ -230,7 +231,9 @@ export class WorkloadController {
 
   private startPod(pod: KubeObject): void {
     const n = this.nextPodIp++;
-    const node = n % NODES;
+    // hostIP follows the node the pod was placed on; pods created without one get spread.
+    const placed = /^kube-sim-node-(\d+)$/.exec(String(pod.spec?.nodeName ?? ''));
+    const node = placed ? Number(placed[1]) : n % NODES;
     const run: PodRun = {
       uid: pod.metadata.uid!,
       ns: pod.metadata.namespace ?? '',
@@ -355,7 +358,7 @@ export class WorkloadController {
 
   private createPod(owner: KubeObject, name: string, extraLabels: Record<string, string>, extraSpec: Record<string, unknown>): void {
     const template = owner.spec.template ?? {};
-    const node = `kube-sim-node-${(this.nextPodIp % NODES) + 0}`;
+    const node = `kube-sim-node-${this.nextNode++ % NODES}`;
     const pod = {
       apiVersion: 'v1',
       kind: 'Pod',
