@@ -118,6 +118,17 @@ export const schemas = {
     adminToken,
     agentTokens,
     noMigrate: boolFromString.default(false),
+    /** Shell command that builds an image from a build context (see src/workflow/build.ts). */
+    buildCommand: z.string().optional(),
+    deployTimeout: duration('5m'),
+    sentinelTimeout: duration('10m'),
+    /** Image new sentinels start with; fleet rollouts change it afterwards. */
+    sentinelImage: z.string().min(1).default('ghcr.io/unkeyed/sentinel:latest'),
+    /** Parent domain of generated hostnames (`<deployment>.<apex>`, `<env>-<app>.<apex>`). */
+    apexDomain: z
+      .string()
+      .regex(/^[a-z0-9]([a-z0-9.-]{0,200}[a-z0-9])?$/, 'must be a lowercase DNS name')
+      .default('unkey.local'),
     logLevel,
   }),
   migrate: z.object({

@@ -1,6 +1,7 @@
 // The deployments table: what the user asked to run, and the workflow's view of its progress.
 import type { Queryable } from './db';
 import type { Scope } from './tenancy';
+import { publishEvent } from './events';
 
 export const DEPLOYMENT_STATUSES = ['pending', 'building', 'deploying', 'network', 'ready', 'failed', 'stopped', 'superseded'] as const;
 export type DeploymentStatus = (typeof DEPLOYMENT_STATUSES)[number];
@@ -56,6 +57,7 @@ export async function listDeployments(q: Queryable, environmentId: string, limit
                          ORDER BY created_at DESC, id LIMIT ${limit}`;
 }
 
+/** Also publishes a `deployment.status` live event (delivered when the caller commits). */
 export async function setDeploymentStatus(
   q: Queryable,
   id: string,
@@ -64,6 +66,7 @@ export async function setDeploymentStatus(
 ): Promise<Deployment | undefined> {
   const [row] = await q<Deployment[]>`UPDATE deployments SET status = ${status}, error = ${error}, updated_at = now()
                                       WHERE id = ${id} RETURNING ${columns(q)}`;
+  if (row) await publishEvent(q, { type: 'deployment.status', deploymentId: id, environmentId: row.environmentId, status, error });
   return row;
 }
 
@@ -76,4 +79,47 @@ export async function setDeploymentDesiredState(q: Queryable, id: string, desire
   const [row] = await q<Deployment[]>`UPDATE deployments SET desired_state = ${desired}, updated_at = now()
                                       WHERE id = ${id} RETURNING ${columns(q)}`;
   return row;
+}
+
+export interface RegionProgress {
+  region: string;
+  desiredStatus: DesiredState;
+  wanted: number;
+  running: number;
+  pending: number;
+  failed: { podName: string; reason: string | null }[];
+}
+
+/** Per region of a deployment: replicas wanted against instances reported running or failed. */
+export async function deploymentProgress(q: Queryable, id: string): Promise<RegionProgress[]> {
+  const rows = await q<(Omit<RegionProgress, 'failed'> & { failed: RegionProgress['failed'] | null })[]>`
+    SELECT t.region, t.desired_status, t.replicas AS wanted,
+           count(i.pod_name) FILTER (WHERE i.status = 'running')::int AS running,
+           count(i.pod_name) FILTER (WHERE i.status = 'pending')::int AS pending,
+           json_agg(json_build_object('podName', i.pod_name, 'reason', i.reason) ORDER BY i.pod_name)
+             FILTER (WHERE i.status = 'failed') AS failed
+    FROM deployment_topology t
+    LEFT JOIN instances i ON i.deployment_id = t.deployment_id AND i.region = t.region
+    WHERE t.deployment_id = ${id}
+    GROUP BY t.region, t.desired_status, t.replicas
+    ORDER BY t.region`;
+  return rows.map((r) => ({ ...r, failed: r.failed ?? [] }));
+}
+
+/** Locks a deployment row for the rest of the transaction (state transitions race otherwise). */
+export async function lockDeployment(
+  q: Queryable,
+  id: string,
+): Promise<Pick<Deployment, 'id' | 'status' | 'desiredState' | 'workspaceId' | 'environmentId'> | undefined> {
+  const [row] = await q<Pick<Deployment, 'id' | 'status' | 'desiredState' | 'workspaceId' | 'environmentId'>[]>`
+    SELECT id, status, desired_state, workspace_id, environment_id FROM deployments WHERE id = ${id} FOR UPDATE`;
+  return row;
+}
+
+/** Deployments still pending after `olderThanMs`: their workflow was never started. */
+export async function listStalePending(q: Queryable, olderThanMs: number, limit = 1000): Promise<string[]> {
+  const rows = await q<{ id: string }[]>`
+    SELECT id FROM deployments WHERE status = 'pending' AND created_at < now() - make_interval(secs => ${olderThanMs / 1000})
+    ORDER BY created_at LIMIT ${limit}`;
+  return rows.map((r) => r.id);
 }

@@ -26,3 +26,4 @@ export * as instances from './instances';
 export * as domains from './domains';
 export * as agentTokens from './agent-tokens';
 export * as system from './system';
+export * as events from './events';
