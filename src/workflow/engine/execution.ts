@@ -283,9 +283,11 @@ export class Execution {
     fn: (attempt: number) => Promise<string>,
   ): Promise<{ value: string | null; failure: StoredFailure | null }> {
     const maxAttempts = Math.max(1, opts.maxAttempts ?? DEFAULT_MAX_ATTEMPTS);
+    let made = 0;
     try {
       const value = await pRetry(
         async (attempt) => {
+          made = attempt;
           try {
             return await fn(attempt);
           } catch (err) {
@@ -309,7 +311,8 @@ export class Execution {
       const e = err instanceof AbortError ? err.originalError : err;
       if (e instanceof LeaseLostError) this.#lost();
       if (e instanceof TerminalError) return { value: null, failure: toFailure(e) };
-      const message = `step "${name}" failed after ${maxAttempts} attempt(s): ${(e as Error).message ?? String(e)}`;
+      // p-retry gives up early on programming errors (TypeError), so count what really ran.
+      const message = `step "${name}" failed after ${made} attempt(s): ${(e as Error).message ?? String(e)}`;
       return { value: null, failure: { name: 'TerminalError', message, code: 'ERR_ENGINE_STEP_FAILED' } };
     }
   }
