@@ -26,6 +26,8 @@ export interface ControllerOptions {
   readyDelayMs: number;
   /** Multiplies minReadySeconds; tests set it low so availability does not take real seconds. */
   minReadyScale: number;
+  /** Multiplies progressDeadlineSeconds of Deployments (1 = real seconds). */
+  progressDeadlineScale: number;
 }
 
 /** How much longer a `slow` image takes to become ready. */
@@ -110,6 +112,8 @@ export class WorkloadController {
   private readonly faults = new Map<string, Fault>();
   /** Due time of the pending availability re-check per workload, so reconciles add no timers. */
   private readonly rechecks = new Map<string, number>();
+  /** Per Deployment uid: the rollout's last observed progress and when it happened. */
+  private readonly progress = new Map<string, { mark: string; at: number; timed: boolean }>();
   private nextPodIp = 1;
   private nextNode = 0;
   private stopped = false;
@@ -167,6 +171,7 @@ export class WorkloadController {
     const ns = o.metadata.namespace ?? '';
     if (def === STS || def === DEPLOY) {
       if (ev.type !== 'DELETED') this.enqueue(def, ns, o.metadata.name!);
+      else this.progress.delete(o.metadata.uid!);
       return;
     }
     if (def === PDB) {
@@ -529,6 +534,22 @@ export class WorkloadController {
     const ready = pods.filter(isPodReady).length;
     const avail = pods.filter(available).length;
     const complete = updated === desired && avail === desired && pods.length === desired;
+    // A rollout that makes no progress for progressDeadlineSeconds is reported as failed
+    // (Progressing=False, ProgressDeadlineExceeded); any change of the counts is progress.
+    const mark = `${dep.metadata.generation}/${updated}/${ready}/${avail}/${pods.length}`;
+    const uid = dep.metadata.uid!;
+    let prog = this.progress.get(uid);
+    if (!prog || prog.mark !== mark) this.progress.set(uid, (prog = { mark, at: Date.now(), timed: false }));
+    const deadlineMs = (spec.progressDeadlineSeconds ?? 600) * 1000 * this.opts.progressDeadlineScale;
+    const stalled = !complete && Date.now() - prog.at >= deadlineMs;
+    if (!complete && !stalled && !prog.timed) {
+      prog.timed = true;
+      const at = prog.at;
+      this.later(Math.max(1, Math.ceil(at + deadlineMs - Date.now()) + 1), () => {
+        if (this.progress.get(uid)?.at === at) this.enqueue(DEPLOY, ns, name);
+      });
+    }
+    if (complete) this.progress.delete(uid);
     const now = nowIso();
     const prevConds: { type: string; status: string; reason?: string; lastTransitionTime?: string; lastUpdateTime?: string }[] = dep.status?.conditions ?? [];
     const cond = (type: string, ok: boolean, reason: string, message: string) => {
@@ -540,7 +561,9 @@ export class WorkloadController {
     const rsName = `${name}-${hash}`;
     const conditions = [
       cond('Available', avail >= minAvailable, avail >= minAvailable ? 'MinimumReplicasAvailable' : 'MinimumReplicasUnavailable', avail >= minAvailable ? 'Deployment has minimum availability.' : 'Deployment does not have minimum availability.'),
-      cond('Progressing', true, complete ? 'NewReplicaSetAvailable' : 'ReplicaSetUpdated', complete ? `ReplicaSet "${rsName}" has successfully progressed.` : `ReplicaSet "${rsName}" is progressing.`),
+      stalled
+        ? cond('Progressing', false, 'ProgressDeadlineExceeded', `ReplicaSet "${rsName}" has timed out progressing.`)
+        : cond('Progressing', true, complete ? 'NewReplicaSetAvailable' : 'ReplicaSetUpdated', complete ? `ReplicaSet "${rsName}" has successfully progressed.` : `ReplicaSet "${rsName}" is progressing.`),
     ];
     const status: Record<string, unknown> = {
       observedGeneration: dep.metadata.generation,

@@ -21,6 +21,8 @@ export interface KubeSimOptions {
   bookmarkIntervalMs: number;
   /** Multiplies minReadySeconds of workloads (1 = real seconds). */
   minReadyScale: number;
+  /** Multiplies progressDeadlineSeconds of Deployments (1 = real seconds). */
+  progressDeadlineScale: number;
   /** Namespaces that exist from the start. */
   namespaces: string[];
   logger: Logger;
@@ -35,6 +37,7 @@ export const DEFAULT_SIM_OPTIONS = {
   // fresh without flooding idle watches.
   bookmarkIntervalMs: 5_000,
   minReadyScale: 1,
+  progressDeadlineScale: 1,
   namespaces: ['default', 'kube-system', 'kube-public', 'kube-node-lease'],
 } satisfies Omit<KubeSimOptions, 'logger'>;
 
@@ -58,7 +61,7 @@ export class KubeSim {
     this.bookmarkIntervalMs = this.options.bookmarkIntervalMs;
     this.store = new ObjectStore({ eventWindow: this.options.eventWindow });
     this.api = new KubeApi(this.store);
-    this.controller = new WorkloadController(this.api, this.store, { readyDelayMs: this.options.readyDelayMs, minReadyScale: this.options.minReadyScale }, this.logger);
+    this.controller = new WorkloadController(this.api, this.store, { readyDelayMs: this.options.readyDelayMs, minReadyScale: this.options.minReadyScale, progressDeadlineScale: this.options.progressDeadlineScale }, this.logger);
     for (const ns of this.options.namespaces) {
       this.api.create(NAMESPACE, '', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }, { fieldManager: 'kube-sim' });
     }

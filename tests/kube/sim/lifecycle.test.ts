@@ -226,3 +226,27 @@ test('Deployment: scale down removes pods; Recreate replaces all old pods before
     watch.stop();
   }
 });
+
+test('Deployment: a rollout stuck on a crashing image exceeds its progress deadline; old pods keep serving', async () => {
+  // progressDeadlineSeconds 600 × 0.0005 = 300 ms.
+  const g = await startSim({ readyDelayMs: 5, progressDeadlineScale: 0.0005 });
+  try {
+    const strategy = { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } };
+    const applyG = (o: unknown) => g.objects.patch(structuredClone(o) as any, undefined, undefined, 'krane', true, PatchStrategy.ServerSideApply);
+    await applyG(deployment('stuck', 'app:v1', 2, strategy));
+    await waitFor('available', async () => (await g.apps.readNamespacedDeployment({ name: 'stuck', namespace: 'default' })).status?.availableReplicas === 2);
+    await applyG(deployment('stuck', 'app:crash', 2, strategy));
+    const progressing = (await g.apps.readNamespacedDeployment({ name: 'stuck', namespace: 'default' })).status?.conditions?.find((c) => c.type === 'Progressing');
+    assert.equal(progressing?.status, 'True');
+    const d = await waitFor('deadline exceeded', async () => {
+      const x = await g.apps.readNamespacedDeployment({ name: 'stuck', namespace: 'default' });
+      const c = x.status?.conditions?.find((c) => c.type === 'Progressing');
+      return c?.reason === 'ProgressDeadlineExceeded' ? x : undefined;
+    });
+    assert.equal(d.status?.conditions?.find((c) => c.type === 'Progressing')?.status, 'False');
+    assert.equal(d.status?.availableReplicas, 2, 'maxUnavailable 0 keeps both old pods');
+    assert.equal(d.status?.updatedReplicas, 1, 'only the surge pod runs the new template');
+  } finally {
+    await g.close();
+  }
+});
