@@ -1,0 +1,99 @@
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { testDb } from '../helpers/db';
+import { createAgentToken } from '../../src/store/agent-tokens';
+import { ensureSentinel } from '../../src/store/sentinels';
+import { setTopologyStatus } from '../../src/store/topology';
+import { DesiredResponse } from '../../src/sync/protocol';
+import { TOKENS, deployTo, readFeed, startFeedServer } from '../sync/helpers';
+
+const db = await testDb();
+const server = await startFeedServer(db.url, { waitLimitMs: 300, heartbeatMs: 100 });
+after(() => server.close());
+
+const get = (path: string, token?: string) =>
+  fetch(server.url + path, { headers: token ? { authorization: `Bearer ${token}` } : {} });
+
+test('auth: no token 401, unknown token 401, other region 403, own region 200', async () => {
+  assert.equal((await get('/v1/cluster/changes')).status, 401);
+  assert.equal((await get('/v1/cluster/changes', 'nope')).status, 401);
+  const cross = await get('/v1/cluster/changes?region=eu-west-1', TOKENS['us-east-1']);
+  assert.equal(cross.status, 403);
+  assert.equal(((await cross.json()) as any).error.code, 'ERR_AUTH_FORBIDDEN');
+  const own = await get('/v1/cluster/changes?region=us-east-1&wait=0.1', TOKENS['us-east-1']);
+  assert.equal(own.status, 200);
+  assert.equal(own.headers.get('content-type'), 'application/x-ndjson');
+  await own.text();
+});
+
+test('tokens created in the database are bound to their region', async () => {
+  const { token } = await createAgentToken(db.sql, 'ap-south-1');
+  const own = await readFeed(server.url, token, { wait: '0.1' });
+  assert.equal(own.status, 200);
+  assert.equal(own.lines[0].type, 'snapshot_begin');
+  assert.equal((await get('/v1/cluster/changes?region=us-east-1', token)).status, 403);
+});
+
+test('desired-state lookups: 200 with the state, 404 when it should be deleted, 403 across regions', async () => {
+  const dep = await deployTo(db.sql, 'us-east-1', 4);
+  const ok = await get(`/v1/cluster/deployments/${dep}/desired`, TOKENS['us-east-1']);
+  assert.equal(ok.status, 200);
+  const body = DesiredResponse.parse(await ok.json());
+  assert.equal(body.state.kind, 'deployment');
+  assert.equal(body.state.kind === 'deployment' && body.state.replicas, 4);
+  assert.equal((await get(`/v1/cluster/deployments/${dep}/desired?region=us-east-1`, TOKENS['eu-west-1'])).status, 403);
+  // The deployment has no topology in eu-west-1: for that agent it is not desired.
+  assert.equal((await get(`/v1/cluster/deployments/${dep}/desired`, TOKENS['eu-west-1'])).status, 404);
+  await setTopologyStatus(db.sql, dep, 'stopped');
+  assert.equal((await get(`/v1/cluster/deployments/${dep}/desired`, TOKENS['us-east-1'])).status, 404);
+
+  const { sentinel } = await ensureSentinel(db.sql, {
+    workspaceId: 'default', projectId: 'default', appId: 'default', environmentId: 'default',
+    id: 'snt-http', region: 'eu-west-1', image: 'sentinel:2', replicas: 1, cpuMillicores: 100, memoryMib: 128,
+  });
+  const s = await get(`/v1/cluster/sentinels/${sentinel.id}/desired`, TOKENS['eu-west-1']);
+  assert.equal(s.status, 200);
+  assert.equal(DesiredResponse.parse(await s.json()).state.kind, 'sentinel');
+  assert.equal((await get(`/v1/cluster/sentinels/${sentinel.id}/desired`, TOKENS['us-east-1'])).status, 403);
+  assert.equal((await get(`/v1/cluster/sentinels/snt-missing/desired`, TOKENS['us-east-1'])).status, 404);
+});
+
+test('malformed parameters and cursors get a 4xx with a message, never a 5xx', async () => {
+  const head = await readFeed(server.url, TOKENS['us-east-1'], { wait: '0.1' });
+  const epoch = head.lines.find((l) => l.type === 'snapshot_end').cursor.split(':')[0];
+  const cases: [string, number][] = [
+    ['/v1/cluster/changes?cursor=garbage', 400],
+    ['/v1/cluster/changes?cursor=', 400],
+    ['/v1/cluster/changes?cursor=abc:1', 400],
+    [`/v1/cluster/changes?cursor=${epoch}:-1:2`, 400],
+    [`/v1/cluster/changes?cursor=${epoch}:1:1:1`, 400],
+    [`/v1/cluster/changes?cursor=${epoch}:99999999999999999999999:1`, 400],
+    [`/v1/cluster/changes?cursor=${epoch}:18446744073709551616:1`, 400],
+    [`/v1/cluster/changes?cursor=${epoch}:1:9223372036854775808`, 400],
+    [`/v1/cluster/changes?cursor=${'x'.repeat(300)}`, 400],
+    ['/v1/cluster/changes?cursor=a&cursor=b', 400],
+    ['/v1/cluster/changes?cursor=%00%ff', 400],
+    ['/v1/cluster/changes?cursor=otherepoch:1:1', 410],
+    ['/v1/cluster/changes?wait=abc', 400],
+    ['/v1/cluster/changes?wait=-1', 400],
+    ['/v1/cluster/changes?wait=0', 400],
+    ['/v1/cluster/changes?wait=1e9', 400],
+    ['/v1/cluster/changes?region=NOT_A_REGION', 400],
+    ['/v1/cluster/changes?region=', 400],
+    // fastify's router refuses path parameters over 100 characters before any handler runs.
+    [`/v1/cluster/deployments/${'d'.repeat(200)}/desired`, 414],
+    ['/v1/cluster/deployments/x/desired?region=Bad!', 400],
+    ['/v1/cluster/sentinels/%20/desired', 404],
+  ];
+  for (const [path, status] of cases) {
+    const r = await get(path, TOKENS['us-east-1']);
+    const body = (await r.json()) as { error?: { code: string; message: string } | string; message?: string };
+    assert.equal(r.status, status, `${path} → ${r.status} ${JSON.stringify(body)}`);
+    if (status === 414) {
+      assert.ok(body.message, `${path} carries a message`);
+      continue;
+    }
+    assert.ok(typeof body.error === 'object' && body.error.message, `${path} carries a message`);
+    assert.match((body.error as { code: string }).code, /^ERR_/);
+  }
+});
