@@ -106,7 +106,7 @@ test('a durable sleep survives a restart and fires once, on time', async () => {
   const late = fx[1]!.atMs - wakeAt;
   assert.ok(late >= -5, `fired ${-late} ms early`);
   // On time within the poll interval, plus scheduling slack on a loaded 2-core machine.
-  assert.ok(late <= POLL_MS + 400, `fired ${late} ms late`);
+  assert.ok(late <= POLL_MS + 700, `fired ${late} ms late`);
   await kill(b.child);
 });
 

@@ -12,6 +12,9 @@ const db = await testDb();
 
 const entries = new Map<string, number>();
 const published = new Map<string, string>();
+let zombieEntries = 0;
+let openZombie!: () => void;
+const zombieGate = new Promise<void>((r) => (openZombie = r));
 let release!: () => void;
 let released = new Promise<void>((r) => (release = r));
 
@@ -23,6 +26,13 @@ const Svc = defineService('multi', {
     await ctx.run('publish', () => void published.set(ctx.invocationId, a.id));
     return a.promise;
   }),
+  zombie: handler({ input: z.object({}), output: z.number() }, async (ctx) =>
+    ctx.run('side', async () => {
+      const n = ++zombieEntries;
+      if (n === 1) await zombieGate;
+      return n;
+    }),
+  ),
   slow: handler({ input: z.object({}), output: z.string() }, async (ctx) => {
     await ctx.run('first', () => 1);
     await ctx.run('blocking', async () => {
@@ -47,6 +57,20 @@ test('an awakeable resolved by another worker resumes the parked execution in me
   assert.equal(await b.resolveAwakeable(published.get(id)!, 'from b'), true);
   assert.equal(await b.result(id), 'from b');
   assert.equal(entries.get(id), 1, 'resumed without replay');
+});
+
+test('an execution whose lease expired cannot record its step once another took over', async () => {
+  const { id } = await a.send(Svc, 'zombie', {});
+  await waitFor('first execution inside its step', async () => zombieEntries === 1);
+  // Simulate a stalled process: its lease runs out while its step is still running.
+  await db.sql`UPDATE engine_invocations SET due_at = now() - interval '1 second' WHERE id = ${id}`;
+  assert.equal(await b.result(id), 2);
+  openZombie();
+  await new Promise((r) => setTimeout(r, 100));
+  const inv = await b.getInvocation(id);
+  assert.equal(inv.status, 'completed');
+  assert.equal(inv.attempts, 2);
+  assert.deepEqual(inv.journal.map((j) => [j.name, j.value]), [['side', 2]], 'the stale execution wrote nothing');
 });
 
 test('stopping a worker hands back running leases and its parked invocations go to another', async () => {
