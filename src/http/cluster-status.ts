@@ -25,6 +25,11 @@ export interface ClusterStatusDeps {
   sql: Sql;
   /** Agent tokens from configuration (REGION → token), besides those in the database. */
   agentTokens?: Record<string, string>;
+  /** Called after a report is stored, to wake workflows waiting on it (src/workflow/status-hooks.ts). */
+  hooks?: {
+    deploymentsReported(region: string, deploymentIds: string[]): Promise<void>;
+    sentinelsReported(region: string, sentinelIds: string[]): Promise<void>;
+  };
 }
 
 function parse<T>(schema: ZodType<T>, body: unknown): T {
@@ -81,6 +86,7 @@ export function clusterStatusRoutes(deps: ClusterStatusDeps) {
         await instances.upsertInstances(tx, [...upserts, ...failures]);
       });
       for (const f of depFailures) req.log.warn({ deploymentId: f.resource.id, region, reason: f.reason }, 'krane could not apply deployment');
+      if (deps.hooks) await deps.hooks.deploymentsReported(region, ids.filter((id) => !gone.has(id)));
       return { accepted: { instances: upserts.length, deleted: deletes.length, ignored: report.instances.length - live.length, failures: failures.length } };
     });
 
@@ -109,6 +115,7 @@ export function clusterStatusRoutes(deps: ClusterStatusDeps) {
         for (const f of sentinelFailures) await sentinels.markSentinelApplyFailed(tx, f.resource.id, region);
       });
       for (const f of report.failures) req.log.error({ resource: f.resource, reason: f.reason }, 'krane could not apply sentinel resource');
+      if (deps.hooks) await deps.hooks.sentinelsReported(region, ids);
       return { accepted: { sentinels: report.sentinels.length, failures: report.failures.length } };
     });
   };

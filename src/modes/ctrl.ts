@@ -2,36 +2,112 @@
 // ctrl in-process and stop it.
 import type { CtrlConfig } from '../config';
 import { createLogger, type Logger } from '../log';
-import { createDb, migrate } from '../store';
-import { buildCtrlApp } from '../http';
+import { agentTokens as agentTokenStore, createDb, migrate, type Sql } from '../store';
+import { buildCtrlApp, createRegistry } from '../http';
+import { clusterStatusRoutes } from '../http/cluster-status';
+import { createEventHub, publicApiRoutes } from '../http/api';
+import { createFeed, type FeedOptions } from '../sync/feed';
+import { createEngine, type Engine, type EngineOptions } from '../workflow/engine';
+import { commandBuilder, noBuilder, recoverPendingDeployments, registerWorkflows, type Builder, type Workflows } from '../workflow';
 
 export interface CtrlHandle {
   url: string;
+  sql: Sql;
+  engine: Engine;
+  workflows: Workflows;
   close(): Promise<void>;
 }
 
-export async function startCtrl(cfg: CtrlConfig, logger: Logger = createLogger(cfg.logLevel, { service: 'ctrl' })): Promise<CtrlHandle> {
+/** Overrides for tests and `dev`: faster loops, a builder, a logger. */
+export interface CtrlOverrides {
+  logger?: Logger;
+  builder?: Builder;
+  recheckMs?: number;
+  engine?: Partial<Omit<EngineOptions, 'sql' | 'logger' | 'registry'>>;
+  feed?: Partial<Omit<FeedOptions, 'sql' | 'logger' | 'agentTokens'>>;
+  /** How often to look for deployments whose workflow never started, and how old they must be. */
+  recoverEveryMs?: number;
+}
+
+/** A pending deployment older than this lost its workflow start (the creator died in between). */
+const RECOVER_AFTER_MS = 10_000;
+const RECOVER_EVERY_MS = 30_000;
+
+// Sentinel sizing when the deploy workflow creates one; fleet operations change it later.
+const SENTINEL_REPLICAS = 2;
+const SENTINEL_CPU_MILLICORES = 250;
+const SENTINEL_MEMORY_MIB = 256;
+
+export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}): Promise<CtrlHandle> {
+  const logger = overrides.logger ?? createLogger(cfg.logLevel, { service: 'ctrl' });
   const sql = createDb(cfg.databaseUrl, { applicationName: 'unkey-infra-ctrl' });
+  const closers: (() => Promise<void>)[] = [];
+  const closeAll = async () => {
+    for (const c of closers.reverse()) await c().catch((err) => logger.error({ err }, 'error while stopping'));
+  };
+  closers.push(() => sql.end({ timeout: 5 }));
   try {
     if (!cfg.noMigrate) {
       const r = await migrate(sql);
       logger.info({ applied: r.applied, skipped: r.skipped }, 'migrations done');
     }
-    const { app } = await buildCtrlApp({ sql, logger });
+    // Configured agent tokens are also stored (hashed), so a later `ctrl` without the flag
+    // still accepts them; the in-memory copy spares a lookup per long poll.
+    for (const [region, token] of Object.entries(cfg.agentTokens)) await agentTokenStore.ensureAgentToken(sql, region, token);
+
+    const registry = createRegistry({ service: 'ctrl' });
+    const engine = createEngine({ sql, logger: logger.child({ part: 'engine' }), registry, ...overrides.engine });
+    const workflows = registerWorkflows(
+      engine,
+      sql,
+      {
+        builder: overrides.builder ?? (cfg.buildCommand ? commandBuilder(cfg.buildCommand) : noBuilder),
+        deployTimeoutMs: cfg.deployTimeout,
+        sentinelTimeoutMs: cfg.sentinelTimeout,
+        ...(overrides.recheckMs ? { recheckMs: overrides.recheckMs } : {}),
+        apexDomain: cfg.apexDomain,
+        sentinelDefaults: { image: cfg.sentinelImage, replicas: SENTINEL_REPLICAS, cpuMillicores: SENTINEL_CPU_MILLICORES, memoryMib: SENTINEL_MEMORY_MIB },
+      },
+      logger.child({ part: 'workflows' }),
+    );
+    const feed = createFeed({ sql, logger: logger.child({ part: 'feed' }), agentTokens: cfg.agentTokens, ...overrides.feed });
+    const hub = await createEventHub(sql);
+    closers.push(() => hub.close());
+
+    const { app } = await buildCtrlApp({
+      sql,
+      logger,
+      registry,
+      checks: [engine.readinessCheck()],
+      routes: [
+        (a) => feed.routes(a),
+        clusterStatusRoutes({ sql, agentTokens: cfg.agentTokens, hooks: workflows.hooks }),
+        publicApiRoutes({ adminToken: cfg.adminToken, workflows, engine, hub }),
+      ],
+    });
+    closers.push(() => app.close());
+    await engine.start();
+    closers.push(() => engine.stop());
+    await feed.start();
+    // Closed first on shutdown: open long polls get their `end` line before the server stops.
+    closers.push(() => feed.close());
+
+    const recover = setInterval(() => {
+      recoverPendingDeployments(workflows.commands, RECOVER_AFTER_MS)
+        .then((n) => n && logger.warn({ count: n }, 'started deploy workflows of stranded deployments'))
+        .catch((err) => logger.warn({ err }, 'pending deployment recovery failed'));
+    }, overrides.recoverEveryMs ?? RECOVER_EVERY_MS);
+    recover.unref();
+    closers.push(async () => clearInterval(recover));
+
     await app.listen({ host: cfg.listen.host, port: cfg.listen.port });
     const addr = app.server.address();
     const port = typeof addr === 'object' && addr ? addr.port : cfg.listen.port;
     const url = `http://${cfg.listen.host.includes(':') ? `[${cfg.listen.host}]` : cfg.listen.host}:${port}`;
     logger.info({ url }, 'ctrl listening');
-    return {
-      url,
-      async close() {
-        await app.close();
-        await sql.end({ timeout: 5 });
-      },
-    };
+    return { url, sql, engine, workflows, close: closeAll };
   } catch (err) {
-    await sql.end({ timeout: 1 });
+    await closeAll();
     throw err;
   }
 }

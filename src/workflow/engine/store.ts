@@ -348,6 +348,8 @@ export interface ListFilter {
   status?: InvocationStatus;
   /** Service or object name. */
   target?: string;
+  /** Object key (with target: one object's invocations). */
+  key?: string;
   limit?: number;
 }
 
@@ -357,6 +359,7 @@ export async function listInvocationRows(sql: Queryable, f: ListFilter): Promise
     SELECT * FROM engine_invocations
      WHERE (${f.status ?? null}::text IS NULL OR status = ${f.status ?? null})
        AND (${f.target ?? null}::text IS NULL OR service = ${f.target ?? null})
+       AND (${f.key ?? null}::text IS NULL OR object_key = ${f.key ?? null})
      ORDER BY created_at DESC, id LIMIT ${limit}`;
 }
 

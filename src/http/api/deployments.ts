@@ -1,0 +1,105 @@
+// /v1/deployments: create, read, list, stop/start, rollback, promote.
+import type { FastifyInstance } from 'fastify';
+import { notFound } from '../../errors';
+import { deployments, domains, instances } from '../../store';
+import type { Deployment } from '../../store/deployments';
+import { changeDesiredState, createDeployment, promoteDeployment, rollbackDeployment, type Workflows } from '../../workflow';
+import type { Engine } from '../../workflow/engine';
+import { CreateDeploymentBody, IdParams, ListDeploymentsQuery } from './schemas';
+import { parse } from './parse';
+
+export interface DeploymentRouteDeps {
+  workflows: Workflows;
+  engine: Engine;
+}
+
+function summary(d: Deployment) {
+  return {
+    id: d.id,
+    status: d.status,
+    desiredState: d.desiredState,
+    error: d.error,
+    image: d.image,
+    buildContext: d.buildContext,
+    regions: d.regions,
+    replicas: d.replicas,
+    cpuMillicores: d.cpuMillicores,
+    memoryMib: d.memoryMib,
+    port: d.port,
+    command: d.command,
+    env: d.env,
+    workspaceId: d.workspaceId,
+    projectId: d.projectId,
+    appId: d.appId,
+    environmentId: d.environmentId,
+    rolledBackFrom: d.rolledBackFrom,
+    createdAt: d.createdAt,
+    updatedAt: d.updatedAt,
+  };
+}
+
+export function deploymentRoutes(deps: DeploymentRouteDeps) {
+  const { workflows, engine } = deps;
+  const cmd = workflows.commands;
+  const sql = cmd.sql;
+
+  return (app: FastifyInstance) => {
+    app.post('/v1/deployments', async (req, reply) => {
+      const body = parse(CreateDeploymentBody, req.body, 'body');
+      const d = await createDeployment(cmd, body);
+      return reply.status(202).send({ id: d.id, status: d.status });
+    });
+
+    app.get('/v1/deployments', async (req) => {
+      const q = parse(ListDeploymentsQuery, req.query, 'query');
+      const rows = await deployments.listDeployments(sql, q.environmentId, q.limit);
+      return { deployments: rows.map(summary) };
+    });
+
+    app.get('/v1/deployments/:id', async (req) => {
+      const { id } = parse(IdParams, req.params, 'params');
+      const d = await deployments.getDeployment(sql, id);
+      if (!d) throw notFound('deployment', id);
+      const [progress, inst, doms, invocations] = await Promise.all([
+        deployments.deploymentProgress(sql, id),
+        instances.listInstances(sql, id),
+        domains.listDomains(sql, { deploymentId: id }),
+        engine.listInvocations({ target: workflows.deploy.name, key: id, limit: 20 }),
+      ]);
+      // Step history: the journal of the newest deploy run (earlier runs: GET /v1/invocations).
+      const latest = invocations[0];
+      const journal = latest ? (await engine.getInvocation(latest.id)).journal : [];
+      return {
+        ...summary(d),
+        topology: progress,
+        instances: inst.map((i) => ({ region: i.region, podName: i.podName, address: i.address, status: i.status, reason: i.reason, updatedAt: i.updatedAt })),
+        domains: doms.map((x) => ({ hostname: x.hostname, kind: x.kind })),
+        steps: journal.map((j) => ({ name: j.name, kind: j.kind, status: j.status, failure: j.failure, createdAt: j.createdAt, completedAt: j.completedAt })),
+        invocations: invocations.map((i) => ({ id: i.id, handler: i.handler, status: i.status, createdAt: i.createdAt })),
+      };
+    });
+
+    app.post('/v1/deployments/:id/stop', async (req) => {
+      const { id } = parse(IdParams, req.params, 'params');
+      const r = await changeDesiredState(cmd, id, 'stopped');
+      return { id, desiredState: 'stopped', changed: r.changed };
+    });
+
+    app.post('/v1/deployments/:id/start', async (req) => {
+      const { id } = parse(IdParams, req.params, 'params');
+      const r = await changeDesiredState(cmd, id, 'running');
+      return { id, desiredState: 'running', changed: r.changed };
+    });
+
+    app.post('/v1/deployments/:id/rollback', async (req, reply) => {
+      const { id } = parse(IdParams, req.params, 'params');
+      const d = await rollbackDeployment(cmd, id);
+      return reply.status(202).send({ id: d.id, status: d.status, rolledBackFrom: id });
+    });
+
+    app.post('/v1/deployments/:id/promote', async (req) => {
+      const { id } = parse(IdParams, req.params, 'params');
+      return promoteDeployment(cmd, id);
+    });
+  };
+}

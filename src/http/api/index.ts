@@ -1,0 +1,49 @@
+// The public API (/v1, admin token): deployments, sentinels, invocations, the live event
+// WebSocket, and the OpenAPI document. Bodies, queries and params are validated with the zod
+// schemas in schemas.ts before any handler writes: a 400 names every bad field. Long-running
+// work is handed to workflows (src/workflow); handlers return as soon as it is durable.
+import websocket from '@fastify/websocket';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { unauthorized } from '../../errors';
+import type { Workflows } from '../../workflow';
+import type { Engine } from '../../workflow/engine';
+import { bearerToken, tokensEqual } from '../auth';
+import { deploymentRoutes } from './deployments';
+import { eventRoutes, type EventHub } from './events';
+import { invocationRoutes } from './invocations';
+import { sentinelRoutes } from './sentinels';
+import { openApiRoute } from './openapi';
+
+export { createEventHub, type EventHub } from './events';
+export { openApiDocument } from './openapi';
+export * from './schemas';
+
+export interface PublicApiDeps {
+  adminToken: string;
+  workflows: Workflows;
+  engine: Engine;
+  hub: EventHub;
+}
+
+/** Admin auth; the WebSocket also takes ?token= because browsers cannot set its headers. */
+function adminOrQueryToken(adminToken: string) {
+  return async (req: FastifyRequest): Promise<void> => {
+    const token = bearerToken(req) ?? (req.url.startsWith('/v1/events') ? (req.query as { token?: string }).token : undefined);
+    if (!token) throw unauthorized();
+    if (!tokensEqual(token, adminToken)) throw unauthorized('invalid admin token');
+  };
+}
+
+export function publicApiRoutes(deps: PublicApiDeps) {
+  return async (app: FastifyInstance) => {
+    openApiRoute(app);
+    await app.register(async (v1) => {
+      await v1.register(websocket);
+      v1.addHook('preHandler', adminOrQueryToken(deps.adminToken));
+      deploymentRoutes(deps)(v1);
+      sentinelRoutes(deps)(v1);
+      invocationRoutes(deps)(v1);
+      eventRoutes(deps)(v1);
+    });
+  };
+}

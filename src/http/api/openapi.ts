@@ -1,0 +1,72 @@
+// GET /openapi.json: the public API described from the same zod schemas that validate it, so
+// the document cannot drift from what the server accepts.
+import { z } from 'zod';
+import type { FastifyInstance } from 'fastify';
+import { CreateDeploymentBody, ListDeploymentsQuery, ListInvocationsQuery, ListSentinelsQuery, SentinelDeployBody } from './schemas';
+
+const json = (schema: z.ZodType) => z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' });
+
+function queryParams(schema: z.ZodObject) {
+  const js = json(schema) as { properties?: Record<string, unknown>; required?: string[] };
+  return Object.entries(js.properties ?? {}).map(([name, s]) => ({ name, in: 'query', required: js.required?.includes(name) ?? false, schema: s }));
+}
+
+const idParam = { name: 'id', in: 'path', required: true, schema: { type: 'string' } };
+const errorSchema = {
+  type: 'object',
+  properties: {
+    error: {
+      type: 'object',
+      properties: {
+        code: { type: 'string' },
+        message: { type: 'string' },
+        details: { type: 'array', items: { type: 'object', properties: { field: { type: 'string' }, message: { type: 'string' } } } },
+      },
+    },
+  },
+};
+const errors = {
+  '400': { description: 'invalid input; details name each bad field', content: { 'application/json': { schema: errorSchema } } },
+  '401': { description: 'missing or invalid token', content: { 'application/json': { schema: errorSchema } } },
+};
+const ok = (description: string) => ({ '200': { description }, ...errors });
+const accepted = (description: string) => ({ '202': { description }, ...errors });
+const body = (schema: z.ZodType) => ({ required: true, content: { 'application/json': { schema: json(schema) } } });
+
+export function openApiDocument(): Record<string, unknown> {
+  return {
+    openapi: '3.1.0',
+    info: { title: 'unkey-infra control plane', version: '1' },
+    components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+    security: [{ bearer: [] }],
+    paths: {
+      '/v1/deployments': {
+        post: { summary: 'create a deployment', requestBody: body(CreateDeploymentBody), responses: accepted('created; the deploy workflow runs') },
+        get: { summary: 'list deployments of an environment', parameters: queryParams(ListDeploymentsQuery), responses: ok('deployments') },
+      },
+      '/v1/deployments/{id}': { get: { summary: 'status, regions, instances, domains, steps', parameters: [idParam], responses: ok('deployment') } },
+      '/v1/deployments/{id}/stop': { post: { summary: 'stop (desired state stopped)', parameters: [idParam], responses: ok('stopped') } },
+      '/v1/deployments/{id}/start': { post: { summary: 'start a stopped deployment', parameters: [idParam], responses: ok('starting') } },
+      '/v1/deployments/{id}/rollback': { post: { summary: 'new deployment from this one\'s config', parameters: [idParam], responses: accepted('rollback deployment created') } },
+      '/v1/deployments/{id}/promote': { post: { summary: 'point the environment\'s domains here', parameters: [idParam], responses: ok('promoted') } },
+      '/v1/sentinels': { get: { summary: 'list sentinels', parameters: queryParams(ListSentinelsQuery), responses: ok('sentinels') } },
+      '/v1/sentinels/{id}/deploy': {
+        post: {
+          summary: 'deploy a sentinel (merge semantics); waits for READY/FAILED unless ?wait=false',
+          parameters: [idParam, { name: 'wait', in: 'query', required: false, schema: { type: 'string', enum: ['true', 'false'] } }],
+          requestBody: body(SentinelDeployBody),
+          responses: ok('READY or FAILED'),
+        },
+      },
+      '/v1/invocations': { get: { summary: 'list workflow invocations', parameters: queryParams(ListInvocationsQuery), responses: ok('invocations') } },
+      '/v1/invocations/{id}': { get: { summary: 'one invocation with its journal', parameters: [idParam], responses: ok('invocation') } },
+      '/v1/invocations/{id}/cancel': { post: { summary: 'cancel an invocation', parameters: [idParam], responses: ok('cancel requested') } },
+      '/v1/events': { get: { summary: 'WebSocket of live JSON events (?deploymentId=, ?type=); token also as ?token=', responses: { '101': { description: 'switching protocols' } } } },
+    },
+  };
+}
+
+export function openApiRoute(app: FastifyInstance): void {
+  const doc = openApiDocument();
+  app.get('/openapi.json', async () => doc);
+}

@@ -1,0 +1,138 @@
+// The operations the public API offers on deployments, apart from HTTP: each validates against
+// the database, writes in one transaction, and hands the long-running part to a workflow. The
+// deploy invocation's idempotency key is derived from the deployment id, so starting it twice
+// (a retried request, the recovery sweep) yields one workflow.
+import { stat } from 'node:fs/promises';
+import { conflict, notFound, validationError } from '../errors';
+import { newId } from '../ids';
+import { deployments, domains, tenancy, withTx, type Sql } from '../store';
+import type { Deployment } from '../store/deployments';
+import type { Engine } from './engine';
+import type { DeployServiceDef } from './deploy';
+import type { DesiredStateServiceDef } from './desired-state';
+
+export interface CommandDeps {
+  sql: Sql;
+  engine: Engine;
+  deploy: DeployServiceDef;
+  desiredState: DesiredStateServiceDef;
+  apexDomain: string;
+}
+
+export interface CreateDeploymentInput {
+  image?: string | undefined;
+  buildContext?: string | undefined;
+  regions: string[];
+  replicas: number;
+  cpuMillicores: number;
+  memoryMib: number;
+  port: number;
+  command: string[];
+  env: Record<string, string>;
+  environmentId: string;
+}
+
+export const deployIdempotencyKey = (deploymentId: string) => `deploy:${deploymentId}`;
+
+export async function startDeployWorkflow(deps: CommandDeps, deploymentId: string): Promise<void> {
+  await deps.engine.send(deps.deploy, 'deploy', {}, { key: deploymentId, idempotencyKey: deployIdempotencyKey(deploymentId) });
+}
+
+export async function createDeployment(deps: CommandDeps, input: CreateDeploymentInput, rolledBackFrom: string | null = null): Promise<Deployment> {
+  const env = await tenancy.getEnvironment(deps.sql, input.environmentId);
+  if (!env) throw validationError('unknown environment', [{ field: 'environmentId', message: `environment ${input.environmentId} not found` }]);
+  if (input.buildContext) {
+    const st = await stat(input.buildContext).catch(() => undefined);
+    if (!st?.isDirectory()) throw validationError('build context is not a directory', [{ field: 'buildContext', message: `${input.buildContext} is not a directory on the control plane` }]);
+  }
+  const d = await deployments.insertDeployment(deps.sql, {
+    id: newId('dep'),
+    workspaceId: env.workspaceId,
+    projectId: env.projectId,
+    appId: env.appId,
+    environmentId: env.id,
+    image: input.image ?? null,
+    buildContext: input.buildContext ?? null,
+    cpuMillicores: input.cpuMillicores,
+    memoryMib: input.memoryMib,
+    replicas: input.replicas,
+    port: input.port,
+    command: input.command,
+    env: input.env,
+    regions: input.regions,
+    rolledBackFrom,
+  });
+  // If this process dies between the insert and the send, recoverPendingDeployments starts the
+  // workflow later with the same idempotency key.
+  await startDeployWorkflow(deps, d.id);
+  return d;
+}
+
+/** Seed 001: a rollback is a new deployment made from an earlier one's config. */
+export async function rollbackDeployment(deps: CommandDeps, id: string): Promise<Deployment> {
+  const old = await deployments.getDeployment(deps.sql, id);
+  if (!old) throw notFound('deployment', id);
+  if (!old.image) throw conflict('ERR_DEPLOYMENT_NO_IMAGE', `deployment ${id} never produced an image; nothing to roll back to`);
+  return createDeployment(
+    deps,
+    {
+      image: old.image,
+      regions: old.regions,
+      replicas: old.replicas,
+      cpuMillicores: old.cpuMillicores,
+      memoryMib: old.memoryMib,
+      port: old.port,
+      command: old.command,
+      env: old.env,
+      environmentId: old.environmentId,
+    },
+    old.id,
+  );
+}
+
+/** Points the environment's domains at a ready deployment; returns the hostnames it now has. */
+export async function promoteDeployment(deps: CommandDeps, id: string): Promise<{ deploymentId: string; hostnames: string[] }> {
+  return withTx(deps.sql, async (tx) => {
+    const d = await deployments.lockDeployment(tx, id);
+    if (!d) throw notFound('deployment', id);
+    if (d.status !== 'ready') throw conflict('ERR_DEPLOYMENT_NOT_READY', `deployment ${id} is ${d.status}; only a ready deployment can be promoted`);
+    const env = await tenancy.getEnvironment(tx, d.environmentId);
+    await domains.pointEnvironmentDomains(tx, d.environmentId, id);
+    await domains.assignDomain(tx, {
+      hostname: `${env!.appId}-${env!.slug}.${deps.apexDomain}`,
+      workspaceId: env!.workspaceId,
+      environmentId: env!.id,
+      deploymentId: id,
+      kind: 'environment',
+    });
+    return { deploymentId: id, hostnames: (await domains.listDomains(tx, { deploymentId: id })).map((x) => x.hostname) };
+  });
+}
+
+export async function changeDesiredState(deps: CommandDeps, id: string, desired: 'running' | 'stopped'): Promise<{ changed: boolean }> {
+  const d = await deployments.getDeployment(deps.sql, id);
+  if (!d) throw notFound('deployment', id);
+  if (desired === 'running' && d.status === 'failed') {
+    throw conflict('ERR_DEPLOYMENT_STATE_CONFLICT', `deployment ${id} failed; roll back or deploy again instead of starting it`);
+  }
+  try {
+    const r = await deps.engine.call(deps.desiredState, 'change', { desired }, { key: id });
+    return { changed: r.changed };
+  } catch (err) {
+    // The workflow re-checks under a row lock; a race with another change surfaces here.
+    const code = (err as { code?: string }).code;
+    if (code === 'ERR_DEPLOYMENT_STATE_CONFLICT') throw conflict(code, (err as Error).message);
+    if (code === 'ERR_NOT_FOUND') throw notFound('deployment', id);
+    throw err;
+  }
+}
+
+/**
+ * Starts the deploy workflow of deployments left pending (the process that created them died
+ * before sending). Idempotency keys make it a no-op for deployments whose workflow exists.
+ */
+export async function recoverPendingDeployments(deps: CommandDeps, olderThanMs: number): Promise<number> {
+  const ids = await deployments.listStalePending(deps.sql, olderThanMs);
+  for (const id of ids) await startDeployWorkflow(deps, id);
+  return ids.length;
+}

@@ -1,0 +1,166 @@
+// DeployService: a virtual object keyed by deployment id that takes a deployment from pending
+// to ready (DESIGN section 7, seed 001). Every database step is a runTx, so its state rows,
+// outbox rows and journal entry commit together: a crash and replay never writes twice.
+//
+//   pending → building (only with a build context) → deploying (topologies + outbox per region,
+//   sentinel + gossip policy per region, SentinelService.deploy on each, then wait for
+//   instances) → network (domains) → ready; or failed with the reason, after stopping the
+//   topologies (krane deletes the workloads) and removing the instance rows.
+//
+// Waiting for instances: an awakeable is created and stored under INSTANCES_KEY before the
+// first check; the status-report path sends `notifyInstances` (shared) when the deployment's
+// instances are all running or any failed. A periodic re-check backs it up, and a deadline
+// fails the deploy. A stop during the wait also notifies, and the deploy ends `stopped`.
+import { z } from 'zod';
+import { defineObject, handler, TerminalError, TimeoutError, CancelledError, type Context } from './engine';
+import { cilium, deployments, domains, instances, sentinels, tenancy, topology, type Sql } from '../store';
+import { newId } from '../ids';
+import type { Builder } from './build';
+import type { SentinelServiceDef } from './sentinel';
+import { evaluateProgress } from './progress';
+
+export const DEPLOY_SERVICE = 'DeployService';
+export const INSTANCES_KEY = 'instances_awakeable';
+
+export interface DeployDeps {
+  sql: Sql;
+  builder: Builder;
+  sentinel: SentinelServiceDef;
+  /** Overall limit for instances to come up (DESIGN: default 5 minutes). */
+  timeoutMs: number;
+  /** Backstop re-check while waiting, in case a notification was lost. */
+  recheckMs: number;
+  apexDomain: string;
+  /** Desired config of sentinels this workflow creates. */
+  sentinelDefaults: { image: string; replicas: number; cpuMillicores: number; memoryMib: number };
+}
+
+export const DeployOutput = z.object({
+  deploymentId: z.string(),
+  status: z.enum(['ready', 'failed', 'stopped']),
+  error: z.string().nullable(),
+});
+export type DeployOutput = z.infer<typeof DeployOutput>;
+
+const STOPPED = 'ERR_DEPLOY_STOPPED';
+const TERMINAL_STATUSES = new Set(['ready', 'failed', 'stopped', 'superseded']);
+
+export function deployService(deps: DeployDeps) {
+  const { sql } = deps;
+  return defineObject(DEPLOY_SERVICE, {
+    exclusive: {
+      deploy: handler({ input: z.object({}).default({}), output: DeployOutput }, async (ctx) => {
+        const id = ctx.key;
+        const d = await ctx.run('load', async () => {
+          const row = await deployments.getDeployment(sql, id);
+          if (!row) throw new TerminalError(`deployment ${id} not found`, { code: 'ERR_DEPLOY_NOT_FOUND' });
+          return { status: row.status, image: row.image, buildContext: row.buildContext, regions: row.regions, replicas: row.replicas, environmentId: row.environmentId };
+        });
+        if (TERMINAL_STATUSES.has(d.status)) {
+          return { deploymentId: id, status: d.status === 'ready' || d.status === 'stopped' ? d.status : 'failed', error: null } as DeployOutput;
+        }
+        try {
+          if (!d.image) {
+            await ctx.runTx('status-building', (tx) => deployments.setDeploymentStatus(tx, id, 'building').then(() => null));
+            const image = await ctx.run('build', () => deps.builder.build({ deploymentId: id, buildContext: d.buildContext! }), { maxAttempts: 2 });
+            await ctx.runTx('image', (tx) => deployments.setDeploymentImage(tx, id, image).then(() => null));
+          }
+          await ctx.runTx('topologies', async (tx) => {
+            const row = await deployments.lockDeployment(tx, id);
+            if (row?.desiredState === 'stopped') throw new TerminalError('stopped before it became ready', { code: STOPPED });
+            await deployments.setDeploymentStatus(tx, id, 'deploying');
+            for (const region of d.regions) {
+              await topology.upsertTopology(tx, { deploymentId: id, region, workspaceId: row!.workspaceId, replicas: d.replicas, desiredStatus: 'running' });
+            }
+            return null;
+          });
+          const sentinelIds = await ctx.runTx('sentinels', async (tx) => {
+            const env = await tenancy.getEnvironment(tx, d.environmentId);
+            if (!env) throw new TerminalError(`environment ${d.environmentId} not found`, { code: 'ERR_DEPLOY_ENVIRONMENT' });
+            const scope = { workspaceId: env.workspaceId, projectId: env.projectId, appId: env.appId, environmentId: env.id };
+            const ids: string[] = [];
+            for (const region of d.regions) {
+              const { sentinel } = await sentinels.ensureSentinel(tx, { id: newId('snt'), ...scope, region, ...deps.sentinelDefaults });
+              await cilium.ensureCiliumPolicy(tx, { id: newId('cnp'), ...scope, region });
+              ids.push(sentinel.id);
+            }
+            return ids;
+          });
+          const results = await ctx.all(sentinelIds.map((sid) => ctx.call(deps.sentinel, 'deploy', {}, { key: sid })));
+          const bad = results.find((r) => r.status !== 'READY');
+          if (bad) throw new TerminalError(`sentinel ${bad.sentinelId} not ready: ${bad.reason ?? 'failed'}`, { code: 'ERR_DEPLOY_SENTINEL' });
+
+          await waitForInstances(ctx, deps, id);
+
+          await ctx.runTx('status-network', (tx) => deployments.setDeploymentStatus(tx, id, 'network').then(() => null));
+          await ctx.runTx('domains', async (tx) => {
+            const env = await tenancy.getEnvironment(tx, d.environmentId);
+            const base = { workspaceId: env!.workspaceId, environmentId: env!.id, deploymentId: id };
+            await domains.assignDomain(tx, { ...base, hostname: `${id}.${deps.apexDomain}`, kind: 'deployment' });
+            // The environment's domain follows the newest ready deployment (promote/rollback move it).
+            await domains.assignDomain(tx, { ...base, hostname: `${env!.appId}-${env!.slug}.${deps.apexDomain}`, kind: 'environment' });
+            await deployments.setDeploymentStatus(tx, id, 'ready');
+            return null;
+          });
+          return { deploymentId: id, status: 'ready' as const, error: null };
+        } catch (err) {
+          const stopped = err instanceof TerminalError && err.code === STOPPED;
+          const reason = err instanceof TimeoutError ? 'timed out waiting for instances' : (err as Error).message;
+          await ctx.runTx('cleanup', async (tx) => {
+            const row = await deployments.lockDeployment(tx, id);
+            // Stopped and started again while this deploy wound down: the start has queued a
+            // fresh deploy behind this one, so leave its running topologies alone.
+            if (stopped && row?.desiredState === 'running') return null;
+            await topology.setTopologyStatus(tx, id, 'stopped');
+            await instances.deleteInstancesOf(tx, id);
+            await deployments.setDeploymentStatus(tx, id, stopped ? 'stopped' : 'failed', stopped ? null : reason);
+            return null;
+          });
+          if (err instanceof CancelledError) throw err;
+          return { deploymentId: id, status: stopped ? ('stopped' as const) : ('failed' as const), error: stopped ? null : reason };
+        }
+      }),
+    },
+    shared: {
+      notifyInstances: handler({ input: z.object({}).default({}), output: z.object({ notified: z.boolean() }) }, async (ctx) => {
+        const awakeableId = await ctx.get<string>(INSTANCES_KEY);
+        if (!awakeableId) return { notified: false };
+        return { notified: await ctx.resolveAwakeable(awakeableId) };
+      }),
+    },
+  });
+}
+
+export type DeployServiceDef = ReturnType<typeof deployService>;
+
+async function waitForInstances(ctx: Context, deps: DeployDeps, id: string): Promise<void> {
+  let awk = ctx.awakeable<void>();
+  await ctx.set(INSTANCES_KEY, awk.id);
+  const deadline = await ctx.run('deadline', () => Date.now() + deps.timeoutMs);
+  try {
+    for (;;) {
+      const check = await ctx.run('check', async () => {
+        const d = await deployments.getDeployment(deps.sql, id);
+        const progress = evaluateProgress(await deployments.deploymentProgress(deps.sql, id), d?.desiredState ?? 'stopped');
+        return { progress, now: Date.now() };
+      });
+      const p = check.progress;
+      if (p.state === 'ready') return;
+      if (p.state === 'failed') throw new TerminalError(p.reason, { code: 'ERR_DEPLOY_INSTANCES_FAILED' });
+      if (p.state === 'stopped') throw new TerminalError('stopped before it became ready', { code: STOPPED });
+      const left = deadline - check.now;
+      if (left <= 0) throw new TerminalError(`timed out waiting for instances (${p.waitingFor.join(', ')})`, { code: 'ERR_DEPLOY_TIMEOUT' });
+      try {
+        await awk.promise.orTimeout(Math.min(left, deps.recheckMs));
+      } catch (err) {
+        if (err instanceof TimeoutError) continue;
+        throw err;
+      }
+      // Woken: the next wait needs a fresh awakeable (a resolved one would not block).
+      awk = ctx.awakeable<void>();
+      await ctx.set(INSTANCES_KEY, awk.id);
+    }
+  } finally {
+    await ctx.clear(INSTANCES_KEY);
+  }
+}

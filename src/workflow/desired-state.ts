@@ -1,0 +1,45 @@
+// DesiredStateService: start and stop a deployment (ChangeDesiredState of seed 001), keyed by
+// deployment id so changes to one deployment apply in order. Each change is one runTx (the
+// deployment row, its topologies and their outbox rows commit with the journal entry), then a
+// one-way send: a stop wakes a deploy that is waiting for instances so it ends `stopped` at
+// once; a start runs the deploy workflow again to bring the instances back and mark it ready.
+import { z } from 'zod';
+import { defineObject, handler, TerminalError } from './engine';
+import { deployments, topology, type Sql } from '../store';
+import type { DeployServiceDef } from './deploy';
+
+export const DESIRED_STATE_SERVICE = 'DesiredStateService';
+
+export const ChangeInput = z.object({ desired: z.enum(['running', 'stopped']) });
+export const ChangeOutput = z.object({ deploymentId: z.string(), desired: z.enum(['running', 'stopped']), changed: z.boolean() });
+
+export function desiredStateService(deps: { sql: Sql; deploy: DeployServiceDef }) {
+  return defineObject(DESIRED_STATE_SERVICE, {
+    exclusive: {
+      change: handler({ input: ChangeInput, output: ChangeOutput }, async (ctx, { desired }) => {
+        const id = ctx.key;
+        const changed = await ctx.runTx('change', async (tx) => {
+          const d = await deployments.lockDeployment(tx, id);
+          if (!d) throw new TerminalError(`deployment ${id} not found`, { code: 'ERR_NOT_FOUND' });
+          if (d.desiredState === desired) return false;
+          if (desired === 'running' && d.status === 'failed') {
+            throw new TerminalError(`deployment ${id} failed; roll back or deploy again instead of starting it`, { code: 'ERR_DEPLOYMENT_STATE_CONFLICT' });
+          }
+          await deployments.setDeploymentDesiredState(tx, id, desired);
+          await topology.setTopologyStatus(tx, id, desired);
+          // A deployment still on its way keeps its status: its deploy notices the stop itself.
+          if (desired === 'stopped' && (d.status === 'ready' || d.status === 'stopped')) await deployments.setDeploymentStatus(tx, id, 'stopped');
+          if (desired === 'running') await deployments.setDeploymentStatus(tx, id, 'deploying');
+          return true;
+        });
+        if (changed && desired === 'stopped') await ctx.send(deps.deploy, 'notifyInstances', {}, { key: id });
+        if (changed && desired === 'running') {
+          await ctx.send(deps.deploy, 'deploy', {}, { key: id, idempotencyKey: `start:${ctx.invocationId}` });
+        }
+        return { deploymentId: id, desired, changed };
+      }),
+    },
+  });
+}
+
+export type DesiredStateServiceDef = ReturnType<typeof desiredStateService>;

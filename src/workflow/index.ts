@@ -1,0 +1,75 @@
+// Workflows: the durable services that move deployments and sentinels toward their desired
+// state, built on the engine in ./engine (which knows nothing about deployments).
+//
+// - deploy.ts: DeployService, object keyed by deployment id: pending → ready/failed.
+// - sentinel.ts: SentinelService, object keyed by sentinel id: merge config, wait for krane to
+//   report convergence (NotifyReady, shared), 10-minute timeout by default.
+// - desired-state.ts: DesiredStateService, object keyed by deployment id: stop / start.
+// - status-hooks.ts: what a krane status report wakes (a waiting deploy, a sentinel deploy).
+// - commands.ts: create / rollback / promote / start / stop as the API calls them, and the
+//   recovery sweep for deployments whose workflow never started.
+// - progress.ts, build.ts: the pure readiness rule and the pluggable image builder.
+//
+// Keying: everything about one deployment runs on its key in arrival order; different
+// deployments run concurrently. State rows and outbox rows are written only inside runTx steps,
+// so a replay after a crash never writes twice.
+import type { Logger } from '../log';
+import type { Sql } from '../store';
+import type { Engine } from './engine';
+import type { Builder } from './build';
+import { deployService, type DeployServiceDef } from './deploy';
+import { desiredStateService, type DesiredStateServiceDef } from './desired-state';
+import { sentinelService, type SentinelServiceDef } from './sentinel';
+import { statusHooks, type StatusHooks } from './status-hooks';
+import type { CommandDeps } from './commands';
+
+export * from './build';
+export * from './commands';
+export * from './deploy';
+export * from './desired-state';
+export * from './progress';
+export * from './sentinel';
+export * from './status-hooks';
+
+export interface WorkflowConfig {
+  builder: Builder;
+  deployTimeoutMs: number;
+  sentinelTimeoutMs: number;
+  /** Backstop re-check of a deploy waiting for instances. */
+  recheckMs?: number;
+  apexDomain: string;
+  sentinelDefaults: { image: string; replicas: number; cpuMillicores: number; memoryMib: number };
+}
+
+export interface Workflows {
+  sentinel: SentinelServiceDef;
+  deploy: DeployServiceDef;
+  desiredState: DesiredStateServiceDef;
+  hooks: StatusHooks;
+  commands: CommandDeps;
+}
+
+/**
+ * 5 s: reports normally wake a waiting deploy within milliseconds; the re-check only matters
+ * when a wake-up was lost, and each one costs a journal entry.
+ */
+const DEFAULT_RECHECK_MS = 5_000;
+
+/** Registers every workflow with the engine (before engine.start()). */
+export function registerWorkflows(engine: Engine, sql: Sql, cfg: WorkflowConfig, logger: Logger): Workflows {
+  const sentinel = engine.register(sentinelService({ sql, timeoutMs: cfg.sentinelTimeoutMs }));
+  const deploy = engine.register(
+    deployService({
+      sql,
+      builder: cfg.builder,
+      sentinel,
+      timeoutMs: cfg.deployTimeoutMs,
+      recheckMs: cfg.recheckMs ?? DEFAULT_RECHECK_MS,
+      apexDomain: cfg.apexDomain,
+      sentinelDefaults: cfg.sentinelDefaults,
+    }),
+  );
+  const desiredState = engine.register(desiredStateService({ sql, deploy }));
+  const hooks = statusHooks({ sql, engine, deploy, sentinel, logger });
+  return { sentinel, deploy, desiredState, hooks, commands: { sql, engine, deploy, desiredState, apexDomain: cfg.apexDomain } };
+}

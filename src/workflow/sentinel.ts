@@ -1,0 +1,131 @@
+// SentinelService: a virtual object keyed by sentinel id (seed 000). `deploy` changes a
+// sentinel's desired config and waits until krane reports it converged; calls for one sentinel
+// run one at a time. `notifyReady` is shared, so the status-report path reaches a `deploy` that
+// is suspended on its awakeable.
+import { z } from 'zod';
+import { defineObject, handler, TerminalError, TimeoutError } from './engine';
+import { events, sentinels, type Sql } from '../store';
+import type { Sentinel, SentinelDesired } from '../store/sentinels';
+
+export const SENTINEL_SERVICE = 'SentinelService';
+/** State key holding the awakeable a suspended deploy waits on. */
+export const NOTIFY_READY_KEY = 'notify_ready_awakeable';
+
+export const SentinelDeployInput = z.object({
+  image: z.string().min(1).optional(),
+  replicas: z.number().int().min(0).max(100).optional(),
+  cpuMillicores: z.number().int().min(0).optional(),
+  memoryMib: z.number().int().min(0).optional(),
+});
+export type SentinelDeployInput = z.infer<typeof SentinelDeployInput>;
+
+export const SentinelDeployOutput = z.object({
+  sentinelId: z.string(),
+  status: z.enum(['READY', 'FAILED']),
+  image: z.string(),
+  reason: z.string().optional(),
+});
+export type SentinelDeployOutput = z.infer<typeof SentinelDeployOutput>;
+
+/** Merge semantics of the seed: absent or zero fields keep the current value. */
+export function mergeSentinelConfig(current: SentinelDesired, req: SentinelDeployInput): SentinelDesired {
+  return {
+    image: req.image || current.image,
+    replicas: req.replicas || current.replicas,
+    cpuMillicores: req.cpuMillicores || current.cpuMillicores,
+    memoryMib: req.memoryMib || current.memoryMib,
+    desiredState: current.desiredState,
+  };
+}
+
+export function sameConfig(a: SentinelDesired, b: SentinelDesired): boolean {
+  return a.image === b.image && a.replicas === b.replicas && a.cpuMillicores === b.cpuMillicores && a.memoryMib === b.memoryMib;
+}
+
+/**
+ * Converged: krane reports the desired image running, healthy, with every desired replica
+ * updated and available. Image and health alone (the seed's test) would also accept the old
+ * pods of a replicas-only change before krane applied it.
+ */
+export function sentinelConverged(s: Pick<Sentinel, 'image' | 'replicas' | 'runningImage' | 'health' | 'updatedReplicas' | 'availableReplicas'>): boolean {
+  return s.runningImage === s.image && s.health === 'healthy' && s.updatedReplicas >= s.replicas && s.availableReplicas >= s.replicas;
+}
+
+export interface SentinelServiceDeps {
+  sql: Sql;
+  /** How long deploy waits for convergence before failing (seed: 10 minutes). */
+  timeoutMs: number;
+}
+
+export function sentinelService(deps: SentinelServiceDeps) {
+  return defineObject(SENTINEL_SERVICE, {
+    exclusive: {
+      deploy: handler({ input: SentinelDeployInput, output: SentinelDeployOutput }, async (ctx, req) => {
+        const id = ctx.key;
+        const plan = await ctx.run('plan', async () => {
+          const cur = await sentinels.getSentinel(deps.sql, id);
+          if (!cur) throw new TerminalError(`sentinel ${id} not found`, { code: 'ERR_SENTINEL_NOT_FOUND' });
+          const merged = mergeSentinelConfig(cur, req);
+          const ready = sameConfig(cur, merged) && sentinelConverged(cur);
+          return { merged, ready };
+        });
+        if (plan.ready) return { sentinelId: id, status: 'READY' as const, image: plan.merged.image };
+
+        // The awakeable exists and is findable before the write, so a convergence reported the
+        // moment krane applies the change cannot be missed.
+        const awk = ctx.awakeable<void>();
+        await ctx.set(NOTIFY_READY_KEY, awk.id);
+        let outcome: 'ready' | 'failed' = 'failed';
+        let reason: string | undefined;
+        try {
+          await ctx.runTx('write', async (tx) => {
+            const row = await sentinels.updateSentinelDesired(tx, id, plan.merged, 'progressing');
+            if (row) await publishSentinel(tx, row);
+          });
+          // Already converged on this config (e.g. an earlier deploy timed out just before
+          // krane caught up): no further report may come, so do not wait for one.
+          const now = await ctx.run('check', async () => {
+            const cur = await sentinels.getSentinel(deps.sql, id);
+            return !!cur && sentinelConverged(cur);
+          });
+          if (!now) await awk.promise.orTimeout(deps.timeoutMs);
+          outcome = 'ready';
+        } catch (err) {
+          // A timeout is an answer (FAILED); cancellation and errors end the invocation, after
+          // the finally below has recorded the failure on the row.
+          if (!(err instanceof TimeoutError)) throw err;
+          reason = `sentinel did not converge within ${Math.round(deps.timeoutMs / 1000)} s`;
+        } finally {
+          await ctx.runTx('finish', async (tx) => {
+            await sentinels.setSentinelDeployStatus(tx, id, outcome);
+            const row = await sentinels.getSentinel(tx, id);
+            if (row) await publishSentinel(tx, row);
+          });
+          await ctx.clear(NOTIFY_READY_KEY);
+        }
+        if (outcome === 'ready') return { sentinelId: id, status: 'READY' as const, image: plan.merged.image };
+        return { sentinelId: id, status: 'FAILED' as const, image: plan.merged.image, ...(reason ? { reason } : {}) };
+      }),
+    },
+    shared: {
+      notifyReady: handler({ input: z.object({}).default({}), output: z.object({ notified: z.boolean() }) }, async (ctx) => {
+        const awakeableId = await ctx.get<string>(NOTIFY_READY_KEY);
+        if (!awakeableId) return { notified: false };
+        return { notified: await ctx.resolveAwakeable(awakeableId) };
+      }),
+    },
+  });
+}
+
+export type SentinelServiceDef = ReturnType<typeof sentinelService>;
+
+async function publishSentinel(tx: Parameters<typeof events.publishEvent>[0], row: Sentinel): Promise<void> {
+  await events.publishEvent(tx, {
+    type: 'sentinel.status',
+    sentinelId: row.id,
+    region: row.region,
+    deployStatus: row.deployStatus,
+    health: row.health,
+    runningImage: row.runningImage,
+  });
+}

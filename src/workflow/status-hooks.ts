@@ -1,0 +1,64 @@
+// What ctrl does after storing a krane status report: wake the workflows waiting on it and
+// publish live progress. Kept out of the HTTP route so the route stays about validation and
+// storage, and the wake-up rules sit next to the workflows that wait.
+//
+// Only decisive moments send an invocation: a deploy is notified once its instances are all
+// running or one failed, a sentinel deploy once krane reports it converged. Everything else
+// is left to the workflows' periodic re-check, so chatty reports cost a query, not a workflow.
+import type { Logger } from '../log';
+import { deployments, events, sentinels, type Sql } from '../store';
+import type { Engine } from './engine';
+import type { DeployServiceDef } from './deploy';
+import type { SentinelServiceDef } from './sentinel';
+import { sentinelConverged } from './sentinel';
+import { evaluateProgress } from './progress';
+
+export interface StatusHooks {
+  deploymentsReported(region: string, deploymentIds: string[]): Promise<void>;
+  sentinelsReported(region: string, sentinelIds: string[]): Promise<void>;
+}
+
+export function statusHooks(deps: { sql: Sql; engine: Engine; deploy: DeployServiceDef; sentinel: SentinelServiceDef; logger: Logger }): StatusHooks {
+  const { sql, engine, logger } = deps;
+  return {
+    async deploymentsReported(region, ids) {
+      for (const id of ids) {
+        try {
+          const d = await deployments.getDeployment(sql, id);
+          if (!d || d.status !== 'deploying') continue;
+          const regions = await deployments.deploymentProgress(sql, id);
+          const r = regions.find((x) => x.region === region);
+          if (r) {
+            await events.publishEvent(sql, {
+              type: 'deployment.region',
+              deploymentId: id,
+              region,
+              wanted: r.wanted,
+              running: r.running,
+              failed: r.failed.length,
+              reason: r.failed[0]?.reason ?? null,
+            });
+          }
+          if (evaluateProgress(regions, d.desiredState).state !== 'waiting') {
+            await engine.send(deps.deploy, 'notifyInstances', {}, { key: id });
+          }
+        } catch (err) {
+          // The report is stored; the deploy's re-check picks the change up without us.
+          logger.warn({ err, deploymentId: id, region }, 'deployment status hook failed');
+        }
+      }
+    },
+    async sentinelsReported(region, ids) {
+      for (const id of ids) {
+        try {
+          const s = await sentinels.getSentinel(sql, id);
+          if (!s) continue;
+          await events.publishEvent(sql, { type: 'sentinel.status', sentinelId: id, region, deployStatus: s.deployStatus, health: s.health, runningImage: s.runningImage });
+          if (s.deployStatus === 'progressing' && sentinelConverged(s)) await engine.send(deps.sentinel, 'notifyReady', {}, { key: id });
+        } catch (err) {
+          logger.warn({ err, sentinelId: id, region }, 'sentinel status hook failed');
+        }
+      }
+    },
+  };
+}
