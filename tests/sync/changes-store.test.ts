@@ -1,0 +1,72 @@
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { testDb } from '../helpers/db';
+import * as changes from '../../src/store/changes';
+import { upsertTopology } from '../../src/store/topology';
+import { getFeedEpoch } from '../../src/store/system';
+import { encodeCursor } from '../../src/sync/cursor';
+import { TOKENS, deployTo, newDeployment, readFeed, startFeedServer } from './helpers';
+
+const db = await testDb();
+
+test('settled reads wait for an older open transaction and then return both rows in (txid, id) order', async () => {
+  const head = await changes.settledHead(db.sql);
+  const a = await newDeployment(db.sql);
+  const b = await newDeployment(db.sql);
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  let written!: () => void;
+  const w = new Promise<void>((r) => (written = r));
+  const txA = db.sql.begin(async (tx) => {
+    await upsertTopology(tx, { deploymentId: a, region: 'us-east-1', workspaceId: 'default', replicas: 1 });
+    written();
+    await gate;
+  });
+  await w;
+  await upsertTopology(db.sql, { deploymentId: b, region: 'us-east-1', workspaceId: 'default', replicas: 1 });
+  const blocked = await changes.tailSettled(db.sql, head, 100);
+  assert.deepEqual(blocked.rows, [], 'B is committed but not settled while A is open');
+  assert.equal(blocked.pending, true);
+  release();
+  await txA;
+  const r = await changes.tailSettled(db.sql, head, 100);
+  assert.deepEqual(r.rows.map((x) => x.resourceId), [a, b]);
+  assert.equal(r.pending, false);
+  assert.equal(r.epoch, await getFeedEpoch(db.sql));
+});
+
+test('cleanup deletes an expired prefix in batches, keeps its boundary row, and expired cursors get 410', async () => {
+  const ids: string[] = [];
+  for (let i = 0; i < 25; i++) ids.push(await deployTo(db.sql, 'eu-west-1'));
+  const rows = await db.sql<{ id: string; txid: string }[]>`SELECT id::text AS id, txid::text AS txid FROM deployment_changes ORDER BY txid, id`;
+  const total = rows.length;
+  const boundaryIdx = total - 6;
+  // Age every row up to the boundary past the TTL (the newest aged row is the boundary).
+  await db.sql`UPDATE deployment_changes SET created_at = now() - interval '2 days' - (id * interval '1 ms') * -1
+               WHERE (txid, id) <= (${rows[boundaryIdx]!.txid}::xid8, ${rows[boundaryIdx]!.id}::bigint)`;
+  const server = await startFeedServer(db.url, { waitLimitMs: 200, cleanupTtlMs: 24 * 3_600_000 });
+  after(() => server.close());
+  const epoch = await getFeedEpoch(db.sql);
+  const oldCursor = encodeCursor(epoch, rows[3]!);
+
+  // Before cleanup the old cursor is fine: nothing was deleted.
+  const before = await readFeed(server.url, TOKENS['eu-west-1'], { cursor: oldCursor, wait: '0.1' });
+  assert.equal(before.status, 200);
+  assert.ok(before.lines.filter((l) => l.type === 'change').length >= 20, 'old cursor served from the table');
+
+  assert.equal(await changes.deleteExpired(db.sql, 24 * 3_600_000, 7), boundaryIdx);
+  const left = await db.sql<{ id: string }[]>`SELECT id::text AS id FROM deployment_changes ORDER BY txid, id`;
+  assert.equal(left.length, total - boundaryIdx);
+  assert.equal(left[0]!.id, rows[boundaryIdx]!.id, 'the boundary row is kept');
+  const floor = await changes.retentionFloor(db.sql, 24 * 3_600_000);
+  assert.equal(floor.expired, true);
+
+  const gone = await readFeed(server.url, TOKENS['eu-west-1'], { cursor: oldCursor });
+  assert.equal(gone.status, 410);
+  assert.match(JSON.parse(gone.body).error.message, /retention/);
+  const atBoundary = await readFeed(server.url, TOKENS['eu-west-1'], { cursor: encodeCursor(epoch, rows[boundaryIdx]!), wait: '0.1' });
+  assert.equal(atBoundary.status, 200);
+  assert.equal(atBoundary.lines.filter((l) => l.type === 'change').length, 5, 'the five rows after the boundary');
+  // A second pass finds nothing more to delete.
+  assert.equal(await server.feed.cleanup(), 0);
+});
