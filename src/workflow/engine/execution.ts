@@ -114,6 +114,8 @@ export class Execution {
   readonly #unrecordedAwakeables = new Set<number>();
   readonly #blocked = new Map<number, number>();
   readonly #inflight = new Set<Promise<unknown>>();
+  /** State operations run in call order even when not awaited (set then get reads the set). */
+  #stateChain: Promise<unknown> = Promise.resolve();
   #fatal: Error | null = null;
   #suspendQueued = false;
   #pendingResume: { epoch: number; done: DoneEntry[] | null } | null = null;
@@ -323,7 +325,7 @@ export class Execution {
     const wait = this.#waitFor<void>(seq, 'sleep');
     if (entry) return new DurablePromise(this, wait, [seq]);
     const written = this.#track(async () => {
-      if (!(await store.journalSleep(this.sql, this.id, this.epoch, seq, name, Date.now() + Math.max(0, ms)))) this.#lost();
+      if (!(await store.journalSleep(this.sql, this.id, this.epoch, seq, name, Math.max(0, ms)))) this.#lost();
     });
     return new DurablePromise(this, written.then(() => wait), [seq]);
   }
@@ -362,11 +364,14 @@ export class Execution {
   stateGet<T>(name: string): DurablePromise<T | undefined> {
     const { seq, entry } = this.#take('get', name);
     if (entry) return this.#replayed<T | undefined>(entry);
+    const prev = this.#stateChain;
     const p = this.#track(async () => {
+      await prev.catch(() => {});
       const r = await store.journalStateGet(this.sql, this.id, this.epoch, seq, this.target.service, this.#key(), name);
       if (!r.ok) this.#lost();
       return decode(r.value) as T | undefined;
     });
+    this.#stateChain = p;
     return new DurablePromise(this, p, []);
   }
 
@@ -377,9 +382,12 @@ export class Execution {
     const { seq, entry } = this.#take(value === undefined ? 'clear' : 'set', name);
     if (entry) return this.#replayed<void>(entry);
     const encoded = value === undefined ? null : JSON.stringify(value);
+    const prev = this.#stateChain;
     const p = this.#track(async () => {
+      await prev.catch(() => {});
       if (!(await store.journalStateWrite(this.sql, this.id, this.epoch, seq, this.target.service, this.#key(), name, encoded))) this.#lost();
     });
+    this.#stateChain = p;
     return new DurablePromise(this, p, []);
   }
 

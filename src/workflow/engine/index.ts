@@ -20,7 +20,7 @@
 //   engine.resolveAwakeable / rejectAwakeable, also before the waiter suspends), ctx.get/set/
 //   clear (object state; set/clear only in exclusive handlers), ctx.call (a future of the
 //   result), ctx.send (one-way, optionally delayed), ctx.all, ctx.allSettled, ctx.race,
-//   promise.orTimeout(ms) (TimeoutError). Await set/clear before reading the value back.
+//   promise.orTimeout(ms) (TimeoutError). State operations apply in call order, awaited or not.
 //   Anything non-deterministic (Date.now(), random ids, reads of other tables) goes in a step.
 // - engine.cancel(id): pending awaits of the invocation reject with CancelledError (or its next
 //   suspension does), so try/finally compensations run; calls it waits on are cancelled too.

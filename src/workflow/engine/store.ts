@@ -267,12 +267,14 @@ export async function journalSleep(
   epoch: number,
   seq: number,
   name: string,
-  wakeAtMs: number,
+  ms: number,
 ): Promise<boolean> {
+  // The database clock decides when timers are due (claims compare with now()), so the wake
+  // time is taken from it too: a skewed ctrl clock cannot move a timer.
   const rows = await sql`
     WITH f AS (SELECT 1 FROM engine_invocations WHERE id = ${invocationId} AND lease_epoch = ${epoch}::int AND status = 'running' FOR KEY SHARE)
     INSERT INTO engine_journal (invocation_id, seq, kind, name, status, wake_at)
-    SELECT ${invocationId}, ${seq}::int, 'sleep', ${name}, 'pending', to_timestamp(${wakeAtMs}::float8 / 1000) FROM f
+    SELECT ${invocationId}, ${seq}::int, 'sleep', ${name}, 'pending', now() + make_interval(secs => ${ms}::float8 / 1000) FROM f
     ON CONFLICT (invocation_id, seq) DO NOTHING
     RETURNING seq`;
   return rows.length === 1;

@@ -106,6 +106,10 @@ const Counter = engine.object('counter', {
       await ctx.set('total', cur + n);
       return cur + n;
     }),
+    setThenGet: handler({ input: z.number(), output: z.number() }, async (ctx, n) => {
+      void ctx.set('total', n);
+      return (await ctx.get<number>('total'))!;
+    }),
     reset: handler({ input: z.object({}), output: z.null() }, async (ctx) => {
       await ctx.clear('total');
       return null;
@@ -255,6 +259,7 @@ test('object state: exclusive handlers read and write, shared ones only read', a
   await engine.call(Counter, 'reset', {}, { key: 'a' });
   assert.equal(await engine.call(Counter, 'peek', {}, { key: 'a' }), null);
   assert.deepEqual(await engine.state(Counter, 'b'), { total: 7 });
+  assert.equal(await engine.call(Counter, 'setThenGet', 41, { key: 'c' }), 41, 'an unawaited set is read back');
   await assert.rejects(engine.call(Counter, 'add', 1), (err: unknown) => err instanceof AppError && err.code === 'ERR_ENGINE_KEY_REQUIRED');
 });
 
