@@ -1,6 +1,7 @@
 // Shared fixtures for the change-feed tests: a real ctrl HTTP server with the feed mounted, a
 // recording controller, and writers that go through the store's desired-state functions.
 import type { AddressInfo } from 'node:net';
+import postgres from 'postgres';
 import { buildCtrlApp } from '../../src/http';
 import { createLogger } from '../../src/log';
 import { createDb, type Queryable, type Sql } from '../../src/store';
@@ -23,8 +24,8 @@ export interface FeedServer {
   close(): Promise<void>;
 }
 
-export async function startFeedServer(dbUrl: string, opts: Partial<FeedOptions> = {}): Promise<FeedServer> {
-  const sql = createDb(dbUrl, { max: 10, applicationName: 'feed-test-ctrl' });
+export async function startFeedServer(dbUrl: string, opts: Partial<FeedOptions> & { sql?: Sql } = {}): Promise<FeedServer> {
+  const sql = opts.sql ?? createDb(dbUrl, { max: 10, applicationName: 'feed-test-ctrl' });
   const feed = createFeed({ sql, logger: silent, agentTokens: TOKENS, heartbeatMs: 200, waitLimitMs: 2_000, ...opts });
   await feed.start();
   const { app } = await buildCtrlApp({ sql, logger: silent, routes: [feed.routes] });
@@ -102,6 +103,23 @@ export class RecordingController implements ResourceController {
     const s = this.current.get(key);
     return s === 'deleted' ? undefined : s;
   }
+}
+
+/**
+ * A pool like createDb's that counts every statement it sends (porsager's debug hook), so a
+ * test can measure the feed's database load exactly, apart from its own queries.
+ */
+export function countingDb(url: string): { sql: Sql; count: () => number } {
+  let n = 0;
+  const sql = postgres(url, {
+    max: 10,
+    onnotice: () => {},
+    transform: { column: { from: postgres.toCamel } },
+    debug: () => {
+      n++;
+    },
+  }) as unknown as Sql;
+  return { sql, count: () => n };
 }
 
 export async function waitFor(cond: () => boolean | Promise<boolean>, timeoutMs = 10_000, what = 'condition'): Promise<void> {

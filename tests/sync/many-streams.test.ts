@@ -1,0 +1,88 @@
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { testDb } from '../helpers/db';
+import { TOKENS, countingDb, deployTo, sleep, startFeedServer } from './helpers';
+
+const db = await testDb();
+const counted = countingDb(db.url);
+// Polls end every second, so the windows below include a thousand reconnects per second.
+const server = await startFeedServer(db.url, { sql: counted.sql, waitLimitMs: 1_000, heartbeatMs: 400, pollMs: 100 });
+after(() => server.close());
+
+/** Long-poll loops like krane's: read to `end`, reconnect with its cursor, until stopped. */
+function agents(n: number, cursor: string) {
+  let stop = false;
+  let polls = 0;
+  let errors = 0;
+  const changes = new Set<string>();
+  const loops = Array.from({ length: n }, async () => {
+    let c = cursor;
+    while (!stop) {
+      try {
+        const res = await fetch(`${server.url}/v1/cluster/changes?cursor=${encodeURIComponent(c)}`, { headers: { authorization: `Bearer ${TOKENS['us-east-1']}` } });
+        const lines = (await res.text()).split('\n').filter(Boolean).map((l) => JSON.parse(l));
+        const end = lines.at(-1);
+        if (res.status !== 200 || end?.type !== 'end') throw new Error(`poll ended with ${res.status} ${JSON.stringify(end)}`);
+        for (const l of lines) if (l.type === 'change') changes.add(l.resource.id);
+        c = end.cursor;
+        polls++;
+      } catch {
+        errors++;
+        await sleep(100);
+      }
+    }
+  });
+  return {
+    changes,
+    polls: () => polls,
+    errors: () => errors,
+    async stop() {
+      stop = true;
+      await Promise.all(loops);
+    },
+  };
+}
+
+async function xactCommits(): Promise<number> {
+  const [r] = await db.sql<{ n: string }[]>`SELECT xact_commit::text AS n FROM pg_stat_database WHERE datname = current_database()`;
+  return Number(r!.n);
+}
+
+/** Statements the feed sent per second over `ms`, with the agents connected. */
+async function measure(ms: number) {
+  const q0 = counted.count();
+  const x0 = await xactCommits();
+  const t0 = Date.now();
+  await sleep(ms);
+  const secs = (Date.now() - t0) / 1000;
+  return { queriesPerSec: (counted.count() - q0) / secs, xactPerSec: ((await xactCommits()) - x0) / secs };
+}
+
+test('1,000 concurrent long-poll streams on one ctrl cost the same database load as 10', async (t) => {
+  const first = await fetch(`${server.url}/v1/cluster/changes?wait=0.1`, { headers: { authorization: `Bearer ${TOKENS['us-east-1']}` } });
+  const snapEnd = (await first.text()).split('\n').filter(Boolean).map((l) => JSON.parse(l)).find((l) => l.type === 'snapshot_end');
+
+  const few = agents(10, snapEnd.cursor);
+  await sleep(1_500);
+  const load10 = await measure(4_000);
+  await few.stop();
+
+  const many = agents(1_000, snapEnd.cursor);
+  await sleep(2_500);
+  const load1000 = await measure(4_000);
+  // The streams still work: a change reaches every one of them.
+  const dep = await deployTo(db.sql, 'us-east-1');
+  await sleep(2_500);
+  const polls = many.polls();
+  const errors = many.errors();
+  await many.stop();
+  t.diagnostic(`10 streams: ${JSON.stringify(load10)}; 1000 streams: ${JSON.stringify(load1000)}; polls ${polls}, errors ${errors}`);
+
+  assert.equal(errors, 0);
+  assert.ok(polls >= 2_000, `streams reconnected continuously (${polls} polls)`);
+  assert.ok(many.changes.has(dep), 'the change reached the streams');
+  // Database load is the tailer's poll rate (10/s at pollMs 100) plus nothing per stream: a
+  // per-stream query would add ~1,000/s here.
+  assert.ok(load1000.queriesPerSec <= load10.queriesPerSec * 1.5 + 5, `independent of stream count: ${load10.queriesPerSec} vs ${load1000.queriesPerSec}`);
+  assert.ok(load1000.queriesPerSec <= 20, `bounded by the poll rate: ${load1000.queriesPerSec}/s`);
+});
