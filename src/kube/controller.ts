@@ -69,6 +69,11 @@ export interface KubeControllerOptions {
   verifyAfterMs: number;
   /** Parallel deletes during GC. */
   gcConcurrency?: number;
+  /**
+   * After every successful apply; `wrote` says whether any object had to be sent (false: all
+   * skipped as unchanged). krane uses it to clear an earlier apply-failure report.
+   */
+  onApplied?(ref: ResourceRef, wrote: boolean): void;
 }
 
 /**
@@ -199,18 +204,24 @@ export class KubeController implements ResourceController {
     }
     const objects = buildObjects(state, this.opts.build);
     await this.inventory.ensureFresh();
+    let wrote = false;
     const generations = new Map<string, number | undefined>();
-    for (const obj of objects) generations.set(objectKey(obj), await this.applyObject(obj));
+    for (const obj of objects) {
+      const r = await this.applyObject(obj);
+      generations.set(objectKey(obj), r.generation);
+      wrote ||= r.wrote;
+    }
     this.remembered.set(refKey(ref), { ref, state, objects: generations });
     // Objects this resource had before but no longer needs (e.g. an environment's gossip objects
     // after an environment move) go now rather than waiting for the next GC.
     const wanted = new Set(objects.map(objectKey));
     const stale = this.inventory.byResource(refKey(ref)).filter((e) => !wanted.has(objectKey(toObj(e))));
     for (const e of sortForDelete(stale)) await this.deleteEntry(e);
+    this.opts.onApplied?.(ref, wrote);
   }
 
-  /** Applies (or skips) one object; returns its generation afterwards. */
-  private async applyObject(obj: ManifestObject): Promise<number | undefined> {
+  /** Applies (or skips) one object; returns its generation afterwards and whether it was sent. */
+  private async applyObject(obj: ManifestObject): Promise<{ generation: number | undefined; wrote: boolean }> {
     const key = objectKey(obj);
     const hash = obj.metadata.annotations[ANNOTATION.manifestHash];
     let known = this.inventory.get(key);
@@ -229,13 +240,13 @@ export class KubeController implements ResourceController {
     }
     if (known && known.hash === hash && !known.touchedByOthers) {
       this.stats.skipped++;
-      return known.generation;
+      return { generation: known.generation, wrote: false };
     }
     try {
       const applied = await this.api.apply(obj);
       this.inventory.set({ ...applied, apiVersion: applied.apiVersion ?? obj.apiVersion, kind: applied.kind ?? obj.kind });
       this.stats.applied++;
-      return (applied as KubernetesObject).metadata?.generation;
+      return { generation: (applied as KubernetesObject).metadata?.generation, wrote: true };
     } catch (err) {
       const status = httpStatus(err);
       if (status === 422 || status === 400) {

@@ -13,7 +13,7 @@ import { DriftWatch } from '../kube/drift';
 import { registerKubeMetrics } from '../kube/metrics';
 import { InstanceStatusWatcher, SentinelStatusWatcher } from '../kube/status';
 import type { ResourceController } from '../sync/controller';
-import { SENTINEL_NAMESPACE, WORKLOAD_NAMESPACE, type ResourceRef } from '../sync/protocol';
+import { APPLY_FAILURE_POD, SENTINEL_NAMESPACE, WORKLOAD_NAMESPACE, type ResourceRef } from '../sync/protocol';
 import { StatusReporter } from '../sync/reporter';
 import { Watcher } from '../sync/watcher';
 
@@ -70,15 +70,6 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
   const resyncMs = cfg.resyncInterval;
   const tuning = deps.tuning ?? {};
 
-  const controller = new KubeController({
-    api,
-    region: cfg.region,
-    logger: logger.child({ part: 'controller' }),
-    build: { imagePullSecret: cfg.imagePullSecret },
-    // Half the resync interval: every periodic full sync finds the inventory older than this
-    // and re-lists before trusting any hash, so a resync always verifies against the cluster.
-    verifyAfterMs: Math.max(1, Math.floor(resyncMs / 2)),
-  });
   const reporter = new StatusReporter({
     controlPlaneUrl: cfg.controlPlane,
     token: cfg.token,
@@ -88,6 +79,23 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
     flushDelayMs: tuning.reporterFlushMs,
     retryIntervalMs: tuning.reporterRetryMs,
     breaker: { resetTimeoutMs: tuning.breakerResetMs },
+  });
+  const controller = new KubeController({
+    api,
+    region: cfg.region,
+    logger: logger.child({ part: 'controller' }),
+    build: { imagePullSecret: cfg.imagePullSecret },
+    // Half the resync interval: every periodic full sync finds the inventory older than this
+    // and re-lists before trusting any hash, so a resync always verifies against the cluster.
+    verifyAfterMs: Math.max(1, Math.floor(resyncMs / 2)),
+    // An apply that had to write something and succeeded supersedes any earlier failure report
+    // for that deployment: clear ctrl's failure row (a no-op when there is none).
+    onApplied: (ref, wrote) => {
+      if (!wrote || ref.type !== 'deployment_topology') return;
+      reporter.instance({
+        deploymentId: ref.id, podName: APPLY_FAILURE_POD, address: null, status: 'failed', reason: null, cpuMillicores: 0, memoryMib: 0, deleted: true,
+      });
+    },
   });
   const watchLogger = logger.child({ part: 'status' });
   const instancesWatch = new InstanceStatusWatcher({

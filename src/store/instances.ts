@@ -41,13 +41,9 @@ export async function listInstances(q: Queryable, deploymentId: string): Promise
   return q<Instance[]>`SELECT * FROM instances WHERE deployment_id = ${deploymentId} ORDER BY region, pod_name`;
 }
 
-/**
- * Pod name of the row that records a permanent apply failure of a deployment in a region. The
- * colon cannot occur in a Kubernetes pod name, so it never collides with a real instance; it is
- * a `failed` instance whose reason the deploy workflow can surface at once. It goes when the
- * deployment's instances are deleted (deleteInstancesOf / cascade).
- */
-export const APPLY_FAILURE_POD = 'krane:apply';
+// The row that stands for a permanent apply failure (see the protocol). It goes when krane
+// reports a later successful apply, or with the deployment's instances (deleteInstancesOf).
+export { APPLY_FAILURE_POD } from '../sync/protocol';
 
 /** Upserts many reports in one statement; the last report per (deployment, region, pod) wins. */
 export async function upsertInstances(q: Queryable, rows: InstanceReport[]): Promise<number> {

@@ -106,6 +106,14 @@ export const InstanceReport = z.object({
 });
 export type InstanceReport = z.infer<typeof InstanceReport>;
 
+/**
+ * Pod name of the instance row that stands for a permanent apply failure of a deployment in a
+ * region: ctrl writes it (status failed, the reason) from a report's `failures`, and krane
+ * clears it with a `deleted` instance report once a later apply of that deployment succeeds.
+ * The colon cannot occur in a Kubernetes pod name, so it never collides with a real instance.
+ */
+export const APPLY_FAILURE_POD = 'krane:apply';
+
 /** A desired state the cluster refused permanently (e.g. the API server answered 422). */
 export const ApplyFailure = z.object({ resource: ResourceRef, reason: z.string().max(2048) });
 export type ApplyFailure = z.infer<typeof ApplyFailure>;

@@ -85,9 +85,11 @@ export class StatusReporter implements StatusSink {
   private readonly metrics: { buffered: client.Gauge; sent: client.Counter; dropped: client.Counter; failed: client.Counter } | undefined;
 
   constructor(opts: ReporterOptions) {
+    // Options left undefined keep their default (a plain spread would overwrite it).
+    const given = Object.fromEntries(Object.entries(opts).filter(([, v]) => v !== undefined)) as unknown as ReporterOptions;
     this.o = {
       ...DEFAULTS,
-      ...opts,
+      ...given,
       breaker: {
         resetTimeoutMs: opts.breaker?.resetTimeoutMs ?? DEFAULTS.resetTimeoutMs,
         errorThresholdPercentage: opts.breaker?.errorThresholdPercentage ?? DEFAULTS.errorThresholdPercentage,

@@ -70,3 +70,21 @@ test('a sentinel and its environment policy converge, with observed fields writt
   assert.ok(await api.get({ apiVersion: 'cilium.io/v2', kind: 'CiliumNetworkPolicy', namespace: 'sentinel', name: 'gossip-default' }));
   assert.ok(await api.get({ apiVersion: 'v1', kind: 'Service', namespace: 'sentinel', name: 'gossip-default' }));
 });
+
+test('a permanent apply failure shows as a failed instance, and a later successful apply clears it', async () => {
+  await api.objects.create({
+    apiVersion: 'v1', kind: 'Service', metadata: { name: 'dep-e2e-blocked', namespace: 'unkey' }, spec: { selector: { a: 'b' }, ports: [{ port: 80 }] },
+  } as any);
+  await deploy('dep-e2e-blocked', 'registry.example/app:v1', 1);
+  const marker = await until(async () => (await instances.listInstances(sql, 'dep-e2e-blocked')).find((r) => r.podName === instances.APPLY_FAILURE_POD));
+  assert.equal(marker.status, 'failed');
+  assert.match(marker.reason ?? '', /managed-by=krane/);
+  // the operator removes the foreign object; the next change to the deployment applies cleanly
+  await api.delete({ apiVersion: 'v1', kind: 'Service', namespace: 'unkey', name: 'dep-e2e-blocked' });
+  await topology.upsertTopology(sql, { deploymentId: 'dep-e2e-blocked', region: 'us-east-1', workspaceId: 'default', replicas: 1 });
+  const rows = await until(async () => {
+    const r = await instances.listInstances(sql, 'dep-e2e-blocked');
+    return r.length === 1 && r[0]!.status === 'running' ? r : undefined;
+  });
+  assert.equal(rows[0]!.podName, 'dep-e2e-blocked-0');
+});

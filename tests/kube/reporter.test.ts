@@ -150,3 +150,19 @@ test('a state updated while its batch is in flight is sent again', async () => {
     await new Promise((res) => server.close(res));
   }
 });
+
+test('options passed as undefined keep their defaults (no busy retry loop against a dead ctrl)', async () => {
+  const port = await freePort();
+  let attempts = 0;
+  const r = new StatusReporter({
+    controlPlaneUrl: `http://127.0.0.1:${port}`, token: 't', region: 'us-east-1', logger,
+    flushDelayMs: undefined, retryIntervalMs: undefined, retries: 0, breaker: { resetTimeoutMs: undefined },
+  });
+  r.breaker.on('fire', () => attempts++);
+  r.instance(inst('dep-a-0', 'pending'));
+  await new Promise((res) => setTimeout(res, 600));
+  // default retry interval is 1 s: the first attempt only, not hundreds
+  assert.ok(attempts <= 2, `${attempts} attempts in 600 ms`);
+  assert.equal(r.pending(), 1);
+  await r.close();
+});
