@@ -17,6 +17,7 @@ const mark = (k: string) => attempts.set(k, [...(attempts.get(k) ?? []), Date.no
 let stepName = 'first';
 const published = new Map<string, string>();
 const runs = new Map<string, number>();
+const racers = new Map<string, [string, string]>();
 
 const Helpers = engine.service('helpers', {
   counted: handler({ input: z.object({ tag: z.string() }), output: z.number() }, async (ctx, { tag }) =>
@@ -79,6 +80,16 @@ const Steps = engine.service('steps', {
   settle: handler({ input: z.array(z.number()), output: z.array(z.string()) }, async (ctx, ns) => {
     const results = await ctx.allSettled(ns.map((n) => ctx.call(Helpers, 'double', n)));
     return results.map((r) => (r.status === 'fulfilled' ? `ok ${r.value}` : `failed ${(r.reason as Error).message}`));
+  }),
+  racer: handler({ input: z.object({}), output: z.string() }, async (ctx) => {
+    const a1 = ctx.awakeable<string>();
+    const a2 = ctx.awakeable<string>();
+    await ctx.run('publish', () => void racers.set(ctx.invocationId, [a1.id, a2.id]));
+    const winner = await ctx.race([a1.promise, a2.promise]);
+    // Another suspension: the replay after it sees both awakeables done and must pick the
+    // journaled winner, not the first in the list.
+    await ctx.sleep('pause', 300);
+    return winner;
   }),
   writeRows: handler({ input: z.object({ id: z.string(), fail: z.boolean() }), output: z.string() }, async (ctx, { id, fail }) => {
     await ctx.runTx('insert', async (tx) => {
@@ -232,6 +243,19 @@ test('calls fan out and are joined with all; sends start one-way invocations', a
 
 test('allSettled collects failed and successful calls alike', async () => {
   assert.deepEqual(await engine.call(Steps, 'settle', [1, -2, 3]), ['ok 2', 'failed negative -2', 'ok 6']);
+});
+
+test('race picks the first to complete and replays pick the same winner', async () => {
+  const { id } = await engine.send(Steps, 'racer', {});
+  await waitFor('racer suspended', async () => (await engine.getInvocation(id)).status === 'suspended' && racers.has(id));
+  const [first, second] = racers.get(id)!;
+  await engine.resolveAwakeable(second, 'second');
+  await waitFor('race journaled', async () => {
+    const v = await engine.getInvocation(id);
+    return v.status === 'suspended' && v.journal.some((j) => j.kind === 'race');
+  });
+  await engine.resolveAwakeable(first, 'first');
+  assert.equal(await engine.result(id), 'second');
 });
 
 test('delayed sends start later', async () => {
