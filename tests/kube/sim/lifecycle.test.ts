@@ -20,16 +20,24 @@ const ready = (p: V1Pod) => p.status?.conditions?.some((c) => c.type === 'Ready'
 const waiting = (p: V1Pod) => p.status?.containerStatuses?.[0]?.state?.waiting?.reason;
 
 test('a pod is Pending, then Running and Ready after the ready delay', async () => {
+  const watch = await recordWatch(f.kc, '/api/v1/namespaces/default/pods', { fieldSelector: 'metadata.name=solo', resourceVersion: f.sim.api.currentResourceVersion });
   const t0 = Date.now();
-  await f.core.createNamespacedPod({ namespace: 'default', body: { metadata: { name: 'solo', labels: { app: 'solo' } }, spec: { containers: [{ name: 'app', image: 'app:v1' }] } } });
-  const early = await f.core.readNamespacedPod({ name: 'solo', namespace: 'default' });
-  assert.equal(early.status?.phase, 'Pending');
-  assert.equal(ready(early), false);
-  const done = await waitFor('solo ready', async () => {
-    const p = await f.core.readNamespacedPod({ name: 'solo', namespace: 'default' });
-    return ready(p) ? p : undefined;
-  });
-  assert.ok(Date.now() - t0 >= READY_DELAY);
+  let done: V1Pod;
+  try {
+    const created = await f.core.createNamespacedPod({ namespace: 'default', body: { metadata: { name: 'solo', labels: { app: 'solo' } }, spec: { containers: [{ name: 'app', image: 'app:v1' }] } } });
+    assert.equal(created.status?.phase, 'Pending');
+    done = await waitFor('solo ready', async () => {
+      const p = await f.core.readNamespacedPod({ name: 'solo', namespace: 'default' });
+      return ready(p) ? p : undefined;
+    });
+    assert.ok(Date.now() - t0 >= READY_DELAY);
+    await waitFor('ready event', () => watch.events.some((e) => ready(e.object)));
+    // Pending (scheduled, container being created) comes before Running and Ready.
+    const phases = watch.events.map((e) => `${e.object.status?.phase}${ready(e.object) ? '+ready' : ''}${waiting(e.object) ? ':' + waiting(e.object) : ''}`);
+    assert.deepEqual(phases, ['Pending', 'Pending:ContainerCreating', 'Running+ready']);
+  } finally {
+    watch.stop();
+  }
   assert.equal(done.status?.phase, 'Running');
   const cs = done.status!.containerStatuses![0]!;
   assert.equal(cs.image, 'app:v1');
@@ -164,13 +172,20 @@ test('fault pullfail: ErrImagePull, then ImagePullBackOff, stays Pending', async
 });
 
 test('fault slow: ten times the ready delay', async () => {
-  const t0 = Date.now();
-  await apply(statefulSet('fast', 'app:v1', 1));
-  await apply(statefulSet('sluggish', 'app:slow', 1));
-  await waitFor('fast ready', async () => (await pods('app=fast')).some(ready));
-  assert.equal((await pods('app=sluggish')).some(ready), false, 'slow pod is not ready when a normal one is');
-  await waitFor('slow ready', async () => (await pods('app=sluggish')).some(ready), 5_000);
-  assert.ok(Date.now() - t0 >= READY_DELAY * 10);
+  const watch = await recordWatch(f.kc, '/api/v1/namespaces/default/pods', { labelSelector: 'app in (fast,sluggish)', resourceVersion: f.sim.api.currentResourceVersion });
+  try {
+    const t0 = Date.now();
+    await apply(statefulSet('fast', 'app:v1', 1));
+    await apply(statefulSet('sluggish', 'app:slow', 1));
+    await waitFor('slow ready', async () => (await pods('app=sluggish')).some(ready), 5_000);
+    // Timers never fire early, so this lower bound holds however loaded the machine is.
+    assert.ok(Date.now() - t0 >= READY_DELAY * 10);
+    await waitFor('slow ready event', () => watch.events.some((e) => e.object.metadata.labels.app === 'sluggish' && ready(e.object)));
+    const readyOrder = watch.events.filter((e) => ready(e.object)).map((e) => e.object.metadata.labels.app);
+    assert.deepEqual(readyOrder, ['fast', 'sluggish']);
+  } finally {
+    watch.stop();
+  }
 });
 
 test('fault oom: OOMKilled, then CrashLoopBackOff with OOMKilled as the last state', async () => {
@@ -235,14 +250,22 @@ test('Deployment: a rollout stuck on a crashing image exceeds its progress deadl
     const applyG = (o: unknown) => g.objects.patch(structuredClone(o) as any, undefined, undefined, 'krane', true, PatchStrategy.ServerSideApply);
     await applyG(deployment('stuck', 'app:v1', 2, strategy));
     await waitFor('available', async () => (await g.apps.readNamespacedDeployment({ name: 'stuck', namespace: 'default' })).status?.availableReplicas === 2);
-    await applyG(deployment('stuck', 'app:crash', 2, strategy));
-    const progressing = (await g.apps.readNamespacedDeployment({ name: 'stuck', namespace: 'default' })).status?.conditions?.find((c) => c.type === 'Progressing');
-    assert.equal(progressing?.status, 'True');
-    const d = await waitFor('deadline exceeded', async () => {
-      const x = await g.apps.readNamespacedDeployment({ name: 'stuck', namespace: 'default' });
-      const c = x.status?.conditions?.find((c) => c.type === 'Progressing');
-      return c?.reason === 'ProgressDeadlineExceeded' ? x : undefined;
-    });
+    const watch = await recordWatch(g.kc, '/apis/apps/v1/namespaces/default/deployments', { fieldSelector: 'metadata.name=stuck', resourceVersion: g.sim.api.currentResourceVersion });
+    let d;
+    try {
+      await applyG(deployment('stuck', 'app:crash', 2, strategy));
+      d = await waitFor('deadline exceeded', async () => {
+        const x = await g.apps.readNamespacedDeployment({ name: 'stuck', namespace: 'default' });
+        const c = x.status?.conditions?.find((c) => c.type === 'Progressing');
+        return c?.reason === 'ProgressDeadlineExceeded' ? x : undefined;
+      });
+      await waitFor('deadline event', () => watch.events.some((e) => e.object.status?.conditions?.some((c: any) => c.reason === 'ProgressDeadlineExceeded')));
+      // The rollout was first reported as progressing, and only then as timed out.
+      const reasons = watch.events.map((e) => e.object.status?.conditions?.find((c: any) => c.type === 'Progressing')?.reason);
+      assert.ok(reasons.indexOf('ReplicaSetUpdated') >= 0 && reasons.indexOf('ReplicaSetUpdated') < reasons.indexOf('ProgressDeadlineExceeded'));
+    } finally {
+      watch.stop();
+    }
     assert.equal(d.status?.conditions?.find((c) => c.type === 'Progressing')?.status, 'False');
     assert.equal(d.status?.availableReplicas, 2, 'maxUnavailable 0 keeps both old pods');
     assert.equal(d.status?.updatedReplicas, 1, 'only the surge pod runs the new template');

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PatchStrategy } from '@kubernetes/client-node';
-import { startSim, waitFor } from './helpers';
+import { recordWatch, startSim, waitFor } from './helpers';
 
 const labels = { 'app.kubernetes.io/name': 'sentinel', 'app.kubernetes.io/managed-by': 'krane', 'unkey.com/environment': 'env-1' };
 
@@ -84,21 +84,23 @@ test('sentinel resources: apply twice is a no-op; availability waits for minRead
   const f = await startSim({ readyDelayMs: 5, minReadyScale: 0.05, namespaces: ['default', 'sentinel'] });
   try {
     const applyAll = () => Promise.all(resources.map((r) => f.objects.patch(structuredClone(r) as any, undefined, undefined, 'krane', true, PatchStrategy.ServerSideApply)));
+    const watch = await recordWatch(f.kc, '/apis/apps/v1/namespaces/sentinel/deployments', { resourceVersion: f.sim.api.currentResourceVersion });
     const first = await applyAll();
     const gossip = first[2] as any;
     assert.equal(gossip.spec.clusterIP, 'None');
     assert.equal(gossip.spec.ports.length, 2, 'one port number as TCP and UDP stays two ports');
 
-    const early = await waitFor('ready pods', async () => {
-      const x = await f.apps.readNamespacedDeployment({ name: 'sentinel-env-1', namespace: 'sentinel' });
-      return x.status?.readyReplicas === 2 ? x : undefined;
-    });
-    assert.notEqual(early.status?.availableReplicas, 2, 'ready pods are not available before minReadySeconds');
     const d = await waitFor('available', async () => {
       const x = await f.apps.readNamespacedDeployment({ name: 'sentinel-env-1', namespace: 'sentinel' });
       return x.status?.availableReplicas === 2 ? x : undefined;
     });
     assert.equal(d.status?.updatedReplicas, 2);
+    await waitFor('available event', () => watch.events.some((e) => e.object.status?.availableReplicas === 2));
+    watch.stop();
+    assert.ok(
+      watch.events.some((e) => e.object.status?.readyReplicas === 2 && (e.object.status.availableReplicas ?? 0) < 2),
+      'ready pods are not available before minReadySeconds',
+    );
 
     const pdb = await waitFor('pdb status', async () => {
       const p = (await f.objects.read({ apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name: 'sentinel-env-1', namespace: 'sentinel' } })) as any;
