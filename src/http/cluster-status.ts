@@ -10,8 +10,9 @@
 //   report about a deployment that no longer exists anywhere is accepted as a no-op (its rows
 //   went with it), so krane can drain such reports.
 // - failures (krane could not apply a desired state, e.g. 422 from the API server):
-//   deployment_topology → a `failed` instance row with pod name `krane:apply` and the reason,
-//   which the deploy workflow reads like any failed instance and fails fast on;
+//   deployment_topology → a `failed` instance row with pod name `krane:apply` (APPLY_FAILURE_POD)
+//   and the reason, which the deploy workflow reads like any failed instance and fails fast
+//   on; krane removes it (a `deleted` report for that pod) after a later successful apply;
 //   sentinel → health `unhealthy`, and a `progressing` deploy becomes `failed`;
 //   cilium_network_policy → logged at error level (the policy has no status to record).
 import type { FastifyInstance, FastifyRequest } from 'fastify';

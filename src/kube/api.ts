@@ -39,6 +39,16 @@ export function httpStatus(err: unknown): number | undefined {
   return undefined;
 }
 
+/**
+ * True when the API server does not serve the kind at all (its group/version is unknown, or the
+ * kind is missing from it): e.g. CiliumNetworkPolicy on a cluster without Cilium's CRDs.
+ * Retrying cannot help until an operator installs it.
+ */
+export function isKindUnavailable(err: unknown): boolean {
+  const msg = (err as Error)?.message ?? '';
+  return msg.startsWith('Unrecognized API version and kind') || (httpStatus(err) === 404 && msg.startsWith('Failed to fetch resource metadata'));
+}
+
 /** The API server's message from a failed call's Status body, for logs and failure reports. */
 export function apiMessage(err: unknown): string {
   const body = (err as { body?: unknown }).body;

@@ -19,7 +19,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from '../log';
 import { PermanentError, type ResourceController } from '../sync/controller';
 import { refKey, SENTINEL_NAMESPACE, WORKLOAD_NAMESPACE, type ApplyState, type ResourceRef } from '../sync/protocol';
-import { apiMessage, httpStatus, type KubeApi, type ObjectRef } from './api';
+import { apiMessage, httpStatus, isKindUnavailable, type KubeApi, type ObjectRef } from './api';
 import { Inventory, type InventoryEntry, type ManagedKind } from './inventory';
 import {
   ANNOTATION,
@@ -36,7 +36,11 @@ import { objectKey } from './manifests/types';
 /** Coded permanent failure: the cluster will not accept this desired state as it is. */
 export class KubeApplyError extends PermanentError {
   constructor(
-    readonly code: 'ERR_KUBE_INVALID' | 'ERR_KUBE_UNMANAGED_CONFLICT' | 'ERR_KUBE_WRONG_REGION' | 'ERR_KUBE_WRONG_NAMESPACE',
+    readonly code: | 'ERR_KUBE_INVALID'
+      | 'ERR_KUBE_UNMANAGED_CONFLICT'
+      | 'ERR_KUBE_WRONG_REGION'
+      | 'ERR_KUBE_WRONG_NAMESPACE'
+      | 'ERR_KUBE_KIND_UNAVAILABLE',
     message: string,
     options?: { cause?: unknown },
   ) {
@@ -226,7 +230,9 @@ export class KubeController implements ResourceController {
     const hash = obj.metadata.annotations[ANNOTATION.manifestHash];
     let known = this.inventory.get(key);
     if (!known) {
-      const live = await this.api.get(refOf(obj));
+      const live = await this.api.get(refOf(obj)).catch((err) => {
+        throw this.kindError(obj, err);
+      });
       if (live && !isManaged(live.metadata?.labels)) {
         throw new KubeApplyError(
           'ERR_KUBE_UNMANAGED_CONFLICT',
@@ -248,6 +254,7 @@ export class KubeController implements ResourceController {
       this.stats.applied++;
       return { generation: (applied as KubernetesObject).metadata?.generation, wrote: true };
     } catch (err) {
+      if (isKindUnavailable(err)) throw this.kindError(obj, err);
       const status = httpStatus(err);
       if (status === 422 || status === 400) {
         throw new KubeApplyError('ERR_KUBE_INVALID', `${obj.kind} ${obj.metadata.namespace}/${obj.metadata.name} rejected: ${apiMessage(err)}`, { cause: err });
@@ -313,6 +320,12 @@ export class KubeController implements ResourceController {
     this.inventory.remove(objectKey(toObj(e)));
     if (!gone) this.stats.deleted++;
     this.log.debug({ kind: e.kind, namespace: e.namespace, name: e.name, alreadyGone: gone }, 'deleted object');
+  }
+
+  /** A kind the cluster does not serve is a permanent failure of this resource, not a retry. */
+  private kindError(obj: ManifestObject, err: unknown): unknown {
+    if (!isKindUnavailable(err)) return err;
+    return new KubeApplyError('ERR_KUBE_KIND_UNAVAILABLE', `the cluster does not serve ${obj.apiVersion} ${obj.kind} (CRD not installed?)`, { cause: err });
   }
 
   private expectedObjects(ref: ResourceRef): ObjectRef[] {

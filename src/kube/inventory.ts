@@ -4,7 +4,7 @@
 // and as the candidate set for GC. Loading is single-flight; entries are replaced wholesale on
 // every full list, so anything deleted behind krane's back drops out.
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { FIELD_MANAGER, type KubeApi, type ObjectRef } from './api';
+import { FIELD_MANAGER, isKindUnavailable, type KubeApi, type ObjectRef } from './api';
 import { ANNOTATION, isManaged, MANAGED_SELECTOR } from './manifests';
 import { objectKey } from './manifests/types';
 
@@ -77,7 +77,15 @@ export class Inventory {
     this.loading = (async () => {
       const started = Date.now();
       const next = new Map<string, InventoryEntry>();
-      const lists = await Promise.all(this.kinds.map((k) => this.api.list(k.apiVersion, k.kind, k.namespace, MANAGED_SELECTOR)));
+      const lists = await Promise.all(
+        this.kinds.map((k) =>
+          this.api.list(k.apiVersion, k.kind, k.namespace, MANAGED_SELECTOR).catch((err) => {
+            // A kind the cluster does not serve has no objects; applies of it fail on their own.
+            if (isKindUnavailable(err)) return { items: [] };
+            throw err;
+          }),
+        ),
+      );
       for (const l of lists) for (const o of l.items) if (isManaged(o.metadata?.labels)) next.set(objectKey(o), entryFrom(o));
       this.entries = next;
       this.loadedAt = started;

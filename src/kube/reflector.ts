@@ -6,7 +6,7 @@
 // A relist diffs against the copy and emits deletes for objects that vanished meanwhile.
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from '../log';
-import { collectionPath, httpStatus, type KubeApi } from './api';
+import { collectionPath, httpStatus, isKindUnavailable, type KubeApi } from './api';
 
 export type ReflectorEvent = 'upsert' | 'delete';
 
@@ -105,6 +105,16 @@ export class Reflector {
         if (httpStatus(err) === 410) {
           this.counters.gone++;
           needList = true;
+          continue;
+        }
+        if (isKindUnavailable(err)) {
+          // Nothing of a kind the cluster does not serve can exist: count as listed (empty) and
+          // look again at the next relist instead of retrying in a tight backoff loop.
+          if (!this.synced) this.o.logger.warn({ kind: this.o.kind, namespace: this.o.namespace }, 'kind not served by the cluster, watching skipped until next relist');
+          this.synced = true;
+          this.listedAt = Date.now();
+          needList = true;
+          await this.sleep(this.o.relistIntervalMs);
           continue;
         }
         failures++;

@@ -2,9 +2,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PermanentError } from '../../src/sync/controller';
 import { refKey, type ResourceRef } from '../../src/sync/protocol';
-import { KubeApplyError } from '../../src/kube/controller';
+import { KubeApplyError, managedKinds } from '../../src/kube/controller';
+import { Inventory } from '../../src/kube/inventory';
+import { Reflector } from '../../src/kube/reflector';
+import { isKindUnavailable } from '../../src/kube/api';
 import { ANNOTATION } from '../../src/kube/manifests';
-import { controller, startSim } from './helpers';
+import { controller, logger, startSim } from './helpers';
 import { deploymentState, policyState, sentinelState } from './fixtures';
 
 const { sim, api } = await startSim();
@@ -182,4 +185,22 @@ test('a desired state for another region or namespace is refused before any requ
   await assert.rejects(ctl.apply({ ...depRef('dep-x'), region: 'eu-west-1' }, deploymentState({ deploymentId: 'dep-x', region: 'eu-west-1' })), (e: unknown) => (e as KubeApplyError).code === 'ERR_KUBE_WRONG_REGION');
   await assert.rejects(ctl.apply(depRef('dep-x'), deploymentState({ deploymentId: 'dep-x', namespace: 'default' })), (e: unknown) => (e as KubeApplyError).code === 'ERR_KUBE_WRONG_NAMESPACE');
   assert.equal(stats().requests, 0);
+});
+
+test('a kind the cluster does not serve (no CRD) neither blocks the inventory nor the watches', async () => {
+  const widget = { apiVersion: 'example.io/v1', kind: 'Widget', namespace: 'unkey' };
+  const inv = new Inventory(api, [widget, ...managedKinds()], 60_000);
+  await inv.ensureFresh();
+  assert.ok(inv.all().length > 0);
+  const err = await api.apply({ apiVersion: 'example.io/v1', kind: 'Widget', metadata: { name: 'w', namespace: 'unkey' } }).then(() => undefined, (e: unknown) => e);
+  assert.ok(isKindUnavailable(err), String(err));
+  const r = new Reflector({ api, ...widget, plural: 'widgets', labelSelector: '', logger, relistIntervalMs: 60_000, onEvent: () => {} });
+  r.start();
+  try {
+    const end = Date.now() + 3000;
+    while (!r.hasSynced && Date.now() < end) await new Promise((res) => setTimeout(res, 10));
+    assert.ok(r.hasSynced);
+  } finally {
+    await r.stop();
+  }
 });
