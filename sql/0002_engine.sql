@@ -366,10 +366,12 @@ BEGIN
   RETURN jsonb_build_object('ok', true, 'suspended', true, 'dueAt', extract(epoch FROM v_due) * 1000);
 END $$;
 
--- Claims due invocations for a worker. Delayed exclusive sends join their key's queue now,
--- and only run if they get the key. Ready rows that another live worker parked are left to it
--- for p_steal_after_ms (it resumes them from memory); after that anyone may take them.
-CREATE FUNCTION engine_claim(p_worker text, p_limit integer, p_lease_ms integer, p_only text, p_steal_after_ms integer)
+-- Claims due invocations of the services a worker knows (p_services). Delayed exclusive sends
+-- join their key's queue now, and only run if they get the key. Ready rows that another live
+-- worker parked are left to it for p_steal_after_ms (it resumes them from memory); after that
+-- anyone may take them.
+CREATE FUNCTION engine_claim(p_worker text, p_limit integer, p_lease_ms integer, p_only text, p_steal_after_ms integer,
+                             p_services text[])
 RETURNS SETOF engine_invocations LANGUAGE plpgsql AS $$
 #variable_conflict use_column
 DECLARE
@@ -379,7 +381,7 @@ DECLARE
 BEGIN
   FOR v IN
     SELECT * FROM engine_invocations
-      WHERE due_at <= now() AND (p_only IS NULL OR id = p_only)
+      WHERE due_at <= now() AND (p_only IS NULL OR id = p_only) AND service = ANY(p_services)
         AND (status <> 'ready' OR parked_by IS NULL OR parked_by = p_worker
              OR due_at <= now() - make_interval(secs => p_steal_after_ms / 1000.0))
       ORDER BY due_at LIMIT p_limit FOR UPDATE SKIP LOCKED

@@ -322,7 +322,8 @@ export class Engine implements Runtime {
     const parsed = h.def.input.safeParse(input);
     if (!parsed.success) throw invalidInput(`${target.name}/${handler}`, issuesToDetails(parsed.error.issues));
     const key = target.type === 'object' ? opts.key! : null;
-    const worker = delayMs === null ? this.claimWorker() : null;
+    // Run it here only if this process has the definition; otherwise a process that does claims it.
+    const worker = delayMs === null && this.#defs.get(target.name) === target ? this.claimWorker() : null;
     const id = newId('inv');
     const r = await store.startInvocation(this.sql, {
       id,
@@ -358,7 +359,7 @@ export class Engine implements Runtime {
 
   async startChild(exec: Execution, seq: number, entry: 'call' | 'send', target: ChildTarget, opts: ChildOptions): Promise<store.StartResult> {
     const delayMs = entry === 'send' && opts.delayMs !== undefined ? opts.delayMs : null;
-    const worker = delayMs === null ? this.claimWorker() : null;
+    const worker = delayMs === null && this.#defs.has(target.service) ? this.claimWorker() : null;
     const id = newId('inv');
     const key = opts.key ?? null;
     const r = await store.startInvocation(this.sql, {
@@ -541,7 +542,7 @@ export class Engine implements Runtime {
 
   async #claimOne(id: string): Promise<void> {
     try {
-      const rows = await store.claimInvocations(this.sql, this.workerId, 1, this.leaseMs, id, this.#stealAfterMs);
+      const rows = await store.claimInvocations(this.sql, this.workerId, 1, this.leaseMs, id, this.#stealAfterMs, [...this.#defs.keys()]);
       for (const row of rows) void this.#dispatch(row);
     } catch (err) {
       this.logger.warn({ invocationId: id, err: (err as Error).message }, 'engine claim failed');
@@ -567,7 +568,7 @@ export class Engine implements Runtime {
           this.#moreWork = true;
           break;
         }
-        const rows = await store.claimInvocations(this.sql, this.workerId, free, this.leaseMs, null, this.#stealAfterMs);
+        const rows = await store.claimInvocations(this.sql, this.workerId, free, this.leaseMs, null, this.#stealAfterMs, [...this.#defs.keys()]);
         this.#moreWork = rows.length === free;
         for (const row of rows) void this.#dispatch(row);
         if (this.#moreWork) this.#claimAgain = true;

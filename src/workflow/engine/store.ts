@@ -156,9 +156,10 @@ export async function claimInvocations(
   leaseMs: number,
   only: string | null,
   stealAfterMs: number,
+  services: string[],
 ): Promise<InvocationRow[]> {
   return sql<InvocationRow[]>`
-    SELECT * FROM engine_claim(${worker}, ${limit}::int, ${leaseMs}::int, ${only}, ${stealAfterMs}::int)`;
+    SELECT * FROM engine_claim(${worker}, ${limit}::int, ${leaseMs}::int, ${only}, ${stealAfterMs}::int, ${services}::text[])`;
 }
 
 export async function completeEntry(

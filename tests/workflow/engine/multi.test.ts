@@ -92,3 +92,18 @@ test('stopping a worker hands back running leases and its parked invocations go 
   assert.equal(entries.get(parked.id), 2, 'replayed from the journal on the other worker');
   released = Promise.resolve();
 });
+
+test('a worker never claims invocations of services it does not know', async () => {
+  const Other = defineService('unrelated', {
+    noop: handler({ input: z.object({}), output: z.null() }, async () => null),
+  });
+  const c = testEngine(db.sql, { workerId: 'wc', leaseMs: 60_000 });
+  c.register(Other);
+  await c.start();
+  // Sent through c, which cannot run it: it must wait for b rather than fail on c.
+  const ids = await Promise.all(Array.from({ length: 20 }, () => c.send(Svc, 'zombie', {}).then((r) => r.id)));
+  for (const id of ids) assert.equal(typeof (await b.result(id)), 'number');
+  const rows = await db.sql<{ status: string; attempts: number }[]>`SELECT status, attempts FROM engine_invocations WHERE id = ANY(${ids}::text[])`;
+  assert.ok(rows.every((r) => r.status === 'completed' && r.attempts === 1));
+  await c.stop();
+});
