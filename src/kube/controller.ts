@@ -134,8 +134,12 @@ export class KubeController implements ResourceController {
   }
 
   delete(ref: ResourceRef): Promise<void> {
-    this.remembered.delete(refKey(ref));
-    return this.serial(refKey(ref), () => this.deleteNow(ref));
+    const key = refKey(ref);
+    // Forgotten inside the lock: an apply queued before this delete must not re-remember it.
+    return this.serial(key, async () => {
+      this.forgetResource(key);
+      await this.deleteNow(ref);
+    });
   }
 
   private serial<T>(key: string, fn: () => Promise<T>): Promise<T> {
@@ -285,34 +289,53 @@ export class KubeController implements ResourceController {
 
   async gc(desired: ReadonlySet<string>): Promise<void> {
     await this.inventory.ensureFresh(true);
-    const doomed = this.inventory.all().filter((e) => {
-      if (!isManaged(e.labels)) return false;
+    const doomed = new Map<string, InventoryEntry[]>();
+    for (const e of this.inventory.all()) {
+      if (!isManaged(e.labels)) continue;
       const resource = e.resource ?? resourceFromLabels(e.labels);
       if (!resource) {
         this.log.warn({ kind: e.kind, namespace: e.namespace, name: e.name }, 'managed object names no resource, gc leaves it');
-        return false;
+        continue;
       }
-      return !desired.has(resource);
-    });
-    for (const key of this.remembered.keys()) if (!desired.has(key)) this.remembered.delete(key);
-    const ordered = sortForDelete(doomed);
+      if (!desired.has(resource)) doomed.set(resource, [...(doomed.get(resource) ?? []), e]);
+    }
+    for (const key of this.remembered.keys()) if (!desired.has(key) && !doomed.has(key)) this.forgetResource(key);
+    // One resource's objects go in order under its lock (so a queued drift repair cannot bring
+    // them back); different resources go in parallel.
+    const groups = [...doomed.entries()];
     const limit = this.opts.gcConcurrency ?? DEFAULT_GC_CONCURRENCY;
     let next = 0;
+    let deleted = 0;
     const errors: unknown[] = [];
     const worker = async () => {
-      while (next < ordered.length) {
-        const e = ordered[next++]!;
-        try {
-          await this.deleteEntry(e);
-        } catch (err) {
-          errors.push(err);
-        }
+      while (next < groups.length) {
+        const [resource, entries] = groups[next++]!;
+        await this.serial(resource, async () => {
+          this.forgetResource(resource);
+          for (const e of sortForDelete(entries)) {
+            try {
+              await this.deleteEntry(e);
+              deleted++;
+            } catch (err) {
+              errors.push(err);
+            }
+          }
+        });
       }
     };
-    await Promise.all(Array.from({ length: Math.min(limit, ordered.length) }, worker));
-    this.log.info({ deleted: ordered.length - errors.length, failed: errors.length, kept: this.inventory.all().length }, 'gc done');
+    await Promise.all(Array.from({ length: Math.min(limit, groups.length) }, worker));
+    this.log.info({ resources: groups.length, deleted, failed: errors.length, kept: this.inventory.all().length }, 'gc done');
     if (errors.length) throw new AggregateError(errors, `gc failed to delete ${errors.length} objects`);
   }
+
+  /** Krane no longer wants the resource: no drift repair may bring it back. */
+  private forgetResource(resource: string): void {
+    this.remembered.delete(resource);
+    const t = this.repairs.get(resource);
+    if (t) clearTimeout(t);
+    this.repairs.delete(resource);
+  }
+
 
   private async deleteEntry(e: InventoryEntry): Promise<void> {
     if (!isManaged(e.labels)) return;

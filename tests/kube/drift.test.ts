@@ -47,3 +47,20 @@ test('steady state: pods coming and going cause no writes; a deleted resource st
   await new Promise((r) => setTimeout(r, 300));
   assert.equal(await sts('dep-calm'), undefined);
 });
+
+test('a delete queued behind an apply of the same resource wins, and drift repair does not undo it', async () => {
+  const applying = ctl.apply(ref('dep-race'), deploymentState({ deploymentId: 'dep-race', replicas: 1 }));
+  const deleting = ctl.delete(ref('dep-race'));
+  await Promise.all([applying, deleting]);
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal(await sts('dep-race'), undefined);
+  assert.equal(await api.get({ apiVersion: 'v1', kind: 'Service', namespace: 'unkey', name: 'dep-race' }), undefined);
+});
+
+test('gc of a resource is not undone by drift repair', async () => {
+  await ctl.apply(ref('dep-gcd'), deploymentState({ deploymentId: 'dep-gcd', replicas: 1 }));
+  await ctl.gc(new Set(['deployment_topology/dep-drift']));
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal(await sts('dep-gcd'), undefined);
+  assert.ok(await sts('dep-drift'));
+});
