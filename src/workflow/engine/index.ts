@@ -43,11 +43,17 @@
 //   holder. Starts lock that row, so arrival numbers follow commit order; finishing hands the
 //   key to the lowest queued arrival (and claims it for the finishing process when it can).
 //
+// - A worker claims only invocations of services it has registered, so every ctrl replica
+//   must register every definition (a replica without one leaves its invocations to others).
+//
 // Use
-//   const engine = createEngine({ sql, logger, concurrency, leaseMs, pollMs });
+//   const engine = createEngine({ sql, logger, concurrency, leaseMs, pollMs, registry });
 //   const Greeter = engine.service('greeter', { greet: handler({ input, output }, async (ctx, x) => …) });
 //   const Counter = engine.object('counter', { exclusive: { add }, shared: { get } });
+//   // or define in a module without an engine and register later:
+//   //   export const Deploy = defineObject('deploy', { exclusive: { … } }); engine.register(Deploy);
 //   await engine.start();
+//   await engine.result(id); await engine.state(Counter, 'a');
 //   await engine.call(Counter, 'add', 1, { key: 'a', idempotencyKey: 'req-1' });
 //   const { id } = await engine.send(Greeter, 'greet', 'x', { delayMs: 1000 });
 //   await engine.resolveAwakeable(awakeableId, value); await engine.cancel(id);
