@@ -89,6 +89,22 @@ test('a 10-step invocation killed after step 4 resumes in a fresh process withou
   await kill(b.child);
 });
 
+test('database steps commit exactly once across a crash in the middle of one', async () => {
+  const a = await startWorker('tx-a', 3);
+  const { id } = await client.send(Fx, 'txSteps', { steps: 5 });
+  await a.waitLine('hanging in tx 3');
+  await kill(a.child);
+  const b = await startWorker('tx-b');
+  assert.equal(await waitFor('completion', async () => {
+    const v = await client.getInvocation(id);
+    return v.status === 'completed' && (v.result as number);
+  }), 5);
+  const rows = await db.sql<{ step: string; n: number }[]>`
+    SELECT step, count(*)::int AS n FROM fx_tx_rows WHERE invocation_id = ${id} GROUP BY step ORDER BY step`;
+  assert.deepEqual(rows.map((r) => [r.step, r.n]), [['tx-1', 1], ['tx-2', 1], ['tx-3', 1], ['tx-4', 1], ['tx-5', 1]]);
+  await kill(b.child);
+});
+
 test('a durable sleep survives a restart and fires once, on time', async () => {
   const POLL_MS = 100;
   const a = await startWorker('sleep-a');
