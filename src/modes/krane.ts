@@ -3,6 +3,7 @@
 // status watchers to the reporter, and serves /livez /readyz /metrics.
 // Returns a handle so `dev` and tests can run krane in-process and stop it.
 import type { KubeConfig } from '@kubernetes/client-node';
+import client from 'prom-client';
 import type { KraneConfig } from '../config';
 import { createLogger, type Logger } from '../log';
 import { createRegistry, type Registry } from '../http/metrics';
@@ -21,6 +22,8 @@ import { Watcher } from '../sync/watcher';
 export interface FeedWatcher {
   start(): void | Promise<void>;
   stop(): Promise<void>;
+  /** Counters of src/sync/watcher.ts; readiness waits for the first completed full sync. */
+  readonly stats?: { readonly snapshotsCompleted: number };
 }
 
 export interface FeedWatcherOptions {
@@ -126,6 +129,18 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
     },
   });
 
+  if (watcher.stats) {
+    const stats = watcher.stats;
+    new client.Gauge({
+      name: 'krane_feed',
+      help: 'Change-feed watcher counters since start (streams, snapshots, failures, resets, events)',
+      labelNames: ['counter'],
+      registers: [registry],
+      collect() {
+        for (const [counter, n] of Object.entries(stats)) if (typeof n === 'number') this.set({ counter }, n);
+      },
+    });
+  }
   const reflectors = [instancesWatch.reflector, sentinelWatch.deployments, sentinelWatch.pods, ...Object.values(drift.reflectors)];
   const app = buildKraneApp({
     logger,
@@ -133,6 +148,10 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
     checks: [
       { name: 'kubernetes', check: async () => (reflectors.every((r) => r.hasSynced) ? null : 'watches have not listed yet') },
       { name: 'control-plane', check: async () => (reporter.breakerState() === 'open' ? 'status reports to ctrl are failing (circuit open)' : null) },
+      {
+        name: 'feed',
+        check: async () => (watcher.stats && watcher.stats.snapshotsCompleted === 0 ? 'no full sync from ctrl has completed yet' : null),
+      },
     ],
   });
 

@@ -58,6 +58,16 @@ test('a deployment written to Postgres runs in the cluster and its instances com
   assert.equal(await api.get({ apiVersion: 'apps/v1', kind: 'StatefulSet', namespace: 'unkey', name: 'dep-e2e-ok' }), undefined);
 });
 
+test('krane is ready once its first full sync completed, and exports feed counters', async () => {
+  const res = await until(async () => {
+    const r = await fetch(`${krane.url}/readyz`);
+    return r.status === 200 ? r : undefined;
+  });
+  assert.equal(((await res.json()) as { status: string }).status, 'ready');
+  const metrics = await (await fetch(`${krane.url}/metrics`)).text();
+  assert.match(metrics, /krane_feed\{counter="snapshotsCompleted"[^}]*\} [1-9]/);
+});
+
 test('a sentinel and its environment policy converge, with observed fields written back', async () => {
   const { sentinel } = await sentinels.ensureSentinel(sql, { id: 'snt-e2e', ...scope, region: 'us-east-1', image: 'sentinel:v1', replicas: 2, cpuMillicores: 200, memoryMib: 256 });
   await cilium.ensureCiliumPolicy(sql, { id: 'cnp-e2e', ...scope, region: 'us-east-1' });
