@@ -623,8 +623,11 @@ export class Engine implements Runtime {
 
   async #checkResults(ids: string[]): Promise<void> {
     try {
-      for (const row of await store.terminalRows(this.sql, ids)) {
-        this.#settleResult(row.id, () => settleFromStored(row.status, row.result, row.error));
+      const rows = await store.outcomeRows(this.sql, ids);
+      const seen = new Set(rows.map((r) => r.id));
+      for (const id of ids) if (!seen.has(id)) this.#settleResult(id, () => Promise.reject(notFound('invocation', id)));
+      for (const row of rows) {
+        if (TERMINAL.has(row.status)) this.#settleResult(row.id, () => settleFromStored(row.status, row.result, row.error));
       }
     } catch (err) {
       this.logger.warn({ err: (err as Error).message }, 'engine result check failed');

@@ -341,10 +341,16 @@ export async function getInvocationRow(sql: Queryable, id: string): Promise<Invo
   return row;
 }
 
-export async function terminalRows(sql: Queryable, ids: string[]): Promise<InvocationRow[]> {
+export type OutcomeRow = Pick<InvocationRow, 'id' | 'status' | 'result' | 'error'>;
+
+/** Status and outcome of invocations (missing ids are absent). */
+export async function outcomeRows(sql: Queryable, ids: string[]): Promise<OutcomeRow[]> {
   if (ids.length === 0) return [];
-  return sql<InvocationRow[]>`
-    SELECT * FROM engine_invocations WHERE id = ANY(${ids}::text[]) AND status IN ('completed', 'failed', 'cancelled')`;
+  return sql<OutcomeRow[]>`
+    SELECT id, status,
+           CASE WHEN status IN ('completed', 'failed', 'cancelled') THEN result END AS result,
+           CASE WHEN status IN ('completed', 'failed', 'cancelled') THEN error END AS error
+      FROM engine_invocations WHERE id = ANY(${ids}::text[])`;
 }
 
 export interface ListFilter {

@@ -138,6 +138,7 @@ test('awakeable ids are checked', async () => {
     (err: unknown) => err instanceof AppError && err.status === 404,
   );
   await assert.rejects(engine.cancel('inv-aaaaaaaaaaaaaaaa'), (err: unknown) => err instanceof AppError && err.status === 404);
+  await assert.rejects(engine.result('inv-aaaaaaaaaaaaaaaa'), (err: unknown) => err instanceof AppError && err.status === 404);
 });
 
 test('cancelling a caller cancels the call it waits on, and its compensation may wait', async () => {
