@@ -21,6 +21,10 @@ const LIVENESS_FAILURE_THRESHOLD = 3;
 const PROBE_PERIOD_SECONDS = 5;
 const ZONE_KEY = 'topology.kubernetes.io/zone';
 
+/**
+ * `_opts` is accepted for a uniform builder signature but unused: the configured pull secret is
+ * for customer registries and lives in the workload namespace; sentinel images are Unkey's own.
+ */
 export function buildSentinelObjects(s: SentinelApply, _opts: BuildOptions = {}): ManifestObject[] {
   const name = sentinelObjectName(s.sentinelId);
   const labels = sentinelLabels(s);
