@@ -159,6 +159,23 @@ export const schemas = {
     imagePullSecret: z.string().optional(),
     logLevel,
   }),
+  dev: z.object({
+    regions: z
+      .string()
+      .default('us-east-1,eu-west-1')
+      .transform((v, ctx) => {
+        const list = v.split(',').map((r) => r.trim()).filter(Boolean);
+        if (list.length === 0) ctx.addIssue({ code: 'custom', message: 'at least one region is required' });
+        for (const r of list) if (!regionPattern.test(r)) ctx.addIssue({ code: 'custom', message: `invalid region name "${r}"` });
+        if (new Set(list).size !== list.length) ctx.addIssue({ code: 'custom', message: 'regions must not repeat' });
+        return list;
+      }),
+    dataDir: z.string().min(1).default('.unkey-infra/dev'),
+    fresh: boolFromString.default(false),
+    listen: listen('127.0.0.1:7070'),
+    readyDelay: z.coerce.number().int().min(0).default(1000),
+    logLevel: logLevel.default('warn'),
+  }),
   kubeSim: z.object({
     port: z.coerce.number().int().min(0).max(65535).default(6443),
     host: z.string().default('127.0.0.1'),
@@ -175,6 +192,7 @@ export type MigrateConfig = ConfigOf<'migrate'>;
 export type TokensConfig = ConfigOf<'tokens'>;
 export type KraneConfig = ConfigOf<'krane'>;
 export type KubeSimConfig = ConfigOf<'kubeSim'>;
+export type DevConfig = ConfigOf<'dev'>;
 
 /**
  * Merges flags over environment for the keys of the mode's schema and validates the result.

@@ -43,9 +43,15 @@ export const unavailable = (code: string, message: string, cause?: unknown) =>
   new AppError(code, 503, message, { cause });
 
 /** Turns zod issues into the `details` list every 400 carries. */
-export function issuesToDetails(issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }>, prefix = ''): ErrorDetail[] {
-  return issues.map((i) => ({
-    field: prefix + (i.path.length ? i.path.map(String).join('.') : '(root)'),
-    message: i.message,
-  }));
+export function issuesToDetails(
+  issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string; code?: string; keys?: readonly string[] }>,
+  prefix = '',
+): ErrorDetail[] {
+  const name = (path: ReadonlyArray<PropertyKey>) => prefix + (path.length ? path.map(String).join('.') : '(root)');
+  // An unknown key is reported at its parent; name the key itself, which is what the user typed.
+  return issues.flatMap((i) =>
+    i.code === 'unrecognized_keys' && i.keys?.length
+      ? i.keys.map((k) => ({ field: name([...i.path, k]), message: 'unknown field' }))
+      : [{ field: name(i.path), message: i.message }],
+  );
 }

@@ -4,7 +4,7 @@ import { Command, CommanderError } from 'commander';
 import { ConfigError, loadConfig, modeFromArgv } from './config';
 import { createLogger } from './log';
 import { closeOnSignal } from './lifecycle';
-import { createTokenCommand, runMigrate, startCtrl } from './modes';
+import { createTokenCommand, runMigrate, startCtrl, startDev, startKrane, startKubeSim } from './modes';
 
 const program = new Command('unkey-infra')
   .description('Pull-based deployment orchestrator for container workloads across Kubernetes clusters')
@@ -53,6 +53,68 @@ program
   .option('--log-level <level>', 'log level (default info)')
   .action(async (opts: Record<string, unknown>) => {
     await runMigrate(loadConfig('migrate', opts));
+  });
+
+program
+  .command('krane')
+  .description('run the agent of one cluster: pull desired state, apply it, report status')
+  .option('--region <region>', 'region this cluster serves (required)')
+  .option('--control-plane <url>', 'ctrl base URL (required)')
+  .option('--token <token>', 'agent token of the region (required)')
+  .option('--kubeconfig <file>', 'kubeconfig (default: in-cluster, then $KUBECONFIG)')
+  .option('--listen <host:port>', 'health and metrics address (default 127.0.0.1:7071)')
+  .option('--resync-interval <duration>', 'full resync audit interval (default 5m)')
+  .option('--image-pull-secret <name>', 'imagePullSecret added to workloads, for private registries')
+  .option('--log-level <level>', 'log level (default info)')
+  .action(async (opts: Record<string, unknown>) => {
+    const cfg = loadConfig('krane', opts);
+    const logger = createLogger(cfg.logLevel, { service: 'krane', region: cfg.region });
+    const handle = await startKrane(cfg, { logger });
+    await closeOnSignal(handle, logger);
+  });
+
+program
+  .command('kube-sim')
+  .description('run the Kubernetes API simulator (plain HTTP)')
+  .option('--port <port>', 'port to listen on (default 6443; 0 = any free port)')
+  .option('--host <host>', 'address to bind (default 127.0.0.1)')
+  .option('--ready-delay <ms>', 'milliseconds until a pod is Ready (default 1000)')
+  .option('--kubeconfig-out <file>', 'write a kubeconfig for clients here')
+  .option('--log-level <level>', 'log level (default info)')
+  .action(async (opts: Record<string, unknown>) => {
+    const cfg = loadConfig('kubeSim', opts);
+    const logger = createLogger(cfg.logLevel, { service: 'kube-sim' });
+    const handle = await startKubeSim(cfg, {}, logger);
+    process.stdout.write(`kube-sim listening on ${handle.url}${handle.kubeconfigPath ? ` (kubeconfig: ${handle.kubeconfigPath})` : ''}\n`);
+    await closeOnSignal(handle, logger);
+  });
+
+program
+  .command('dev')
+  .description('run everything on this machine: embedded PostgreSQL, ctrl, a simulated cluster and a krane per region')
+  .option('--regions <list>', 'regions to simulate (default us-east-1,eu-west-1)')
+  .option('--data-dir <dir>', 'where data and dev.json live (default .unkey-infra/dev)')
+  .option('--fresh', 'wipe the data directory first')
+  .option('--listen <host:port>', 'ctrl API address (default 127.0.0.1:7070)')
+  .option('--ready-delay <ms>', 'milliseconds until a simulated pod is Ready (default 1000)')
+  .option('--log-level <level>', 'log level (default warn)')
+  .action(async (opts: Record<string, unknown>) => {
+    const cfg = loadConfig('dev', opts);
+    const logger = createLogger(cfg.logLevel, { service: 'dev' });
+    const dev = await startDev(cfg);
+    const lines = [
+      'unkey-infra dev is running',
+      `  API:          ${dev.file.apiUrl}`,
+      `  admin token:  ${dev.file.adminToken}`,
+      `  database:     ${dev.file.databaseUrl}`,
+      ...Object.entries(dev.file.regions).map(([r, x]) => `  ${r.padEnd(13)} kube API ${x.kubeApiUrl}  krane ${x.kraneUrl}`),
+      `  config:       ${cfg.dataDir}/dev.json (client commands read it)`,
+      '',
+      'try: unkey-infra deploy --image nginx:1.27 --wait        (Ctrl-C stops everything)',
+      '',
+    ];
+    process.stdout.write(lines.join('\n'));
+    await closeOnSignal(dev, logger);
   });
 
 async function main(argv: string[]): Promise<void> {

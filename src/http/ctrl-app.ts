@@ -34,6 +34,9 @@ export async function buildCtrlApp(deps: CtrlAppDeps): Promise<{ app: FastifyIns
     loggerInstance: deps.logger as FastifyBaseLogger,
     // Long-poll feed responses stay open up to their wait limit; keep sockets alive past it.
     keepAliveTimeout: 75_000,
+    // Long polls have already been ended with their `end` line when the app closes (the feed
+    // closes first); anything still open would hold shutdown for its whole keep-alive.
+    forceCloseConnections: true,
     // Per-request access lines are off (metrics count requests); errors still log with the
     // request id, so one failing call can be followed.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),

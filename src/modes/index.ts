@@ -5,3 +5,7 @@
 export * from './ctrl';
 export * from './migrate';
 export * from './tokens';
+export * from './kube-sim';
+export * from './krane';
+export * from './stack';
+export * from './dev';

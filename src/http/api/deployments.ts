@@ -67,7 +67,7 @@ export function deploymentRoutes(deps: DeploymentRouteDeps) {
         engine.listInvocations({ target: workflows.deploy.name, key: id, limit: 20 }),
       ]);
       // Step history: the journal of the newest deploy run (earlier runs: GET /v1/invocations).
-      const latest = invocations[0];
+      const latest = invocations.find((i) => i.handler === 'deploy');
       const journal = latest ? (await engine.getInvocation(latest.id)).journal : [];
       return {
         ...summary(d),

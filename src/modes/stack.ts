@@ -1,0 +1,114 @@
+// The whole system in one process on a database you provide: ctrl plus, per region, a
+// simulated Kubernetes API and a krane agent with its own region token. `dev` runs it on an
+// embedded PostgreSQL; end-to-end tests run it on a test database.
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { mkdir } from 'node:fs/promises';
+
+import { loadConfig } from '../config';
+import type { Logger, LogLevel } from '../log';
+import { startCtrl, type CtrlHandle, type CtrlOverrides } from './ctrl';
+import { startKrane, type KraneDeps, type KraneHandle } from './krane';
+import { startKubeSim, type KubeSimHandle } from './kube-sim';
+
+export interface StackOptions {
+  databaseUrl: string;
+  regions: string[];
+  /** Host:port for ctrl's API (port 0: any free port). */
+  listen?: string;
+  readyDelayMs: number;
+  adminToken?: string;
+  /** Where each region's kubeconfig is written (omitted: not written). */
+  kubeconfigDir?: string;
+  logLevel?: LogLevel;
+  logger?: Logger;
+  ctrl?: CtrlOverrides & { settings?: Record<string, unknown> };
+  krane?: Omit<KraneDeps, 'kubeConfig' | 'logger'> & { resyncInterval?: string };
+  /** Simulator knobs, e.g. { minReadyScale: 0.01 } so minReadySeconds does not cost real seconds. */
+  sim?: Parameters<typeof startKubeSim>[1];
+}
+
+export interface RegionHandle {
+  name: string;
+  token: string;
+  sim: KubeSimHandle;
+  krane: KraneHandle;
+  kubeconfigPath?: string;
+}
+
+export interface StackHandle {
+  ctrl: CtrlHandle;
+  adminToken: string;
+  regions: Map<string, RegionHandle>;
+  /** Starts a stopped region's krane again (its simulator kept running). */
+  restartKrane(region: string): Promise<KraneHandle>;
+  stopKrane(region: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startStack(o: StackOptions): Promise<StackHandle> {
+  const adminToken = o.adminToken ?? randomBytes(24).toString('base64url');
+  const logLevel = o.logLevel ?? 'warn';
+  const tokens = Object.fromEntries(o.regions.map((r) => [r, `uka_${randomBytes(24).toString('base64url')}`]));
+  const ctrlCfg = loadConfig(
+    'ctrl',
+    {
+      databaseUrl: o.databaseUrl,
+      adminToken,
+      listen: o.listen ?? '127.0.0.1:0',
+      agentTokens: Object.entries(tokens).map(([r, t]) => `${r}=${t}`).join(','),
+      logLevel,
+      ...o.ctrl?.settings,
+    },
+    {},
+  );
+  const ctrl = await startCtrl(ctrlCfg, { ...(o.logger ? { logger: o.logger.child({ mode: 'ctrl' }) } : {}), ...o.ctrl });
+  const regions = new Map<string, RegionHandle>();
+  const kraneFor = async (name: string, sim: KubeSimHandle) => {
+    const cfg = loadConfig(
+      'krane',
+      { region: name, controlPlane: ctrl.url, token: tokens[name], listen: '127.0.0.1:0', logLevel, resyncInterval: o.krane?.resyncInterval },
+      {},
+    );
+    return startKrane(cfg, { ...o.krane, kubeConfig: sim.sim.kubeConfig(), ...(o.logger ? { logger: o.logger.child({ mode: 'krane', region: name }) } : {}) });
+  };
+  const close = async () => {
+    for (const r of regions.values()) await r.krane.close().catch(() => {});
+    await ctrl.close();
+    for (const r of regions.values()) await r.sim.close().catch(() => {});
+  };
+  try {
+    if (o.kubeconfigDir) await mkdir(o.kubeconfigDir, { recursive: true });
+    for (const name of o.regions) {
+      const kubeconfigOut = o.kubeconfigDir ? join(o.kubeconfigDir, `${name}.kubeconfig`) : undefined;
+      const sim = await startKubeSim(loadConfig('kubeSim', { port: 0, readyDelay: o.readyDelayMs, logLevel, kubeconfigOut }, {}), o.sim);
+      const entry: RegionHandle = { name, token: tokens[name]!, sim, krane: undefined as unknown as KraneHandle, ...(kubeconfigOut ? { kubeconfigPath: kubeconfigOut } : {}) };
+      regions.set(name, entry);
+      entry.krane = await kraneFor(name, sim);
+    }
+  } catch (err) {
+    await close();
+    throw err;
+  }
+  const stopped = new Set<string>();
+  return {
+    ctrl,
+    adminToken,
+    regions,
+    async stopKrane(name) {
+      const r = regions.get(name);
+      if (!r || stopped.has(name)) return;
+      stopped.add(name);
+      await r.krane.close();
+    },
+    async restartKrane(name) {
+      const r = regions.get(name);
+      if (!r) throw new Error(`no region ${name}`);
+      if (!stopped.has(name)) await r.krane.close();
+      stopped.delete(name);
+      r.krane = await kraneFor(name, r.sim);
+      return r.krane;
+    },
+    close,
+  };
+}

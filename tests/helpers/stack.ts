@@ -1,0 +1,57 @@
+// The whole system in-process on a per-file test database: ctrl, and per region a kube-sim and
+// a krane. Fast knobs: pods ready after a few ms, minReadySeconds scaled down, a short deploy
+// re-check.
+import { after } from 'node:test';
+import { testDb, type TestDb } from './db';
+import { startStack, type StackHandle, type StackOptions } from '../../src/modes/stack';
+
+export interface TestStack extends StackHandle {
+  db: TestDb;
+  api(path: string, init?: { method?: string; body?: unknown; token?: string | null }): Promise<{ status: number; body: any }>;
+}
+
+export async function testStack(opts: Partial<StackOptions> = {}): Promise<TestStack> {
+  const db = await testDb();
+  const stack = await startStack({
+    databaseUrl: db.url,
+    regions: ['us-east-1', 'eu-west-1'],
+    readyDelayMs: 20,
+    logLevel: 'silent',
+    sim: { minReadyScale: 0.001 },
+    ...opts,
+    ctrl: { recheckMs: 1000, ...opts.ctrl },
+  });
+  after(() => stack.close());
+  return {
+    ...stack,
+    db,
+    async api(path, init = {}) {
+      const headers: Record<string, string> = {};
+      const token = init.token === undefined ? stack.adminToken : init.token;
+      if (token) headers.authorization = `Bearer ${token}`;
+      if (init.body !== undefined) headers['content-type'] = 'application/json';
+      const r = await fetch(stack.ctrl.url + path, {
+        method: init.method ?? (init.body !== undefined ? 'POST' : 'GET'),
+        headers,
+        ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
+      });
+      const text = await r.text();
+      return { status: r.status, body: text ? JSON.parse(text) : null };
+    },
+  };
+}
+
+export async function until<T>(fn: () => T | undefined | null | false | Promise<T | undefined | null | false>, ms = 15_000, what = 'condition'): Promise<T> {
+  const end = Date.now() + ms;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > end) throw new Error(`${what} not met within ${ms} ms${last ? `: ${String(last)}` : ''}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
