@@ -47,6 +47,7 @@ CREATE INDEX engine_invocations_due_idx ON engine_invocations (due_at) WHERE due
 CREATE INDEX engine_invocations_queue_idx ON engine_invocations (service, object_key, key_seq) WHERE status = 'queued';
 CREATE INDEX engine_invocations_status_idx ON engine_invocations (status, created_at DESC);
 CREATE INDEX engine_invocations_target_idx ON engine_invocations (service, created_at DESC);
+CREATE INDEX engine_invocations_finished_idx ON engine_invocations (completed_at) WHERE completed_at IS NOT NULL;
 
 -- One row per (invocation, position). `pending` rows are awaited completions (awakeable,
 -- sleep, call); `done` rows carry the replayed value ({"v": …}, {} for undefined) or failure.

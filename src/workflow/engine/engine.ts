@@ -55,6 +55,8 @@ export interface EngineOptions {
   maxParked?: number;
   /** Prometheus registry for the engine's metrics (none when absent). */
   registry?: Registry;
+  /** Finished invocations (and journals, idempotency keys) are deleted after this long. */
+  retentionMs?: number;
 }
 
 /** 50 in flight per process keeps the pool (and two cores) busy without queueing on it. */
@@ -69,6 +71,12 @@ const DEFAULT_STEAL_AFTER_MS = 1_000;
 const DEFAULT_STOP_TIMEOUT_MS = 10_000;
 /** Parked executions are small (a closure and a map); 10k bounds memory to tens of MB. */
 const DEFAULT_MAX_PARKED = 10_000;
+/** A week: long enough to inspect any failure and to dedupe retried client requests. */
+const DEFAULT_RETENTION_MS = 7 * 24 * 3_600_000;
+/** One retention sweep a minute is plenty: rows only need to go eventually. */
+const PURGE_EVERY_MS = 60_000;
+/** Rows per sweep statement: keeps each delete short next to live traffic. */
+const PURGE_BATCH = 1_000;
 
 const CHANNEL = 'unkey_engine';
 
@@ -130,6 +138,8 @@ export class Engine implements Runtime {
   readonly #stealAfterMs: number;
   readonly #stopTimeoutMs: number;
   readonly #maxParked: number;
+  readonly #retentionMs: number;
+  #purgeTimer: NodeJS.Timeout | null = null;
   readonly #defs = new Map<string, AnyDef>();
   /** Every execution in memory (running, suspending or parked), by invocation id. */
   readonly #executions = new Map<string, Execution>();
@@ -161,6 +171,7 @@ export class Engine implements Runtime {
     this.#stealAfterMs = opts.stealAfterMs ?? DEFAULT_STEAL_AFTER_MS;
     this.#stopTimeoutMs = opts.stopTimeoutMs ?? DEFAULT_STOP_TIMEOUT_MS;
     this.#maxParked = opts.maxParked ?? DEFAULT_MAX_PARKED;
+    this.#retentionMs = opts.retentionMs ?? DEFAULT_RETENTION_MS;
     this.#metrics = engineMetrics(opts.registry, () => ({ running: this.#running.size, parked: this.#parked.size }));
   }
 
@@ -195,6 +206,8 @@ export class Engine implements Runtime {
     this.#unlisten = () => listener.unlisten();
     this.#pollTimer = setInterval(() => void this.#poll(), this.#pollMs);
     this.#renewTimer = setInterval(() => void this.#renew(), Math.max(50, Math.floor(this.leaseMs / 3)));
+    this.#purgeTimer = setInterval(() => void this.purge().catch((err: Error) => this.logger.warn({ err: err.message }, 'engine purge failed')), PURGE_EVERY_MS);
+    this.#purgeTimer.unref();
     await this.#poll();
     this.logger.info({ concurrency: this.#concurrency, leaseMs: this.leaseMs, pollMs: this.#pollMs }, 'engine started');
   }
@@ -204,7 +217,7 @@ export class Engine implements Runtime {
   async stop(): Promise<void> {
     if (!this.#started || this.#stopping) return;
     this.#stopping = true;
-    for (const t of [this.#pollTimer, this.#renewTimer]) if (t) clearInterval(t);
+    for (const t of [this.#pollTimer, this.#renewTimer, this.#purgeTimer]) if (t) clearInterval(t);
     if (this.#wakeTimer) clearTimeout(this.#wakeTimer);
     const deadline = Date.now() + this.#stopTimeoutMs;
     while ((this.#running.size > 0 || this.#loading > 0) && Date.now() < deadline) await delay(10);
@@ -304,6 +317,19 @@ export class Engine implements Runtime {
     if (!row) throw notFound('invocation', id);
     const journal = await store.loadJournal(this.sql, id);
     return { ...invocationView(row), journal: journal.map(journalView) };
+  }
+
+  /** Deletes invocations finished longer than retentionMs ago; returns how many. Runs every
+   *  minute while started; any replica may run it (deletes of the same rows just serialise). */
+  async purge(olderThanMs = this.#retentionMs): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const n = await store.purgeFinished(this.sql, olderThanMs, PURGE_BATCH);
+      total += n;
+      if (n < PURGE_BATCH) break;
+    }
+    if (total > 0) this.logger.info({ purged: total }, 'engine purged finished invocations');
+    return total;
   }
 
   /** Current state of an object key (operator views and tests). */

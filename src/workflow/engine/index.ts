@@ -43,6 +43,8 @@
 //   holder. Starts lock that row, so arrival numbers follow commit order; finishing hands the
 //   key to the lowest queued arrival (and claims it for the finishing process when it can).
 //
+// - Retention: finished invocations, their journals and so their idempotency keys are deleted
+//   retentionMs (default 7 days) after they end (engine.purge runs every minute).
 // - A worker claims only invocations of services it has registered, so every ctrl replica
 //   must register every definition (a replica without one leaves its invocations to others).
 //

@@ -378,3 +378,19 @@ export async function nextDueAt(sql: Sql): Promise<number | null> {
     SELECT (extract(epoch FROM min(due_at)) * 1000)::float8 AS at FROM engine_invocations WHERE due_at IS NOT NULL`;
   return row?.at ?? null;
 }
+
+/** Deletes finished invocations (and their journals) that ended before the cutoff, oldest
+ *  first, at most `limit` per call so one sweep never holds locks for long. */
+export async function purgeFinished(sql: Queryable, olderThanMs: number, limit: number): Promise<number> {
+  const rows = await sql<{ id: string }[]>`
+    WITH gone AS (
+      DELETE FROM engine_invocations WHERE id IN (
+        SELECT id FROM engine_invocations
+         WHERE status IN ('completed', 'failed', 'cancelled')
+           AND completed_at < now() - make_interval(secs => ${olderThanMs}::float8 / 1000)
+         ORDER BY completed_at LIMIT ${limit}::int)
+      RETURNING id),
+    j AS (DELETE FROM engine_journal WHERE invocation_id IN (SELECT id FROM gone))
+    SELECT id FROM gone`;
+  return rows.length;
+}

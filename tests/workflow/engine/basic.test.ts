@@ -305,3 +305,14 @@ test('metrics count finished invocations by status when a registry is given', as
   assert.match(text, /engine_executions\{state="running"\} 0/);
   await metered.stop();
 });
+
+test('finished invocations are purged after the retention period, with their journals', async () => {
+  const id = (await engine.send(Steps, 'ten', { n: 1 })).id;
+  await engine.result(id);
+  assert.equal(await engine.purge(60_000), 0, 'nothing is old enough yet');
+  const n = await engine.purge(0);
+  assert.ok(n >= 1);
+  await assert.rejects(engine.getInvocation(id), (err: unknown) => err instanceof AppError && err.status === 404);
+  const [j] = await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM engine_journal WHERE invocation_id = ${id}`;
+  assert.equal(j!.n, 0);
+});
