@@ -260,6 +260,11 @@ export class KubeController implements ResourceController {
     } catch (err) {
       if (isKindUnavailable(err)) throw this.kindError(obj, err);
       const status = httpStatus(err);
+      if (status === 404) {
+        // Only a missing namespace makes an apply 404. Transient: the watcher retries, and the
+        // fix is the operator's (deploy/krane-rbac.yaml creates both namespaces).
+        throw new Error(`ERR_KUBE_NAMESPACE_MISSING: namespace ${obj.metadata.namespace} does not exist: ${apiMessage(err)}`, { cause: err });
+      }
       if (status === 422 || status === 400) {
         throw new KubeApplyError('ERR_KUBE_INVALID', `${obj.kind} ${obj.metadata.namespace}/${obj.metadata.name} rejected: ${apiMessage(err)}`, { cause: err });
       }
