@@ -21,10 +21,15 @@ import { createDb, migrate } from '../src/store';
 import { createLogger } from '../src/log';
 import { createEngine, handler } from '../src/workflow/engine';
 
+/** Enough calls for JIT and the connection pool to settle before measuring. */
 const WARMUP = 50;
+/** 300 samples make p99 a real observation (the 3rd worst), in about a second. */
 const LATENCY_RUNS = 300;
+/** Each sample waits for a suspension; 200 keep the phase short and p99 meaningful. */
 const AWAKEABLE_RUNS = 200;
+/** Long enough to amortise ramp-up, short enough to keep the whole bench near a minute. */
 const THROUGHPUT_MS = 4_000;
+/** The concurrency the comparison numbers were measured at. */
 const CONCURRENCY = 50;
 
 const pct = (xs: number[], p: number) => {

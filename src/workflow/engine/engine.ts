@@ -78,6 +78,7 @@ const PURGE_EVERY_MS = 60_000;
 /** Rows per sweep statement: keeps each delete short next to live traffic. */
 const PURGE_BATCH = 1_000;
 
+/** One channel for every engine message (payload prefixes n/r/d/t): one LISTEN per process. */
 const CHANNEL = 'unkey_engine';
 
 export interface ClientOptions {

@@ -93,6 +93,7 @@ export function awakeableId(invocationId: string, seq: number): string {
   return `awk-${invocationId.slice(4)}-${seq}`;
 }
 
+/** awk-<the invocation id's random part>-<journal position>: resolvable with no lookup table. */
 const AWAKEABLE_ID = /^awk-([a-z2-7]{16})-(\d{1,9})$/;
 
 export function parseAwakeableId(id: string): { invocationId: string; seq: number } | null {
