@@ -5,7 +5,8 @@ import { refKey, type ResourceRef } from '../../src/sync/protocol';
 import { KubeApplyError, managedKinds } from '../../src/kube/controller';
 import { Inventory } from '../../src/kube/inventory';
 import { Reflector } from '../../src/kube/reflector';
-import { isKindUnavailable } from '../../src/kube/api';
+import { isKindUnavailable, KubeApi } from '../../src/kube/api';
+import { KubeSim } from '../../src/kube/sim';
 import { ANNOTATION } from '../../src/kube/manifests';
 import { controller, logger, startSim } from './helpers';
 import { deploymentState, policyState, sentinelState } from './fixtures';
@@ -202,5 +203,20 @@ test('a kind the cluster does not serve (no CRD) neither blocks the inventory no
     assert.ok(r.hasSynced);
   } finally {
     await r.stop();
+  }
+});
+
+test('a missing namespace is a transient error that names it', async () => {
+  const bare = new KubeSim({ readyDelayMs: 10 });
+  await bare.listen(0);
+  try {
+    const ctl = controller(new KubeApi(bare.kubeConfig()));
+    await assert.rejects(ctl.apply(depRef('dep-nons'), deploymentState({ deploymentId: 'dep-nons' })), (err: unknown) => {
+      assert.ok(!(err instanceof PermanentError));
+      assert.match((err as Error).message, /ERR_KUBE_NAMESPACE_MISSING: namespace unkey/);
+      return true;
+    });
+  } finally {
+    await bare.close();
   }
 });
