@@ -44,3 +44,81 @@ test('deploy to two regions becomes ready; both clusters hold the StatefulSet an
   assert.ok(ready.domains.some((d: any) => d.kind === 'deployment'));
   assert.ok(ready.steps.length > 5, 'the step history is the deploy journal: ' + JSON.stringify(ready.invocations));
 });
+
+test('a crash-looping image fails the deploy within seconds, with the reason; topologies stop and the cluster is cleaned', async () => {
+  const created = await stack.api('/v1/deployments', { body: { image: 'registry.local/app:crash-1', regions: ['us-east-1', 'eu-west-1'], replicas: 1 } });
+  assert.equal(created.status, 202);
+  const id = created.body.id;
+  // The first crash is reported by krane; the deploy must fail on it, long before its timeout.
+  const firstFailure = await until(async () => {
+    const [row] = await stack.db.sql<{ at: Date }[]>`SELECT min(updated_at) AS at FROM instances WHERE deployment_id = ${id} AND status = 'failed'`;
+    return row?.at ? row.at : undefined;
+  }, 15_000, 'a failed instance');
+  const failed = await waitStatus(id, ['failed', 'ready']);
+  assert.equal(failed.status, 'failed');
+  assert.match(failed.error, /CrashLoopBackOff/);
+  const [d] = await stack.db.sql<{ updatedAt: Date }[]>`SELECT updated_at FROM deployments WHERE id = ${id}`;
+  assert.ok(d!.updatedAt.getTime() - firstFailure.getTime() < 5000, 'failed within 5 s of the first crash report');
+  assert.ok(failed.topology.every((t: any) => t.desiredStatus === 'stopped'));
+  for (const region of ['us-east-1', 'eu-west-1']) {
+    await until(async () => (await simObjects(region, 'StatefulSet', id)).length === 0, 10_000, `StatefulSet removed from ${region}`);
+    await until(async () => (await simObjects(region, 'Service', id)).length === 0, 10_000, `Service removed from ${region}`);
+  }
+  const [n] = await stack.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM instances WHERE deployment_id = ${id}`;
+  assert.equal(n!.n, 0, 'instance rows removed');
+});
+
+test('stop deletes the workloads, start recreates them, rollback makes a new deployment from the old config', async () => {
+  const created = await stack.api('/v1/deployments', {
+    body: { image: 'nginx:1.26', regions: ['us-east-1'], replicas: 1, port: 9000, env: { MODE: 'blue' }, command: ['nginx'] },
+  });
+  const id = created.body.id;
+  assert.equal((await waitStatus(id, ['ready', 'failed'])).status, 'ready');
+
+  const stop = await stack.api(`/v1/deployments/${id}/stop`, { method: 'POST' });
+  assert.equal(stop.status, 200, JSON.stringify(stop.body));
+  await until(async () => (await simObjects('us-east-1', 'StatefulSet', id)).length === 0, 10_000, 'StatefulSet deleted');
+  assert.equal((await waitStatus(id, ['stopped'])).desiredState, 'stopped');
+
+  const start = await stack.api(`/v1/deployments/${id}/start`, { method: 'POST' });
+  assert.equal(start.status, 200);
+  await until(async () => (await simObjects('us-east-1', 'StatefulSet', id)).length === 1, 10_000, 'StatefulSet recreated');
+  assert.equal((await waitStatus(id, ['ready', 'failed'])).status, 'ready');
+
+  const rb = await stack.api(`/v1/deployments/${id}/rollback`, { method: 'POST' });
+  assert.equal(rb.status, 202);
+  assert.notEqual(rb.body.id, id);
+  const copy = await waitStatus(rb.body.id, ['ready', 'failed']);
+  assert.equal(copy.status, 'ready');
+  assert.equal(copy.rolledBackFrom, id);
+  for (const k of ['image', 'replicas', 'port', 'cpuMillicores', 'memoryMib', 'environmentId']) assert.deepEqual(copy[k], created.body[k] ?? copy[k]);
+  const orig = (await stack.api(`/v1/deployments/${id}`)).body;
+  for (const k of ['image', 'regions', 'replicas', 'port', 'env', 'command', 'cpuMillicores', 'memoryMib', 'environmentId']) {
+    assert.deepEqual(copy[k], orig[k], `rollback keeps ${k}`);
+  }
+
+  const promote = await stack.api(`/v1/deployments/${id}/promote`, { method: 'POST' });
+  assert.equal(promote.status, 200, JSON.stringify(promote.body));
+  assert.ok(promote.body.hostnames.some((h: string) => h.startsWith('default-default.')), 'the environment domain points here again');
+});
+
+test('bad input: 400 naming each field, nothing written', async () => {
+  const [before] = await stack.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM deployments`;
+  const bad = await stack.api('/v1/deployments', { body: { image: 'nginx', buildContext: '/tmp', regions: ['Not A Region'], replicas: 0, port: 70000, env: { '1BAD': 'x' }, extra: true } });
+  assert.equal(bad.status, 400);
+  const fields = bad.body.error.details.map((d: any) => d.field).sort();
+  for (const f of ['regions.0', 'replicas', 'port', 'env.1BAD', 'extra']) assert.ok(fields.includes(f), `${f} named in ${JSON.stringify(fields)}`);
+  const both = await stack.api('/v1/deployments', { body: { image: 'nginx', buildContext: '/tmp', regions: ['us-east-1'] } });
+  assert.equal(both.status, 400);
+  assert.match(JSON.stringify(both.body.error.details), /exactly one of image or buildContext/);
+  const unknownEnv = await stack.api('/v1/deployments', { body: { image: 'nginx', regions: ['us-east-1'], environmentId: 'nope' } });
+  assert.equal(unknownEnv.status, 400);
+  assert.equal(unknownEnv.body.error.details[0].field, 'environmentId');
+  const notJson = await fetch(`${stack.ctrl.url}/v1/deployments`, { method: 'POST', headers: { authorization: `Bearer ${stack.adminToken}`, 'content-type': 'application/json' }, body: '{' });
+  assert.equal(notJson.status, 400);
+  const [after] = await stack.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM deployments`;
+  assert.equal(after!.n, before!.n);
+  assert.equal((await stack.api('/v1/deployments', { body: {}, token: null })).status, 401);
+  assert.equal((await stack.api('/v1/deployments', { body: {}, token: 'wrong-token-wrong-token' })).status, 401);
+  assert.equal((await stack.api('/v1/deployments/dep-nothere')).status, 404);
+});
