@@ -121,6 +121,8 @@ export const schemas = {
     /** Shell command that builds an image from a build context (see src/workflow/build.ts). */
     buildCommand: z.string().optional(),
     deployTimeout: duration('5m'),
+    /** How long a crashed replica's workflows wait before another replica resumes them. */
+    engineLease: duration('30s'),
     sentinelTimeout: duration('10m'),
     /** Image new sentinels start with; fleet rollouts change it afterwards. */
     sentinelImage: z.string().min(1).default('ghcr.io/unkeyed/sentinel:latest'),

@@ -24,6 +24,12 @@ program
   .option('--admin-token <token>', 'bearer token for the public API (required, 16+ characters)')
   .option('--agent-tokens <pairs>', 'agent tokens as REGION=TOKEN,…')
   .option('--no-migrate', 'do not apply migrations on start')
+  .option('--build-command <cmd>', 'shell command that builds an image from $UNKEY_BUILD_CONTEXT')
+  .option('--deploy-timeout <duration>', 'how long a deploy waits for instances (default 5m)')
+  .option('--sentinel-timeout <duration>', 'how long a sentinel deploy waits to converge (default 10m)')
+  .option('--sentinel-image <image>', 'image of newly created sentinels')
+  .option('--apex-domain <domain>', 'parent domain of generated hostnames (default unkey.local)')
+  .option('--engine-lease <duration>', 'workflow lease; a crashed replica\'s work resumes elsewhere after it (default 30s)')
   .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent (default info)')
   .action(async (opts: Record<string, unknown>) => {
     const cfg = loadConfig('ctrl', { ...opts, migrate: undefined, noMigrate: opts.migrate === false ? true : undefined });

@@ -56,7 +56,7 @@ export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}):
     for (const [region, token] of Object.entries(cfg.agentTokens)) await agentTokenStore.ensureAgentToken(sql, region, token);
 
     const registry = createRegistry({ service: 'ctrl' });
-    const engine = createEngine({ sql, logger: logger.child({ part: 'engine' }), registry, ...overrides.engine });
+    const engine = createEngine({ sql, logger: logger.child({ part: 'engine' }), registry, leaseMs: cfg.engineLease, ...overrides.engine });
     const workflows = registerWorkflows(
       engine,
       sql,

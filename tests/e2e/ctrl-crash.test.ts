@@ -1,0 +1,88 @@
+// ctrl is SIGKILLed in the middle of a deploy and started again: the deploy resumes from the
+// engine's journal on the new process and completes exactly once.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import type { ChildProcess } from 'node:child_process';
+import { testDb } from '../helpers/db';
+import { cleanEnv, spawnBundle, waitForHttp } from '../helpers/bundle';
+import { freePort } from '../helpers/postgres';
+import { until } from '../helpers/stack';
+import { loadConfig } from '../../src/config';
+import { startKubeSim } from '../../src/modes/kube-sim';
+import { startKrane } from '../../src/modes/krane';
+
+test('ctrl killed mid-deploy and restarted: the deploy completes exactly once', async () => {
+  const db = await testDb();
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const adminToken = 'admin-token-for-crash-test';
+  const regions = ['us-east-1', 'eu-west-1'];
+  const tokens = Object.fromEntries(regions.map((r) => [r, `tok-${r}`]));
+  const env = cleanEnv({
+    UNKEY_INFRA_DATABASE_URL: db.url,
+    UNKEY_INFRA_ADMIN_TOKEN: adminToken,
+    UNKEY_INFRA_AGENT_TOKENS: regions.map((r) => `${r}=${tokens[r]}`).join(','),
+    UNKEY_INFRA_LISTEN: `127.0.0.1:${port}`,
+    // A short lease so the restarted process takes the dead one's invocations in about a second.
+    UNKEY_INFRA_ENGINE_LEASE: '1500ms',
+    UNKEY_INFRA_LOG_LEVEL: 'silent',
+  });
+  let ctrl: ChildProcess = spawnBundle(['ctrl'], { env });
+  after(() => ctrl.kill('SIGKILL'));
+  await waitForHttp(`${url}/readyz`);
+
+  // Pods take a while to become ready, so the deploy is waiting on instances when ctrl dies.
+  for (const region of regions) {
+    const sim = await startKubeSim(loadConfig('kubeSim', { port: 0, readyDelay: 1500, logLevel: 'silent' }, {}), { minReadyScale: 0.001 });
+    const krane = await startKrane(
+      loadConfig('krane', { region, controlPlane: url, token: tokens[region], listen: '127.0.0.1:0', logLevel: 'silent' }, {}),
+      { kubeConfig: sim.sim.kubeConfig(), tuning: { minBackoffMs: 50, reporterRetryMs: 100, breakerResetMs: 500 } },
+    );
+    after(async () => {
+      await krane.close();
+      await sim.close();
+    });
+  }
+
+  const api = (path: string, body?: unknown) =>
+    fetch(url + path, {
+      method: body ? 'POST' : 'GET',
+      headers: { authorization: `Bearer ${adminToken}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      ...(body ? { body: JSON.stringify(body) } : {}),
+    }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
+
+  const created = await api('/v1/deployments', { image: 'nginx:1.27', regions, replicas: 2 });
+  assert.equal(created.status, 202);
+  const id = created.body.id as string;
+  await until(async () => {
+    const [t] = await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM deployment_topology WHERE deployment_id = ${id}`;
+    const [d] = await db.sql<{ status: string }[]>`SELECT status FROM deployments WHERE id = ${id}`;
+    return t!.n === 2 && d!.status === 'deploying';
+  }, 20_000, 'deploy in progress');
+
+  ctrl.kill('SIGKILL');
+  await once(ctrl, 'exit');
+  const [mid] = await db.sql<{ status: string }[]>`SELECT status FROM deployments WHERE id = ${id}`;
+  assert.notEqual(mid!.status, 'ready', 'killed before the deploy finished');
+
+  ctrl = spawnBundle(['ctrl'], { env });
+  await waitForHttp(`${url}/readyz`);
+  const done = await until(async () => {
+    const [d] = await db.sql<{ status: string; error: string | null }[]>`SELECT status, error FROM deployments WHERE id = ${id}`;
+    return d!.status === 'ready' || d!.status === 'failed' ? d : undefined;
+  }, 30_000, 'deploy finished after restart');
+  assert.equal(done.status, 'ready', done.error ?? '');
+
+  // Exactly once: one outbox row per region from the topology step, one deploy invocation.
+  const changes = await db.sql<{ region: string }[]>`
+    SELECT region FROM deployment_changes WHERE resource_type = 'deployment_topology' AND resource_id = ${id} ORDER BY region`;
+  assert.deepEqual(changes.map((c) => c.region), ['eu-west-1', 'us-east-1']);
+  const topo = await db.sql`SELECT 1 FROM deployment_topology WHERE deployment_id = ${id}`;
+  assert.equal(topo.length, 2);
+  const invocations = (await api(`/v1/invocations?target=DeployService`)).body.invocations.filter((i: any) => i.key === id && i.handler === 'deploy');
+  assert.equal(invocations.length, 1);
+  assert.equal(invocations[0].status, 'completed');
+  const statuses = await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM deployments WHERE id = ${id} AND status = 'ready'`;
+  assert.equal(statuses[0]!.n, 1);
+});
