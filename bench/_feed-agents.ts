@@ -10,6 +10,7 @@ const cfg = JSON.parse(process.argv[2]!) as { url: string; token: string; region
 const now = () => performance.timeOrigin + performance.now();
 const seen = new Map<string, number[]>();
 let recording = false;
+let cpu0 = process.cpuUsage();
 
 const controller: ResourceController = {
   async apply(ref) {
@@ -53,9 +54,11 @@ const tick = setInterval(() => {
 process.on('message', async (m: { type: string }) => {
   if (m.type === 'record') {
     recording = true;
+    cpu0 = process.cpuUsage();
     process.send!({ type: 'recording' });
   } else if (m.type === 'report') {
-    process.send!({ type: 'report', seen: Object.fromEntries(seen), failures: watchers.reduce((s, w) => s + w.stats.failures, 0) });
+    const cpu = process.cpuUsage(cpu0);
+    process.send!({ type: 'report', seen: Object.fromEntries(seen), failures: watchers.reduce((s, w) => s + w.stats.failures, 0), cpuMs: (cpu.user + cpu.system) / 1000 });
   } else if (m.type === 'stop') {
     await Promise.all(watchers.map((w) => w.stop()));
     process.exit(0);

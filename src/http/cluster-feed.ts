@@ -53,24 +53,32 @@ function parse<T extends z.ZodType>(schema: T, value: unknown, what: string): z.
 const gone = (message: string) => new AppError('ERR_FEED_CURSOR_EXPIRED', 410, message);
 
 function sinkFor(res: ServerResponse): LineSink {
+  const writeText = (body: string): Promise<void> => {
+    if (res.destroyed || res.writableEnded || !body) return Promise.resolve();
+    if (res.write(body)) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        res.off('drain', done);
+        res.off('close', done);
+        resolve();
+      };
+      res.on('drain', done);
+      res.on('close', done);
+    });
+  };
   return {
     get closed() {
       return res.destroyed || res.writableEnded;
     },
     write(lines: StreamLine[]) {
-      if (res.destroyed || res.writableEnded) return Promise.resolve();
       let body = '';
       for (const l of lines) body += JSON.stringify(l) + '\n';
-      if (res.write(body)) return Promise.resolve();
-      return new Promise<void>((resolve) => {
-        const done = () => {
-          res.off('drain', done);
-          res.off('close', done);
-          resolve();
-        };
-        res.on('drain', done);
-        res.on('close', done);
-      });
+      return writeText(body);
+    },
+    writeSerialized(lines: string[]) {
+      let body = '';
+      for (const l of lines) body += l + '\n';
+      return writeText(body);
     },
   };
 }

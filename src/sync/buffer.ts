@@ -13,6 +13,8 @@ export interface BufferedChange extends FeedRow {
    * settled, so it is at least as new as the change; later changes have later entries.
    */
   state?: Promise<DesiredState>;
+  /** The entry's serialized `change` line (epoch-bound: the buffer is reset on an epoch change). */
+  line?: Promise<string>;
 }
 
 /** Array with a moving start, so evicting from the front is O(1) amortised. */

@@ -2,6 +2,7 @@
 // feed routes, and the outbox cleanup timer. Start it before the server listens and close it
 // before the server closes (close ends every open stream with an `end` line, so agents resume
 // from their cursor on another replica).
+import { setMaxListeners } from 'node:events';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from '../log';
 import type { Sql } from '../store/db';
@@ -50,6 +51,8 @@ export function createFeed(opts: FeedOptions): Feed {
   const logger = opts.logger.child({ part: 'feed' });
   const tailer = new Tailer({ sql: opts.sql, logger, pollMs: opts.pollMs, bufferSize: opts.bufferSize });
   const closing = new AbortController();
+  // Every open stream listens on this signal: thousands of listeners are expected, not a leak.
+  setMaxListeners(0, closing.signal);
   const streams = new Set<Promise<void>>();
   const ttl = opts.cleanupTtlMs ?? DEFAULT_CLEANUP_TTL_MS;
   let timer: NodeJS.Timeout | undefined;

@@ -20,6 +20,8 @@ const PAGE = 1_000;
 export interface LineSink {
   /** Writes lines; resolves once the socket can take more (backpressure). */
   write(lines: StreamLine[]): Promise<void>;
+  /** Writes lines already serialized (one JSON object each, no newline). */
+  writeSerialized(lines: string[]): Promise<void>;
   readonly closed: boolean;
 }
 
@@ -141,8 +143,10 @@ export async function runStream(deps: StreamDeps, req: StreamRequest, out: LineS
         continue;
       }
       const rows = coalesce<BufferedChange>(entries);
-      const states = await tailer.resolveStates(req.region, rows);
-      await write(changeLines(epoch, req.region, rows, states));
+      const lines = await tailer.resolveLines(req.region, rows);
+      if (tailer.epoch !== epoch) break;
+      await out.writeSerialized(lines);
+      lastWrite = Date.now();
       pos = maxPosition(pos, upTo);
     }
   } finally {

@@ -12,6 +12,7 @@ import { loadDesiredRows } from '../store/feed';
 import { getFeedEpoch } from '../store/system';
 import { ChangeBuffer, type BufferedChange } from './buffer';
 import { stateFor, stateMap } from './desired';
+import { encodeCursor } from './cursor';
 import type { DesiredState } from './protocol';
 
 export interface TailerOptions {
@@ -172,6 +173,33 @@ export class Tailer {
       signal?.addEventListener('abort', onAbort, { once: true });
       set.add(finish);
     });
+  }
+
+  /**
+   * The serialized `change` line of each entry, built once and shared by every stream of the
+   * region: with a thousand agents on one region, serializing per stream would dominate.
+   */
+  resolveLines(region: string, entries: BufferedChange[]): Promise<string[]> {
+    const states = this.resolveStates(region, entries);
+    return Promise.all(
+      entries.map((e, i) => {
+        if (!e.line) {
+          const p: Promise<string> = states.then((all) =>
+            JSON.stringify({
+              type: 'change',
+              cursor: encodeCursor(this.epoch, e),
+              resource: { type: e.resourceType, id: e.resourceId, region: e.region },
+              state: all[i],
+            }),
+          );
+          p.catch(() => {
+            if (e.line === p) delete e.line;
+          });
+          e.line = p;
+        }
+        return e.line;
+      }),
+    );
   }
 
   /** Desired states of buffered entries of one region, loading the missing ones in one batch. */

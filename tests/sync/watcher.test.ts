@@ -42,7 +42,9 @@ async function lineProxy(upstream: string, cutAfter: (req: number, line: any, ur
           if (cutAfter(n, parsed, u)) {
             cuts.push(n);
             ur.destroy();
-            res.socket?.destroy();
+            // end, not destroy: lines already written reach the agent, then the connection
+            // closes in the middle of the chunked body, which is what a cut looks like.
+            res.socket?.end();
             return;
           }
           res.write(line + '\n');
@@ -99,15 +101,18 @@ test('a stream cut in the middle of a snapshot: no GC, no cursor; the reconnect 
 
 test('a cut during incremental changes resumes from the last handled event', async () => {
   let changeLines = 0;
-  const seen: string[] = [];
   let armed = false;
+  // Cursor of the last line that reached the agent before the cut (a change, or an `end` of
+  // an earlier poll): every delivered event is handled, so the reconnect must start there.
+  let lastDelivered: string | undefined;
+  let atCut: string | undefined;
   const proxy = await lineProxy(server.url, (_n, line) => {
-    if (!armed || line.type !== 'change' || !line.cursor) return false;
-    seen.push(line.cursor);
-    if (++changeLines === 4) {
+    if (armed && line.type === 'change' && line.cursor && ++changeLines === 4) {
       armed = false;
+      atCut = lastDelivered;
       return true;
     }
+    if (line.cursor) lastDelivered = line.cursor;
     return false;
   });
   const ctrl = new RecordingController();
@@ -119,9 +124,10 @@ test('a cut during incremental changes resumes from the last handled event', asy
   for (let i = 0; i < 6; i++) ids.push(await deployTo(db.sql, 'us-east-1'));
   await waitFor(() => ids.every((id) => ctrl.applied(`deployment_topology/${id}`)), 8_000, 'all six changes');
   assert.equal(proxy.cuts.length, 1, 'the stream was cut once');
-  // The fourth line was never delivered: the reconnect must start right after the third.
+  // The fourth change line was never delivered: the reconnect starts right after what was.
   const reconnect = proxy.urls[proxy.cuts[0]! + 1]!;
-  assert.equal(reconnect.searchParams.get('cursor'), seen[2]);
+  assert.ok(atCut);
+  assert.equal(reconnect.searchParams.get('cursor'), atCut);
   assert.equal(w.stats.snapshotsStarted, 1, 'resumed incrementally, no resync');
   await w.stop();
 });
