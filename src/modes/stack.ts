@@ -40,6 +40,8 @@ export interface StackHandle {
   ctrl: CtrlHandle;
   adminToken: string;
   regions: Map<string, RegionHandle>;
+  /** Stops ctrl gracefully and starts a new one on the same address (kranes reconnect). */
+  restartCtrl(): Promise<CtrlHandle>;
   /** Starts a stopped region's krane again (its simulator kept running). */
   restartKrane(region: string): Promise<KraneHandle>;
   stopKrane(region: string): Promise<void>;
@@ -62,7 +64,8 @@ export async function startStack(o: StackOptions): Promise<StackHandle> {
     },
     {},
   );
-  const ctrl = await startCtrl(ctrlCfg, { ...(o.logger ? { logger: o.logger.child({ mode: 'ctrl' }) } : {}), ...o.ctrl });
+  const ctrlOverrides = { ...(o.logger ? { logger: o.logger.child({ mode: 'ctrl' }) } : {}), ...o.ctrl };
+  let ctrl = await startCtrl(ctrlCfg, ctrlOverrides);
   const regions = new Map<string, RegionHandle>();
   const kraneFor = async (name: string, sim: KubeSimHandle) => {
     const cfg = loadConfig(
@@ -91,7 +94,7 @@ export async function startStack(o: StackOptions): Promise<StackHandle> {
     throw err;
   }
   const stopped = new Set<string>();
-  return {
+  const handle: StackHandle = {
     ctrl,
     adminToken,
     regions,
@@ -109,6 +112,14 @@ export async function startStack(o: StackOptions): Promise<StackHandle> {
       r.krane = await kraneFor(name, r.sim);
       return r.krane;
     },
+    async restartCtrl() {
+      await ctrl.close();
+      const port = Number(new URL(ctrl.url).port);
+      ctrl = await startCtrl({ ...ctrlCfg, listen: { host: ctrlCfg.listen.host, port }, noMigrate: true }, ctrlOverrides);
+      handle.ctrl = ctrl;
+      return ctrl;
+    },
     close,
   };
+  return handle;
 }

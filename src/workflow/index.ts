@@ -5,6 +5,8 @@
 // - sentinel.ts: SentinelService, object keyed by sentinel id: merge config, wait for krane to
 //   report convergence (NotifyReady, shared), 10-minute timeout by default.
 // - desired-state.ts: DesiredStateService, object keyed by deployment id: stop / start.
+// - rollout.ts: SentinelRolloutService, object keyed by `singleton`: fleet image rollouts in
+//   waves (waves.ts computeWaves), resume / cancel / rollbackAll; slack.ts posts progress.
 // - status-hooks.ts: what a krane status report wakes (a waiting deploy, a sentinel deploy).
 // - commands.ts: create / rollback / promote / start / stop as the API calls them, and the
 //   recovery sweep for deployments whose workflow never started.
@@ -21,6 +23,8 @@ import { deployService, type DeployServiceDef } from './deploy';
 import { desiredStateService, type DesiredStateServiceDef } from './desired-state';
 import { sentinelService, type SentinelServiceDef } from './sentinel';
 import { statusHooks, type StatusHooks } from './status-hooks';
+import { rolloutService, type RolloutServiceDef } from './rollout';
+import { slackNotifier } from './slack';
 import type { CommandDeps } from './commands';
 
 export * from './build';
@@ -30,6 +34,9 @@ export * from './desired-state';
 export * from './progress';
 export * from './sentinel';
 export * from './status-hooks';
+export * from './rollout';
+export * from './slack';
+export * from './waves';
 
 export interface WorkflowConfig {
   builder: Builder;
@@ -45,6 +52,7 @@ export interface Workflows {
   sentinel: SentinelServiceDef;
   deploy: DeployServiceDef;
   desiredState: DesiredStateServiceDef;
+  rollout: RolloutServiceDef;
   hooks: StatusHooks;
   commands: CommandDeps;
 }
@@ -70,6 +78,8 @@ export function registerWorkflows(engine: Engine, sql: Sql, cfg: WorkflowConfig,
     }),
   );
   const desiredState = engine.register(desiredStateService({ sql, deploy }));
+  const slack = engine.register(slackNotifier());
+  const rollout = engine.register(rolloutService({ sql, sentinel, slack }));
   const hooks = statusHooks({ sql, engine, deploy, sentinel, logger });
-  return { sentinel, deploy, desiredState, hooks, commands: { sql, engine, deploy, desiredState, apexDomain: cfg.apexDomain } };
+  return { sentinel, deploy, desiredState, rollout, hooks, commands: { sql, engine, deploy, desiredState, apexDomain: cfg.apexDomain } };
 }

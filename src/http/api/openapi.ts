@@ -2,7 +2,7 @@
 // the document cannot drift from what the server accepts.
 import { z } from 'zod';
 import type { FastifyInstance } from 'fastify';
-import { CreateDeploymentBody, ListDeploymentsQuery, ListInvocationsQuery, ListSentinelsQuery, SentinelDeployBody } from './schemas';
+import { CreateDeploymentBody, ListDeploymentsQuery, ListInvocationsQuery, ListSentinelsQuery, SentinelDeployBody, StartRolloutBody } from './schemas';
 
 const json = (schema: z.ZodType) => z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' });
 
@@ -58,6 +58,11 @@ export function openApiDocument(): Record<string, unknown> {
           responses: ok('READY or FAILED'),
         },
       },
+      '/v1/sentinel-rollouts': { post: { summary: 'start a fleet-wide sentinel image rollout in waves', requestBody: body(StartRolloutBody), responses: accepted('rollout started') } },
+      '/v1/sentinel-rollouts/current': { get: { summary: 'the current rollout: state, waves, per-sentinel outcome', responses: ok('rollout') } },
+      '/v1/sentinel-rollouts/current/resume': { post: { summary: 'resume a paused rollout, skipping the failed wave', responses: ok('resumed') } },
+      '/v1/sentinel-rollouts/current/cancel': { post: { summary: 'cancel; the running wave finishes, no further wave starts', responses: ok('cancelled') } },
+      '/v1/sentinel-rollouts/current/rollback': { post: { summary: 'revert every succeeded sentinel to its previous image', responses: ok('rolled back') } },
       '/v1/invocations': { get: { summary: 'list workflow invocations', parameters: queryParams(ListInvocationsQuery), responses: ok('invocations') } },
       '/v1/invocations/{id}': { get: { summary: 'one invocation with its journal', parameters: [idParam], responses: ok('invocation') } },
       '/v1/invocations/{id}/cancel': { post: { summary: 'cancel an invocation', parameters: [idParam], responses: ok('cancel requested') } },

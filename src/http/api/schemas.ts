@@ -74,3 +74,23 @@ export const ListInvocationsQuery = z.strictObject({
   target: z.string().min(1).optional(),
   limit: z.coerce.number().int().min(1).max(1000).default(100),
 });
+
+export const StartRolloutBody = z.strictObject({
+  image: imageRef,
+  wavePercentages: z
+    .array(z.number())
+    .min(1)
+    .max(100)
+    .optional()
+    .superRefine((p, ctx) => {
+      if (!p) return;
+      p.forEach((v, i) => {
+        if (!(v > 0 && v <= 100)) ctx.addIssue({ code: 'custom', path: [i], message: `${v} is not within (0, 100]` });
+        else if (i > 0 && !(v > p[i - 1]!)) ctx.addIssue({ code: 'custom', path: [i], message: `${v} must be greater than the previous ${p[i - 1]}` });
+      });
+      if (p[p.length - 1] !== 100) ctx.addIssue({ code: 'custom', path: [p.length - 1], message: 'the last wave must be 100, or part of the fleet is never updated' });
+    }),
+  slackWebhookUrl: z.url({ protocol: /^https?$/ }).optional(),
+});
+
+export const RolloutActionQuery = z.strictObject({ wait: z.enum(['true', 'false']).default('true') });

@@ -1,0 +1,244 @@
+// SentinelRolloutService: fleet-wide sentinel image rollouts in waves (seed 000), a virtual
+// object keyed by the literal `singleton` with its whole lifecycle in K/V state `rollout`.
+//
+// Each wave runs in its own exclusive invocation (`runWave`) that sends the next one when it
+// finishes. Between waves the key is free, so `cancel` (exclusive too) lands after the running
+// wave and before the next: a wave is never interrupted mid-call, and no further wave starts.
+// Re-entrancy is checked in `rollout` itself (the key lock alone would only queue a second
+// call). Slack posts are one-way sends to SlackNotifier: in order, and never in the way.
+import { z } from 'zod';
+import { defineObject, handler, TerminalError, type Context } from './engine';
+import { events, sentinels, type Sql } from '../store';
+import type { SentinelServiceDef } from './sentinel';
+import type { SlackNotifierDef } from './slack';
+import { computeWaves, DEFAULT_WAVE_PERCENTAGES, wavePercentageProblems } from './waves';
+
+export const ROLLOUT_SERVICE = 'SentinelRolloutService';
+export const ROLLOUT_KEY = 'singleton';
+const STATE = 'rollout';
+
+export const ROLLOUT_STATES = ['idle', 'in_progress', 'paused', 'rolling_back', 'cancelled', 'completed'] as const;
+export type RolloutStateName = (typeof ROLLOUT_STATES)[number];
+const TERMINAL: readonly RolloutStateName[] = ['idle', 'completed', 'cancelled'];
+
+export interface SentinelOutcome {
+  wave: number;
+  status: 'pending' | 'READY' | 'FAILED';
+  reason?: string;
+}
+
+export interface RolloutState {
+  rolloutId: string;
+  state: RolloutStateName;
+  image: string;
+  wavePercentages: number[];
+  waves: string[][];
+  /** Index of the wave running or next to run. */
+  currentWave: number;
+  previousImages: Record<string, string>;
+  succeededIds: string[];
+  failedIds: string[];
+  outcomes: Record<string, SentinelOutcome>;
+  skipped: number;
+  slackWebhookUrl?: string;
+  reverted?: number;
+  startedAt: string;
+  updatedAt: string;
+}
+
+export const RolloutInput = z.object({
+  image: z.string().min(1),
+  wavePercentages: z
+    .array(z.number())
+    .optional()
+    .superRefine((p, ctx) => {
+      for (const m of p ? wavePercentageProblems(p) : []) ctx.addIssue({ code: 'custom', message: m });
+    }),
+  slackWebhookUrl: z.url().optional(),
+});
+export type RolloutInput = z.infer<typeof RolloutInput>;
+
+const Summary = z.object({ state: z.enum(ROLLOUT_STATES), rolloutId: z.string().nullable(), waves: z.array(z.number()), reverted: z.number().optional() });
+type Summary = z.infer<typeof Summary>;
+
+/** Sentinels listed per query while planning: bounded memory and statement time. */
+const PAGE = 500;
+
+export interface RolloutDeps {
+  sql: Sql;
+  sentinel: SentinelServiceDef;
+  slack: SlackNotifierDef;
+}
+
+const summary = (s: RolloutState | undefined): Summary => ({
+  state: s?.state ?? 'idle',
+  rolloutId: s?.rolloutId ?? null,
+  waves: s?.waves.map((w) => w.length) ?? [],
+  ...(s?.reverted !== undefined ? { reverted: s.reverted } : {}),
+});
+
+export function rolloutService(deps: RolloutDeps) {
+  let def: ReturnType<typeof define>;
+
+  async function save(ctx: Context, s: RolloutState, waveForEvent = s.currentWave): Promise<void> {
+    const now = await ctx.run('now', () => new Date().toISOString());
+    s.updatedAt = now;
+    await ctx.set(STATE, s);
+    await ctx.run('event', async () => {
+      await events.publishEvent(deps.sql, {
+        type: 'rollout.wave',
+        state: s.state,
+        wave: waveForEvent,
+        waves: s.waves.length,
+        succeeded: s.succeededIds.length,
+        failed: s.failedIds.length,
+      });
+      return null;
+    });
+  }
+
+  async function notify(ctx: Context, s: RolloutState, text: string): Promise<void> {
+    if (s.slackWebhookUrl) await ctx.send(deps.slack, 'post', { url: s.slackWebhookUrl, text: `[sentinel rollout ${s.image}] ${text}` }, { key: s.slackWebhookUrl });
+  }
+
+  async function load(ctx: Context): Promise<RolloutState | undefined> {
+    return ctx.get<RolloutState>(STATE);
+  }
+
+  function define() {
+    return defineObject(ROLLOUT_SERVICE, {
+      exclusive: {
+        rollout: handler({ input: RolloutInput, output: Summary }, async (ctx, input) => {
+          const current = await load(ctx);
+          if (current && !TERMINAL.includes(current.state)) {
+            throw new TerminalError(`a rollout is ${current.state} (image ${current.image}); resume, cancel or roll it back first`, { code: 'ERR_ROLLOUT_IN_PROGRESS' });
+          }
+          const percentages = input.wavePercentages ?? [...DEFAULT_WAVE_PERCENTAGES];
+          const fleet = await ctx.run('list-sentinels', async () => {
+            const out: { id: string; image: string }[] = [];
+            for (let after = ''; ; ) {
+              const page = await sentinels.listSentinels(deps.sql, { desiredState: 'running', after, limit: PAGE });
+              out.push(...page.map((s) => ({ id: s.id, image: s.image })));
+              if (page.length < PAGE) break;
+              after = page[page.length - 1]!.id;
+            }
+            return out;
+          });
+          const todo = fleet.filter((s) => s.image !== input.image);
+          const startedAt = await ctx.run('started-at', () => new Date().toISOString());
+          const s: RolloutState = {
+            rolloutId: ctx.invocationId,
+            state: todo.length ? 'in_progress' : 'completed',
+            image: input.image,
+            wavePercentages: percentages,
+            waves: computeWaves(todo.map((t) => t.id), percentages),
+            currentWave: 0,
+            previousImages: Object.fromEntries(todo.map((t) => [t.id, t.image])),
+            succeededIds: [],
+            failedIds: [],
+            outcomes: Object.fromEntries(todo.map((t) => [t.id, { wave: -1, status: 'pending' as const }])),
+            skipped: fleet.length - todo.length,
+            ...(input.slackWebhookUrl ? { slackWebhookUrl: input.slackWebhookUrl } : {}),
+            startedAt,
+            updatedAt: startedAt,
+          };
+          s.waves.forEach((w, i) => w.forEach((id) => (s.outcomes[id]!.wave = i)));
+          await save(ctx, s);
+          await notify(ctx, s, `started: ${todo.length} sentinels in ${s.waves.length} waves (${s.skipped} already on the image)`);
+          if (s.state === 'completed') await notify(ctx, s, 'completed: nothing to update');
+          else await ctx.send(def, 'runWave', { rolloutId: s.rolloutId }, { key: ROLLOUT_KEY });
+          return summary(s);
+        }),
+
+        runWave: handler({ input: z.object({ rolloutId: z.string() }), output: Summary }, async (ctx, { rolloutId }) => {
+          const s = await load(ctx);
+          // A wave of an older rollout, or one made moot by cancel/pause, does nothing.
+          if (!s || s.rolloutId !== rolloutId || s.state !== 'in_progress') return summary(s);
+          const wave = s.waves[s.currentWave];
+          if (!wave) {
+            s.state = 'completed';
+            await save(ctx, s);
+            await notify(ctx, s, `completed: ${s.succeededIds.length} updated, ${s.failedIds.length} failed`);
+            return summary(s);
+          }
+          const n = s.currentWave + 1;
+          await notify(ctx, s, `wave ${n}/${s.waves.length} started: ${wave.length} sentinels`);
+          const results = await ctx.allSettled(wave.map((id) => ctx.call(deps.sentinel, 'deploy', { image: s.image }, { key: id })));
+          const failed: string[] = [];
+          results.forEach((r, i) => {
+            const id = wave[i]!;
+            if (r.status === 'fulfilled' && r.value.status === 'READY') {
+              s.succeededIds.push(id);
+              s.outcomes[id] = { wave: s.currentWave, status: 'READY' };
+            } else {
+              failed.push(id);
+              const reason = r.status === 'fulfilled' ? (r.value.reason ?? 'failed') : (r.reason as Error).message;
+              s.outcomes[id] = { wave: s.currentWave, status: 'FAILED', reason };
+            }
+          });
+          s.failedIds.push(...failed);
+          if (failed.length) {
+            s.state = 'paused';
+            await save(ctx, s);
+            await notify(ctx, s, `paused in wave ${n}: ${failed.length} failed (${failed.join(', ')})`);
+            return summary(s);
+          }
+          await notify(ctx, s, `wave ${n}/${s.waves.length} completed`);
+          s.currentWave++;
+          await save(ctx, s, s.currentWave - 1);
+          await ctx.send(def, 'runWave', { rolloutId }, { key: ROLLOUT_KEY });
+          return summary(s);
+        }),
+
+        resume: handler({ input: z.object({}).default({}), output: Summary }, async (ctx) => {
+          const s = await load(ctx);
+          if (s?.state !== 'paused') throw new TerminalError(`resume needs a paused rollout; it is ${s?.state ?? 'idle'}`, { code: 'ERR_ROLLOUT_STATE' });
+          // Skip the failed wave; its failed sentinels are not retried (seed 000).
+          s.currentWave++;
+          s.state = 'in_progress';
+          await save(ctx, s);
+          await notify(ctx, s, `resumed at wave ${s.currentWave + 1}/${s.waves.length}`);
+          await ctx.send(def, 'runWave', { rolloutId: s.rolloutId }, { key: ROLLOUT_KEY });
+          return summary(s);
+        }),
+
+        cancel: handler({ input: z.object({}).default({}), output: Summary }, async (ctx) => {
+          const s = await load(ctx);
+          if (s?.state !== 'in_progress' && s?.state !== 'paused') {
+            throw new TerminalError(`cancel needs a rollout in progress or paused; it is ${s?.state ?? 'idle'}`, { code: 'ERR_ROLLOUT_STATE' });
+          }
+          s.state = 'cancelled';
+          await save(ctx, s);
+          await notify(ctx, s, `cancelled: ${s.succeededIds.length} sentinels keep the new image`);
+          return summary(s);
+        }),
+
+        rollbackAll: handler({ input: z.object({}).default({}), output: Summary }, async (ctx) => {
+          const s = await load(ctx);
+          if (s?.state !== 'paused' && s?.state !== 'cancelled') {
+            throw new TerminalError(`rollback needs a paused or cancelled rollout; it is ${s?.state ?? 'idle'}`, { code: 'ERR_ROLLOUT_STATE' });
+          }
+          s.state = 'rolling_back';
+          await save(ctx, s);
+          await notify(ctx, s, `rollback started: ${s.succeededIds.length} sentinels`);
+          // Only sentinels that reached the new image go back; failed ones never got there.
+          const ids = [...s.succeededIds];
+          const results = await ctx.allSettled(ids.map((id) => ctx.call(deps.sentinel, 'deploy', { image: s.previousImages[id]! }, { key: id })));
+          s.reverted = results.filter((r) => r.status === 'fulfilled' && r.value.status === 'READY').length;
+          s.state = 'cancelled';
+          await save(ctx, s);
+          await notify(ctx, s, `rollback completed: ${s.reverted}/${ids.length} reverted`);
+          return summary(s);
+        }),
+      },
+      shared: {
+        status: handler({ input: z.object({}).default({}), output: z.unknown() }, async (ctx) => (await load(ctx)) ?? { state: 'idle' }),
+      },
+    });
+  }
+
+  def = define();
+  return def;
+}
+
+export type RolloutServiceDef = ReturnType<typeof rolloutService>;
