@@ -1,0 +1,93 @@
+// The shapes ctrl's public API answers with (src/http/api), as the client reads them. Dates
+// arrive as ISO strings. Kept apart from the server's types so the client depends only on the
+// JSON contract, not on store rows.
+export type { LiveEvent } from '../store/events';
+
+export interface DeploymentSummary {
+  id: string;
+  status: string;
+  desiredState: string;
+  error: string | null;
+  image: string | null;
+  buildContext: string | null;
+  regions: string[];
+  replicas: number;
+  cpuMillicores: number;
+  memoryMib: number;
+  port: number;
+  command: string[];
+  env: Record<string, string>;
+  environmentId: string;
+  rolledBackFrom: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface RegionTopology {
+  region: string;
+  desiredStatus: string;
+  wanted: number;
+  running: number;
+  pending: number;
+  failed: { podName: string; reason: string | null }[];
+}
+
+export interface DeploymentDetail extends DeploymentSummary {
+  topology: RegionTopology[];
+  instances: { region: string; podName: string; address: string | null; status: string; reason: string | null; updatedAt: string }[];
+  domains: { hostname: string; kind: string }[];
+  steps: { name: string; kind: string; status: string; failure: { message: string } | null; createdAt: string; completedAt: string | null }[];
+  invocations: { id: string; handler: string; status: string; createdAt: string }[];
+}
+
+export interface SentinelView {
+  id: string;
+  environmentId: string;
+  region: string;
+  image: string;
+  replicas: number;
+  desiredState: string;
+  readyReplicas: number;
+  availableReplicas: number;
+  runningImage: string | null;
+  health: string;
+  deployStatus: string;
+  updatedAt: string;
+}
+
+export interface SentinelDeployResult {
+  sentinelId: string;
+  status?: 'READY' | 'FAILED';
+  image?: string;
+  reason?: string;
+  /** Present instead of status when deployed with ?wait=false. */
+  invocationId?: string;
+}
+
+export interface InvocationSummary {
+  id: string;
+  service: string;
+  handler: string;
+  key: string | null;
+  status: string;
+  error: { name: string; message: string; code: string } | null;
+  attempts: number;
+  createdAt: string;
+  completedAt: string | null;
+}
+
+export interface JournalEntry {
+  seq: number;
+  kind: string;
+  name: string;
+  status: string;
+  failure: { message: string; code?: string } | null;
+  createdAt: string;
+  completedAt: string | null;
+}
+
+export interface InvocationDetail extends InvocationSummary {
+  input: unknown;
+  result?: unknown;
+  journal: JournalEntry[];
+}

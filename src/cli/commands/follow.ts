@@ -1,0 +1,70 @@
+// `--wait` for deploy and rollback: follows the deployment (src/cli/watch.ts), shows progress,
+// and turns the outcome into an exit code: 0 ready, 1 failed or stopped, 3 unknown (timed out
+// or lost ctrl; the deployment carries on server-side either way).
+import type { ApiClient } from '../client';
+import { CliError, EXIT_FAILED, EXIT_OK, EXIT_UNKNOWN } from '../errors';
+import type { Io } from '../io';
+import type { ProgressState } from '../progress';
+import { duration, progressLines } from '../render';
+import { watchDeployment } from '../watch';
+import type { CommandContext } from './context';
+
+/** Terminal: redraw the block in place. Otherwise: append only the lines that changed. */
+export function progressPrinter(io: Io, elapsed: () => number): (s: ProgressState) => void {
+  let drawn = 0;
+  const printed = new Map<string, string>();
+  return (s) => {
+    if (io.isTTY) {
+      const lines = progressLines(s, { withBars: true, elapsedMs: elapsed() }).map((l) => l.slice(0, Math.max(20, io.columns - 1)));
+      // ESC[nF moves to the start of the line n lines up, ESC[J clears from there down.
+      io.out(`${drawn ? `\x1b[${drawn}F\x1b[J` : ''}${lines.join('\n')}\n`);
+      drawn = lines.length;
+      return;
+    }
+    const lines = progressLines(s, { withBars: false });
+    const keys = ['', ...s.regions.map((r) => r.region)];
+    const stamp = `[${duration(elapsed()).padStart(6)}]`;
+    lines.forEach((line, i) => {
+      const key = keys[i]!;
+      if (printed.get(key) === line) return;
+      printed.set(key, line);
+      io.out(`${stamp} ${line}\n`);
+    });
+  };
+}
+
+export async function followDeployment(ctx: CommandContext, client: ApiClient, id: string, opts: { json: boolean; timeoutMs?: number | undefined }): Promise<number> {
+  const started = ctx.now();
+  const elapsed = () => ctx.now() - started;
+  const show = opts.json ? () => {} : progressPrinter(ctx.io, elapsed);
+  const r = await watchDeployment(client, id, { ...ctx.watch, ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}) }, show);
+  if (r.outcome === 'error') throw r.error;
+  if (opts.json && r.deployment) ctx.io.out(`${JSON.stringify(r.deployment, null, 2)}\n`);
+  const status = r.deployment?.status ?? r.state?.status ?? 'unknown';
+  switch (r.outcome) {
+    case 'ready': {
+      if (!opts.json) {
+        const domains = r.deployment?.domains.map((d) => d.hostname) ?? [];
+        ctx.io.out(`deployment ${id} is ready after ${duration(elapsed())}${domains.length ? `\n  domains: ${domains.join(', ')}` : ''}\n`);
+      }
+      return EXIT_OK;
+    }
+    case 'failed':
+      throw new CliError('ERR_CLI_DEPLOY_FAILED', `deployment ${id} failed: ${r.deployment?.error ?? r.state?.error ?? 'no reason given'}`, {
+        hints: [`details: unkey-infra deployments get ${id}`],
+      });
+    case 'stopped':
+      throw new CliError('ERR_CLI_DEPLOY_STOPPED', `deployment ${id} ended ${status} before it became ready`, { exitCode: EXIT_FAILED });
+    case 'timeout':
+      throw new CliError('ERR_CLI_WAIT_TIMEOUT', `gave up waiting after ${duration(elapsed())}: deployment ${id} is still ${status}`, {
+        exitCode: EXIT_UNKNOWN,
+        hints: ['it continues on the server; follow it with', `unkey-infra deployments get ${id}`],
+      });
+    default:
+      throw new CliError(
+        'ERR_CLI_CTRL_LOST',
+        `lost contact with ctrl at ${client.target.url} while deployment ${id} was ${status}: ${r.error instanceof Error ? r.error.message : String(r.error)}`,
+        { exitCode: EXIT_UNKNOWN, hints: ['the deployment may still complete; check later with', `unkey-infra deployments get ${id}`] },
+      );
+  }
+}

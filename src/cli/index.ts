@@ -1,0 +1,28 @@
+// The client side of unkey-infra: commands that talk to ctrl's public HTTP API (deploy,
+// deployments, sentinels, invocations) and show live progress. Nothing here touches the
+// database; everything goes through /v1 with the admin token.
+//
+// Layout:
+//   client.ts    where the API is (flag → UNKEY_INFRA_* env → <data-dir>/dev.json of
+//                `unkey-infra dev`) and the HTTP/WebSocket client; API errors become ApiError
+//   errors.ts    CliError/ApiError, exit codes (0 ok, 1 failed, 2 usage, 3 unknown), formatting
+//   commands/    one module per command group: (options, context) → exit code, no commander
+//   watch.ts     follows a deployment: WebSocket events drive it, a periodic GET backs it up
+//   progress.ts  pure fold of snapshots and events into per-region progress
+//   render.ts    pure text: tables, detail views, progress lines
+//   register.ts  commander wiring: registerClientCommands(program, { env: process.env })
+//
+// Concurrency: one command per process run, one client per command; `--wait` holds one socket
+// and at most one GET in flight. Commands set process.exitCode rather than calling exit, and
+// close their sockets and timers, so the process ends when the work does.
+//
+// Use: main.ts calls registerClientCommands(program, { env: process.env }); tests pass memoryIo()
+// and a small watch.pollMs, or call the command functions with createContext().
+export { registerClientCommands, type ClientCommandDeps } from './register';
+export { ApiClient, resolveApiTarget, DEFAULT_DATA_DIR, type ApiTarget, type ClientFlags, type Env } from './client';
+export { ApiError, CliError, EXIT_FAILED, EXIT_OK, EXIT_UNKNOWN, EXIT_USAGE, formatError } from './errors';
+export { memoryIo, processIo, type Io } from './io';
+export { watchDeployment, DEFAULT_WATCH, type WatchOptions, type WatchResult } from './watch';
+export { applyEvent, fromDeployment, TERMINAL_STATUSES, type ProgressState, type RegionState } from './progress';
+export * from './render';
+export * from './commands';

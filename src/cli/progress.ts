@@ -1,0 +1,58 @@
+// The per-region progress of one deployment as `--wait` shows it, folded from two sources:
+// snapshots (GET /v1/deployments/:id, the truth at the time it was read) and live events
+// (`deployment.status`, `deployment.region`), which arrive between snapshots. Pure.
+import type { DeploymentDetail, LiveEvent } from './api-types';
+
+export interface RegionState {
+  region: string;
+  wanted: number;
+  running: number;
+  pending: number;
+  failed: number;
+  reason: string | null;
+}
+
+export interface ProgressState {
+  id: string;
+  status: string;
+  error: string | null;
+  regions: RegionState[];
+}
+
+/** Statuses a deployment does not leave on its own; `superseded` is one the workflow may set. */
+export const TERMINAL_STATUSES: ReadonlySet<string> = new Set(['ready', 'failed', 'stopped', 'superseded']);
+
+export function fromDeployment(d: DeploymentDetail): ProgressState {
+  const byRegion = new Map(d.topology.map((t) => [t.region, t]));
+  // Before the deploy step writes topologies (pending, building) only the request says what is wanted.
+  const regions = [...new Set([...d.regions, ...byRegion.keys()])].sort().map((region): RegionState => {
+    const t = byRegion.get(region);
+    if (!t) return { region, wanted: d.replicas, running: 0, pending: 0, failed: 0, reason: null };
+    return { region, wanted: t.wanted, running: t.running, pending: t.pending, failed: t.failed.length, reason: t.failed[0]?.reason ?? null };
+  });
+  return { id: d.id, status: d.status, error: d.error, regions };
+}
+
+export function applyEvent(s: ProgressState, e: LiveEvent): ProgressState {
+  if (!('deploymentId' in e) || e.deploymentId !== s.id) return s;
+  if (e.type === 'deployment.status') {
+    // A terminal status is final: a late event of an earlier step must not reopen it.
+    if (TERMINAL_STATUSES.has(s.status)) return s;
+    return { ...s, status: e.status, error: e.error };
+  }
+  if (e.type === 'deployment.region') {
+    const known = s.regions.some((r) => r.region === e.region);
+    const next = (prev: RegionState | undefined): RegionState => ({
+      region: e.region,
+      wanted: e.wanted,
+      running: e.running,
+      // Events carry no pending count; what is neither running nor failed cannot exceed the rest.
+      pending: Math.max(0, Math.min(prev?.pending ?? 0, e.wanted - e.running - e.failed)),
+      failed: e.failed,
+      reason: e.reason,
+    });
+    const regions = known ? s.regions.map((r) => (r.region === e.region ? next(r) : r)) : [...s.regions, next(undefined)].sort((a, b) => a.region.localeCompare(b.region));
+    return { ...s, regions };
+  }
+  return s;
+}

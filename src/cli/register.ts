@@ -1,0 +1,147 @@
+// Maps the command line onto the command functions: declares the client commands on a
+// commander program, runs the chosen one with a fresh context, prints any failure readably,
+// and sets the exit code. Flags are declared on each leaf command because the program uses
+// positional options (a parent would not see `deployments ls --api …`).
+import type { Command } from 'commander';
+import { envName } from '../config';
+import type { Env } from './client';
+import { exitCodeOf, formatError } from './errors';
+import { processIo, type Io } from './io';
+import type { WatchOptions } from './watch';
+import {
+  createContext,
+  deployCommand,
+  deployFlagFor,
+  deploymentsGet,
+  deploymentsLs,
+  deploymentsPromote,
+  deploymentsRollback,
+  deploymentsSetDesired,
+  invocationsCancel,
+  invocationsLs,
+  invocationsShow,
+  sentinelsDeploy,
+  sentinelsLs,
+  type CommandContext,
+} from './commands';
+import { durationArg, envArg, intArg, listArg } from './options';
+
+export interface ClientCommandDeps {
+  /** The process environment (UNKEY_INFRA_API, UNKEY_INFRA_TOKEN, UNKEY_INFRA_DATA_DIR); main passes process.env. */
+  env?: Env;
+  io?: Io;
+  cwd?: string;
+  watch?: Partial<WatchOptions>;
+  /** Receives the exit code; default sets process.exitCode, so open handles never force an exit. */
+  setExitCode?: (code: number) => void;
+}
+
+function apiOptions(cmd: Command, json = true): Command {
+  cmd
+    .option('--api <url>', `ctrl base URL (env ${envName('api')}; default: apiUrl of <data-dir>/dev.json)`)
+    .option('--token <token>', `admin token (env ${envName('token')}; default: adminToken of dev.json)`)
+    .option('--data-dir <dir>', `where \`unkey-infra dev\` keeps dev.json (env ${envName('dataDir')}; default .unkey-infra/dev)`);
+  if (json) cmd.option('--json', "print the API's JSON answer");
+  return cmd;
+}
+
+type Run = (ctx: CommandContext, opts: Record<string, any>, args: string[]) => Promise<number>;
+
+export function registerClientCommands(program: Command, deps: ClientCommandDeps = {}): void {
+  const setExitCode = deps.setExitCode ?? ((code: number) => void (process.exitCode = code));
+  const action =
+    (run: Run, flagFor?: (field: string) => string | undefined) =>
+    async (...argv: unknown[]) => {
+      const cmd = argv[argv.length - 1] as Command;
+      const args = argv.slice(0, -2) as string[];
+      const ctx = createContext({ io: deps.io ?? processIo(), env: deps.env ?? {}, ...(deps.cwd ? { cwd: deps.cwd } : {}), ...(deps.watch ? { watch: deps.watch } : {}) });
+      let code: number;
+      try {
+        code = await run(ctx, cmd.opts(), args);
+      } catch (err) {
+        ctx.io.err(formatError(err, flagFor));
+        code = exitCodeOf(err);
+      } finally {
+        ctx.close();
+      }
+      setExitCode(code);
+    };
+
+  apiOptions(
+    program
+      .command('deploy')
+      .description('create a deployment; with --wait follow it live (exit 0 ready, 1 failed, 3 gave up waiting)')
+      .option('--image <image>', 'container image to run')
+      .option('--build-context <dir>', 'build an image from this directory instead (ctrl runs its build command)')
+      .option('--regions <list>', 'regions, comma-separated (default: the regions of the local dev stack)', listArg)
+      .option('--replicas <n>', 'instances per region (default 2)', intArg)
+      .option('--cpu <millicores>', 'CPU per instance in millicores (default 500)', intArg)
+      .option('--memory <mib>', 'memory per instance in MiB (default 512)', intArg)
+      .option('--port <port>', 'container port (default 8080)', intArg)
+      .option('--env <K=V>', 'environment variable (repeatable)', envArg)
+      .option('--environment <id>', 'environment to deploy into (default "default")')
+      .option('--wait', 'show live per-region progress until ready or failed')
+      .option('--timeout <duration>', 'with --wait: give up after this long (default 6m)', durationArg),
+  ).action(action((ctx, o) => deployCommand(o, ctx), deployFlagFor));
+
+  const deployments = program.command('deployments').description('list and manage deployments');
+  apiOptions(
+    deployments
+      .command('ls')
+      .description('list the deployments of an environment, newest first')
+      .option('--environment <id>', 'environment (default "default")')
+      .option('--limit <n>', 'at most this many (default 100)', intArg),
+  ).action(action((ctx, o) => deploymentsLs(o, ctx)));
+  apiOptions(deployments.command('get').argument('<id>').description('status, regions, instances, domains and steps of one deployment')).action(
+    action((ctx, o, [id]) => deploymentsGet(id!, o, ctx)),
+  );
+  apiOptions(deployments.command('stop').argument('<id>').description('set the desired state to stopped (krane removes the workloads)')).action(
+    action((ctx, o, [id]) => deploymentsSetDesired(id!, 'stop', o, ctx)),
+  );
+  apiOptions(deployments.command('start').argument('<id>').description('set the desired state back to running')).action(
+    action((ctx, o, [id]) => deploymentsSetDesired(id!, 'start', o, ctx)),
+  );
+  apiOptions(
+    deployments
+      .command('rollback')
+      .argument('<id>')
+      .description("create a new deployment from this one's config; prints its id")
+      .option('--wait', 'follow the new deployment until ready or failed')
+      .option('--timeout <duration>', 'with --wait: give up after this long (default 6m)', durationArg),
+  ).action(action((ctx, o, [id]) => deploymentsRollback(id!, o, ctx)));
+  apiOptions(deployments.command('promote').argument('<id>').description("point the environment's domains at this (ready) deployment")).action(
+    action((ctx, o, [id]) => deploymentsPromote(id!, o, ctx)),
+  );
+
+  const sentinels = program.command('sentinels').description('list and deploy sentinels');
+  apiOptions(
+    sentinels
+      .command('ls')
+      .description('list sentinels')
+      .option('--environment <id>', 'only this environment')
+      .option('--region <region>', 'only this region')
+      .option('--limit <n>', 'page size (default 500)', intArg)
+      .option('--after <id>', 'continue after this sentinel id'),
+  ).action(action((ctx, o) => sentinelsLs(o, ctx)));
+  apiOptions(
+    sentinels
+      .command('deploy')
+      .argument('<id>')
+      .description('deploy a sentinel (fields not given keep their value); waits for READY or FAILED')
+      .option('--image <image>', 'new image')
+      .option('--replicas <n>', 'new replica count', intArg)
+      .option('--no-wait', 'return once the deploy is queued'),
+  ).action(action((ctx, o, [id]) => sentinelsDeploy(id!, o, ctx)));
+
+  const invocations = program.command('invocations').description('workflow engine invocations (operators)');
+  apiOptions(
+    invocations
+      .command('ls')
+      .description('list invocations, newest first')
+      .option('--status <status>', 'scheduled|queued|ready|running|suspended|completed|failed|cancelled')
+      .option('--target <service>', 'service name, e.g. DeployService')
+      .option('--limit <n>', 'at most this many (default 100)', intArg),
+  ).action(action((ctx, o) => invocationsLs(o, ctx)));
+  apiOptions(invocations.command('show').argument('<id>').description('one invocation with its journal')).action(action((ctx, o, [id]) => invocationsShow(id!, o, ctx)));
+  apiOptions(invocations.command('cancel').argument('<id>').description('cancel an invocation')).action(action((ctx, o, [id]) => invocationsCancel(id!, o, ctx)));
+}

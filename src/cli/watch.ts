@@ -1,0 +1,139 @@
+// Follows one deployment until it settles: live events over the WebSocket drive the view, and
+// a periodic GET is the backstop (events are not replayed, a socket can drop, and the final
+// snapshot carries the error and domains). The socket is opened before the first GET, so
+// nothing that happens between them is missed.
+import WebSocket from 'ws';
+import type { ApiClient } from './client';
+import { ApiError, CliError } from './errors';
+import type { DeploymentDetail, LiveEvent } from './api-types';
+import { applyEvent, fromDeployment, TERMINAL_STATUSES, type ProgressState } from './progress';
+
+export interface WatchOptions {
+  /** Give up after this long; the deploy workflow's own deadline is 5 minutes by default. */
+  timeoutMs: number;
+  /** Backstop poll interval. */
+  pollMs: number;
+  /** Declare ctrl gone after failing to reach it for this long (a restart takes seconds). */
+  unreachableMs: number;
+  /** Use the live event socket (off: polling only). */
+  live: boolean;
+}
+
+// Six minutes outlasts the server's default five-minute deploy deadline, so a deploy that
+// times out server-side is reported as failed, with its reason, rather than as a client timeout.
+export const DEFAULT_WATCH: WatchOptions = { timeoutMs: 6 * 60_000, pollMs: 2000, unreachableMs: 15_000, live: true };
+
+export type WatchOutcome = 'ready' | 'failed' | 'stopped' | 'timeout' | 'unreachable' | 'error';
+
+export interface WatchResult {
+  outcome: WatchOutcome;
+  /** The last snapshot read (absent if none could be read). */
+  deployment?: DeploymentDetail;
+  state?: ProgressState;
+  /** Why the watch ended early (unreachable, error). */
+  error?: unknown;
+}
+
+function outcomeOf(status: string): WatchOutcome {
+  return status === 'ready' ? 'ready' : status === 'failed' ? 'failed' : 'stopped';
+}
+
+/** A transient failure: keep polling until `unreachableMs` has passed without an answer. */
+function transient(err: unknown): boolean {
+  return (err instanceof CliError && err.code === 'ERR_CLI_UNREACHABLE') || (err instanceof ApiError && err.status >= 500);
+}
+
+export function watchDeployment(
+  client: ApiClient,
+  id: string,
+  options: Partial<WatchOptions>,
+  onChange: (s: ProgressState) => void,
+): Promise<WatchResult> {
+  const o = { ...DEFAULT_WATCH, ...options };
+  return new Promise<WatchResult>((resolve) => {
+    let state: ProgressState | undefined;
+    let deployment: DeploymentDetail | undefined;
+    let socket: WebSocket | undefined;
+    let finished = false;
+    let polling = false;
+    let pollAgain = false;
+    let lastContact = Date.now();
+    let lastOpen = 0;
+
+    const finish = (outcome: WatchOutcome, error?: unknown) => {
+      if (finished) return;
+      finished = true;
+      clearInterval(timer);
+      clearTimeout(deadline);
+      socket?.removeAllListeners();
+      socket?.on('error', () => {});
+      socket?.terminate();
+      resolve({ outcome, ...(deployment ? { deployment } : {}), ...(state ? { state } : {}), ...(error !== undefined ? { error } : {}) });
+    };
+
+    const openSocket = () => {
+      // At most one attempt per poll interval: a proxy that refuses WebSockets must not turn
+      // reconnecting into a busy loop.
+      if (!o.live || finished || Date.now() - lastOpen < o.pollMs) return;
+      lastOpen = Date.now();
+      const ws = client.events({ deploymentId: id, type: 'deployment' });
+      socket = ws;
+      let opened = false;
+      ws.on('open', () => (opened = true));
+      ws.on('message', (data) => {
+        let e: LiveEvent | { type: 'hello' };
+        try {
+          e = JSON.parse(String(data)) as LiveEvent | { type: 'hello' };
+        } catch {
+          return;
+        }
+        if (e.type === 'hello' || !state || finished) return;
+        state = applyEvent(state, e);
+        onChange(state);
+        // The snapshot, not the event, ends the watch: it carries the error and domains.
+        if (e.type === 'deployment.status' && TERMINAL_STATUSES.has(e.status)) void poll();
+      });
+      // A lost socket is not fatal: polling carries on and reopens it after the next answer.
+      ws.on('error', () => {});
+      ws.on('close', () => {
+        if (socket === ws) socket = undefined;
+        // An open socket that closes may mean ctrl went away or finished: look now.
+        if (opened && !finished) void poll();
+      });
+    };
+
+    const poll = async (): Promise<void> => {
+      if (finished) return;
+      if (polling) {
+        pollAgain = true;
+        return;
+      }
+      polling = true;
+      try {
+        const d = await client.get<DeploymentDetail>(`/v1/deployments/${encodeURIComponent(id)}`);
+        if (finished) return;
+        lastContact = Date.now();
+        deployment = d;
+        state = fromDeployment(d);
+        onChange(state);
+        if (TERMINAL_STATUSES.has(d.status)) return finish(outcomeOf(d.status));
+        if (!socket) openSocket();
+      } catch (err) {
+        if (finished) return;
+        if (!transient(err)) return finish('error', err);
+        if (Date.now() - lastContact >= o.unreachableMs) return finish('unreachable', err);
+      } finally {
+        polling = false;
+        if (pollAgain && !finished) {
+          pollAgain = false;
+          void poll();
+        }
+      }
+    };
+
+    const timer = setInterval(() => void poll(), o.pollMs);
+    const deadline = setTimeout(() => finish('timeout'), o.timeoutMs);
+    openSocket();
+    void poll();
+  });
+}
