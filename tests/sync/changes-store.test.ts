@@ -70,3 +70,21 @@ test('cleanup deletes an expired prefix in batches, keeps its boundary row, and 
   // A second pass finds nothing more to delete.
   assert.equal(await server.feed.cleanup(), 0);
 });
+
+test('a stream whose cursor is older than the in-memory buffer is served from the table', async () => {
+  const server = await startFeedServer(db.url, { waitLimitMs: 400, bufferSize: 5, pollMs: 20 });
+  after(() => server.close());
+  const start = await readFeed(server.url, TOKENS['us-east-1'], { wait: '0.1' });
+  const cursor = start.lines.find((l) => l.type === 'snapshot_end').cursor;
+  const ids: string[] = [];
+  for (let i = 0; i < 30; i++) ids.push(await deployTo(db.sql, 'us-east-1'));
+  // Let the tailer read them all, so the buffer (5 entries) has moved far past the cursor.
+  const head = await changes.settledHead(db.sql);
+  const until = Date.now() + 5_000;
+  while (server.feed.tailer.buffer.head.id !== head.id && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+  assert.equal(server.feed.tailer.buffer.size, 5);
+  const r = await readFeed(server.url, TOKENS['us-east-1'], { cursor, wait: '0.3' });
+  assert.equal(r.status, 200);
+  const got = new Set(r.lines.filter((l) => l.type === 'change').map((l) => l.resource.id));
+  for (const id of ids) assert.ok(got.has(id), id);
+});
