@@ -48,7 +48,7 @@ export const DEFAULT_MAX_CONCURRENT_SNAPSHOTS = 4;
 const CLOSE_GRACE_MS = 5_000;
 
 export function createFeed(opts: FeedOptions): Feed {
-  const logger = opts.logger.child({ part: 'feed' });
+  const logger = opts.logger;
   const tailer = new Tailer({ sql: opts.sql, logger, pollMs: opts.pollMs, bufferSize: opts.bufferSize });
   const closing = new AbortController();
   // Every open stream listens on this signal: thousands of listeners are expected, not a leak.

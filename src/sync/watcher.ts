@@ -113,7 +113,7 @@ export class Watcher {
       retries: 2,
       retryDelayMs: 200,
       ...opts,
-      logger: opts.logger.child({ part: 'watcher', region: opts.region }),
+      logger: opts.logger.child({ part: 'watcher' }),
     };
     this.dispatcher = new Dispatcher({
       controller: opts.controller,

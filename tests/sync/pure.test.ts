@@ -113,3 +113,23 @@ test('dispatcher: transient errors retry then reject; permanent ones are reporte
   await d.submit({ type: 'sentinel', id: 'bad', region: 'r' }, { action: 'delete' });
   assert.deepEqual(reported, ['bad']);
 });
+
+test('only store/changes.ts inserts into deployment_changes, and only the desired-state stores call it', async () => {
+  const { readdirSync, readFileSync, statSync } = await import('node:fs');
+  const { join } = await import('node:path');
+  const files: string[] = [];
+  const walk = (d: string) => {
+    for (const f of readdirSync(d)) {
+      const p = join(d, f);
+      if (statSync(p).isDirectory()) walk(p);
+      else if (p.endsWith('.ts') || p.endsWith('.sql')) files.push(p);
+    }
+  };
+  const root = join(import.meta.dirname, '..', '..');
+  walk(join(root, 'src'));
+  walk(join(root, 'sql'));
+  const inserting = files.filter((f) => /INSERT\s+INTO\s+deployment_changes/i.test(readFileSync(f, 'utf8'))).map((f) => f.slice(root.length + 1));
+  assert.deepEqual(inserting, ['src/store/changes.ts']);
+  const callers = files.filter((f) => /\brecordChange\(/.test(readFileSync(f, 'utf8'))).map((f) => f.slice(root.length + 1)).sort();
+  assert.deepEqual(callers, ['src/store/changes.ts', 'src/store/cilium.ts', 'src/store/sentinels.ts', 'src/store/topology.ts']);
+});
