@@ -34,14 +34,19 @@ export function parseCursor(raw: string): FeedCursor {
   return { epoch: m[1]!, txid: txid.toString(), id: id.toString() };
 }
 
+/**
+ * Compares canonical decimal strings (no sign, no leading zeros: what Postgres' ::text and
+ * parseCursor produce) without converting them: the longer number is larger, equal lengths
+ * compare as text. This sits in every stream's buffer lookup, so it must not allocate.
+ */
+function compareDecimal(a: string, b: string): number {
+  if (a.length !== b.length) return a.length < b.length ? -1 : 1;
+  return a === b ? 0 : a < b ? -1 : 1;
+}
+
 /** Negative, zero or positive as a is before, at or after b in (txid, id) order. */
 export function comparePositions(a: Position, b: Position): number {
-  const at = BigInt(a.txid);
-  const bt = BigInt(b.txid);
-  if (at !== bt) return at < bt ? -1 : 1;
-  const ai = BigInt(a.id);
-  const bi = BigInt(b.id);
-  return ai === bi ? 0 : ai < bi ? -1 : 1;
+  return compareDecimal(a.txid, b.txid) || compareDecimal(a.id, b.id);
 }
 
 export const maxPosition = (a: Position, b: Position) => (comparePositions(a, b) >= 0 ? a : b);
