@@ -23,6 +23,7 @@ export { ApiClient, resolveApiTarget, DEFAULT_DATA_DIR, type ApiTarget, type Cli
 export { ApiError, CliError, EXIT_FAILED, EXIT_OK, EXIT_UNKNOWN, EXIT_USAGE, formatError } from './errors';
 export { memoryIo, processIo, type Io } from './io';
 export { watchDeployment, DEFAULT_WATCH, type WatchOptions, type WatchResult } from './watch';
-export { applyEvent, fromDeployment, TERMINAL_STATUSES, type ProgressState, type RegionState } from './progress';
+export { applyEvent, fromDeployment, mergeSnapshot, TERMINAL_STATUSES, type ProgressState, type RegionState } from './progress';
+export type * from './api-types';
 export * from './render';
 export * from './commands';

@@ -22,6 +22,10 @@ export interface ProgressState {
 /** Statuses a deployment does not leave on its own; `superseded` is one the workflow may set. */
 export const TERMINAL_STATUSES: ReadonlySet<string> = new Set(['ready', 'failed', 'stopped', 'superseded']);
 
+/** Order of the deploy workflow's statuses; a deploy only moves forward through them. */
+const STATUS_ORDER = ['pending', 'building', 'deploying', 'network'];
+const rank = (status: string) => (TERMINAL_STATUSES.has(status) ? STATUS_ORDER.length : Math.max(0, STATUS_ORDER.indexOf(status)));
+
 export function fromDeployment(d: DeploymentDetail): ProgressState {
   const byRegion = new Map(d.topology.map((t) => [t.region, t]));
   // Before the deploy step writes topologies (pending, building) only the request says what is wanted.
@@ -33,11 +37,21 @@ export function fromDeployment(d: DeploymentDetail): ProgressState {
   return { id: d.id, status: d.status, error: d.error, regions };
 }
 
+/**
+ * A snapshot over the current state. A GET sent before an event but answered after it would
+ * move the status backwards; statuses only move forward, so the later one is kept.
+ */
+export function mergeSnapshot(prev: ProgressState | undefined, d: DeploymentDetail): ProgressState {
+  const next = fromDeployment(d);
+  return prev && rank(prev.status) > rank(next.status) ? { ...next, status: prev.status, error: prev.error } : next;
+}
+
 export function applyEvent(s: ProgressState, e: LiveEvent): ProgressState {
   if (!('deploymentId' in e) || e.deploymentId !== s.id) return s;
   if (e.type === 'deployment.status') {
-    // A terminal status is final: a late event of an earlier step must not reopen it.
-    if (TERMINAL_STATUSES.has(s.status)) return s;
+    // Events may arrive late or be replayed after a newer snapshot: never move backwards, and a
+    // terminal status is final.
+    if (TERMINAL_STATUSES.has(s.status) || rank(e.status) < rank(s.status)) return s;
     return { ...s, status: e.status, error: e.error };
   }
   if (e.type === 'deployment.region') {

@@ -6,7 +6,7 @@ import WebSocket from 'ws';
 import type { ApiClient } from './client';
 import { ApiError, CliError } from './errors';
 import type { DeploymentDetail, LiveEvent } from './api-types';
-import { applyEvent, fromDeployment, TERMINAL_STATUSES, type ProgressState } from './progress';
+import { applyEvent, mergeSnapshot, TERMINAL_STATUSES, type ProgressState } from './progress';
 
 export interface WatchOptions {
   /** Give up after this long; the deploy workflow's own deadline is 5 minutes by default. */
@@ -59,6 +59,8 @@ export function watchDeployment(
     let pollAgain = false;
     let lastContact = Date.now();
     let lastOpen = 0;
+    // Events that arrive before the first snapshot: applied on top of it, not dropped.
+    const early: LiveEvent[] = [];
 
     const finish = (outcome: WatchOutcome, error?: unknown) => {
       if (finished) return;
@@ -87,7 +89,11 @@ export function watchDeployment(
         } catch {
           return;
         }
-        if (e.type === 'hello' || !state || finished) return;
+        if (e.type === 'hello' || finished) return;
+        if (!state) {
+          early.push(e);
+          return;
+        }
         state = applyEvent(state, e);
         onChange(state);
         // The snapshot, not the event, ends the watch: it carries the error and domains.
@@ -114,7 +120,8 @@ export function watchDeployment(
         if (finished) return;
         lastContact = Date.now();
         deployment = d;
-        state = fromDeployment(d);
+        state = mergeSnapshot(state, d);
+        for (const e of early.splice(0)) state = applyEvent(state, e);
         onChange(state);
         if (TERMINAL_STATUSES.has(d.status)) return finish(outcomeOf(d.status));
         if (!socket) openSocket();

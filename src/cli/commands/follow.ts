@@ -2,7 +2,7 @@
 // and turns the outcome into an exit code: 0 ready, 1 failed or stopped, 3 unknown (timed out
 // or lost ctrl; the deployment carries on server-side either way).
 import type { ApiClient } from '../client';
-import { CliError, EXIT_FAILED, EXIT_OK, EXIT_UNKNOWN } from '../errors';
+import { ApiError, CliError, EXIT_FAILED, EXIT_OK, EXIT_UNKNOWN } from '../errors';
 import type { Io } from '../io';
 import type { ProgressState } from '../progress';
 import { duration, progressLines } from '../render';
@@ -31,6 +31,13 @@ export function progressPrinter(io: Io, elapsed: () => number): (s: ProgressStat
       io.out(`${stamp} ${line}\n`);
     });
   };
+}
+
+/** The short cause of a lost connection (ECONNREFUSED, HTTP 503), without repeating the URL. */
+function causeOf(err: unknown): string {
+  if (err instanceof ApiError) return `HTTP ${err.status} ${err.apiCode}`;
+  const cause = (err as { cause?: { code?: string; message?: string } } | undefined)?.cause;
+  return cause?.code ?? cause?.message ?? (err instanceof Error ? err.message : String(err));
 }
 
 export async function followDeployment(ctx: CommandContext, client: ApiClient, id: string, opts: { json: boolean; timeoutMs?: number | undefined }): Promise<number> {
@@ -63,7 +70,7 @@ export async function followDeployment(ctx: CommandContext, client: ApiClient, i
     default:
       throw new CliError(
         'ERR_CLI_CTRL_LOST',
-        `lost contact with ctrl at ${client.target.url} while deployment ${id} was ${status}: ${r.error instanceof Error ? r.error.message : String(r.error)}`,
+        `lost contact with ctrl at ${client.target.url} (${causeOf(r.error)}) while deployment ${id} was ${status}`,
         { exitCode: EXIT_UNKNOWN, hints: ['the deployment may still complete; check later with', `unkey-infra deployments get ${id}`] },
       );
   }

@@ -1,0 +1,96 @@
+// The client commands when things go wrong, against the real system: a crash-looping image,
+// API validation errors, unknown ids and a wrong token, a client timeout, and ctrl going away
+// in the middle of `deploy --wait`.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Command, CommanderError } from 'commander';
+import { EXIT_UNKNOWN, memoryIo, registerClientCommands, type Io, type WatchOptions } from '../../src/cli';
+import { testStack, until } from '../helpers/stack';
+
+const stack = await testStack();
+// Pods of this stack never become ready: deploys stay in progress for the timeout and ctrl-loss cases.
+const slow = await testStack({ regions: ['us-east-1'], readyDelayMs: 600_000 });
+
+async function runCli(argv: string[], opts: { io?: Io & { stdout(): string; stderr(): string }; watch?: Partial<WatchOptions>; api?: { url: string; token: string } } = {}) {
+  const io = opts.io ?? memoryIo();
+  const api = opts.api ?? { url: stack.ctrl.url, token: stack.adminToken };
+  let code = -1;
+  const program = new Command('unkey-infra').exitOverride().enablePositionalOptions().configureOutput({ writeErr: (s) => io.err(s), writeOut: (s) => io.out(s) });
+  registerClientCommands(program, { io, env: { UNKEY_INFRA_API: api.url, UNKEY_INFRA_TOKEN: api.token }, watch: { pollMs: 500, ...opts.watch }, setExitCode: (c) => (code = c) });
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+  } catch (err) {
+    if (!(err instanceof CommanderError)) throw err;
+    code = err.exitCode === 0 ? 0 : 2;
+  }
+  return { code, stdout: io.stdout(), stderr: io.stderr() };
+}
+
+const countDeployments = async () => (await stack.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM deployments`)[0]!.n;
+
+test('deploy --wait of a crash-looping image exits 1 with the reason (CrashLoopBackOff)', async () => {
+  const r = await runCli(['deploy', '--image', 'registry.local/crash:1', '--regions', 'us-east-1,eu-west-1', '--replicas', '1', '--wait']);
+  assert.equal(r.code, 1, r.stdout + r.stderr);
+  const id = /created deployment (dep-[a-z0-9]+)/.exec(r.stdout)?.[1];
+  assert.ok(id, r.stdout);
+  assert.match(r.stderr, new RegExp(`^unkey-infra: deployment ${id} failed: .*CrashLoopBackOff`, 'm'));
+  assert.match(r.stderr, new RegExp(`details: unkey-infra deployments get ${id}`));
+  assert.match(r.stdout, /deployment dep-[a-z0-9]+: failed \(.*CrashLoopBackOff\)/, 'the progress view shows the failure too');
+  assert.equal((await stack.api(`/v1/deployments/${id}`)).body.status, 'failed');
+
+  const json = await runCli(['deployments', 'get', id, '--json']);
+  assert.match(JSON.parse(json.stdout).error, /CrashLoopBackOff/);
+});
+
+test('a 400 from the API prints every bad field with its flag, exits 1, and nothing is written', async () => {
+  const before = await countDeployments();
+  const r = await runCli(['deploy', '--image', 'nginx:1.27', '--regions', 'us-east-1,Not_A_Region', '--replicas', '0', '--cpu', '5', '--env', '1BAD=x']);
+  assert.equal(r.code, 1, r.stderr);
+  assert.equal(r.stdout, '');
+  const lines = r.stderr.trimEnd().split('\n');
+  assert.match(lines[0]!, /^unkey-infra: invalid request body: .* \(HTTP 400 ERR_VALIDATION_INVALID\)$/);
+  assert.ok(lines.some((l) => /^ {2}regions\.1 \(--regions\): /.test(l)), r.stderr);
+  assert.ok(lines.some((l) => /^ {2}replicas \(--replicas\): /.test(l)), r.stderr);
+  assert.ok(lines.some((l) => /^ {2}cpuMillicores \(--cpu\): /.test(l)), r.stderr);
+  assert.ok(lines.some((l) => /^ {2}env\.1BAD \(--env\): /.test(l)), r.stderr);
+  assert.equal(await countDeployments(), before);
+
+  const inv = await runCli(['invocations', 'ls', '--status', 'sleeping']);
+  assert.equal(inv.code, 1);
+  assert.match(inv.stderr, /HTTP 400 ERR_VALIDATION_INVALID\)\n {2}status: /);
+});
+
+test('unknown ids and a wrong token are API errors with their code, exit 1', async () => {
+  const missing = await runCli(['deployments', 'get', 'dep-doesnotexist']);
+  assert.equal(missing.code, 1);
+  assert.equal(missing.stderr, 'unkey-infra: deployment dep-doesnotexist not found (HTTP 404 ERR_NOT_FOUND)\n');
+  const cancel = await runCli(['invocations', 'show', 'inv-nope']);
+  assert.equal(cancel.code, 1);
+  assert.match(cancel.stderr, /HTTP 404 ERR_NOT_FOUND/);
+  const denied = await runCli(['deployments', 'ls'], { api: { url: stack.ctrl.url, token: 'wrong-token-0123456789' } });
+  assert.equal(denied.code, 1);
+  assert.match(denied.stderr, /invalid admin token \(HTTP 401 ERR_AUTH_UNAUTHORIZED\)/);
+});
+
+test('deploy --wait gives up after --timeout with exit 3, saying the deployment carries on', async () => {
+  const r = await runCli(['deploy', '--image', 'nginx:1.27', '--regions', 'us-east-1', '--replicas', '1', '--wait', '--timeout', '700ms'], {
+    api: { url: slow.ctrl.url, token: slow.adminToken },
+  });
+  assert.equal(r.code, EXIT_UNKNOWN, r.stderr);
+  assert.match(r.stderr, /gave up waiting after [\d.]+m?s: deployment dep-[a-z0-9]+ is still (pending|building|deploying)/);
+  assert.match(r.stderr, /unkey-infra deployments get dep-/);
+});
+
+test('ctrl going away during deploy --wait: a clear message and exit 3 once it stays unreachable', async () => {
+  const io = memoryIo();
+  const running = runCli(['deploy', '--image', 'nginx:1.27', '--regions', 'us-east-1', '--replicas', '1', '--wait'], {
+    io,
+    api: { url: slow.ctrl.url, token: slow.adminToken },
+    watch: { pollMs: 100, unreachableMs: 600 },
+  });
+  await until(() => /us-east-1\s+0\/1 ready/.test(io.stdout()), 10_000, 'progress shown');
+  await slow.ctrl.close();
+  const r = await running;
+  assert.equal(r.code, EXIT_UNKNOWN, r.stdout + r.stderr);
+  assert.match(r.stderr, new RegExp(`^unkey-infra: lost contact with ctrl at ${slow.ctrl.url} \\(ECONNREFUSED\\) while deployment dep-[a-z0-9]+ was \\w+\n`));
+});
