@@ -85,9 +85,11 @@ export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}):
         publicApiRoutes({ adminToken: cfg.adminToken, workflows, engine, hub }),
       ],
     });
-    closers.push(() => app.close());
     await engine.start();
     closers.push(() => engine.stop());
+    // Closed before the engine stops: a status report accepted after that could not send the
+    // wake-up its workflow waits for (the workflows' re-check would still catch it, late).
+    closers.push(() => app.close());
     await feed.start();
     // Closed first on shutdown: open long polls get their `end` line before the server stops.
     closers.push(() => feed.close());

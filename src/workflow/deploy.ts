@@ -18,6 +18,7 @@ import { newId } from '../ids';
 import type { Builder } from './build';
 import type { SentinelServiceDef } from './sentinel';
 import { evaluateProgress } from './progress';
+import { openWaiter } from './wait';
 
 export const DEPLOY_SERVICE = 'DeployService';
 export const INSTANCES_KEY = 'instances_awakeable';
@@ -134,33 +135,18 @@ export function deployService(deps: DeployDeps) {
 export type DeployServiceDef = ReturnType<typeof deployService>;
 
 async function waitForInstances(ctx: Context, deps: DeployDeps, id: string): Promise<void> {
-  let awk = ctx.awakeable<void>();
-  await ctx.set(INSTANCES_KEY, awk.id);
-  const deadline = await ctx.run('deadline', () => Date.now() + deps.timeoutMs);
-  try {
-    for (;;) {
-      const check = await ctx.run('check', async () => {
-        const d = await deployments.getDeployment(deps.sql, id);
-        const progress = evaluateProgress(await deployments.deploymentProgress(deps.sql, id), d?.desiredState ?? 'stopped');
-        return { progress, now: Date.now() };
-      });
-      const p = check.progress;
-      if (p.state === 'ready') return;
-      if (p.state === 'failed') throw new TerminalError(p.reason, { code: 'ERR_DEPLOY_INSTANCES_FAILED' });
-      if (p.state === 'stopped') throw new TerminalError('stopped before it became ready', { code: STOPPED });
-      const left = deadline - check.now;
-      if (left <= 0) throw new TerminalError(`timed out waiting for instances (${p.waitingFor.join(', ')})`, { code: 'ERR_DEPLOY_TIMEOUT' });
-      try {
-        await awk.promise.orTimeout(Math.min(left, deps.recheckMs));
-      } catch (err) {
-        if (err instanceof TimeoutError) continue;
-        throw err;
-      }
-      // Woken: the next wait needs a fresh awakeable (a resolved one would not block).
-      awk = ctx.awakeable<void>();
-      await ctx.set(INSTANCES_KEY, awk.id);
-    }
-  } finally {
-    await ctx.clear(INSTANCES_KEY);
-  }
+  const waiter = await openWaiter(ctx, INSTANCES_KEY);
+  const p = await waiter.until({
+    timeoutMs: deps.timeoutMs,
+    recheckMs: deps.recheckMs,
+    probe: async () => {
+      const d = await deployments.getDeployment(deps.sql, id);
+      const progress = evaluateProgress(await deployments.deploymentProgress(deps.sql, id), d?.desiredState ?? 'stopped');
+      return { done: progress.state !== 'waiting', info: progress };
+    },
+    onTimeout: (last) =>
+      new TerminalError(`timed out waiting for instances (${last.state === 'waiting' ? last.waitingFor.join(', ') : last.state})`, { code: 'ERR_DEPLOY_TIMEOUT' }),
+  });
+  if (p.state === 'failed') throw new TerminalError(p.reason, { code: 'ERR_DEPLOY_INSTANCES_FAILED' });
+  if (p.state === 'stopped') throw new TerminalError('stopped before it became ready', { code: STOPPED });
 }

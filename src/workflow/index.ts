@@ -11,6 +11,7 @@
 // - commands.ts: create / rollback / promote / start / stop as the API calls them, and the
 //   recovery sweep for deployments whose workflow never started.
 // - progress.ts, build.ts: the pure readiness rule and the pluggable image builder.
+// - wait.ts: waiting on krane's reports: awakeable + periodic re-check + deadline.
 //
 // Keying: everything about one deployment runs on its key in arrival order; different
 // deployments run concurrently. State rows and outbox rows are written only inside runTx steps,
@@ -65,14 +66,15 @@ const DEFAULT_RECHECK_MS = 5_000;
 
 /** Registers every workflow with the engine (before engine.start()). */
 export function registerWorkflows(engine: Engine, sql: Sql, cfg: WorkflowConfig, logger: Logger): Workflows {
-  const sentinel = engine.register(sentinelService({ sql, timeoutMs: cfg.sentinelTimeoutMs }));
+  const recheckMs = cfg.recheckMs ?? DEFAULT_RECHECK_MS;
+  const sentinel = engine.register(sentinelService({ sql, timeoutMs: cfg.sentinelTimeoutMs, recheckMs }));
   const deploy = engine.register(
     deployService({
       sql,
       builder: cfg.builder,
       sentinel,
       timeoutMs: cfg.deployTimeoutMs,
-      recheckMs: cfg.recheckMs ?? DEFAULT_RECHECK_MS,
+      recheckMs,
       apexDomain: cfg.apexDomain,
       sentinelDefaults: cfg.sentinelDefaults,
     }),

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { defineObject, handler, TerminalError, TimeoutError } from './engine';
 import { events, sentinels, type Sql } from '../store';
+import { openWaiter } from './wait';
 import type { Sentinel, SentinelDesired } from '../store/sentinels';
 
 export const SENTINEL_SERVICE = 'SentinelService';
@@ -55,6 +56,8 @@ export interface SentinelServiceDeps {
   sql: Sql;
   /** How long deploy waits for convergence before failing (seed: 10 minutes). */
   timeoutMs: number;
+  /** Backstop re-check while waiting, in case a wake-up was lost. */
+  recheckMs: number;
 }
 
 export function sentinelService(deps: SentinelServiceDeps) {
@@ -71,10 +74,9 @@ export function sentinelService(deps: SentinelServiceDeps) {
         });
         if (plan.ready) return { sentinelId: id, status: 'READY' as const, image: plan.merged.image };
 
-        // The awakeable exists and is findable before the write, so a convergence reported the
-        // moment krane applies the change cannot be missed.
-        const awk = ctx.awakeable<void>();
-        await ctx.set(NOTIFY_READY_KEY, awk.id);
+        // The waiter's awakeable exists and is findable before the write, so a convergence
+        // reported the moment krane applies the change cannot be missed.
+        const waiter = await openWaiter(ctx, NOTIFY_READY_KEY);
         let outcome: 'ready' | 'failed' = 'failed';
         let reason: string | undefined;
         try {
@@ -82,26 +84,27 @@ export function sentinelService(deps: SentinelServiceDeps) {
             const row = await sentinels.updateSentinelDesired(tx, id, plan.merged, 'progressing');
             if (row) await publishSentinel(tx, row);
           });
-          // Already converged on this config (e.g. an earlier deploy timed out just before
-          // krane caught up): no further report may come, so do not wait for one.
-          const now = await ctx.run('check', async () => {
-            const cur = await sentinels.getSentinel(deps.sql, id);
-            return !!cur && sentinelConverged(cur);
+          await waiter.until({
+            timeoutMs: deps.timeoutMs,
+            recheckMs: deps.recheckMs,
+            probe: async () => {
+              const cur = await sentinels.getSentinel(deps.sql, id);
+              return { done: !!cur && sentinelConverged(cur), info: null };
+            },
+            onTimeout: () => new TimeoutError(`sentinel did not converge within ${Math.round(deps.timeoutMs / 1000)} s`),
           });
-          if (!now) await awk.promise.orTimeout(deps.timeoutMs);
           outcome = 'ready';
         } catch (err) {
           // A timeout is an answer (FAILED); cancellation and errors end the invocation, after
           // the finally below has recorded the failure on the row.
           if (!(err instanceof TimeoutError)) throw err;
-          reason = `sentinel did not converge within ${Math.round(deps.timeoutMs / 1000)} s`;
+          reason = err.message;
         } finally {
           await ctx.runTx('finish', async (tx) => {
             await sentinels.setSentinelDeployStatus(tx, id, outcome);
             const row = await sentinels.getSentinel(tx, id);
             if (row) await publishSentinel(tx, row);
           });
-          await ctx.clear(NOTIFY_READY_KEY);
         }
         if (outcome === 'ready') return { sentinelId: id, status: 'READY' as const, image: plan.merged.image };
         return { sentinelId: id, status: 'FAILED' as const, image: plan.merged.image, ...(reason ? { reason } : {}) };

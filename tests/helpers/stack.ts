@@ -4,6 +4,7 @@
 import { after } from 'node:test';
 import { testDb, type TestDb } from './db';
 import { startStack, type StackHandle, type StackOptions } from '../../src/modes/stack';
+import { Watcher } from '../../src/sync/watcher';
 
 export interface TestStack extends StackHandle {
   db: TestDb;
@@ -20,6 +21,13 @@ export async function testStack(opts: Partial<StackOptions> = {}): Promise<TestS
     sim: { minReadyScale: 0.001 },
     ...opts,
     ctrl: { recheckMs: 1000, ...opts.ctrl },
+    // Reports retried quickly, so a ctrl restart costs the tests milliseconds, not the
+    // production back-off of seconds.
+    krane: {
+      tuning: { minBackoffMs: 50, reporterRetryMs: 100, breakerResetMs: 500 },
+      createWatcher: (o) => new Watcher({ ...o, backoffMinMs: 50, backoffMaxMs: 200 }),
+      ...opts.krane,
+    },
   });
   after(() => stack.close());
   return {

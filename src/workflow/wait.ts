@@ -1,0 +1,44 @@
+// Waiting for the outside world (krane's reports) inside a workflow: an awakeable that the
+// status-report path resolves, backed by a periodic re-check of the database and bounded by a
+// deadline. The awakeable alone is not enough: a report stored just before a ctrl crash (or
+// during a restart) may never send its wake-up, and then only the re-check notices.
+import type { Context } from './engine';
+import { TimeoutError } from './engine';
+
+export interface Waiter {
+  /** Polls `probe` (journaled) until it reports done, waking early when notified. */
+  until<I>(o: { timeoutMs: number; recheckMs: number; probe: () => Promise<{ done: boolean; info: I }>; onTimeout: (last: I) => Error }): Promise<I>;
+}
+
+/**
+ * Creates the awakeable and stores its id under `stateKey` right away, so a caller can open
+ * the waiter before the write that triggers the change and no notification is missed.
+ */
+export async function openWaiter(ctx: Context, stateKey: string): Promise<Waiter> {
+  let awk = ctx.awakeable<void>();
+  await ctx.set(stateKey, awk.id);
+  return {
+    async until(o) {
+      const deadline = await ctx.run('deadline', () => Date.now() + o.timeoutMs);
+      try {
+        for (;;) {
+          const r = await ctx.run('check', async () => ({ ...(await o.probe()), now: Date.now() }));
+          if (r.done) return r.info;
+          const left = deadline - r.now;
+          if (left <= 0) throw o.onTimeout(r.info);
+          try {
+            await awk.promise.orTimeout(Math.min(left, o.recheckMs));
+          } catch (err) {
+            if (err instanceof TimeoutError) continue;
+            throw err;
+          }
+          // Woken: a resolved awakeable would not block again, so wait on a fresh one.
+          awk = ctx.awakeable<void>();
+          await ctx.set(stateKey, awk.id);
+        }
+      } finally {
+        await ctx.clear(stateKey);
+      }
+    },
+  };
+}

@@ -1,0 +1,147 @@
+// Fleet rollouts on the in-process system: ten sentinels (ten environments, one region),
+// waves of 1, 2, 3 and 4 ([10, 30, 60, 100]).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { testStack, until } from '../helpers/stack';
+import { newId } from '../../src/ids';
+import { cilium, sentinels, tenancy, withTx } from '../../src/store';
+import { sentinelObjectName } from '../../src/kube/manifests/names';
+import { SENTINEL_NAMESPACE } from '../../src/sync/protocol';
+
+const stack = await testStack({ regions: ['us-east-1'], ctrl: { settings: { sentinelTimeout: '2s' } } });
+const sim = stack.regions.get('us-east-1')!.sim.sim;
+const WAVES = [10, 30, 60, 100];
+
+const fleet: string[] = [];
+await withTx(stack.db.sql, async (tx) => {
+  for (let i = 0; i < 10; i++) {
+    const scope = { workspaceId: 'default', projectId: 'default', appId: 'default', environmentId: newId('env') };
+    await tenancy.insertEnvironment(tx, { ...scope, slug: `env${i}` });
+    const { sentinel } = await sentinels.ensureSentinel(tx, { id: newId('snt'), ...scope, region: 'us-east-1', image: 'sentinel:v1', replicas: 1, cpuMillicores: 100, memoryMib: 128 });
+    await cilium.ensureCiliumPolicy(tx, { id: newId('cnp'), ...scope, region: 'us-east-1' });
+    fleet.push(sentinel.id);
+  }
+});
+await until(async () => {
+  const rows = await stack.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM sentinels WHERE health = 'healthy' AND running_image = 'sentinel:v1'`;
+  return rows[0]!.n === 10;
+}, 20_000, 'fleet healthy');
+
+const current = async () => (await stack.api('/v1/sentinel-rollouts/current')).body;
+const waitState = (states: string[], ms = 20_000) => until(async () => { const c = await current(); return states.includes(c.state) ? c : undefined; }, ms, `rollout ${states.join('/')}`);
+const images = async () => Object.fromEntries((await stack.db.sql<{ id: string; image: string }[]>`SELECT id, image FROM sentinels`).map((r) => [r.id, r.image]));
+
+async function slackReceiver() {
+  const posts: string[] = [];
+  const server = createServer((req, res) => {
+    let b = '';
+    req.on('data', (c) => (b += c));
+    req.on('end', () => {
+      posts.push(JSON.parse(b).text);
+      res.end('ok');
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, posts, close: () => new Promise<void>((r) => server.close(() => r())) };
+}
+
+test('invalid wave percentages are refused, nothing starts', async () => {
+  const r = await stack.api('/v1/sentinel-rollouts', { body: { image: 'sentinel:v2', wavePercentages: [1, 5, 50] } });
+  assert.equal(r.status, 400);
+  assert.match(JSON.stringify(r.body.error.details), /last wave must be 100/);
+  assert.equal((await current()).state, 'idle');
+});
+
+test('all waves succeed → completed; Slack posts arrive in order', async () => {
+  const slack = await slackReceiver();
+  try {
+    const r = await stack.api('/v1/sentinel-rollouts', { body: { image: 'sentinel:v2', wavePercentages: WAVES, slackWebhookUrl: slack.url } });
+    assert.equal(r.status, 202, JSON.stringify(r.body));
+    assert.deepEqual(r.body.waves, [1, 2, 3, 4]);
+    const done = await waitState(['completed', 'paused']);
+    assert.equal(done.state, 'completed');
+    assert.ok(Object.values(await images()).every((i) => i === 'sentinel:v2'));
+    await until(() => slack.posts.length >= 10, 5000, 'slack posts');
+    const kinds = slack.posts.map((p) => p.replace(/^\[[^\]]*\] /, '').split(/[:(]/)[0]!.trim());
+    assert.deepEqual(kinds, [
+      'started', 'wave 1/4 started', 'wave 1/4 completed', 'wave 2/4 started', 'wave 2/4 completed',
+      'wave 3/4 started', 'wave 3/4 completed', 'wave 4/4 started', 'wave 4/4 completed', 'completed',
+    ]);
+  } finally {
+    await slack.close();
+  }
+});
+
+test('a failing sentinel in wave 2 pauses; a second rollout is refused; resume finishes the later waves without retrying it', async () => {
+  const start = await stack.api('/v1/sentinel-rollouts', { body: { image: 'sentinel:v3', wavePercentages: WAVES } });
+  assert.equal(start.status, 202);
+  const plan = await current();
+  const wave2 = plan.waves[1].sentinels.map((s: any) => s.id);
+  const victim = wave2[0];
+  // New pods of the victim's Deployment crash-loop: it never converges on v3.
+  sim.setFault(SENTINEL_NAMESPACE, sentinelObjectName(victim), 'crash');
+  const paused = await waitState(['paused', 'completed']);
+  assert.equal(paused.state, 'paused');
+  assert.deepEqual(paused.failedIds, [victim]);
+  assert.equal(paused.currentWave, 1);
+
+  const again = await stack.api('/v1/sentinel-rollouts', { body: { image: 'sentinel:v4' } });
+  assert.equal(again.status, 409);
+  assert.equal(again.body.error.code, 'ERR_ROLLOUT_IN_PROGRESS');
+
+  sim.setFault(SENTINEL_NAMESPACE, sentinelObjectName(victim), undefined);
+  const resumed = await stack.api('/v1/sentinel-rollouts/current/resume', { method: 'POST' });
+  assert.equal(resumed.status, 200, JSON.stringify(resumed.body));
+  const done = await waitState(['completed', 'paused']);
+  assert.equal(done.state, 'completed');
+  assert.deepEqual(done.failedIds, [victim], 'the failed sentinel is not retried');
+  const after = await images();
+  assert.equal(after[victim], 'sentinel:v3', 'its desired image was written before it failed');
+  assert.equal(done.succeededIds.length, 9);
+
+  // Roll back needs paused or cancelled: a completed rollout cannot.
+  assert.equal((await stack.api('/v1/sentinel-rollouts/current/rollback', { method: 'POST' })).status, 409);
+});
+
+test('cancel stops before the next wave; rollback reverts the succeeded sentinels to their previous images', async () => {
+  const before = await images();
+  const start = await stack.api('/v1/sentinel-rollouts', { body: { image: 'sentinel:v5', wavePercentages: WAVES } });
+  assert.equal(start.status, 202);
+  const plan = await current();
+  await until(async () => (await current()).currentWave >= 1, 10_000, 'wave 2 reached');
+  const cancel = await stack.api('/v1/sentinel-rollouts/current/cancel', { method: 'POST' });
+  assert.equal(cancel.status, 200, JSON.stringify(cancel.body));
+  assert.equal(cancel.body.state, 'cancelled');
+  await new Promise((r) => setTimeout(r, 300));
+  const c = await current();
+  assert.equal(c.state, 'cancelled');
+  const touched = new Set<string>(c.succeededIds);
+  const untouched = plan.waves.slice(c.currentWave).flatMap((w: any) => w.sentinels.map((s: any) => s.id)).filter((id: string) => !touched.has(id));
+  assert.ok(untouched.length > 0, 'later waves never started');
+  const mid = await images();
+  for (const id of untouched) assert.equal(mid[id], before[id], `${id} untouched`);
+
+  const rb = await stack.api('/v1/sentinel-rollouts/current/rollback', { method: 'POST' });
+  assert.equal(rb.status, 200, JSON.stringify(rb.body));
+  assert.equal(rb.body.reverted, touched.size);
+  assert.equal(rb.body.state, 'cancelled');
+  assert.deepEqual(await images(), before, 'every sentinel is back on its previous image');
+});
+
+test('a ctrl restart in the middle of a wave resumes the rollout; a dead Slack receiver does not stop it', async () => {
+  const dead = await slackReceiver();
+  await dead.close();
+  // Slow pods (10× the ready delay) keep the rollout in flight across the restart.
+  for (const id of fleet) sim.setFault(SENTINEL_NAMESPACE, sentinelObjectName(id), 'slow');
+  const start = await stack.api('/v1/sentinel-rollouts', { body: { image: 'sentinel:v6', wavePercentages: WAVES, slackWebhookUrl: dead.url } });
+  assert.equal(start.status, 202);
+  await until(async () => (await current()).currentWave >= 1, 10_000, 'wave 2 reached');
+  assert.equal((await current()).state, 'in_progress', 'still rolling when ctrl goes away');
+  await stack.restartCtrl();
+  const done = await waitState(['completed', 'paused'], 30_000);
+  assert.equal(done.state, 'completed', JSON.stringify(done.waves.flatMap((w: any) => w.sentinels.filter((s: any) => s.status === 'FAILED'))));
+  assert.ok(Object.values(await images()).every((i) => i === 'sentinel:v6'));
+  for (const id of fleet) sim.setFault(SENTINEL_NAMESPACE, sentinelObjectName(id), undefined);
+});
