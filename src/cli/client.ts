@@ -32,7 +32,7 @@ export interface ApiTarget {
   /** Where the URL came from, for error messages that say what to fix. */
   source: 'flag' | 'env' | 'dev.json';
   devFilePath: string;
-  /** dev.json when it was read (its regions are the deploy default). */
+  /** dev.json, when it describes the server at `url` (its regions are the deploy default). */
   devFile?: DevFile;
 }
 
@@ -87,7 +87,8 @@ export async function resolveApiTarget(flags: ClientFlags, env: Env, cwd = proce
       hints: [`pass --token T or set ${envName('token')}`],
     });
   }
-  return { url: url.replace(/\/+$/, ''), token, source, devFilePath, ...(devFile ? { devFile } : {}) };
+  // dev.json describes the dev stack only: its regions are no default for another server.
+  return { url: url.replace(/\/+$/, ''), token, source, devFilePath, ...(devFile && devToken !== undefined ? { devFile } : {}) };
 }
 
 export interface RequestOptions {

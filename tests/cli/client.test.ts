@@ -63,6 +63,7 @@ test('the API comes from flags, then UNKEY_INFRA_API/UNKEY_INFRA_TOKEN, then dev
 
   const fromFlags = await resolveApiTarget({ api: 'http://flag.example:2', token: 'flag-token' }, { UNKEY_INFRA_API: 'http://env.example:1', UNKEY_INFRA_TOKEN: 'env-token' }, cwd);
   assert.deepEqual([fromFlags.url, fromFlags.token, fromFlags.source], ['http://flag.example:2', 'flag-token', 'flag']);
+  assert.equal(fromFlags.devFile, undefined, "the dev stack's regions are no default for another server");
 
   // --data-dir (or UNKEY_INFRA_DATA_DIR) moves where dev.json is looked for.
   const viaEnvDir = await resolveApiTarget({}, { UNKEY_INFRA_DATA_DIR: join(cwd, '.unkey-infra', 'dev') }, tmp);

@@ -79,6 +79,20 @@ test('deploy --wait gives up after --timeout with exit 3, saying the deployment 
   assert.equal(r.code, EXIT_UNKNOWN, r.stderr);
   assert.match(r.stderr, /gave up waiting after [\d.]+m?s: deployment dep-[a-z0-9]+ is still (pending|building|deploying)/);
   assert.match(r.stderr, /unkey-infra deployments get dep-/);
+
+  // The deploy it gave up on is still running server-side (its sentinel never becomes ready):
+  // an operator can find its invocation and cancel it.
+  const id = /deployment (dep-[a-z0-9]+) is still/.exec(r.stderr)![1]!;
+  const ls = await runCli(['invocations', 'ls', '--json', '--target', 'DeployService'], { api: { url: slow.ctrl.url, token: slow.adminToken } });
+  const inv = JSON.parse(ls.stdout).invocations.find((i: any) => i.key === id && i.handler === 'deploy');
+  assert.ok(inv, ls.stdout);
+  const cancel = await runCli(['invocations', 'cancel', inv.id], { api: { url: slow.ctrl.url, token: slow.adminToken } });
+  assert.equal(cancel.code, 0, cancel.stderr);
+  assert.match(cancel.stdout, new RegExp(`^invocation ${inv.id}: cancel requested \\(now \\w+\\)\n$`));
+  await until(async () => {
+    const shown = await runCli(['invocations', 'show', inv.id, '--json'], { api: { url: slow.ctrl.url, token: slow.adminToken } });
+    return ['cancelled', 'failed'].includes(JSON.parse(shown.stdout).status);
+  }, 10_000, 'the deploy invocation ends after cancel');
 });
 
 test('ctrl going away during deploy --wait: a clear message and exit 3 once it stays unreachable', async () => {
