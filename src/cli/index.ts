@@ -11,6 +11,9 @@
 //   progress.ts  pure fold of snapshots and events into per-region progress
 //   render.ts    pure text: tables, detail views, progress lines
 //   register.ts  commander wiring: registerClientCommands(program, { env: process.env })
+//   options.ts   flag value parsers (form only; ranges are the API's 400 to report)
+//   io.ts        output sinks: the process's streams, or memory for tests
+//   api-types.ts the JSON shapes the API answers with
 //
 // Concurrency: one command per process run, one client per command; `--wait` holds one socket
 // and at most one GET in flight. Commands set process.exitCode rather than calling exit, and

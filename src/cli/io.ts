@@ -9,7 +9,8 @@ export interface Io {
   columns: number;
 }
 
-/** Used when a terminal does not say how wide it is. */
+/** Used when a terminal does not say how wide it is; wider than the classic 80 since the
+ * progress lines carry a region, a bar and a reason. */
 const FALLBACK_COLUMNS = 100;
 
 export function processIo(): Io {

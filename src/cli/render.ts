@@ -136,6 +136,7 @@ export function invocationDetail(inv: InvocationDetail, now: number): string {
   return `${head.join('\n')}\n\njournal:\n${journal}`;
 }
 
+// Ten cells: one per 10% of replicas ready, short enough to leave room for the region's text.
 const BAR_WIDTH = 10;
 
 function bar(r: RegionState): string {
