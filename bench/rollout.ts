@@ -1,0 +1,111 @@
+// `npm run bench:rollout`: a fleet rollout of 1,000 sentinels (500 environments × 2 regions)
+// with the simulators' ready delay 0: total time from start to `completed`, and ctrl's peak
+// memory. ctrl runs as its own process (the built bundle) so its peak RSS (VmHWM) is its own;
+// the two simulated clusters and their kranes run in this process. Target: under 30 s.
+// Prints one JSON object on the last stdout line.
+import { performance } from 'node:perf_hooks';
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { startPostgres, freePort } from '../tests/helpers/postgres';
+import { cleanEnv, ensureBundle } from '../tests/helpers/bundle';
+import { loadConfig } from '../src/config';
+import { startKubeSim } from '../src/modes/kube-sim';
+import { startKrane } from '../src/modes/krane';
+import { createDb, cilium, sentinels, tenancy, withTx } from '../src/store';
+import { newId } from '../src/ids';
+
+/** The issue's fleet: 500 environments in each of 2 regions. */
+const ENVIRONMENTS = 500;
+const REGIONS = ['us-east-1', 'eu-west-1'];
+const FLEET = ENVIRONMENTS * REGIONS.length;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const peakRssMib = (pid: number) => {
+  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Math.round(Number(m[1]) / 1024) : null;
+};
+
+const pg = await startPostgres();
+const port = await freePort();
+const url = `http://127.0.0.1:${port}`;
+const adminToken = 'bench-admin-token-rollout';
+const tokens = Object.fromEntries(REGIONS.map((r) => [r, `bench-${r}`]));
+const ctrl = spawn(process.execPath, [ensureBundle(), 'ctrl'], {
+  env: cleanEnv({
+    UNKEY_INFRA_DATABASE_URL: pg.adminUrl,
+    UNKEY_INFRA_ADMIN_TOKEN: adminToken,
+    UNKEY_INFRA_AGENT_TOKENS: REGIONS.map((r) => `${r}=${tokens[r]}`).join(','),
+    UNKEY_INFRA_LISTEN: `127.0.0.1:${port}`,
+    UNKEY_INFRA_LOG_LEVEL: 'warn',
+  }),
+  stdio: ['ignore', 'inherit', 'inherit'],
+});
+const closers: (() => Promise<unknown>)[] = [];
+try {
+  for (;;) {
+    const ok = await fetch(`${url}/readyz`).then((r) => r.ok).catch(() => false);
+    if (ok) break;
+    await sleep(50);
+  }
+  for (const region of REGIONS) {
+    const sim = await startKubeSim(loadConfig('kubeSim', { port: 0, readyDelay: 0, logLevel: 'silent' }, {}), { minReadyScale: 0 });
+    const krane = await startKrane(loadConfig('krane', { region, controlPlane: url, token: tokens[region], listen: '127.0.0.1:0', logLevel: 'silent' }, {}), {
+      kubeConfig: sim.sim.kubeConfig(),
+    });
+    closers.push(() => krane.close(), () => sim.close());
+  }
+  const sql = createDb(pg.adminUrl, { max: 4 });
+  closers.push(() => sql.end());
+  const tSeed = performance.now();
+  await withTx(sql, async (tx) => {
+    for (let i = 0; i < ENVIRONMENTS; i++) {
+      const scope = { workspaceId: 'default', projectId: 'default', appId: 'default', environmentId: newId('env') };
+      await tenancy.insertEnvironment(tx, { ...scope, slug: `bench-${i}` });
+      for (const region of REGIONS) {
+        await sentinels.ensureSentinel(tx, { id: newId('snt'), ...scope, region, image: 'sentinel:v1', replicas: 1, cpuMillicores: 100, memoryMib: 128 });
+        await cilium.ensureCiliumPolicy(tx, { id: newId('cnp'), ...scope, region });
+      }
+    }
+  });
+  for (;;) {
+    const [r] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM sentinels WHERE health = 'healthy' AND running_image = 'sentinel:v1'`;
+    if (r!.n === FLEET) break;
+    await sleep(100);
+  }
+  const fleetReadyMs = performance.now() - tSeed;
+
+  const t0 = performance.now();
+  const start = await fetch(`${url}/v1/sentinel-rollouts`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ image: 'sentinel:v2' }),
+  }).then((r) => r.json() as Promise<{ waves: number[] }>);
+  let state = '';
+  let current: { state: string; succeededIds?: string[]; failedIds?: string[] } = { state: '' };
+  while (state !== 'completed' && state !== 'paused') {
+    await sleep(100);
+    current = (await fetch(`${url}/v1/sentinel-rollouts/current`, { headers: { authorization: `Bearer ${adminToken}` } }).then((r) => r.json())) as typeof current;
+    state = current.state;
+  }
+  const totalMs = performance.now() - t0;
+  console.log(
+    JSON.stringify({
+      bench: 'rollout',
+      sentinels: FLEET,
+      waves: start.waves,
+      readyDelayMs: 0,
+      state,
+      succeeded: current.succeededIds?.length ?? 0,
+      failed: current.failedIds?.length ?? 0,
+      totalMs: Math.round(totalMs),
+      fleetSeedToHealthyMs: Math.round(fleetReadyMs),
+      ctrlPeakRssMib: peakRssMib(ctrl.pid!),
+      target: { totalMs: 30_000 },
+    }),
+  );
+} finally {
+  for (const c of closers.reverse()) await c().catch(() => {});
+  ctrl.kill('SIGTERM');
+  await new Promise((r) => ctrl.once('exit', r));
+  await pg.stop();
+}
