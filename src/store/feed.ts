@@ -114,7 +114,9 @@ export async function readRegionSnapshot(
 
 /**
  * Current desired rows of the named resources of one region, one query per resource type
- * present. Resources without a row are simply absent from the result (the caller maps absence
+ * present. The ids are joined as a relation (unnest), not tested with `= ANY(array)`: with a
+ * region index available the planner may otherwise scan the whole region and compare every row
+ * against the array, which at 100k rows × 1,000 ids takes seconds. Resources without a row are simply absent from the result (the caller maps absence
  * to delete).
  */
 export async function loadDesiredRows(
@@ -128,8 +130,9 @@ export async function loadDesiredRows(
   if (ids.deployment_topology.length) {
     out.push(
       q<TopologyDesiredRow[]>`
-        SELECT ${topologyCols(q)} FROM deployment_topology t JOIN deployments d ON d.id = t.deployment_id
-        WHERE t.region = ${region} AND t.deployment_id = ANY(${ids.deployment_topology}::text[])`.then((rows) => ({
+        SELECT ${topologyCols(q)} FROM unnest(${ids.deployment_topology}::text[]) AS u(id)
+        JOIN deployment_topology t ON t.deployment_id = u.id AND t.region = ${region}
+        JOIN deployments d ON d.id = t.deployment_id`.then((rows) => ({
         type: 'deployment_topology' as const,
         rows: [...rows],
       })),
@@ -137,8 +140,8 @@ export async function loadDesiredRows(
   }
   if (ids.sentinel.length) {
     out.push(
-      q<SentinelDesiredRow[]>`SELECT ${sentinelCols(q)} FROM sentinels
-                              WHERE region = ${region} AND id = ANY(${ids.sentinel}::text[])`.then((rows) => ({
+      q<SentinelDesiredRow[]>`SELECT ${sentinelCols(q)} FROM unnest(${ids.sentinel}::text[]) AS u(uid)
+                              JOIN sentinels ON id = u.uid AND region = ${region}`.then((rows) => ({
         type: 'sentinel' as const,
         rows: [...rows],
       })),
@@ -146,8 +149,8 @@ export async function loadDesiredRows(
   }
   if (ids.cilium_network_policy.length) {
     out.push(
-      q<CiliumDesiredRow[]>`SELECT ${ciliumCols(q)} FROM cilium_network_policies
-                            WHERE region = ${region} AND id = ANY(${ids.cilium_network_policy}::text[])`.then((rows) => ({
+      q<CiliumDesiredRow[]>`SELECT ${ciliumCols(q)} FROM unnest(${ids.cilium_network_policy}::text[]) AS u(uid)
+                            JOIN cilium_network_policies ON id = u.uid AND region = ${region}`.then((rows) => ({
         type: 'cilium_network_policy' as const,
         rows: [...rows],
       })),

@@ -2,8 +2,8 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { testDb } from '../helpers/db';
 import { upsertTopology, setTopologyStatus } from '../../src/store/topology';
-import { ensureSentinel } from '../../src/store/sentinels';
-import { ensureCiliumPolicy } from '../../src/store/cilium';
+import { ensureSentinel, updateSentinelDesired } from '../../src/store/sentinels';
+import { ensureCiliumPolicy, setCiliumPolicyState } from '../../src/store/cilium';
 import { rotateFeedEpoch } from '../../src/store/system';
 import { Watcher } from '../../src/sync/watcher';
 import { StreamLine } from '../../src/sync/protocol';
@@ -23,7 +23,11 @@ test('full sync lists every resource of the region, then incremental changes, he
   const { sentinel } = await ensureSentinel(db.sql, { ...scope, id: 'snt-a', region: 'us-east-1', image: 'sentinel:1', replicas: 2, cpuMillicores: 250, memoryMib: 256 });
   await ensureCiliumPolicy(db.sql, { ...scope, id: 'cnp-a', region: 'us-east-1' });
 
-  const later = sleep(500).then(() => deployTo(db.sql, 'us-east-1', 3));
+  const later = sleep(500).then(async () => {
+    await updateSentinelDesired(db.sql, 'snt-a', { image: 'sentinel:2', replicas: 2, cpuMillicores: 250, memoryMib: 256, desiredState: 'running' }, 'progressing');
+    await setCiliumPolicyState(db.sql, 'cnp-a', 'stopped');
+    return deployTo(db.sql, 'us-east-1', 3);
+  });
   const r = await readFeed(server.url, TOKENS['us-east-1'], { wait: '1.2' });
   const laterId = await later;
   assert.equal(r.status, 200);
@@ -47,6 +51,9 @@ test('full sync lists every resource of the region, then incremental changes, he
   const change = rest.find((l) => l.type === 'change' && l.resource.id === laterId);
   assert.ok(change, 'the change committed during the poll arrives in the same response');
   assert.equal(change.state.replicas, 3);
+  const sentinelChange = rest.find((l) => l.type === 'change' && l.resource.id === 'snt-a' && l.state.image === 'sentinel:2');
+  assert.ok(sentinelChange, 'sentinel update delivered incrementally with its new image');
+  assert.ok(rest.some((l) => l.type === 'change' && l.resource.id === 'cnp-a' && l.state.action === 'delete'), 'stopped cilium policy delivered as delete');
   assert.match(change.cursor, /^[A-Za-z0-9_-]+:\d+:\d+$/);
   assert.ok(rest.some((l) => l.type === 'heartbeat'), 'heartbeats while idle');
   assert.equal(rest.at(-1).type, 'end');
