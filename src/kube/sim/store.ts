@@ -76,6 +76,13 @@ export class ObjectStore {
     return out;
   }
 
+  /** The objects of one namespace in no particular order: for controllers, which need no
+   *  sorting and run on every event (list() sorts, which costs O(n log n) each time). */
+  *values(def: ResourceDef, ns: string): IterableIterator<KubeObject> {
+    const m = this.table(def).byNs.get(def.namespaced ? ns : '');
+    if (m) yield* m.values();
+  }
+
   count(def: ResourceDef): number {
     return this.table(def).count;
   }
