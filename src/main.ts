@@ -5,6 +5,7 @@ import { ConfigError, loadConfig, modeFromArgv } from './config';
 import { createLogger } from './log';
 import { closeOnSignal } from './lifecycle';
 import { createTokenCommand, runMigrate, startCtrl, startDev, startKrane, startKubeSim } from './modes';
+import { registerClientCommands } from './cli';
 
 const program = new Command('unkey-infra')
   .description('Pull-based deployment orchestrator for container workloads across Kubernetes clusters')
@@ -122,6 +123,10 @@ program
     process.stdout.write(lines.join('\n'));
     await closeOnSignal(dev, logger);
   });
+
+// Client commands (deploy, deployments, sentinels, invocations, rollout) talk to ctrl's API.
+// config.ts stays the only reader of process.env: the environment is handed over here.
+registerClientCommands(program, { env: process.env });
 
 async function main(argv: string[]): Promise<void> {
   try {

@@ -27,3 +27,12 @@ export function durationArg(value: string): number {
   if (ms === undefined || ms <= 0) throw new InvalidArgumentError(`expected a duration like 90s or 10m, got "${value}"`);
   return ms;
 }
+
+/** `1,5,25,50,100`: numbers only; whether they make valid waves is the API's to say. */
+export function percentListArg(value: string): number[] {
+  const parts = value.split(',').map((s) => s.trim()).filter(Boolean);
+  if (parts.length === 0 || parts.some((p) => !/^\d+(\.\d+)?$/.test(p))) {
+    throw new InvalidArgumentError(`expected comma-separated percentages like 1,5,25,50,100, got "${value}"`);
+  }
+  return parts.map(Number);
+}

@@ -20,11 +20,14 @@ import {
   invocationsCancel,
   invocationsLs,
   invocationsShow,
+  rolloutAction,
+  rolloutStart,
+  rolloutStatus,
   sentinelsDeploy,
   sentinelsLs,
   type CommandContext,
 } from './commands';
-import { durationArg, envArg, intArg, listArg } from './options';
+import { durationArg, envArg, intArg, listArg, percentListArg } from './options';
 
 export interface ClientCommandDeps {
   /** The process environment (UNKEY_INFRA_API, UNKEY_INFRA_TOKEN, UNKEY_INFRA_DATA_DIR); main passes process.env. */
@@ -144,4 +147,27 @@ export function registerClientCommands(program: Command, deps: ClientCommandDeps
   ).action(action((ctx, o) => invocationsLs(o, ctx)));
   apiOptions(invocations.command('show').argument('<id>').description('one invocation with its journal')).action(action((ctx, o, [id]) => invocationsShow(id!, o, ctx)));
   apiOptions(invocations.command('cancel').argument('<id>').description('cancel an invocation')).action(action((ctx, o, [id]) => invocationsCancel(id!, o, ctx)));
+
+  const rollout = program.command('rollout').description('fleet-wide sentinel image rollouts in waves');
+  apiOptions(
+    rollout
+      .command('start')
+      .description('roll a sentinel image across the fleet in waves')
+      .requiredOption('--image <image>', 'the new sentinel image')
+      .option('--waves <list>', 'cumulative percentages, increasing, ending at 100 (default 1,5,25,50,100)', percentListArg)
+      .option('--slack-webhook <url>', 'post progress to this Slack incoming webhook'),
+  ).action(action((ctx, o) => rolloutStart(o as { image: string }, ctx), (f) => ({ image: '--image', wavePercentages: '--waves', slackWebhookUrl: '--slack-webhook' })[f.split('.')[0]!]));
+  apiOptions(
+    rollout
+      .command('status')
+      .description('the current rollout, wave by wave (exit 1 when paused)')
+      .option('--watch', 'follow it live until it stops rolling'),
+  ).action(action((ctx, o) => rolloutStatus(o, ctx)));
+  for (const [name, what] of [
+    ['resume', 'continue a paused rollout, skipping the wave that failed'],
+    ['cancel', 'stop after the running wave; updated sentinels keep the new image'],
+    ['rollback', 'put every sentinel the rollout updated back on its previous image'],
+  ] as const) {
+    apiOptions(rollout.command(name).description(what)).action(action((ctx, o) => rolloutAction(name, o, ctx)));
+  }
 }

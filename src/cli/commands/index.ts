@@ -8,3 +8,4 @@ export * from './deployments';
 export * from './follow';
 export * from './invocations';
 export * from './sentinels';
+export * from './rollout';

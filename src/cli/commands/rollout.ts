@@ -1,0 +1,107 @@
+// `unkey-infra rollout start|status|resume|cancel|rollback`: fleet-wide sentinel image
+// rollouts (SentinelRolloutService). `status --watch` follows the rollout live: every
+// `rollout.wave` event triggers a fresh read (a periodic read backs the socket up), and the
+// per-wave view is redrawn in place on a terminal, appended when it changed otherwise.
+import { EXIT_FAILED, EXIT_OK } from '../errors';
+import type { CommandContext } from './context';
+import type { JsonFlag } from './deployments';
+
+export interface RolloutView {
+  state: string;
+  image?: string;
+  currentWave?: number;
+  succeededIds?: string[];
+  failedIds?: string[];
+  skipped?: number;
+  reverted?: number;
+  waves?: { index: number; sentinels: { id: string; status: string; reason?: string; previousImage?: string }[] }[];
+}
+
+/** Backstop re-read while watching, in case an event was missed. */
+const WATCH_POLL_MS = 2_000;
+const ACTIVE = new Set(['in_progress', 'rolling_back']);
+
+/** Pure: the per-wave view of a rollout. */
+export function renderRollout(r: RolloutView): string {
+  if (r.state === 'idle' || !r.waves) return 'no rollout has run yet\n';
+  const lines = [
+    `rollout to ${r.image}: ${r.state}` +
+      (r.waves.length ? `  wave ${Math.min((r.currentWave ?? 0) + 1, r.waves.length)}/${r.waves.length}` : '') +
+      `  succeeded ${r.succeededIds?.length ?? 0}  failed ${r.failedIds?.length ?? 0}` +
+      (r.skipped ? `  already on image ${r.skipped}` : '') +
+      (r.reverted !== undefined ? `  reverted ${r.reverted}` : ''),
+  ];
+  for (const w of r.waves) {
+    const count = (s: string) => w.sentinels.filter((x) => x.status === s).length;
+    const ready = count('READY');
+    const failed = w.sentinels.filter((x) => x.status === 'FAILED');
+    const bar = '#'.repeat(Math.round((ready / Math.max(1, w.sentinels.length)) * 20)).padEnd(20, '.');
+    lines.push(
+      `  wave ${String(w.index + 1).padEnd(3)} [${bar}] ${ready}/${w.sentinels.length} ready` +
+        (failed.length ? `  ${failed.length} failed: ${failed.map((f) => `${f.id}${f.reason ? ` (${f.reason})` : ''}`).join(', ')}` : '') +
+        (count('pending') && count('pending') < w.sentinels.length ? `  ${count('pending')} pending` : ''),
+    );
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+export async function rolloutStart(o: JsonFlag & { image: string; waves?: number[]; slackWebhook?: string }, ctx: CommandContext): Promise<number> {
+  const client = await ctx.client(o);
+  const r = await client.post<{ state: string; waves: number[] }>('/v1/sentinel-rollouts', {
+    image: o.image,
+    ...(o.waves ? { wavePercentages: o.waves } : {}),
+    ...(o.slackWebhook ? { slackWebhookUrl: o.slackWebhook } : {}),
+  });
+  if (o.json) ctx.io.out(`${JSON.stringify(r, null, 2)}\n`);
+  else {
+    const total = r.waves.reduce((a, b) => a + b, 0);
+    ctx.io.out(`rollout to ${o.image}: ${r.state}, ${total} sentinels in ${r.waves.length} waves (${r.waves.join(', ')})\n`);
+  }
+  return EXIT_OK;
+}
+
+export async function rolloutStatus(o: JsonFlag & { watch?: boolean }, ctx: CommandContext): Promise<number> {
+  const client = await ctx.client(o);
+  const read = () => client.get<RolloutView>('/v1/sentinel-rollouts/current');
+  let r = await read();
+  if (!o.watch || !ACTIVE.has(r.state)) {
+    ctx.io.out(o.json ? `${JSON.stringify(r, null, 2)}\n` : renderRollout(r));
+    return r.state === 'paused' ? EXIT_FAILED : EXIT_OK;
+  }
+  let drawn = '';
+  const draw = () => {
+    const text = o.json ? `${JSON.stringify(r)}\n` : renderRollout(r);
+    if (text === drawn) return;
+    if (ctx.io.isTTY && drawn && !o.json) ctx.io.out(`\x1b[${drawn.split('\n').length - 1}A\x1b[J`);
+    ctx.io.out(text);
+    drawn = text;
+  };
+  draw();
+  const socket = client.events({ type: 'rollout' });
+  socket.on('error', () => {});
+  try {
+    while (ACTIVE.has(r.state)) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, WATCH_POLL_MS);
+        socket.once('message', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+      r = await read();
+      draw();
+    }
+  } finally {
+    socket.close();
+  }
+  return r.state === 'paused' ? EXIT_FAILED : EXIT_OK;
+}
+
+export async function rolloutAction(action: 'resume' | 'cancel' | 'rollback', o: JsonFlag, ctx: CommandContext): Promise<number> {
+  const client = await ctx.client(o);
+  // Cancel waits for the running wave and rollback for every revert: no client-side timeout.
+  const r = await client.post<{ state: string; reverted?: number }>(`/v1/sentinel-rollouts/current/${action}`, {}, { timeoutMs: 0 });
+  if (o.json) ctx.io.out(`${JSON.stringify(r, null, 2)}\n`);
+  else ctx.io.out(`rollout ${action}: ${r.state}${r.reverted !== undefined ? `, ${r.reverted} sentinels reverted` : ''}\n`);
+  return EXIT_OK;
+}
