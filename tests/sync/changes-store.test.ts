@@ -9,6 +9,22 @@ import { TOKENS, deployTo, newDeployment, readFeed, startFeedServer } from './he
 
 const db = await testDb();
 
+/**
+ * Waits until every row written so far is settled. xmin is cluster-wide: an open transaction
+ * in another test file's database holds it back, so a row committed here settles only after it.
+ */
+async function settled(): Promise<void> {
+  const [last] = await db.sql<{ txid: string; id: string }[]>`SELECT txid::text AS txid, id::text AS id FROM deployment_changes ORDER BY txid DESC, id DESC LIMIT 1`;
+  if (!last) return;
+  const until = Date.now() + 20_000;
+  for (;;) {
+    const head = await changes.settledHead(db.sql);
+    if (head.txid === last.txid ? BigInt(head.id) >= BigInt(last.id) : BigInt(head.txid) > BigInt(last.txid)) return;
+    if (Date.now() > until) throw new Error('rows did not settle');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 test('settled reads wait for an older open transaction and then return both rows in (txid, id) order', async () => {
   const head = await changes.settledHead(db.sql);
   const a = await newDeployment(db.sql);
@@ -29,6 +45,7 @@ test('settled reads wait for an older open transaction and then return both rows
   assert.equal(blocked.pending, true);
   release();
   await txA;
+  await settled();
   const r = await changes.tailSettled(db.sql, head, 100);
   assert.deepEqual(r.rows.map((x) => x.resourceId), [a, b]);
   assert.equal(r.pending, false);
@@ -44,6 +61,7 @@ test('cleanup deletes an expired prefix in batches, keeps its boundary row, and 
   // Age every row up to the boundary past the TTL (the newest aged row is the boundary).
   await db.sql`UPDATE deployment_changes SET created_at = now() - interval '2 days' - (id * interval '1 ms') * -1
                WHERE (txid, id) <= (${rows[boundaryIdx]!.txid}::xid8, ${rows[boundaryIdx]!.id}::bigint)`;
+  await settled();
   const server = await startFeedServer(db.url, { waitLimitMs: 200, cleanupTtlMs: 24 * 3_600_000 });
   after(() => server.close());
   const epoch = await getFeedEpoch(db.sql);
@@ -72,7 +90,8 @@ test('cleanup deletes an expired prefix in batches, keeps its boundary row, and 
 });
 
 test('a stream whose cursor is older than the in-memory buffer is served from the table', async () => {
-  const server = await startFeedServer(db.url, { waitLimitMs: 400, bufferSize: 5, pollMs: 20 });
+  await settled();
+  const server = await startFeedServer(db.url, { waitLimitMs: 400, bufferSize: 5, pollMs: 20, cleanupTtlMs: 24 * 3_600_000 });
   after(() => server.close());
   const start = await readFeed(server.url, TOKENS['us-east-1'], { wait: '0.1' });
   const cursor = start.lines.find((l) => l.type === 'snapshot_end').cursor;
