@@ -2,7 +2,8 @@
 // ctrl in-process and stop it.
 import type { CtrlConfig } from '../config';
 import { createLogger, type Logger } from '../log';
-import { agentTokens as agentTokenStore, createDb, migrate, type Sql } from '../store';
+import { setTimeout as delay } from 'node:timers/promises';
+import { agentTokens as agentTokenStore, createDb, migrate, pendingMigrations, type Sql } from '../store';
 import { buildCtrlApp, createRegistry } from '../http';
 import { clusterStatusRoutes } from '../http/cluster-status';
 import { createEventHub, publicApiRoutes } from '../http/api';
@@ -32,6 +33,8 @@ export interface CtrlOverrides {
 /** A pending deployment older than this lost its workflow start (the creator died in between). */
 const RECOVER_AFTER_MS = 10_000;
 const RECOVER_EVERY_MS = 30_000;
+/** How often a ctrl started with --no-migrate checks whether the schema has caught up. */
+const MIGRATION_WAIT_POLL_MS = 1_000;
 
 // Sentinel sizing when the deploy workflow creates one; fleet operations change it later.
 const SENTINEL_REPLICAS = 2;
@@ -51,10 +54,6 @@ export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}):
       const r = await migrate(sql);
       logger.info({ applied: r.applied, skipped: r.skipped }, 'migrations done');
     }
-    // Configured agent tokens are also stored (hashed), so a later `ctrl` without the flag
-    // still accepts them; the in-memory copy spares a lookup per long poll.
-    for (const [region, token] of Object.entries(cfg.agentTokens)) await agentTokenStore.ensureAgentToken(sql, region, token);
-
     const registry = createRegistry({ service: 'ctrl' });
     const engine = createEngine({ sql, logger: logger.child({ part: 'engine' }), registry, leaseMs: cfg.engineLease, ...overrides.engine });
     const workflows = registerWorkflows(
@@ -85,6 +84,27 @@ export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}):
         publicApiRoutes({ adminToken: cfg.adminToken, workflows, engine, hub }),
       ],
     });
+    const listen = async () => {
+      await app.listen({ host: cfg.listen.host, port: cfg.listen.port });
+      const addr = app.server.address();
+      const port = typeof addr === 'object' && addr ? addr.port : cfg.listen.port;
+      const url = `http://${cfg.listen.host.includes(':') ? `[${cfg.listen.host}]` : cfg.listen.host}:${port}`;
+      logger.info({ url }, 'ctrl listening');
+      return url;
+    };
+    // With --no-migrate someone else migrates (a job, another replica). Until they have, serve
+    // the probes (/readyz says which migrations are pending) and start nothing that needs the
+    // schema; then carry on as usual.
+    let url: string | undefined;
+    if ((await pendingMigrations(sql)).length > 0) {
+      url = await listen();
+      logger.warn('waiting for pending migrations (started with --no-migrate)');
+      while ((await pendingMigrations(sql)).length > 0) await delay(MIGRATION_WAIT_POLL_MS);
+    }
+    // Configured agent tokens are also stored (hashed), so a later `ctrl` without the flag
+    // still accepts them; the in-memory copy spares a lookup per long poll.
+    for (const [region, token] of Object.entries(cfg.agentTokens)) await agentTokenStore.ensureAgentToken(sql, region, token);
+
     await engine.start();
     closers.push(() => engine.stop());
     // Closed before the engine stops: a status report accepted after that could not send the
@@ -102,11 +122,7 @@ export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}):
     recover.unref();
     closers.push(async () => clearInterval(recover));
 
-    await app.listen({ host: cfg.listen.host, port: cfg.listen.port });
-    const addr = app.server.address();
-    const port = typeof addr === 'object' && addr ? addr.port : cfg.listen.port;
-    const url = `http://${cfg.listen.host.includes(':') ? `[${cfg.listen.host}]` : cfg.listen.host}:${port}`;
-    logger.info({ url }, 'ctrl listening');
+    url ??= await listen();
     return { url, sql, engine, workflows, close: closeAll };
   } catch (err) {
     await closeAll();

@@ -33,7 +33,7 @@ test('the bundle runs ctrl from an empty directory: migrates, answers /readyz, e
   }
 });
 
-test('unkey-infra migrate applies migrations and is idempotent; --no-migrate leaves /readyz at 503', async () => {
+test('unkey-infra migrate applies migrations and is idempotent; ctrl --no-migrate waits at 503 until someone migrates', async () => {
   const db = await emptyDb();
   const first = await runBundle(['migrate', '--database-url', db.url, '--log-level', 'silent']);
   assert.equal(first.code, 0, first.stderr);
@@ -48,6 +48,10 @@ test('unkey-infra migrate applies migrations and is idempotent; --no-migrate lea
   try {
     const r = await waitForHttp(`http://127.0.0.1:${port}/readyz`, 503);
     assert.match(JSON.stringify(await r.json()), /pending migrations/);
+    // Someone else migrates (a job, another replica): this ctrl notices and becomes ready.
+    const m = await runBundle(['migrate', '--database-url', fresh.url, '--log-level', 'silent']);
+    assert.equal(m.code, 0, m.stderr);
+    await waitForHttp(`http://127.0.0.1:${port}/readyz`, 200);
   } finally {
     child.kill('SIGKILL');
   }

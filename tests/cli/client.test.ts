@@ -6,7 +6,6 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after } from 'node:test';
-import { Command, CommanderError } from 'commander';
 import {
   ApiClient,
   ApiError,
@@ -17,12 +16,12 @@ import {
   memoryIo,
   progressLines,
   progressPrinter,
-  registerClientCommands,
   resolveApiTarget,
   table,
   type DeploymentDetail,
 } from '../../src/cli';
 import { freePort } from '../helpers/postgres';
+import { runCli as run } from '../helpers/cli';
 
 const tmp = mkdtempSync(join(tmpdir(), 'unkey-cli-client-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
@@ -34,18 +33,8 @@ function devDir(name: string, file: unknown): string {
   return dir;
 }
 
-async function runCli(argv: string[], opts: { env?: Record<string, string>; cwd?: string } = {}) {
-  const io = memoryIo();
-  let code = 0;
-  const program = new Command('unkey-infra').exitOverride().enablePositionalOptions().configureOutput({ writeErr: (s) => io.err(s), writeOut: (s) => io.out(s) });
-  registerClientCommands(program, { io, env: opts.env ?? {}, cwd: opts.cwd ?? tmp, setExitCode: (c) => (code = c) });
-  try {
-    await program.parseAsync(argv, { from: 'user' });
-  } catch (err) {
-    if (!(err instanceof CommanderError)) throw err;
-    code = err.exitCode === 0 ? 0 : 2;
-  }
-  return { code, stdout: io.stdout(), stderr: io.stderr() };
+function runCli(argv: string[], opts: { env?: Record<string, string>; cwd?: string } = {}) {
+  return run(argv, { env: opts.env ?? {}, cwd: opts.cwd ?? tmp });
 }
 
 const dev = { apiUrl: 'http://127.0.0.1:7999', adminToken: 'dev-token-0123456789', databaseUrl: 'postgres://x', regions: { 'us-east-1': {}, 'eu-west-1': {} } };

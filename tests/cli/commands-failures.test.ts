@@ -3,27 +3,17 @@
 // in the middle of `deploy --wait`.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Command, CommanderError } from 'commander';
-import { EXIT_UNKNOWN, memoryIo, registerClientCommands, type Io, type WatchOptions } from '../../src/cli';
+import { EXIT_UNKNOWN, memoryIo, type Io, type WatchOptions } from '../../src/cli';
 import { testStack, until } from '../helpers/stack';
+import { runCli as run } from '../helpers/cli';
 
 const stack = await testStack();
 // Pods of this stack never become ready: deploys stay in progress for the timeout and ctrl-loss cases.
 const slow = await testStack({ regions: ['us-east-1'], readyDelayMs: 600_000 });
 
-async function runCli(argv: string[], opts: { io?: Io & { stdout(): string; stderr(): string }; watch?: Partial<WatchOptions>; api?: { url: string; token: string } } = {}) {
-  const io = opts.io ?? memoryIo();
+function runCli(argv: string[], opts: { io?: Io & { stdout(): string; stderr(): string }; watch?: Partial<WatchOptions>; api?: { url: string; token: string } } = {}) {
   const api = opts.api ?? { url: stack.ctrl.url, token: stack.adminToken };
-  let code = -1;
-  const program = new Command('unkey-infra').exitOverride().enablePositionalOptions().configureOutput({ writeErr: (s) => io.err(s), writeOut: (s) => io.out(s) });
-  registerClientCommands(program, { io, env: { UNKEY_INFRA_API: api.url, UNKEY_INFRA_TOKEN: api.token }, watch: { pollMs: 500, ...opts.watch }, setExitCode: (c) => (code = c) });
-  try {
-    await program.parseAsync(argv, { from: 'user' });
-  } catch (err) {
-    if (!(err instanceof CommanderError)) throw err;
-    code = err.exitCode === 0 ? 0 : 2;
-  }
-  return { code, stdout: io.stdout(), stderr: io.stderr() };
+  return run(argv, { ...(opts.io ? { io: opts.io } : {}), env: { UNKEY_INFRA_API: api.url, UNKEY_INFRA_TOKEN: api.token }, watch: { pollMs: 500, ...opts.watch } });
 }
 
 const countDeployments = async () => (await stack.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM deployments`)[0]!.n;

@@ -8,9 +8,9 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after } from 'node:test';
-import { Command, CommanderError } from 'commander';
-import { memoryIo, registerClientCommands, type Io, type WatchOptions } from '../../src/cli';
+import { memoryIo, type Io, type WatchOptions } from '../../src/cli';
 import { testStack } from '../helpers/stack';
+import { runCli as run } from '../helpers/cli';
 
 const stack = await testStack();
 const cwd = mkdtempSync(join(tmpdir(), 'unkey-cli-commands-'));
@@ -21,18 +21,8 @@ writeFileSync(
   JSON.stringify({ apiUrl: stack.ctrl.url, adminToken: stack.adminToken, databaseUrl: stack.db.url, regions: { 'us-east-1': {}, 'eu-west-1': {} } }),
 );
 
-async function runCli(argv: string[], opts: { io?: Io & { stdout(): string; stderr(): string }; watch?: Partial<WatchOptions> } = {}) {
-  const io = opts.io ?? memoryIo();
-  let code = -1;
-  const program = new Command('unkey-infra').exitOverride().enablePositionalOptions().configureOutput({ writeErr: (s) => io.err(s), writeOut: (s) => io.out(s) });
-  registerClientCommands(program, { io, env: {}, cwd, watch: { pollMs: 500, ...opts.watch }, setExitCode: (c) => (code = c) });
-  try {
-    await program.parseAsync(argv, { from: 'user' });
-  } catch (err) {
-    if (!(err instanceof CommanderError)) throw err;
-    code = err.exitCode === 0 ? 0 : 2;
-  }
-  return { code, stdout: io.stdout(), stderr: io.stderr() };
+function runCli(argv: string[], opts: { io?: Io & { stdout(): string; stderr(): string }; watch?: Partial<WatchOptions> } = {}) {
+  return run(argv, { ...(opts.io ? { io: opts.io } : {}), cwd, watch: { pollMs: 500, ...opts.watch } });
 }
 
 const json = (text: string) => JSON.parse(text) as any;

@@ -1,10 +1,9 @@
 // The rollout commands through commander against the in-process system with a small fleet.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Command, CommanderError } from 'commander';
-import { memoryIo, registerClientCommands } from '../../src/cli';
 import { renderRollout } from '../../src/cli/commands/rollout';
 import { testStack, until } from '../helpers/stack';
+import { runCli } from '../helpers/cli';
 import { newId } from '../../src/ids';
 import { cilium, sentinels, tenancy, withTx } from '../../src/store';
 
@@ -20,17 +19,8 @@ await withTx(stack.db.sql, async (tx) => {
 await until(async () => (await stack.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM sentinels WHERE health = 'healthy'`)[0]!.n === 4, 20_000, 'fleet healthy');
 
 async function cli(argv: string[]) {
-  const io = memoryIo();
-  let code = -1;
-  const program = new Command('unkey-infra').exitOverride().enablePositionalOptions().configureOutput({ writeErr: (s) => io.err(s), writeOut: (s) => io.out(s) });
-  registerClientCommands(program, { io, env: { UNKEY_INFRA_API: stack.ctrl.url, UNKEY_INFRA_TOKEN: stack.adminToken }, setExitCode: (c) => (code = c) });
-  try {
-    await program.parseAsync(argv, { from: 'user' });
-  } catch (err) {
-    if (!(err instanceof CommanderError)) throw err;
-    code = err.exitCode === 0 ? 0 : 2;
-  }
-  return { code, out: io.stdout(), err: io.stderr() };
+  const r = await runCli(argv, { env: { UNKEY_INFRA_API: stack.ctrl.url, UNKEY_INFRA_TOKEN: stack.adminToken } });
+  return { code: r.code, out: r.stdout, err: r.stderr };
 }
 
 test('rollout start, status --watch to completion, and the per-wave view', async () => {
