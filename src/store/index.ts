@@ -27,3 +27,4 @@ export * as domains from './domains';
 export * as agentTokens from './agent-tokens';
 export * as system from './system';
 export * as events from './events';
+export * as feed from './feed';
