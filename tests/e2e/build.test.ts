@@ -1,0 +1,59 @@
+// The pluggable builder: a deployment from a build context runs ctrl's --build-command and
+// deploys the image it names; a failing build fails the deployment with the build's output.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { testStack, until } from '../helpers/stack';
+
+// The "build" checks it runs in the context and that the workflow passed its variables.
+const buildCommand =
+  'test -f Dockerfile && test -n "$UNKEY_DEPLOYMENT_ID" && echo "building $UNKEY_BUILD_CONTEXT" && ' +
+  'if grep -q broken Dockerfile; then echo "step 3/7: no such base image" >&2; exit 1; fi; echo "registry.local/built:$UNKEY_DEPLOYMENT_ID"';
+const stack = await testStack({ regions: ['us-east-1'], ctrl: { settings: { buildCommand } } });
+
+function context(dockerfile: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'unkey-build-'));
+  writeFileSync(join(dir, 'Dockerfile'), dockerfile);
+  return dir;
+}
+
+const finished = (id: string) =>
+  until(async () => {
+    const r = await stack.api(`/v1/deployments/${id}`);
+    return ['ready', 'failed'].includes(r.body.status) ? r.body : undefined;
+  }, 20_000, 'deploy finished');
+
+test('a build context is built by the configured command and its image deployed', async () => {
+  const r = await stack.api('/v1/deployments', { body: { buildContext: context('FROM scratch\n'), regions: ['us-east-1'], replicas: 1 } });
+  assert.equal(r.status, 202, JSON.stringify(r.body));
+  const d = await finished(r.body.id);
+  assert.equal(d.status, 'ready', d.error);
+  assert.equal(d.image, `registry.local/built:${r.body.id}`);
+  assert.ok(d.steps.some((s: any) => s.name === 'build'), 'the build is a journaled step');
+  const [sts] = (await stack.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM instances WHERE deployment_id = ${r.body.id} AND status = 'running'`);
+  assert.equal(sts!.n, 1);
+});
+
+test('a failing build fails the deployment with the build output; a missing context is a 400', async () => {
+  const r = await stack.api('/v1/deployments', { body: { buildContext: context('FROM broken\n'), regions: ['us-east-1'], replicas: 1 } });
+  const d = await finished(r.body.id);
+  assert.equal(d.status, 'failed');
+  assert.match(d.error, /build failed \(exit 1\): step 3\/7: no such base image/);
+  assert.equal(d.topology.length, 0, 'nothing was deployed');
+
+  const missing = await stack.api('/v1/deployments', { body: { buildContext: '/nonexistent/dir', regions: ['us-east-1'] } });
+  assert.equal(missing.status, 400);
+  assert.equal(missing.body.error.details[0].field, 'buildContext');
+});
+
+test('ctrl serves its OpenAPI document and reports the engine in /readyz', async () => {
+  const doc = await fetch(`${stack.ctrl.url}/openapi.json`).then((r) => r.json() as Promise<any>);
+  assert.equal(doc.openapi, '3.1.0');
+  assert.ok(doc.paths['/v1/deployments'].post.requestBody.content['application/json'].schema.properties.regions);
+  assert.ok(doc.paths['/v1/sentinel-rollouts']);
+  const ready = await fetch(`${stack.ctrl.url}/readyz`).then((r) => r.json() as Promise<any>);
+  assert.deepEqual(ready.checks.map((c: any) => c.name).sort(), ['database', 'engine', 'migrations']);
+  assert.ok(ready.checks.every((c: any) => c.ok));
+});
