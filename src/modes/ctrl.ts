@@ -70,6 +70,7 @@ export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}):
       logger.child({ part: 'workflows' }),
     );
     const feed = createFeed({ sql, logger: logger.child({ part: 'feed' }), agentTokens: cfg.agentTokens, ...overrides.feed });
+    feed.registerMetrics(registry);
     const hub = await createEventHub(sql);
     closers.push(() => hub.close());
 
@@ -77,7 +78,7 @@ export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}):
       sql,
       logger,
       registry,
-      checks: [engine.readinessCheck()],
+      checks: [engine.readinessCheck(), feed.readinessCheck()],
       routes: [
         (a) => feed.routes(a),
         clusterStatusRoutes({ sql, agentTokens: cfg.agentTokens, hooks: workflows.hooks }),

@@ -9,7 +9,10 @@ import type { Sql } from '../store/db';
 import { deleteExpired } from '../store/changes';
 import { clusterFeedRoutes } from '../http/cluster-feed';
 import { Semaphore } from './stream';
-import { Tailer } from './tailer';
+import { Tailer, DEFAULT_POLL_MS } from './tailer';
+import type { ReadinessCheck } from '../http/health';
+import client from 'prom-client';
+import type { Registry } from '../http/metrics';
 
 export interface FeedOptions {
   sql: Sql;
@@ -33,6 +36,10 @@ export interface Feed {
   /** Runs one cleanup pass now; returns rows deleted. */
   cleanup(): Promise<number>;
   readonly tailer: Tailer;
+  /** Ready while the tailer is reading the outbox; a stuck tailer starves every agent. */
+  readinessCheck(): ReadinessCheck;
+  /** Registers the feed's Prometheus metrics. */
+  registerMetrics(registry: Registry): void;
 }
 
 /** Below the 60 s idle timeout common to load balancers, so the `end` line gets through them. */
@@ -44,6 +51,8 @@ export const DEFAULT_CLEANUP_TTL_MS = 24 * 60 * 60_000;
 export const DEFAULT_CLEANUP_INTERVAL_MS = 10 * 60_000;
 /** Each snapshot holds a pooled connection while it streams; keep most of the pool free. */
 export const DEFAULT_MAX_CONCURRENT_SNAPSHOTS = 4;
+/** A tailer silent this long (at least) is stuck: 5 s is 50 default polls. */
+const STALE_FLOOR_MS = 5_000;
 /** How long close() waits for open streams to write `end` before it stops waiting. */
 const CLOSE_GRACE_MS = 5_000;
 
@@ -89,10 +98,48 @@ export function createFeed(opts: FeedOptions): Feed {
     },
   });
 
+  const pollMs = opts.pollMs ?? DEFAULT_POLL_MS;
   return {
     tailer,
     routes,
     cleanup,
+    readinessCheck: () => ({
+      name: 'feed',
+      check: async () => {
+        if (!tailer.lastTailAt) return 'the change feed has not read the outbox yet';
+        // The tailer reads at least every poll interval; failing queries back off 10×.
+        const staleMs = Math.max(STALE_FLOOR_MS, pollMs * 20);
+        const age = Date.now() - tailer.lastTailAt;
+        return age > staleMs ? `the change feed last read the outbox ${Math.round(age / 1000)} s ago` : null;
+      },
+    }),
+    registerMetrics(registry) {
+      new client.Gauge({
+        name: 'feed_open_streams',
+        help: 'Change feed long polls currently open on this ctrl',
+        registers: [registry],
+        collect() {
+          this.set(streams.size);
+        },
+      });
+      new client.Gauge({
+        name: 'feed_buffered_changes',
+        help: 'Settled outbox rows held in memory for streams',
+        registers: [registry],
+        collect() {
+          this.set(tailer.buffer.size);
+        },
+      });
+      new client.Counter({
+        name: 'feed_tail_queries_total',
+        help: 'Outbox tail queries (one per poll, whatever the number of agents)',
+        registers: [registry],
+        collect() {
+          this.reset();
+          this.inc(tailer.polls);
+        },
+      });
+    },
     async start() {
       await tailer.start();
       timer = setInterval(() => {

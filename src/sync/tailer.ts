@@ -53,6 +53,8 @@ export class Tailer {
   private readonly bufferSize: number;
   /** Tail queries issued, for benchmarks and metrics. */
   polls = 0;
+  /** When a tail query last succeeded (0: never); readiness reads it. */
+  lastTailAt = 0;
 
   constructor(opts: TailerOptions) {
     this.sql = opts.sql;
@@ -105,6 +107,7 @@ export class Tailer {
       try {
         this.polls++;
         r = await changes.tailSettled(this.sql, this.buffer.head, TAIL_BATCH);
+        this.lastTailAt = Date.now();
       } catch (err) {
         if (this.closed) return;
         this.logger.error({ err }, 'feed tail query failed');

@@ -48,12 +48,15 @@ test('a failing build fails the deployment with the build output; a missing cont
   assert.equal(missing.body.error.details[0].field, 'buildContext');
 });
 
-test('ctrl serves its OpenAPI document and reports the engine in /readyz', async () => {
+test('ctrl serves its OpenAPI document, reports the engine and the feed in /readyz, and exports feed metrics', async () => {
   const doc = await fetch(`${stack.ctrl.url}/openapi.json`).then((r) => r.json() as Promise<any>);
   assert.equal(doc.openapi, '3.1.0');
   assert.ok(doc.paths['/v1/deployments'].post.requestBody.content['application/json'].schema.properties.regions);
   assert.ok(doc.paths['/v1/sentinel-rollouts']);
   const ready = await fetch(`${stack.ctrl.url}/readyz`).then((r) => r.json() as Promise<any>);
-  assert.deepEqual(ready.checks.map((c: any) => c.name).sort(), ['database', 'engine', 'migrations']);
+  assert.deepEqual(ready.checks.map((c: any) => c.name).sort(), ['database', 'engine', 'feed', 'migrations']);
+  const metrics = await fetch(`${stack.ctrl.url}/metrics`).then((r) => r.text());
+  assert.match(metrics, /^feed_tail_queries_total\{[^}]*\} [1-9]/m);
+  assert.match(metrics, /^feed_open_streams\{/m);
   assert.ok(ready.checks.every((c: any) => c.ok));
 });
