@@ -9,7 +9,7 @@ import { clusterStatusRoutes } from '../http/cluster-status';
 import { createEventHub, publicApiRoutes } from '../http/api';
 import { createFeed, type FeedOptions } from '../sync/feed';
 import { createEngine, type Engine, type EngineOptions } from '../workflow/engine';
-import { commandBuilder, noBuilder, recoverPendingDeployments, registerWorkflows, type Builder, type Workflows } from '../workflow';
+import { commandBuilder, noBuilder, recoverPendingDeployments, registerWorkflows, workflowMetrics, type Builder, type Workflows } from '../workflow';
 
 export interface CtrlHandle {
   url: string;
@@ -66,6 +66,7 @@ export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}):
         ...(overrides.recheckMs ? { recheckMs: overrides.recheckMs } : {}),
         apexDomain: cfg.apexDomain,
         sentinelDefaults: { image: cfg.sentinelImage, replicas: SENTINEL_REPLICAS, cpuMillicores: SENTINEL_CPU_MILLICORES, memoryMib: SENTINEL_MEMORY_MIB },
+        metrics: workflowMetrics(registry, sql),
       },
       logger.child({ part: 'workflows' }),
     );

@@ -123,3 +123,12 @@ export async function listStalePending(q: Queryable, olderThanMs: number, limit 
     ORDER BY created_at LIMIT ${limit}`;
   return rows.map((r) => r.id);
 }
+
+/** Fleet-wide counts for the metrics endpoint: instances by status, topologies by status. */
+export async function fleetCounts(q: Queryable): Promise<{ instances: Record<string, number>; topologies: Record<string, number>; regions: number }> {
+  const [row] = await q<{ instances: Record<string, number> | null; topologies: Record<string, number> | null; regions: number }[]>`
+    SELECT (SELECT json_object_agg(status, n) FROM (SELECT status, count(*)::int AS n FROM instances GROUP BY status) i) AS instances,
+           (SELECT json_object_agg(desired_status, n) FROM (SELECT desired_status, count(*)::int AS n FROM deployment_topology GROUP BY desired_status) t) AS topologies,
+           (SELECT count(DISTINCT region)::int FROM deployment_topology WHERE desired_status = 'running') AS regions`;
+  return { instances: row?.instances ?? {}, topologies: row?.topologies ?? {}, regions: row?.regions ?? 0 };
+}

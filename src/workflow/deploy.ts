@@ -19,6 +19,7 @@ import type { Builder } from './build';
 import type { SentinelServiceDef } from './sentinel';
 import { evaluateProgress } from './progress';
 import { openWaiter } from './wait';
+import type { WorkflowMetrics } from './metrics';
 
 export const DEPLOY_SERVICE = 'DeployService';
 export const INSTANCES_KEY = 'instances_awakeable';
@@ -34,6 +35,7 @@ export interface DeployDeps {
   apexDomain: string;
   /** Desired config of sentinels this workflow creates. */
   sentinelDefaults: { image: string; replicas: number; cpuMillicores: number; memoryMib: number };
+  metrics: WorkflowMetrics;
 }
 
 export const DeployOutput = z.object({
@@ -63,7 +65,16 @@ export function deployService(deps: DeployDeps) {
         try {
           if (!d.image) {
             await ctx.runTx('status-building', (tx) => deployments.setDeploymentStatus(tx, id, 'building').then(() => null));
-            const image = await ctx.run('build', () => deps.builder.build({ deploymentId: id, buildContext: d.buildContext! }), { maxAttempts: 2 });
+            const image = await ctx.run(
+              'build',
+              async () => {
+                const started = Date.now();
+                const built = await deps.builder.build({ deploymentId: id, buildContext: d.buildContext! });
+                deps.metrics.built((Date.now() - started) / 1000);
+                return built;
+              },
+              { maxAttempts: 2 },
+            );
             await ctx.runTx('image', (tx) => deployments.setDeploymentImage(tx, id, image).then(() => null));
           }
           await ctx.runTx('topologies', async (tx) => {
@@ -100,7 +111,8 @@ export function deployService(deps: DeployDeps) {
             await domains.assignDomain(tx, { ...base, hostname: `${id}.${deps.apexDomain}`, kind: 'deployment' });
             // The environment's domain follows the newest ready deployment (promote/rollback move it).
             await domains.assignDomain(tx, { ...base, hostname: `${env!.appId}-${env!.slug}.${deps.apexDomain}`, kind: 'environment' });
-            await deployments.setDeploymentStatus(tx, id, 'ready');
+            const row = await deployments.setDeploymentStatus(tx, id, 'ready');
+            if (row) deps.metrics.finished('ready', row.createdAt);
             return null;
           });
           return { deploymentId: id, status: 'ready' as const, error: null };
@@ -114,7 +126,8 @@ export function deployService(deps: DeployDeps) {
             if (stopped && row?.desiredState === 'running') return null;
             await topology.setTopologyStatus(tx, id, 'stopped');
             await instances.deleteInstancesOf(tx, id);
-            await deployments.setDeploymentStatus(tx, id, stopped ? 'stopped' : 'failed', stopped ? null : reason);
+            const done = await deployments.setDeploymentStatus(tx, id, stopped ? 'stopped' : 'failed', stopped ? null : reason);
+            if (done) deps.metrics.finished(stopped ? 'stopped' : 'failed', done.createdAt);
             return null;
           });
           if (err instanceof CancelledError) throw err;
@@ -136,10 +149,12 @@ export type DeployServiceDef = ReturnType<typeof deployService>;
 
 async function waitForInstances(ctx: Context, deps: DeployDeps, id: string): Promise<void> {
   const waiter = await openWaiter(ctx, INSTANCES_KEY);
+  let checks = 0;
   const p = await waiter.until({
     timeoutMs: deps.timeoutMs,
     recheckMs: deps.recheckMs,
     probe: async () => {
+      checks++;
       const d = await deployments.getDeployment(deps.sql, id);
       const progress = evaluateProgress(await deployments.deploymentProgress(deps.sql, id), d?.desiredState ?? 'stopped');
       return { done: progress.state !== 'waiting', info: progress };
@@ -147,6 +162,8 @@ async function waitForInstances(ctx: Context, deps: DeployDeps, id: string): Pro
     onTimeout: (last) =>
       new TerminalError(`timed out waiting for instances (${last.state === 'waiting' ? last.waitingFor.join(', ') : last.state})`, { code: 'ERR_DEPLOY_TIMEOUT' }),
   });
+  // Checks made by this process only: on a resume after a crash the journaled ones are replayed.
+  if (checks) deps.metrics.polled(checks);
   if (p.state === 'failed') throw new TerminalError(p.reason, { code: 'ERR_DEPLOY_INSTANCES_FAILED' });
   if (p.state === 'stopped') throw new TerminalError('stopped before it became ready', { code: STOPPED });
 }

@@ -26,6 +26,7 @@ import { sentinelService, type SentinelServiceDef } from './sentinel';
 import { statusHooks, type StatusHooks } from './status-hooks';
 import { rolloutService, type RolloutServiceDef } from './rollout';
 import { slackNotifier } from './slack';
+import { noMetrics, type WorkflowMetrics } from './metrics';
 import type { CommandDeps } from './commands';
 
 export * from './build';
@@ -38,6 +39,7 @@ export * from './status-hooks';
 export * from './rollout';
 export * from './slack';
 export * from './waves';
+export * from './metrics';
 
 export interface WorkflowConfig {
   builder: Builder;
@@ -47,6 +49,7 @@ export interface WorkflowConfig {
   recheckMs?: number;
   apexDomain: string;
   sentinelDefaults: { image: string; replicas: number; cpuMillicores: number; memoryMib: number };
+  metrics?: WorkflowMetrics;
 }
 
 export interface Workflows {
@@ -77,6 +80,7 @@ export function registerWorkflows(engine: Engine, sql: Sql, cfg: WorkflowConfig,
       recheckMs,
       apexDomain: cfg.apexDomain,
       sentinelDefaults: cfg.sentinelDefaults,
+      metrics: cfg.metrics ?? noMetrics,
     }),
   );
   const desiredState = engine.register(desiredStateService({ sql, deploy }));

@@ -48,7 +48,7 @@ test('a failing build fails the deployment with the build output; a missing cont
   assert.equal(missing.body.error.details[0].field, 'buildContext');
 });
 
-test('ctrl serves its OpenAPI document, reports the engine and the feed in /readyz, and exports feed metrics', async () => {
+test('ctrl serves its OpenAPI document, reports the engine and the feed in /readyz, and exports feed and deployment metrics', async () => {
   const doc = await fetch(`${stack.ctrl.url}/openapi.json`).then((r) => r.json() as Promise<any>);
   assert.equal(doc.openapi, '3.1.0');
   assert.ok(doc.paths['/v1/deployments'].post.requestBody.content['application/json'].schema.properties.regions);
@@ -58,5 +58,11 @@ test('ctrl serves its OpenAPI document, reports the engine and the feed in /read
   const metrics = await fetch(`${stack.ctrl.url}/metrics`).then((r) => r.text());
   assert.match(metrics, /^feed_tail_queries_total\{[^}]*\} [1-9]/m);
   assert.match(metrics, /^feed_open_streams\{/m);
+  // Seed 001's deployment metrics, after the two deploys above (one ready, one failed build).
+  assert.match(metrics, /^deployment_workflow_status\{[^}]*status="ready"[^}]*\} [1-9]/m);
+  assert.match(metrics, /^deployment_workflow_status\{[^}]*status="failed"[^}]*\} [1-9]/m);
+  assert.match(metrics, /^deployment_build_duration_seconds_count\{[^}]*\} [1-9]/m);
+  assert.match(metrics, /^deployment_instances_by_status\{[^}]*status="running"[^}]*\} 1$/m);
+  assert.match(metrics, /^deployment_topology_regions\{[^}]*\} 1$/m);
   assert.ok(ready.checks.every((c: any) => c.ok));
 });
