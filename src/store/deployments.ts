@@ -132,3 +132,11 @@ export async function fleetCounts(q: Queryable): Promise<{ instances: Record<str
            (SELECT count(DISTINCT region)::int FROM deployment_topology WHERE desired_status = 'running') AS regions`;
   return { instances: row?.instances ?? {}, topologies: row?.topologies ?? {}, regions: row?.regions ?? 0 };
 }
+
+/** Status and desired state of many deployments in one query (status reports name many). */
+export async function statesOf(q: Queryable, ids: string[]): Promise<Map<string, Pick<Deployment, 'status' | 'desiredState'>>> {
+  if (ids.length === 0) return new Map();
+  const rows = await q<{ id: string; status: DeploymentStatus; desiredState: DesiredState }[]>`
+    SELECT d.id, d.status, d.desired_state FROM deployments d JOIN unnest(${ids}::text[]) AS x(id) ON x.id = d.id`;
+  return new Map(rows.map((r) => [r.id, { status: r.status, desiredState: r.desiredState }]));
+}

@@ -16,6 +16,12 @@ export async function publishEvent(q: Queryable, event: LiveEvent): Promise<void
   await q`SELECT pg_notify(${EVENTS_CHANNEL}, ${JSON.stringify(event)})`;
 }
 
+/** Many events in one statement (status reports touch many resources at once). */
+export async function publishEvents(q: Queryable, list: LiveEvent[]): Promise<void> {
+  if (list.length === 0) return;
+  await q`SELECT pg_notify(${EVENTS_CHANNEL}, e) FROM unnest(${list.map((e) => JSON.stringify(e))}::text[]) AS e`;
+}
+
 /** Subscribes to live events of every ctrl replica; resolves to an unsubscribe function. */
 export async function listenEvents(sql: Sql, onEvent: (e: LiveEvent) => void): Promise<() => Promise<void>> {
   const sub = await sql.listen(EVENTS_CHANNEL, (payload) => {

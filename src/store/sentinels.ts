@@ -137,3 +137,9 @@ export async function markSentinelApplyFailed(q: Queryable, id: string, region: 
     WHERE id = ${id} AND region = ${region}`;
   return r.count > 0;
 }
+
+/** Many sentinels in one query (status reports name many). */
+export async function getSentinels(q: Queryable, ids: string[]): Promise<Sentinel[]> {
+  if (ids.length === 0) return [];
+  return q<Sentinel[]>`SELECT ${columns(q)} FROM sentinels WHERE id IN (SELECT unnest(${ids}::text[]))`;
+}

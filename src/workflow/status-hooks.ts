@@ -4,9 +4,12 @@
 //
 // Only decisive moments send an invocation: a deploy is notified once its instances are all
 // running or one failed, a sentinel deploy once krane reports it converged. Everything else
-// is left to the workflows' periodic re-check, so chatty reports cost a query, not a workflow.
+// is left to the workflows' periodic re-check. A report naming many resources costs a constant
+// number of queries plus a few per deployment still deploying (reports after a relist name
+// every resource of the region; most are long settled).
 import type { Logger } from '../log';
 import { deployments, events, sentinels, type Sql } from '../store';
+import type { LiveEvent } from '../store/events';
 import type { Engine } from './engine';
 import type { DeployServiceDef } from './deploy';
 import type { SentinelServiceDef } from './sentinel';
@@ -22,10 +25,10 @@ export function statusHooks(deps: { sql: Sql; engine: Engine; deploy: DeployServ
   const { sql, engine, logger } = deps;
   return {
     async deploymentsReported(region, ids) {
-      for (const id of ids) {
-        try {
-          const d = await deployments.getDeployment(sql, id);
-          if (!d || d.status !== 'deploying') continue;
+      try {
+        const states = await deployments.statesOf(sql, ids);
+        for (const [id, d] of states) {
+          if (d.status !== 'deploying') continue;
           const regions = await deployments.deploymentProgress(sql, id);
           const r = regions.find((x) => x.region === region);
           if (r) {
@@ -42,22 +45,22 @@ export function statusHooks(deps: { sql: Sql; engine: Engine; deploy: DeployServ
           if (evaluateProgress(regions, d.desiredState).state !== 'waiting') {
             await engine.send(deps.deploy, 'notifyInstances', {}, { key: id });
           }
-        } catch (err) {
-          // The report is stored; the deploy's re-check picks the change up without us.
-          logger.warn({ err, deploymentId: id, region }, 'deployment status hook failed');
         }
+      } catch (err) {
+        // The report is stored; the deploy's re-check picks the change up without us.
+        logger.warn({ err, region, deployments: ids.length }, 'deployment status hook failed');
       }
     },
     async sentinelsReported(region, ids) {
-      for (const id of ids) {
-        try {
-          const s = await sentinels.getSentinel(sql, id);
-          if (!s) continue;
-          await events.publishEvent(sql, { type: 'sentinel.status', sentinelId: id, region, deployStatus: s.deployStatus, health: s.health, runningImage: s.runningImage });
-          if (s.deployStatus === 'progressing' && sentinelConverged(s)) await engine.send(deps.sentinel, 'notifyReady', {}, { key: id });
-        } catch (err) {
-          logger.warn({ err, sentinelId: id, region }, 'sentinel status hook failed');
+      try {
+        const rows = await sentinels.getSentinels(sql, ids);
+        const live: LiveEvent[] = rows.map((s) => ({ type: 'sentinel.status', sentinelId: s.id, region, deployStatus: s.deployStatus, health: s.health, runningImage: s.runningImage }));
+        await events.publishEvents(sql, live);
+        for (const s of rows) {
+          if (s.deployStatus === 'progressing' && sentinelConverged(s)) await engine.send(deps.sentinel, 'notifyReady', {}, { key: s.id });
         }
+      } catch (err) {
+        logger.warn({ err, region, sentinels: ids.length }, 'sentinel status hook failed');
       }
     },
   };

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { testDb } from '../helpers/db';
 import { newId } from '../../src/ids';
-import { changes, cilium, deployments, domains, instances, sentinels, tenancy, topology, agentTokens, system } from '../../src/store';
+import { changes, cilium, deployments, domains, events, instances, sentinels, tenancy, topology, agentTokens, system } from '../../src/store';
 
 const db = await testDb();
 const sql = db.sql;
@@ -217,4 +217,45 @@ test('feed epoch is stable until rotated', async () => {
   const b = await system.rotateFeedEpoch(sql);
   assert.notEqual(a, b);
   assert.equal(await system.getFeedEpoch(sql), b);
+});
+
+test('batch reads for status reports: states of many deployments, many sentinels; events reach listeners at commit', async () => {
+  const a = newDeployment();
+  const b = newDeployment();
+  await deployments.insertDeployment(sql, a);
+  await deployments.insertDeployment(sql, b);
+  await deployments.setDeploymentStatus(sql, b.id, 'deploying');
+  const states = await deployments.statesOf(sql, [a.id, b.id, 'dep-missing']);
+  assert.deepEqual(Object.fromEntries(states), { [a.id]: { status: 'pending', desiredState: 'running' }, [b.id]: { status: 'deploying', desiredState: 'running' } });
+  assert.equal((await deployments.statesOf(sql, [])).size, 0);
+
+  const s = await sentinels.ensureSentinel(sql, { id: newId('snt'), ...scope, region: 'ap-south-1', image: 'x:1', replicas: 1, cpuMillicores: 100, memoryMib: 128 });
+  assert.deepEqual((await sentinels.getSentinels(sql, [s.sentinel.id, 'snt-missing'])).map((x) => x.id), [s.sentinel.id]);
+
+  const got: events.LiveEvent[] = [];
+  const unlisten = await events.listenEvents(sql, (e) => got.push(e));
+  try {
+    await assert.rejects(
+      sql.begin(async (tx) => {
+        await deployments.setDeploymentStatus(tx, a.id, 'failed', 'rolled back: never seen');
+        throw new Error('abort');
+      }),
+    );
+    await sql.begin(async (tx) => {
+      await events.publishEvents(tx, [
+        { type: 'rollout.wave', state: 'in_progress', wave: 0, waves: 2, succeeded: 0, failed: 0 },
+        { type: 'rollout.wave', state: 'in_progress', wave: 1, waves: 2, succeeded: 1, failed: 0 },
+      ]);
+      await deployments.setDeploymentStatus(tx, b.id, 'ready');
+    });
+    const end = Date.now() + 5000;
+    while (got.length < 3 && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
+    assert.deepEqual(
+      got.map((e) => (e.type === 'deployment.status' ? `${e.deploymentId}:${e.status}` : `wave ${e.type === 'rollout.wave' ? e.wave : '?'}`)),
+      ['wave 0', 'wave 1', `${b.id}:ready`],
+      'only the committed transaction published, in order',
+    );
+  } finally {
+    await unlisten();
+  }
 });
