@@ -116,11 +116,14 @@ export async function lockDeployment(
   return row;
 }
 
-/** Deployments still pending after `olderThanMs`: their workflow was never started. */
-export async function listStalePending(q: Queryable, olderThanMs: number, limit = 1000): Promise<string[]> {
+/** Deployments on their way (pending … network) whose row has not changed for `olderThanMs`:
+ *  candidates for a workflow that never started or died; the caller checks for a live one. */
+export async function listStalled(q: Queryable, olderThanMs: number, limit = 100): Promise<string[]> {
   const rows = await q<{ id: string }[]>`
-    SELECT id FROM deployments WHERE status = 'pending' AND created_at < now() - make_interval(secs => ${olderThanMs / 1000})
-    ORDER BY created_at LIMIT ${limit}`;
+    SELECT id FROM deployments
+    WHERE status IN ('pending', 'building', 'deploying', 'network')
+      AND updated_at < now() - make_interval(secs => ${olderThanMs / 1000})
+    ORDER BY updated_at LIMIT ${limit}`;
   return rows.map((r) => r.id);
 }
 

@@ -38,3 +38,11 @@ export async function listDomains(q: Queryable, opts: { deploymentId?: string; e
                        AND (${opts.environmentId ?? null}::text IS NULL OR environment_id = ${opts.environmentId ?? null})
                      ORDER BY hostname`;
 }
+
+/** The deployment a hostname points at, with what decides whether a newer deploy may take it. */
+export async function holderOf(q: Queryable, hostname: string): Promise<{ deploymentId: string; status: string; createdAt: Date } | undefined> {
+  const [row] = await q<{ deploymentId: string; status: string; createdAt: Date }[]>`
+    SELECT d.id AS deployment_id, d.status, d.created_at FROM domains x JOIN deployments d ON d.id = x.deployment_id
+    WHERE x.hostname = ${hostname}`;
+  return row;
+}

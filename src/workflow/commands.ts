@@ -35,7 +35,7 @@ export interface CreateDeploymentInput {
 export const deployIdempotencyKey = (deploymentId: string) => `deploy:${deploymentId}`;
 
 export async function startDeployWorkflow(deps: CommandDeps, deploymentId: string): Promise<void> {
-  await deps.engine.send(deps.deploy, 'deploy', {}, { key: deploymentId, idempotencyKey: deployIdempotencyKey(deploymentId) });
+  await deps.engine.send(deps.deploy, 'deploy', { restart: false }, { key: deploymentId, idempotencyKey: deployIdempotencyKey(deploymentId) });
 }
 
 export async function createDeployment(deps: CommandDeps, input: CreateDeploymentInput, rolledBackFrom: string | null = null): Promise<Deployment> {
@@ -127,12 +127,24 @@ export async function changeDesiredState(deps: CommandDeps, id: string, desired:
   }
 }
 
+const LIVE = new Set(['scheduled', 'queued', 'ready', 'running', 'suspended']);
+
 /**
- * Starts the deploy workflow of deployments left pending (the process that created them died
- * before sending). Idempotency keys make it a no-op for deployments whose workflow exists.
+ * Restarts the deploy workflow of deployments stuck on their way to ready with no live
+ * workflow: the creator died between insert and send, or the workflow itself failed (e.g. the
+ * database stayed away past a step's retries). A deployment whose workflow is alive (waiting
+ * for instances, say) is left alone. A first start reuses the deployment's idempotency key, so
+ * racing sweeps on several replicas start one workflow; a restart after a dead one needs a new
+ * key, numbered by the runs so far, which racing sweeps also agree on.
  */
 export async function recoverPendingDeployments(deps: CommandDeps, olderThanMs: number): Promise<number> {
-  const ids = await deployments.listStalePending(deps.sql, olderThanMs);
-  for (const id of ids) await startDeployWorkflow(deps, id);
-  return ids.length;
+  let started = 0;
+  for (const id of await deployments.listStalled(deps.sql, olderThanMs)) {
+    const runs = (await deps.engine.listInvocations({ target: deps.deploy.name, key: id, limit: 100 })).filter((i) => i.handler === 'deploy');
+    if (runs.some((i) => LIVE.has(i.status))) continue;
+    const idempotencyKey = runs.length === 0 ? deployIdempotencyKey(id) : `${deployIdempotencyKey(id)}:recover:${runs.length}`;
+    await deps.engine.send(deps.deploy, 'deploy', { restart: false }, { key: id, idempotencyKey });
+    started++;
+  }
+  return started;
 }

@@ -38,6 +38,14 @@ export interface DeployDeps {
   metrics: WorkflowMetrics;
 }
 
+export const DeployInput = z
+  .object({
+    /** A start after a stop: bring the instances back, but leave the environment's domain where
+     *  it is (it may have been promoted elsewhere meanwhile). */
+    restart: z.boolean().default(false),
+  })
+  .default({ restart: false });
+
 export const DeployOutput = z.object({
   deploymentId: z.string(),
   status: z.enum(['ready', 'failed', 'stopped']),
@@ -52,7 +60,7 @@ export function deployService(deps: DeployDeps) {
   const { sql } = deps;
   return defineObject(DEPLOY_SERVICE, {
     exclusive: {
-      deploy: handler({ input: z.object({}).default({}), output: DeployOutput }, async (ctx) => {
+      deploy: handler({ input: DeployInput, output: DeployOutput }, async (ctx, input) => {
         const id = ctx.key;
         const d = await ctx.run('load', async () => {
           const row = await deployments.getDeployment(sql, id);
@@ -106,32 +114,42 @@ export function deployService(deps: DeployDeps) {
 
           await ctx.runTx('status-network', (tx) => deployments.setDeploymentStatus(tx, id, 'network').then(() => null));
           await ctx.runTx('domains', async (tx) => {
+            // A stop that landed after the last instance check must not end in `ready`.
+            const locked = await deployments.lockDeployment(tx, id);
+            if (locked?.desiredState === 'stopped') throw new TerminalError('stopped before it became ready', { code: STOPPED });
             const env = await tenancy.getEnvironment(tx, d.environmentId);
             const base = { workspaceId: env!.workspaceId, environmentId: env!.id, deploymentId: id };
             await domains.assignDomain(tx, { ...base, hostname: `${id}.${deps.apexDomain}`, kind: 'deployment' });
-            // The environment's domain follows the newest ready deployment (promote/rollback move it).
-            await domains.assignDomain(tx, { ...base, hostname: `${env!.appId}-${env!.slug}.${deps.apexDomain}`, kind: 'environment' });
             const row = await deployments.setDeploymentStatus(tx, id, 'ready');
+            // The environment's domain follows the newest ready deployment; an older one that
+            // finishes late, or a restart, does not take it back (promote moves it explicitly).
+            const envHost = `${env!.appId}-${env!.slug}.${deps.apexDomain}`;
+            const holder = await domains.holderOf(tx, envHost);
+            const newerHolds = holder && holder.deploymentId !== id && holder.status === 'ready' && holder.createdAt > row!.createdAt;
+            if (!input.restart && !newerHolds) await domains.assignDomain(tx, { ...base, hostname: envHost, kind: 'environment' });
             if (row) deps.metrics.finished('ready', row.createdAt);
             return null;
           });
           return { deploymentId: id, status: 'ready' as const, error: null };
         } catch (err) {
-          const stopped = err instanceof TerminalError && err.code === STOPPED;
           const reason = err instanceof TimeoutError ? 'timed out waiting for instances' : (err as Error).message;
-          await ctx.runTx('cleanup', async (tx) => {
+          const outcome = await ctx.runTx('cleanup', async (tx) => {
             const row = await deployments.lockDeployment(tx, id);
             // Stopped and started again while this deploy wound down: the start has queued a
             // fresh deploy behind this one, so leave its running topologies alone.
-            if (stopped && row?.desiredState === 'running') return null;
+            if (row?.desiredState === 'running' && err instanceof TerminalError && err.code === STOPPED) return 'requeued' as const;
+            // Whatever ended the deploy, a stop that arrived meanwhile (even during the sentinel
+            // wait) makes it `stopped`, which a later start can resume, rather than `failed`.
+            const stopped = row?.desiredState === 'stopped';
             await topology.setTopologyStatus(tx, id, 'stopped');
             await instances.deleteInstancesOf(tx, id);
             const done = await deployments.setDeploymentStatus(tx, id, stopped ? 'stopped' : 'failed', stopped ? null : reason);
             if (done) deps.metrics.finished(stopped ? 'stopped' : 'failed', done.createdAt);
-            return null;
+            return stopped ? ('stopped' as const) : ('failed' as const);
           });
           if (err instanceof CancelledError) throw err;
-          return { deploymentId: id, status: stopped ? ('stopped' as const) : ('failed' as const), error: stopped ? null : reason };
+          if (outcome === 'failed') return { deploymentId: id, status: 'failed' as const, error: reason };
+          return { deploymentId: id, status: 'stopped' as const, error: null };
         }
       }),
     },

@@ -34,7 +34,7 @@ export function desiredStateService(deps: { sql: Sql; deploy: DeployServiceDef }
         });
         if (changed && desired === 'stopped') await ctx.send(deps.deploy, 'notifyInstances', {}, { key: id });
         if (changed && desired === 'running') {
-          await ctx.send(deps.deploy, 'deploy', {}, { key: id, idempotencyKey: `start:${ctx.invocationId}` });
+          await ctx.send(deps.deploy, 'deploy', { restart: true }, { key: id, idempotencyKey: `start:${ctx.invocationId}` });
         }
         return { deploymentId: id, desired, changed };
       }),
