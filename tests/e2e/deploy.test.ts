@@ -121,4 +121,10 @@ test('bad input: 400 naming each field, nothing written', async () => {
   assert.equal((await stack.api('/v1/deployments', { body: {}, token: null })).status, 401);
   assert.equal((await stack.api('/v1/deployments', { body: {}, token: 'wrong-token-wrong-token' })).status, 401);
   assert.equal((await stack.api('/v1/deployments/dep-nothere')).status, 404);
+  // A NUL byte would reach PostgreSQL and fail there (22021): refused up front instead.
+  assert.equal((await stack.api('/v1/deployments/a%00b')).status, 400);
+  assert.equal((await stack.api('/v1/deployments?environmentId=a%00b')).status, 400);
+  const nul = await stack.api('/v1/deployments', { body: { image: 'nginx', regions: ['us-east-1'], env: { A: 'x\u0000y' }, command: ['a\u0000'] } });
+  assert.equal(nul.status, 400);
+  assert.deepEqual(nul.body.error.details.map((d: any) => d.field).sort(), ['command.0', 'env.A']);
 });

@@ -11,6 +11,13 @@ const imageRef = z
   .regex(/^[a-z0-9][a-z0-9._\-/:@]*$/i, 'must be an image reference like nginx:1.27 or registry/app@sha256:…');
 const envKey = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
+/** Free text that reaches PostgreSQL: a NUL byte would make it fail (22021) with a 500. */
+const text = (max: number) =>
+  z
+    .string()
+    .max(max)
+    .refine((s) => !s.includes('\u0000'), 'must not contain NUL bytes');
+
 // Defaults from seed 001's deployment configuration; port 8080 is the common app default.
 export const DEFAULT_REPLICAS = 2;
 export const DEFAULT_CPU_MILLICORES = 500;
@@ -20,7 +27,7 @@ export const DEFAULT_PORT = 8080;
 export const CreateDeploymentBody = z
   .strictObject({
     image: imageRef.optional(),
-    buildContext: z.string().min(1).max(4096).optional(),
+    buildContext: text(4096).min(1).optional(),
     regions: z
       .array(region)
       .min(1, 'at least one region is required')
@@ -30,12 +37,12 @@ export const CreateDeploymentBody = z
     cpuMillicores: z.number().int().min(10).max(256_000).default(DEFAULT_CPU_MILLICORES),
     memoryMib: z.number().int().min(16).max(1_048_576).default(DEFAULT_MEMORY_MIB),
     port: z.number().int().min(1).max(65535).default(DEFAULT_PORT),
-    command: z.array(z.string().max(4096)).max(100).default([]),
+    command: z.array(text(4096)).max(100).default([]),
     env: z
-      .record(z.string().regex(envKey, 'environment variable names are letters, digits and _, not starting with a digit'), z.string().max(32_768))
+      .record(z.string().regex(envKey, 'environment variable names are letters, digits and _, not starting with a digit'), text(32_768))
       .refine((e) => Object.keys(e).length <= 200, 'at most 200 environment variables')
       .default({}),
-    environmentId: z.string().min(1).max(128).default('default'),
+    environmentId: text(128).min(1).default('default'),
   })
   .superRefine((b, ctx) => {
     if (!b.image === !b.buildContext) {
@@ -45,11 +52,11 @@ export const CreateDeploymentBody = z
 export type CreateDeploymentBody = z.infer<typeof CreateDeploymentBody>;
 
 export const ListDeploymentsQuery = z.strictObject({
-  environmentId: z.string().min(1).default('default'),
+  environmentId: text(128).min(1).default('default'),
   limit: z.coerce.number().int().min(1).max(500).default(100),
 });
 
-export const IdParams = z.strictObject({ id: z.string().min(1).max(128) });
+export const IdParams = z.strictObject({ id: text(128).min(1) });
 
 export const SentinelDeployBody = z.strictObject({
   image: imageRef.optional(),
@@ -63,15 +70,15 @@ export const SentinelDeployQuery = z.strictObject({
 });
 
 export const ListSentinelsQuery = z.strictObject({
-  environmentId: z.string().min(1).optional(),
+  environmentId: text(128).min(1).optional(),
   region: region.optional(),
-  after: z.string().optional(),
+  after: text(128).optional(),
   limit: z.coerce.number().int().min(1).max(1000).default(500),
 });
 
 export const ListInvocationsQuery = z.strictObject({
   status: z.enum(['scheduled', 'queued', 'ready', 'running', 'suspended', 'completed', 'failed', 'cancelled']).optional(),
-  target: z.string().min(1).optional(),
+  target: text(128).min(1).optional(),
   limit: z.coerce.number().int().min(1).max(1000).default(100),
 });
 
