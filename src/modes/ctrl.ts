@@ -44,11 +44,19 @@ const SENTINEL_MEMORY_MIB = 256;
 export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}): Promise<CtrlHandle> {
   const logger = overrides.logger ?? createLogger(cfg.logLevel, { service: 'ctrl' });
   const sql = createDb(cfg.databaseUrl, { applicationName: 'unkey-infra-ctrl' });
-  const closers: (() => Promise<void>)[] = [];
-  const closeAll = async () => {
-    for (const c of closers.reverse()) await c().catch((err) => logger.error({ err }, 'error while stopping'));
-  };
-  closers.push(() => sql.end({ timeout: 5 }));
+  // Shutdown runs in a fixed order whatever got started: the feed first (open long polls get
+  // their `end` line), then the server (no status report is accepted that could not send its
+  // wake-up), then the engine (hands back leases), then LISTEN, then the pool. Each stage is
+  // registered once it exists; close() is idempotent.
+  type Stop = () => Promise<void>;
+  const stages: { recover?: Stop; feed?: Stop; app?: Stop; engine?: Stop; hub?: Stop } = {};
+  let closing: Promise<void> | undefined;
+  const closeAll = () =>
+    (closing ??= (async () => {
+      for (const stop of [stages.recover, stages.feed, stages.app, stages.engine, stages.hub, () => sql.end({ timeout: 5 })]) {
+        if (stop) await stop().catch((err) => logger.error({ err }, 'error while stopping'));
+      }
+    })());
   try {
     if (!cfg.noMigrate) {
       const r = await migrate(sql);
@@ -73,7 +81,7 @@ export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}):
     const feed = createFeed({ sql, logger: logger.child({ part: 'feed' }), agentTokens: cfg.agentTokens, ...overrides.feed });
     feed.registerMetrics(registry);
     const hub = await createEventHub(sql);
-    closers.push(() => hub.close());
+    stages.hub = () => hub.close();
 
     const { app } = await buildCtrlApp({
       sql,
@@ -86,6 +94,7 @@ export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}):
         publicApiRoutes({ adminToken: cfg.adminToken, workflows, engine, hub }),
       ],
     });
+    stages.app = () => app.close();
     const listen = async () => {
       await app.listen({ host: cfg.listen.host, port: cfg.listen.port });
       const addr = app.server.address();
@@ -108,13 +117,9 @@ export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}):
     for (const [region, token] of Object.entries(cfg.agentTokens)) await agentTokenStore.ensureAgentToken(sql, region, token);
 
     await engine.start();
-    closers.push(() => engine.stop());
-    // Closed before the engine stops: a status report accepted after that could not send the
-    // wake-up its workflow waits for (the workflows' re-check would still catch it, late).
-    closers.push(() => app.close());
+    stages.engine = () => engine.stop();
     await feed.start();
-    // Closed first on shutdown: open long polls get their `end` line before the server stops.
-    closers.push(() => feed.close());
+    stages.feed = () => feed.close();
 
     const recover = setInterval(() => {
       recoverPendingDeployments(workflows.commands, RECOVER_AFTER_MS)
@@ -122,7 +127,7 @@ export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}):
         .catch((err) => logger.warn({ err }, 'pending deployment recovery failed'));
     }, overrides.recoverEveryMs ?? RECOVER_EVERY_MS);
     recover.unref();
-    closers.push(async () => clearInterval(recover));
+    stages.recover = async () => clearInterval(recover);
 
     url ??= await listen();
     return { url, sql, engine, workflows, close: closeAll };

@@ -6,6 +6,7 @@
 // wave and before the next: a wave is never interrupted mid-call, and no further wave starts.
 // Re-entrancy is checked in `rollout` itself (the key lock alone would only queue a second
 // call). Slack posts are one-way sends to SlackNotifier: in order, and never in the way.
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { defineObject, handler, TerminalError, type Context } from './engine';
 import { events, sentinels, type Sql } from '../store';
@@ -84,21 +85,28 @@ export function rolloutService(deps: RolloutDeps) {
     const now = await ctx.run('now', () => new Date().toISOString());
     s.updatedAt = now;
     await ctx.set(STATE, s);
+    // Live events are notification only: a failure to publish must not fail the wave.
     await ctx.run('event', async () => {
-      await events.publishEvent(deps.sql, {
-        type: 'rollout.wave',
-        state: s.state,
-        wave: waveForEvent,
-        waves: s.waves.length,
-        succeeded: s.succeededIds.length,
-        failed: s.failedIds.length,
-      });
+      await events
+        .publishEvent(deps.sql, {
+          type: 'rollout.wave',
+          state: s.state,
+          wave: waveForEvent,
+          waves: s.waves.length,
+          succeeded: s.succeededIds.length,
+          failed: s.failedIds.length,
+        })
+        .catch(() => {});
       return null;
     });
   }
 
   async function notify(ctx: Context, s: RolloutState, text: string): Promise<void> {
-    if (s.slackWebhookUrl) await ctx.send(deps.slack, 'post', { url: s.slackWebhookUrl, text: `[sentinel rollout ${s.image}] ${text}` }, { key: s.slackWebhookUrl });
+    // The webhook URL is a credential: the object key (visible in /v1/invocations) is its hash.
+    if (s.slackWebhookUrl) {
+      const key = createHash('sha256').update(s.slackWebhookUrl).digest('hex').slice(0, 16);
+      await ctx.send(deps.slack, 'post', { url: s.slackWebhookUrl, text: `[sentinel rollout ${s.image}] ${text}` }, { key });
+    }
   }
 
   async function load(ctx: Context): Promise<RolloutState | undefined> {
@@ -163,6 +171,8 @@ export function rolloutService(deps: RolloutDeps) {
           }
           const n = s.currentWave + 1;
           await notify(ctx, s, `wave ${n}/${s.waves.length} started: ${wave.length} sentinels`);
+          // allSettled: a sentinel call that errors (not just FAILED) is one failed sentinel,
+          // never a failed wave invocation that would leave the rollout in_progress forever.
           const results = await ctx.allSettled(wave.map((id) => ctx.call(deps.sentinel, 'deploy', { image: s.image }, { key: id })));
           const failed: string[] = [];
           results.forEach((r, i) => {

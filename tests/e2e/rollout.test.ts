@@ -62,6 +62,9 @@ test('all waves succeed → completed; Slack posts arrive in order', async () =>
     assert.deepEqual(r.body.waves, [1, 2, 3, 4]);
     const done = await waitState(['completed', 'paused']);
     assert.equal(done.state, 'completed');
+    assert.equal(done.slackWebhookUrl, `${new URL(slack.url).origin}/…`, 'the webhook (a credential) is not shown');
+    const notifierKeys = (await stack.api('/v1/invocations?target=SlackNotifier')).body.invocations.map((i: any) => i.key);
+    assert.ok(notifierKeys.length > 0 && notifierKeys.every((k: string) => /^[0-9a-f]{16}$/.test(k)), 'nor used as an object key');
     assert.ok(Object.values(await images()).every((i) => i === 'sentinel:v2'));
     await until(() => slack.posts.length >= 10, 5000, 'slack posts');
     const kinds = slack.posts.map((p) => p.replace(/^\[[^\]]*\] /, '').split(/[:(]/)[0]!.trim());
