@@ -6,6 +6,8 @@
 // wave and before the next: a wave is never interrupted mid-call, and no further wave starts.
 // Re-entrancy is checked in `rollout` itself (the key lock alone would only queue a second
 // call). Slack posts are one-way sends to SlackNotifier: in order, and never in the way.
+// `completed` means every wave ran: a rollout resumed past a failed wave also ends completed,
+// with the sentinels that failed listed in failedIds (and in the final Slack post).
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { defineObject, handler, TerminalError, type Context } from './engine';
