@@ -19,7 +19,7 @@ export function rolloutRoutes(deps: { workflows: Workflows; engine: Engine }) {
    */
   const requireState = async (allowed: readonly string[], what: string) => {
     const state = (await stored())?.state ?? 'idle';
-    if (!allowed.includes(state)) throw conflict(what === 'rollout' ? 'ERR_ROLLOUT_IN_PROGRESS' : 'ERR_ROLLOUT_STATE', `${what} is not possible while the rollout is ${state}`);
+    if (!allowed.includes(state)) throw conflict(what === 'rollout' ? 'ERR_ROLLOUT_IN_PROGRESS' : 'ERR_ROLLOUT_STATE', `${what} needs a rollout that is ${allowed.join(' or ')}; it is ${state}`);
   };
 
   const current = async () => {
