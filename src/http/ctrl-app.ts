@@ -43,7 +43,7 @@ export async function buildCtrlApp(deps: CtrlAppDeps): Promise<{ app: FastifyIns
     bodyLimit: 4 * 1024 * 1024,
     // fastify's default (100) answers longer path parameters with a bare 414 before any route
     // runs; ours validate ids themselves and answer 400 in the standard error shape.
-    maxParamLength: 256,
+    routerOptions: { maxParamLength: 256 },
   });
   const registry = deps.registry ?? createRegistry({ service: 'ctrl' });
   app.setErrorHandler(errorHandler);

@@ -16,6 +16,23 @@ interface Cluster {
 }
 
 let cluster: Promise<Cluster> | undefined;
+let privateCluster: Promise<Cluster> | undefined;
+
+/**
+ * A PostgreSQL server of this file's own. The change feed reads only rows older than the
+ * oldest running transaction of the whole server (pg_snapshot_xmin is cluster-wide), so a file
+ * that holds transactions open on purpose would stall every other file's feed, and be stalled
+ * by theirs, on the shared server. Such files ask for isolation.
+ */
+function getPrivateCluster(): Promise<Cluster> {
+  privateCluster ??= (async () => {
+    const server = await startPostgres();
+    after(() => server.stop());
+    await prepareTemplate(server);
+    return server;
+  })();
+  return privateCluster;
+}
 
 /** Called by the runner and by the lazy path: creates and migrates the template database. */
 export async function prepareTemplate(server: Pick<PgServer, 'adminUrl' | 'urlFor'>): Promise<void> {
@@ -64,8 +81,8 @@ export interface TestDb {
   adminUrl: string;
 }
 
-async function createDatabase(template: string): Promise<{ name: string; url: string; adminUrl: string }> {
-  const c = await getCluster();
+async function createDatabase(template: string, isolated = false): Promise<{ name: string; url: string; adminUrl: string }> {
+  const c = await (isolated ? getPrivateCluster() : getCluster());
   const name = `t_${randomBytes(6).toString('hex')}`;
   const admin = postgres(c.adminUrl, { max: 1, onnotice: () => {} });
   try {
@@ -73,20 +90,15 @@ async function createDatabase(template: string): Promise<{ name: string; url: st
   } finally {
     await admin.end();
   }
-  after(async () => {
-    const a = postgres(c.adminUrl, { max: 1, onnotice: () => {} });
-    try {
-      await a.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    } finally {
-      await a.end();
-    }
-  });
+  // Not dropped: the run's server is deleted whole when it ends (tests/run.ts), and a drop in
+  // an after hook would run before the file's own hooks (they run in registration order),
+  // terminating connections a stack or feed server still uses while it shuts down.
   return { name, url: c.urlFor(name), adminUrl: c.adminUrl };
 }
 
 /** A fresh, migrated database for this test file, dropped when the file's tests finish. */
-export async function testDb(): Promise<TestDb> {
-  const db = await createDatabase(TEMPLATE);
+export async function testDb(opts: { isolated?: boolean } = {}): Promise<TestDb> {
+  const db = await createDatabase(TEMPLATE, opts.isolated);
   const sql = createDb(db.url, { max: 10, applicationName: 'unkey-infra-test' });
   after(() => sql.end({ timeout: 1 }));
   return { ...db, sql };

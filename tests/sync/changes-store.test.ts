@@ -7,7 +7,7 @@ import { getFeedEpoch } from '../../src/store/system';
 import { encodeCursor } from '../../src/sync/cursor';
 import { TOKENS, deployTo, newDeployment, readFeed, startFeedServer } from './helpers';
 
-const db = await testDb();
+const db = await testDb({ isolated: true });
 
 /**
  * Waits until every row written so far is settled. xmin is cluster-wide: an open transaction

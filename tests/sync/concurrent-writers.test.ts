@@ -9,7 +9,7 @@ import { RecordingController, TOKENS, silent, sleep, startFeedServer, waitFor } 
 const WRITERS = 16;
 const CHANGES_PER_WRITER = 5_000;
 
-const db = await testDb();
+const db = await testDb({ isolated: true });
 const server = await startFeedServer(db.url, { waitLimitMs: 5_000, heartbeatMs: 1_000 });
 after(() => server.close());
 

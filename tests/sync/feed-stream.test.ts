@@ -9,7 +9,7 @@ import { Watcher } from '../../src/sync/watcher';
 import { StreamLine } from '../../src/sync/protocol';
 import { RecordingController, TOKENS, deployTo, newDeployment, readFeed, silent, sleep, startFeedServer, waitFor } from './helpers';
 
-const db = await testDb();
+const db = await testDb({ isolated: true });
 const server = await startFeedServer(db.url, { waitLimitMs: 1_500, heartbeatMs: 300 });
 after(() => server.close());
 
