@@ -1,11 +1,15 @@
-// HTTP: the fastify apps ctrl (and later krane) serve.
+// HTTP: the fastify apps ctrl and krane serve.
 //
 // - ctrl-app.ts builds the skeleton every ctrl route group plugs into: pino request logging,
 //   the one error handler (errors.ts codes → status + `{ error: { code, message, details } }`),
-//   /livez, /readyz (database reachable, migrations applied, plus checks other parts register),
-//   and /metrics from a per-process prom-client registry.
+//   /livez, /readyz (database reachable, migrations applied, plus checks other parts register:
+//   engine, feed), and /metrics from a per-process prom-client registry.
 // - Route groups are plain functions `(app) => void` registered as encapsulated plugins; auth is
 //   a preHandler hook inside each group, so /livez and /metrics stay unauthenticated.
+//   - api/: the public API under /v1 (admin token), the event WebSocket, /openapi.json.
+//   - cluster-feed.ts, cluster-status.ts: the cluster API under /v1/cluster (agent tokens, one
+//     region each; auth.ts): the change feed, desired-state lookups, krane's status reports.
+// - krane-app.ts: krane's own /livez, /readyz, /metrics.
 export * from './ctrl-app';
 export * from './health';
 export * from './metrics';

@@ -1,7 +1,9 @@
-// Modes: one module per way the program runs (`ctrl`, `migrate`, and as their issues land
+// Modes: one module per way the program runs (`ctrl`, `ctrl tokens create`, `migrate`,
 // `krane`, `kube-sim`, `dev`). A mode only wires parts together from a validated config: no
 // business logic lives here. Long-running modes return a handle with `close()` so `dev` and the
-// tests can start them in-process and stop them cleanly.
+// tests can start them in-process and stop them cleanly; stack.ts composes ctrl with a
+// kube-sim and a krane per region on a given database (dev runs it on embedded PostgreSQL,
+// tests on a test database).
 export * from './ctrl';
 export * from './migrate';
 export * from './tokens';

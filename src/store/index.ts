@@ -6,6 +6,12 @@
 //   under an advisory lock, recorded with a checksum in schema_migrations.
 // - One module per table. Functions take a `Queryable` (the pool or an open transaction) so
 //   callers compose them into one transaction when they must commit together.
+// - feed.ts: the change feed's reads (a region's snapshot, desired state of many resources);
+//   events.ts: live events over NOTIFY, published in the writer's transaction; system.ts: the
+//   feed epoch; agent-tokens.ts: region-scoped agent tokens, stored hashed.
+//
+// pg_snapshot_xmin is cluster-wide: any long transaction on the same PostgreSQL server (even in
+// another database) holds the feed back until it ends.
 //
 // Rule of the outbox: every mutation of deployment_topology, sentinels' desired fields or
 // cilium_network_policies goes through topology.ts / sentinels.ts / cilium.ts, which insert
