@@ -1,7 +1,7 @@
 // Client configuration for the simulator: a kubeconfig document (written to disk for other
 // processes) and an in-process KubeConfig for tests. The token is a placeholder: the simulator
 // does not authenticate, but clients and tools expect a user entry.
-import { writeFile, mkdir } from 'node:fs/promises';
+import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 
@@ -27,9 +27,12 @@ export function kubeconfigYaml(server: string, namespace = 'default'): string {
   ) + '\n';
 }
 
+/** Written to a temporary name and renamed, so a reader never sees a half-written file. */
 export async function writeKubeconfig(path: string, server: string): Promise<void> {
   await mkdir(dirname(path), { recursive: true });
-  await writeFile(path, kubeconfigYaml(server), { mode: 0o600 });
+  const tmp = `${path}.${process.pid}.tmp`;
+  await writeFile(tmp, kubeconfigYaml(server), { mode: 0o600 });
+  await rename(tmp, path);
 }
 
 /** A KubeConfig pointing at `server`, for clients in the same process. */

@@ -1,0 +1,60 @@
+// The shipped program end to end, as operators run it: ctrl, kube-sim and krane as three
+// processes of the built bundle (the container entrypoints), wired only by flags, a written
+// kubeconfig and a token made with `ctrl tokens create`.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, rmSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import { emptyDb } from '../helpers/db';
+import { cleanEnv, runBundle, spawnBundle, waitForHttp } from '../helpers/bundle';
+import { freePort } from '../helpers/postgres';
+import { until } from '../helpers/stack';
+
+test('ctrl, kube-sim and krane as separate processes deploy an image to ready', async () => {
+  const db = await emptyDb();
+  const dir = mkdtempSync(join(tmpdir(), 'unkey-binaries-'));
+  const children: ChildProcess[] = [];
+  after(() => {
+    for (const c of children) c.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const [ctrlPort, simPort, kranePort] = [await freePort(), await freePort(), await freePort()];
+  const admin = 'binaries-admin-token-0123';
+  const ctrl = spawnBundle(['ctrl', '--listen', `127.0.0.1:${ctrlPort}`, '--log-level', 'warn'], {
+    env: cleanEnv({ UNKEY_INFRA_DATABASE_URL: db.url, UNKEY_INFRA_ADMIN_TOKEN: admin, UNKEY_INFRA_DEPLOY_TIMEOUT: '60s' }),
+  });
+  children.push(ctrl);
+  await waitForHttp(`http://127.0.0.1:${ctrlPort}/readyz`);
+
+  const tok = await runBundle(['ctrl', 'tokens', 'create', '--region', 'us-east-1', '--database-url', db.url]);
+  assert.equal(tok.code, 0, tok.stderr);
+  const kubeconfig = join(dir, 'kubeconfig');
+  const sim = spawnBundle(['kube-sim', '--port', String(simPort), '--ready-delay', '20', '--kubeconfig-out', kubeconfig, '--log-level', 'warn']);
+  children.push(sim);
+  await waitForHttp(`http://127.0.0.1:${simPort}/readyz`);
+  // The kubeconfig is written (atomically) just after the server listens.
+  await until(() => existsSync(kubeconfig), 5000, 'kubeconfig written');
+  assert.ok(readFileSync(kubeconfig, 'utf8').includes(`http://127.0.0.1:${simPort}`), "the kubeconfig points at the simulator");
+
+  const krane = spawnBundle(
+    ['krane', '--region', 'us-east-1', '--control-plane', `http://127.0.0.1:${ctrlPort}`, '--token', tok.stdout.trim(), '--kubeconfig', kubeconfig, '--listen', `127.0.0.1:${kranePort}`, '--log-level', 'warn'],
+  );
+  children.push(krane);
+  await waitForHttp(`http://127.0.0.1:${kranePort}/readyz`, 200, 20_000);
+
+  // The client commands of the same binary, configured by the environment.
+  const clientEnv = cleanEnv({ UNKEY_INFRA_API: `http://127.0.0.1:${ctrlPort}`, UNKEY_INFRA_TOKEN: admin });
+  const deploy = await runBundle(['deploy', '--image', 'nginx:1.27', '--regions', 'us-east-1', '--replicas', '1', '--wait', '--timeout', '60s'], { env: clientEnv, timeoutMs: 70_000 });
+  assert.equal(deploy.code, 0, deploy.stdout + deploy.stderr);
+  const id = /(dep-[a-z0-9]+)/.exec(deploy.stdout)![1]!;
+  const ls = await runBundle(['deployments', 'get', id, '--json'], { env: clientEnv });
+  assert.equal(JSON.parse(ls.stdout).status, 'ready');
+
+  // krane stops cleanly on SIGTERM.
+  krane.kill('SIGTERM');
+  const code = await new Promise<number | null>((r) => krane.once('exit', r));
+  assert.equal(code, 0);
+  await until(() => krane.exitCode !== null, 1000, 'krane exited');
+});
