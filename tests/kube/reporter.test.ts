@@ -1,4 +1,5 @@
 import { test } from 'node:test';
+import { freePort } from '../../src/net';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -29,12 +30,6 @@ function listen(port: number, ctrl: Omit<FakeCtrl, 'server'>): Promise<Server> {
   return new Promise((resolve) => server.listen(port, '127.0.0.1', () => resolve(server)));
 }
 
-async function freePort(): Promise<number> {
-  const s = await listen(0, { bodies: [], answer: () => 200 });
-  const port = (s.address() as AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 const inst = (pod: string, status: InstanceReport['status'], reason: string | null = null): InstanceReport => ({
   deploymentId: 'dep-a',

@@ -1,6 +1,6 @@
 // KubeSim ties the parts together: store, API verbs, built-in controllers, request stats and
 // the HTTP server, plus the admin operations exposed under `/_sim`.
-import type { AddressInfo } from 'node:net';
+import { boundUrl } from '../../net';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { createLogger, type Logger } from '../../log';
 import { KubeApi } from './api';
@@ -83,8 +83,7 @@ export class KubeSim {
         resolve();
       });
     });
-    const addr = http.server.address() as AddressInfo;
-    this.baseUrl = `http://${host.includes(':') ? `[${host}]` : host}:${addr.port}`;
+    this.baseUrl = boundUrl(http.server, host);
     return this.baseUrl;
   }
 
