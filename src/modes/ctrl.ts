@@ -106,7 +106,7 @@ export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}):
     // the probes (/readyz says which migrations are pending) and start nothing that needs the
     // schema; then carry on as usual.
     let url: string | undefined;
-    if ((await pendingMigrations(sql)).length > 0) {
+    if (cfg.noMigrate && (await pendingMigrations(sql)).length > 0) {
       url = await listen();
       logger.warn('waiting for pending migrations (started with --no-migrate)');
       while ((await pendingMigrations(sql)).length > 0) await delay(MIGRATION_WAIT_POLL_MS);

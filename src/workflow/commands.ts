@@ -115,16 +115,10 @@ export async function changeDesiredState(deps: CommandDeps, id: string, desired:
   if (desired === 'running' && d.status === 'failed') {
     throw conflict('ERR_DEPLOYMENT_STATE_CONFLICT', `deployment ${id} failed; roll back or deploy again instead of starting it`);
   }
-  try {
-    const r = await deps.engine.call(deps.desiredState, 'change', { desired }, { key: id });
-    return { changed: r.changed };
-  } catch (err) {
-    // The workflow re-checks under a row lock; a race with another change surfaces here.
-    const code = (err as { code?: string }).code;
-    if (code === 'ERR_DEPLOYMENT_STATE_CONFLICT') throw conflict(code, (err as Error).message);
-    if (code === 'ERR_NOT_FOUND') throw notFound('deployment', id);
-    throw err;
-  }
+  // The workflow re-checks under a row lock; a race with another change rejects with its code,
+  // which the HTTP layer maps (src/http/api/workflow-errors.ts).
+  const r = await deps.engine.call(deps.desiredState, 'change', { desired }, { key: id });
+  return { changed: r.changed };
 }
 
 const LIVE = new Set(['scheduled', 'queued', 'ready', 'running', 'suspended']);

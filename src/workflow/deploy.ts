@@ -18,7 +18,7 @@ import { newId } from '../ids';
 import type { Builder } from './build';
 import type { SentinelServiceDef } from './sentinel';
 import { evaluateProgress } from './progress';
-import { openWaiter } from './wait';
+import { notifyHandler, openWaiter } from './wait';
 import type { WorkflowMetrics } from './metrics';
 
 export const DEPLOY_SERVICE = 'DeployService';
@@ -154,11 +154,7 @@ export function deployService(deps: DeployDeps) {
       }),
     },
     shared: {
-      notifyInstances: handler({ input: z.object({}).default({}), output: z.object({ notified: z.boolean() }) }, async (ctx) => {
-        const awakeableId = await ctx.get<string>(INSTANCES_KEY);
-        if (!awakeableId) return { notified: false };
-        return { notified: await ctx.resolveAwakeable(awakeableId) };
-      }),
+      notifyInstances: notifyHandler(INSTANCES_KEY),
     },
   });
 }

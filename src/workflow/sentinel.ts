@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { defineObject, handler, TerminalError, TimeoutError } from './engine';
 import { events, sentinels, type Sql } from '../store';
-import { openWaiter } from './wait';
+import { notifyHandler, openWaiter } from './wait';
 import type { Sentinel, SentinelDesired } from '../store/sentinels';
 
 export const SENTINEL_SERVICE = 'SentinelService';
@@ -111,11 +111,7 @@ export function sentinelService(deps: SentinelServiceDeps) {
       }),
     },
     shared: {
-      notifyReady: handler({ input: z.object({}).default({}), output: z.object({ notified: z.boolean() }) }, async (ctx) => {
-        const awakeableId = await ctx.get<string>(NOTIFY_READY_KEY);
-        if (!awakeableId) return { notified: false };
-        return { notified: await ctx.resolveAwakeable(awakeableId) };
-      }),
+      notifyReady: notifyHandler(NOTIFY_READY_KEY),
     },
   });
 }

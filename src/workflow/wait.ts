@@ -2,12 +2,25 @@
 // status-report path resolves, backed by a periodic re-check of the database and bounded by a
 // deadline. The awakeable alone is not enough: a report stored just before a ctrl crash (or
 // during a restart) may never send its wake-up, and then only the re-check notices.
+import { z } from 'zod';
 import type { Context } from './engine';
-import { TimeoutError } from './engine';
+import { handler, TimeoutError } from './engine';
 
 export interface Waiter {
   /** Polls `probe` (journaled) until it reports done, waking early when notified. */
   until<I>(o: { timeoutMs: number; recheckMs: number; probe: () => Promise<{ done: boolean; info: I }>; onTimeout: (last: I) => Error }): Promise<I>;
+}
+
+/**
+ * The shared handler that wakes a waiter of the same object: resolves the awakeable stored
+ * under `stateKey`, if one is stored. Shared, so it runs while the exclusive waiter holds the key.
+ */
+export function notifyHandler(stateKey: string) {
+  return handler({ input: z.object({}).default({}), output: z.object({ notified: z.boolean() }) }, async (ctx) => {
+    const awakeableId = await ctx.get<string>(stateKey);
+    if (!awakeableId) return { notified: false };
+    return { notified: await ctx.resolveAwakeable(awakeableId) };
+  });
 }
 
 /**
