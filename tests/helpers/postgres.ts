@@ -21,7 +21,7 @@ import { freePort } from '../../src/net';
 
 export { freePort };
 
-export async function startPostgres(opts: { port?: number; dir?: string; keepDir?: boolean } = {}): Promise<PgServer> {
+export async function startPostgres(opts: { port?: number; dir?: string; keepDir?: boolean; durable?: boolean } = {}): Promise<PgServer> {
   const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'unkey-infra-pg-'));
   const port = opts.port ?? (await freePort());
   const pg = new EmbeddedPostgres({
@@ -35,7 +35,8 @@ export async function startPostgres(opts: { port?: number; dir?: string; keepDir
     onLog: () => {},
     onError: () => {},
     // fsync off: test data is disposable and fsync dominates commit latency on small VMs.
-    postgresFlags: ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=400'],
+    // `durable` keeps PostgreSQL's defaults, for benchmarks that want real commit costs.
+    postgresFlags: [...(opts.durable ? [] : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']), '-c', 'max_connections=400'],
   });
   await pg.initialise();
   await pg.start();

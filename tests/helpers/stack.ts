@@ -1,6 +1,7 @@
 // The whole system in-process on a per-file test database: ctrl, and per region a kube-sim and
 // a krane. Fast knobs: pods ready after a few ms, minReadySeconds scaled down, a short deploy
 // re-check.
+import { until as poll } from './wait';
 import { after } from 'node:test';
 import { testDb, type TestDb } from './db';
 import { startStack, type StackHandle, type StackOptions } from '../../src/modes/stack';
@@ -49,17 +50,5 @@ export async function testStack(opts: Partial<StackOptions> = {}): Promise<TestS
   };
 }
 
-export async function until<T>(fn: () => T | undefined | null | false | Promise<T | undefined | null | false>, ms = 15_000, what = 'condition'): Promise<T> {
-  const end = Date.now() + ms;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > end) throw new Error(`${what} not met within ${ms} ms${last ? `: ${String(last)}` : ''}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+/** The shared poller with this folder's defaults (whole-system waits take longer). */
+export const until = <T>(fn: () => T | undefined | null | false | Promise<T | undefined | null | false>, ms = 15_000, what = 'condition') => poll(fn, ms, what, 25);

@@ -1,5 +1,6 @@
 // Shared setup for krane-against-simulator tests: an in-process kube-sim with krane's
 // namespaces, a client, and a tiny fake ctrl that records status reports.
+import { until as poll } from '../helpers/wait';
 import { after } from 'node:test';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -41,12 +42,4 @@ export async function fakeCtrl(): Promise<FakeCtrl> {
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, reports };
 }
 
-export async function until<T>(fn: () => T | undefined | false | Promise<T | undefined | false>, ms = 10_000, step = 10): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, step));
-  }
-}
+export const until = <T>(fn: () => T | undefined | false | Promise<T | undefined | false>, ms = 10_000, step = 10) => poll(fn, ms, 'condition', step);

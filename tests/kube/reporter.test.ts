@@ -1,4 +1,5 @@
 import { test } from 'node:test';
+import { until } from '../helpers/wait';
 import { freePort } from '../../src/net';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
@@ -42,13 +43,6 @@ const inst = (pod: string, status: InstanceReport['status'], reason: string | nu
   deleted: false,
 });
 
-async function until(cond: () => boolean, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 test('ctrl down: states are kept (latest wins), the breaker opens, and all is delivered when ctrl returns', async () => {
   const port = await freePort();

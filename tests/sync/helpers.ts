@@ -1,5 +1,6 @@
 // Shared fixtures for the change-feed tests: a real ctrl HTTP server with the feed mounted, a
 // recording controller, and writers that go through the store's desired-state functions.
+import { until as poll } from '../helpers/wait';
 import type { AddressInfo } from 'node:net';
 import postgres from 'postgres';
 import { buildCtrlApp } from '../../src/http';
@@ -123,11 +124,7 @@ export function countingDb(url: string): { sql: Sql; count: () => number } {
 }
 
 export async function waitFor(cond: () => boolean | Promise<boolean>, timeoutMs = 10_000, what = 'condition'): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  await poll(cond, timeoutMs, what, 10);
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -1,5 +1,6 @@
 // Shared setup for the simulator tests: a simulator on a random port, clients from the
 // unchanged @kubernetes/client-node, and small polling/watch helpers.
+import { until } from '../../helpers/wait';
 import { AppsV1Api, CoreV1Api, KubernetesObjectApi, Watch, type KubeConfig } from '@kubernetes/client-node';
 import { KubeSim, type KubeSimOptions } from '../../../src/kube/sim';
 
@@ -28,19 +29,18 @@ export async function startSim(opts: Partial<KubeSimOptions> = {}): Promise<SimF
   };
 }
 
+/** Like the shared poller, but any value other than undefined/false counts (0 and '' too). */
 export async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 5_000, intervalMs = 10): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
+  const got = await until(
+    async () => {
       const v = await fn();
-      if (v !== undefined && v !== false) return v as T;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-    await new Promise((r) => setTimeout(r, intervalMs));
-  }
+      return v !== undefined && v !== false ? { v: v as T } : undefined;
+    },
+    timeoutMs,
+    what,
+    intervalMs,
+  );
+  return got.v;
 }
 
 export interface WatchEvent {

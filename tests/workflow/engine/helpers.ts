@@ -1,5 +1,6 @@
 // Shared helpers for engine tests: a quiet logger and an engine with short timings, stopped
 // when the test file ends.
+import { until } from '../../helpers/wait';
 import { after } from 'node:test';
 import { createLogger } from '../../../src/log';
 import type { Sql } from '../../../src/store/db';
@@ -13,12 +14,4 @@ export function testEngine(sql: Sql, opts: Partial<EngineOptions> = {}): Engine 
   return engine;
 }
 
-export async function waitFor<T>(what: string, fn: () => Promise<T | undefined | null | false>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+export const waitFor = <T>(what: string, fn: () => Promise<T | undefined | null | false>, timeoutMs = 10_000) => until(fn, timeoutMs, what);
