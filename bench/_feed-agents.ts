@@ -4,7 +4,7 @@
 // each watcher's handler saw each deployment id.
 import { createLogger } from '../src/log';
 import { Watcher } from '../src/sync/watcher';
-import type { ResourceController } from '../src/sync/controller';
+import type { ResourceController } from '../src/sync/wire';
 
 const cfg = JSON.parse(process.argv[2]!) as { url: string; token: string; region: string; agents: number; waitSeconds: number };
 const now = () => performance.timeOrigin + performance.now();

@@ -12,7 +12,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { KubeApi } from '../src/kube/api';
 import { KubeController } from '../src/kube/controller';
 import { createLogger } from '../src/log';
-import { refKey, type DeploymentApply, type ResourceRef } from '../src/sync/protocol';
+import { refKey, type DeploymentApply, type ResourceRef } from '../src/sync/wire';
 
 const N = Number(process.env.BENCH_KUBE_N ?? 1000);
 /** Matches krane's watcher concurrency (src/modes/krane.ts APPLY_CONCURRENCY). */

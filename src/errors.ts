@@ -1,6 +1,110 @@
-// Coded errors shared by every part. A code names the area and the failure
-// (ERR_<AREA>_<WHAT>) and carries the HTTP status the API answers with, so the one fastify
-// error handler maps any of them without knowing where they came from.
+// The one error registry. Every code the system raises is a row here (ERR_<AREA>_<WHAT>), with
+// the HTTP status the API answers with and whether trying again later can succeed. Errors carry
+// only their code; nothing else decides a status. The fastify error handler reads this table
+// for every error that reaches it (an AppError, a workflow's TerminalError surfacing through
+// engine.call, anything with a registered `code`), so a route cannot forget to map one, and a
+// test checks that every ERR_ literal in src/ is registered.
+//
+// `status: null` marks codes that never travel over HTTP (the client commands' own failures,
+// krane's apply failures that it reports as data).
+
+export interface ErrorSpec {
+  /** HTTP status the API answers with, or null for codes that never reach HTTP. */
+  status: number | null;
+  /** True when the same request can succeed later without changing it (outage, contention). */
+  retryable: boolean;
+}
+
+const E = (status: number | null, retryable = false): ErrorSpec => ({ status, retryable });
+
+const REGISTRY = {
+  // Requests
+  ERR_VALIDATION_INVALID: E(400),
+  ERR_REQUEST_INVALID: E(400),
+  ERR_NOT_FOUND: E(404),
+  ERR_INTERNAL: E(500),
+  ERR_AUTH_UNAUTHORIZED: E(401),
+  ERR_AUTH_FORBIDDEN: E(403),
+
+  // Deployments (commands and the deploy workflow)
+  ERR_DEPLOYMENT_NOT_READY: E(409),
+  ERR_DEPLOYMENT_NO_IMAGE: E(409),
+  ERR_DEPLOYMENT_STATE_CONFLICT: E(409),
+  ERR_DEPLOY_NOT_FOUND: E(404),
+  ERR_DEPLOY_ENVIRONMENT: E(422),
+  ERR_DEPLOY_INSTANCES_FAILED: E(422),
+  ERR_DEPLOY_SENTINEL: E(422),
+  ERR_DEPLOY_STOPPED: E(409),
+  ERR_DEPLOY_TIMEOUT: E(504, true),
+
+  // Sentinels and fleet rollouts
+  ERR_SENTINEL_NOT_FOUND: E(404),
+  ERR_ROLLOUT_IN_PROGRESS: E(409),
+  ERR_ROLLOUT_STATE: E(409),
+
+  // The change feed
+  ERR_FEED_CURSOR_INVALID: E(400),
+  ERR_FEED_CURSOR_EXPIRED: E(410),
+  ERR_FEED_UNAVAILABLE: E(503, true),
+
+  // The workflow engine
+  ERR_ENGINE_INPUT_INVALID: E(400),
+  ERR_ENGINE_OUTPUT_INVALID: E(500),
+  ERR_ENGINE_KEY_REQUIRED: E(400),
+  ERR_ENGINE_UNKNOWN_TARGET: E(404),
+  ERR_ENGINE_AWAKEABLE_INVALID: E(400),
+  ERR_ENGINE_AWAKEABLE_NOT_FOUND: E(404),
+  ERR_ENGINE_AWAKEABLE_REJECTED: E(422),
+  ERR_ENGINE_NOT_STARTED: E(503, true),
+  ERR_ENGINE_STOPPED: E(503, true),
+  ERR_ENGINE_TERMINAL: E(500),
+  ERR_ENGINE_FAILED: E(500),
+  ERR_ENGINE_STEP_FAILED: E(500),
+  ERR_ENGINE_CANCELLED: E(409),
+  ERR_ENGINE_TIMEOUT: E(504, true),
+  ERR_ENGINE_NON_DETERMINISM: E(500),
+  ERR_ENGINE_NO_STATE: E(500),
+  ERR_ENGINE_STATE_READONLY: E(500),
+  ERR_ENGINE_STATE_UNDEFINED: E(500),
+
+  // krane's apply failures: reported to ctrl as data on the resource, never an HTTP answer
+  ERR_KUBE_INVALID: E(null),
+  ERR_KUBE_UNMANAGED_CONFLICT: E(null),
+  ERR_KUBE_WRONG_REGION: E(null),
+  ERR_KUBE_WRONG_NAMESPACE: E(null),
+  ERR_KUBE_KIND_UNAVAILABLE: E(null),
+  ERR_KUBE_NAMESPACE_MISSING: E(null, true),
+
+  // The client commands (they print these; exit codes live in src/cli/errors.ts)
+  ERR_CLI_API: E(null),
+  ERR_CLI_USAGE: E(null),
+  ERR_CLI_BAD_API_URL: E(null),
+  ERR_CLI_BAD_RESPONSE: E(null),
+  ERR_CLI_DEV_FILE: E(null),
+  ERR_CLI_NO_API: E(null),
+  ERR_CLI_NO_TOKEN: E(null),
+  ERR_CLI_UNREACHABLE: E(null, true),
+  ERR_CLI_CTRL_LOST: E(null, true),
+  ERR_CLI_DEPLOY_FAILED: E(null),
+  ERR_CLI_DEPLOY_STOPPED: E(null),
+  ERR_CLI_WAIT_TIMEOUT: E(null, true),
+  /** A non-2xx answer whose body carried no code of ours (a proxy in between, say). */
+  ERR_UNKNOWN: E(null),
+} satisfies Record<`ERR_${string}`, ErrorSpec>;
+
+export type ErrorCode = keyof typeof REGISTRY;
+
+export const ERRORS: Readonly<Record<ErrorCode, ErrorSpec>> = REGISTRY;
+
+export function isErrorCode(code: unknown): code is ErrorCode {
+  return typeof code === 'string' && Object.hasOwn(REGISTRY, code);
+}
+
+/** The registry row of an error's `code`, when it has a registered one. */
+export function specOf(err: unknown): (ErrorSpec & { code: ErrorCode }) | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  return isErrorCode(code) ? { code, ...REGISTRY[code] } : undefined;
+}
 
 export interface ErrorDetail {
   /** Dotted path of the offending field, e.g. `regions.0` or `--database-url`. */
@@ -8,17 +112,23 @@ export interface ErrorDetail {
   message: string;
 }
 
+/** An error of ours: a registered code, a message for people, and per-field details. It says
+ *  nothing about transport; the registry decides what the API answers. */
 export class AppError extends Error {
-  readonly code: string;
-  readonly status: number;
+  readonly code: ErrorCode;
   readonly details: ErrorDetail[];
 
-  constructor(code: string, status: number, message: string, opts: { details?: ErrorDetail[]; cause?: unknown } = {}) {
+  constructor(code: ErrorCode, message: string, opts: { details?: ErrorDetail[]; cause?: unknown } = {}) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
     this.name = 'AppError';
     this.code = code;
-    this.status = status;
     this.details = opts.details ?? [];
+  }
+
+  /** The status the registry gives this code (500 for codes that never reach HTTP). Derived,
+   *  not stored: the raiser does not choose it. */
+  get status(): number {
+    return REGISTRY[this.code].status ?? 500;
   }
 
   toJSON(): { code: string; message: string; details: ErrorDetail[] } {
@@ -26,21 +136,13 @@ export class AppError extends Error {
   }
 }
 
-export const validationError = (message: string, details: ErrorDetail[]) =>
-  new AppError('ERR_VALIDATION_INVALID', 400, message, { details });
+export const validationError = (message: string, details: ErrorDetail[]) => new AppError('ERR_VALIDATION_INVALID', message, { details });
 
-export const notFound = (what: string, id: string) =>
-  new AppError('ERR_NOT_FOUND', 404, `${what} ${id} not found`);
+export const notFound = (what: string, id: string) => new AppError('ERR_NOT_FOUND', `${what} ${id} not found`);
 
-export const conflict = (code: string, message: string) => new AppError(code, 409, message);
+export const unauthorized = (message = 'missing or invalid bearer token') => new AppError('ERR_AUTH_UNAUTHORIZED', message);
 
-export const unauthorized = (message = 'missing or invalid bearer token') =>
-  new AppError('ERR_AUTH_UNAUTHORIZED', 401, message);
-
-export const forbidden = (message: string) => new AppError('ERR_AUTH_FORBIDDEN', 403, message);
-
-export const unavailable = (code: string, message: string, cause?: unknown) =>
-  new AppError(code, 503, message, { cause });
+export const forbidden = (message: string) => new AppError('ERR_AUTH_FORBIDDEN', message);
 
 /** Turns zod issues into the `details` list every 400 carries. */
 export function issuesToDetails(

@@ -14,7 +14,7 @@ import type { Sql } from '../store/db';
 import { comparePositions, parseCursor } from '../sync/cursor';
 import { sentinelState, topologyState } from '../sync/desired';
 import { runStream, StreamAborted, type LineSink, type StreamDeps } from '../sync/stream';
-import type { DesiredResponse, StreamLine } from '../sync/protocol';
+import type { DesiredResponse, StreamLine } from '../sync/wire';
 import { agentAuth, assertAgentRegion } from './auth';
 
 export interface ClusterFeedDeps {
@@ -50,7 +50,7 @@ function parse<T extends z.ZodType>(schema: T, value: unknown, what: string): z.
   return r.data;
 }
 
-const gone = (message: string) => new AppError('ERR_FEED_CURSOR_EXPIRED', 410, message);
+const gone = (message: string) => new AppError('ERR_FEED_CURSOR_EXPIRED', message);
 
 function sinkFor(res: ServerResponse): LineSink {
   const writeText = (body: string): Promise<void> => {
@@ -92,7 +92,7 @@ export function clusterFeedRoutes(deps: ClusterFeedDeps) {
       const q = parse(ChangesQuery, req.query, 'query');
       const r = q.region ?? req.agentRegion!;
       assertAgentRegion(req, r);
-      if (!tailer.epoch || tailer.isClosed) throw new AppError('ERR_FEED_UNAVAILABLE', 503, 'change feed is not running');
+      if (!tailer.epoch || tailer.isClosed) throw new AppError('ERR_FEED_UNAVAILABLE', 'change feed is not running');
       let from: { epoch: string; position: changes.Position } | undefined;
       if (q.cursor !== undefined) {
         const c = parseCursor(q.cursor);

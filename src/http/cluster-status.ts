@@ -19,7 +19,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodType } from 'zod';
 import { forbidden, issuesToDetails, validationError } from '../errors';
 import { cilium, instances, sentinels, withTx, type Sql } from '../store';
-import { DeploymentStatusReport, SentinelStatusReport, type ApplyFailure } from '../sync/protocol';
+import { DeploymentStatusReport, SentinelStatusReport, type ApplyFailure } from '../sync/wire';
 import { agentAuth, assertAgentRegion } from './auth';
 
 export interface ClusterStatusDeps {

@@ -1,13 +1,23 @@
-// The one fastify error handler: coded AppErrors become their status and JSON body; fastify's
-// own validation/parse errors become 400s; anything else is a 500 that logs the cause but
-// never leaks internals to the client.
+// The one fastify error handler. Any error with a registered code (an AppError, a workflow's
+// TerminalError surfacing through engine.call) answers with the status the registry in
+// src/errors.ts gives it; fastify's own validation and parse errors become 400s; anything else
+// is a 500 that logs the cause but never leaks internals to the client.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError } from '../errors';
+import { specOf, type ErrorDetail } from '../errors';
 
-export function errorHandler(err: FastifyError | AppError | Error, req: FastifyRequest, reply: FastifyReply): void {
-  if (err instanceof AppError) {
-    if (err.status >= 500) req.log.error({ err, code: err.code }, 'request failed');
-    void reply.status(err.status).send({ error: err.toJSON() });
+/** Seconds a client should wait before retrying a retryable failure (an outage, a restart). */
+const RETRY_AFTER_S = 1;
+
+export function errorHandler(err: FastifyError | Error, req: FastifyRequest, reply: FastifyReply): void {
+  const spec = specOf(err);
+  if (spec?.status) {
+    const details = (err as { details?: ErrorDetail[] }).details ?? [];
+    // A registered 500 is a bug or an internal failure: its code helps an operator, its text
+    // (a step's error, say) may carry internals, so only the log sees it.
+    const message = spec.status === 500 ? 'internal error' : err.message;
+    if (spec.status >= 500) req.log.error({ err, code: spec.code }, 'request failed');
+    if (spec.retryable) void reply.header('retry-after', String(RETRY_AFTER_S));
+    void reply.status(spec.status).send({ error: { code: spec.code, message, details } });
     return;
   }
   const fe = err as FastifyError;

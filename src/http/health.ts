@@ -3,12 +3,9 @@
 // and answers 503 naming each failing one, so a load balancer stops routing and an operator
 // sees why.
 import type { FastifyInstance } from 'fastify';
+import type { ReadinessCheck } from '../health';
 
-export interface ReadinessCheck {
-  name: string;
-  /** Resolves to null when ready, or a reason. Throwing counts as not ready. */
-  check: () => Promise<string | null>;
-}
+export type { ReadinessCheck };
 
 /** How long one check may take before it counts as failed; probes must answer promptly. */
 const CHECK_TIMEOUT_MS = 3000;

@@ -17,8 +17,8 @@
 // checked by GET to carry it, and delete with a uid precondition.
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from '../log';
-import { PermanentError, type ResourceController } from '../sync/controller';
-import { refKey, SENTINEL_NAMESPACE, WORKLOAD_NAMESPACE, type ApplyState, type ResourceRef } from '../sync/protocol';
+import { PermanentError, type ResourceController } from '../sync/wire';
+import { refKey, SENTINEL_NAMESPACE, WORKLOAD_NAMESPACE, type ApplyState, type ResourceRef } from '../sync/wire';
 import { apiMessage, httpStatus, isKindUnavailable, type KubeApi, type ObjectRef } from './api';
 import { Inventory, type InventoryEntry, type ManagedKind } from './inventory';
 import {

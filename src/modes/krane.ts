@@ -14,8 +14,8 @@ import { KubeController } from '../kube/controller';
 import { DriftWatch } from '../kube/drift';
 import { registerKubeMetrics } from '../kube/metrics';
 import { InstanceStatusWatcher, SentinelStatusWatcher } from '../kube/status';
-import type { ResourceController } from '../sync/controller';
-import { APPLY_FAILURE_POD, SENTINEL_NAMESPACE, WORKLOAD_NAMESPACE, type ResourceRef } from '../sync/protocol';
+import type { ResourceController } from '../sync/wire';
+import { APPLY_FAILURE_POD, SENTINEL_NAMESPACE, WORKLOAD_NAMESPACE, type ResourceRef } from '../sync/wire';
 import { StatusReporter } from '../sync/reporter';
 import { Watcher } from '../sync/watcher';
 

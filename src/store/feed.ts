@@ -5,7 +5,7 @@
 import type { Queryable, Sql } from './db';
 import type { DesiredState as DesiredStatus } from './deployments';
 import type { Position } from './changes';
-import type { ResourceType } from '../sync/protocol';
+import type { ResourceType } from './changes';
 
 interface ScopeCols {
   workspaceId: string;

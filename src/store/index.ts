@@ -19,6 +19,7 @@
 // transactions short and free of network calls: an open writer holds back pg_snapshot_xmin
 // and so delays every agent's feed.
 export * from './db';
+export * from './retryable';
 export * from './tx';
 export * from './migrate';
 export * from './migrations';

@@ -3,7 +3,7 @@
 // stream whose cursor is at or after the floor is served from here; an older cursor is served
 // from the table until it reaches the floor.
 import type { FeedRow, Position } from '../store/changes';
-import type { DesiredState } from './protocol';
+import type { DesiredState } from './wire';
 import { comparePositions } from './cursor';
 
 export interface BufferedChange extends FeedRow {

@@ -19,14 +19,14 @@ export const encodeCursor = (epoch: string, p: Position) => `${epoch}:${p.txid}:
 export function parseCursor(raw: string): FeedCursor {
   const m = CURSOR_RE.exec(raw);
   if (!m) {
-    throw new AppError('ERR_FEED_CURSOR_INVALID', 400, 'cursor must be the opaque EPOCH:TXID:ID token from a previous response', {
+    throw new AppError('ERR_FEED_CURSOR_INVALID', 'cursor must be the opaque EPOCH:TXID:ID token from a previous response', {
       details: [{ field: 'cursor', message: 'malformed cursor' }],
     });
   }
   const txid = BigInt(m[2]!);
   const id = BigInt(m[3]!);
   if (txid > XID8_MAX || id > BIGINT_MAX) {
-    throw new AppError('ERR_FEED_CURSOR_INVALID', 400, 'cursor position is out of range', {
+    throw new AppError('ERR_FEED_CURSOR_INVALID', 'cursor position is out of range', {
       details: [{ field: 'cursor', message: 'position out of range' }],
     });
   }

@@ -14,7 +14,7 @@ import {
   type DesiredState,
   type ResourceRef,
   type ResourceType,
-} from './protocol';
+} from './wire';
 import type { CiliumDesiredRow, DesiredRows, SentinelDesiredRow, TopologyDesiredRow } from '../store/feed';
 
 const DELETE: DesiredState = { action: 'delete' };

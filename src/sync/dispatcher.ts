@@ -8,8 +8,8 @@
 // and counts as handled; any other error is retried a few times in place, then the submit
 // rejects and the watcher holds its cursor before that event.
 import type { Logger } from '../log';
-import { PermanentError, type ResourceController } from './controller';
-import { refKey, type DesiredState, type ResourceRef } from './protocol';
+import { PermanentError, type ResourceController } from './wire';
+import { refKey, type DesiredState, type ResourceRef } from './wire';
 
 export interface DispatcherOptions {
   controller: ResourceController;

@@ -10,9 +10,9 @@ import { deleteExpired } from '../store/changes';
 import { clusterFeedRoutes } from '../http/cluster-feed';
 import { Semaphore } from './stream';
 import { Tailer, DEFAULT_POLL_MS } from './tailer';
-import type { ReadinessCheck } from '../http/health';
+import type { ReadinessCheck } from '../health';
 import client from 'prom-client';
-import type { Registry } from '../http/metrics';
+import type { Registry } from 'prom-client';
 
 export interface FeedOptions {
   sql: Sql;

@@ -1,8 +1,8 @@
 // The change feed: how desired state travels from ctrl's database to krane.
 //
-// Wire: protocol.ts holds the zod schemas of every stream line and desired state; both ends
-// parse with them, so an unknown or malformed line is an error on either side, never skipped.
-// The cursor (cursor.ts) is the opaque `epoch:txid:id`; only ctrl parses it.
+// Wire: ./wire (a leaf module, its own note) holds the zod schemas of every stream line,
+// desired state and status report, and the ResourceController and StatusSink interfaces that
+// krane's Kubernetes side implements and calls. The cursor (cursor.ts) is the opaque `epoch:txid:id`; only ctrl parses it.
 //
 // ctrl side (one Tailer per process, created by createFeed in feed.ts):
 // - The outbox (store/changes.ts) is read only where settled: rows whose transaction is older
@@ -22,12 +22,11 @@
 // - watcher.ts holds the cursor and one stream at a time, reconnecting with jittered backoff;
 //   dispatcher.ts runs events one at a time per resource (newest state wins while waiting) and
 //   different resources concurrently up to a bound, calling the ResourceController
-//   (controller.ts). Cursors are committed only past handled events; GC runs only after a
+//   (wire/controller.ts). Cursors are committed only past handled events; GC runs only after a
 //   complete snapshot whose events were all handled.
 //
 // reporter.ts and status*.ts (krane's status reports) belong to the reporter's part.
-export * from './protocol';
-export * from './controller';
+export * from './wire';
 export * from './cursor';
 export * from './desired';
 export { ChangeBuffer, type BufferedChange } from './buffer';

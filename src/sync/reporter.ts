@@ -11,8 +11,8 @@ import CircuitBreaker from 'opossum';
 import pRetry from 'p-retry';
 import client from 'prom-client';
 import type { Logger } from '../log';
-import type { StatusSink } from '../kube/status/sink';
-import { refKey, type ApplyFailure, type InstanceReport, type SentinelStatus } from './protocol';
+import type { StatusSink } from './wire';
+import { refKey, type ApplyFailure, type InstanceReport, type SentinelStatus } from './wire';
 
 export interface ReporterOptions {
   controlPlaneUrl: string;

@@ -11,7 +11,7 @@ import type { Position, FeedRow } from '../store/changes';
 import { comparePositions, encodeCursor, maxPosition } from './cursor';
 import { stateFor, stateMap, statesOf } from './desired';
 import type { BufferedChange } from './buffer';
-import { refKey, type DesiredState, type StreamLine } from './protocol';
+import { refKey, type DesiredState, type StreamLine } from './wire';
 import type { Tailer } from './tailer';
 
 /** Rows per snapshot fetch and per table catch-up page: one JSON write of a few hundred KB. */

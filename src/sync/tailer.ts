@@ -13,7 +13,7 @@ import { getFeedEpoch } from '../store/system';
 import { ChangeBuffer, type BufferedChange } from './buffer';
 import { stateFor, stateMap } from './desired';
 import { encodeCursor } from './cursor';
-import type { DesiredState } from './protocol';
+import type { DesiredState } from './wire';
 
 export interface TailerOptions {
   sql: Sql;

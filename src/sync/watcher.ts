@@ -12,10 +12,10 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { Logger } from '../log';
-import type { PermanentError, ResourceController } from './controller';
+import type { PermanentError, ResourceController } from './wire';
 import { Dispatcher } from './dispatcher';
 import { CutStreamError, ndjsonLines } from './ndjson';
-import { StreamLine, refKey, type ResourceRef } from './protocol';
+import { StreamLine, refKey, type ResourceRef } from './wire';
 
 export interface WatcherOptions {
   controlPlaneUrl: string;

@@ -3,7 +3,7 @@
 // deploy invocation's idempotency key is derived from the deployment id, so starting it twice
 // (a retried request, the recovery sweep) yields one workflow.
 import { stat } from 'node:fs/promises';
-import { conflict, notFound, validationError } from '../errors';
+import { AppError, notFound, validationError } from '../errors';
 import { newId } from '../ids';
 import { deployments, domains, tenancy, withTx, type Sql } from '../store';
 import type { Deployment } from '../store/deployments';
@@ -72,7 +72,7 @@ export async function createDeployment(deps: CommandDeps, input: CreateDeploymen
 export async function rollbackDeployment(deps: CommandDeps, id: string): Promise<Deployment> {
   const old = await deployments.getDeployment(deps.sql, id);
   if (!old) throw notFound('deployment', id);
-  if (!old.image) throw conflict('ERR_DEPLOYMENT_NO_IMAGE', `deployment ${id} never produced an image; nothing to roll back to`);
+  if (!old.image) throw new AppError('ERR_DEPLOYMENT_NO_IMAGE', `deployment ${id} never produced an image; nothing to roll back to`);
   return createDeployment(
     deps,
     {
@@ -95,7 +95,7 @@ export async function promoteDeployment(deps: CommandDeps, id: string): Promise<
   return withTx(deps.sql, async (tx) => {
     const d = await deployments.lockDeployment(tx, id);
     if (!d) throw notFound('deployment', id);
-    if (d.status !== 'ready') throw conflict('ERR_DEPLOYMENT_NOT_READY', `deployment ${id} is ${d.status}; only a ready deployment can be promoted`);
+    if (d.status !== 'ready') throw new AppError('ERR_DEPLOYMENT_NOT_READY', `deployment ${id} is ${d.status}; only a ready deployment can be promoted`);
     const env = await tenancy.getEnvironment(tx, d.environmentId);
     await domains.pointEnvironmentDomains(tx, d.environmentId, id);
     await domains.assignDomain(tx, {
@@ -113,7 +113,7 @@ export async function changeDesiredState(deps: CommandDeps, id: string, desired:
   const d = await deployments.getDeployment(deps.sql, id);
   if (!d) throw notFound('deployment', id);
   if (desired === 'running' && d.status === 'failed') {
-    throw conflict('ERR_DEPLOYMENT_STATE_CONFLICT', `deployment ${id} failed; roll back or deploy again instead of starting it`);
+    throw new AppError('ERR_DEPLOYMENT_STATE_CONFLICT', `deployment ${id} failed; roll back or deploy again instead of starting it`);
   }
   // The workflow re-checks under a row lock; a race with another change rejects with its code,
   // which the HTTP layer maps (src/http/api/workflow-errors.ts).

@@ -2,7 +2,7 @@
 // inside the steps that write the outcome (once per execution of that step); gauges of the
 // fleet are read from the database at scrape time, so every ctrl replica reports the same.
 import client from 'prom-client';
-import type { Registry } from '../http/metrics';
+import type { Registry } from 'prom-client';
 import { deployments, type Sql } from '../store';
 
 export interface WorkflowMetrics {

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { testStack, until } from '../helpers/stack';
-import { WORKLOAD_NAMESPACE } from '../../src/sync/protocol';
+import { WORKLOAD_NAMESPACE } from '../../src/sync/wire';
 import { KubeApi } from '../../src/kube/api';
 
 const stack = await testStack();

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { testStack, until } from '../helpers/stack';
 import { KubeApi } from '../../src/kube/api';
-import { WORKLOAD_NAMESPACE } from '../../src/sync/protocol';
+import { WORKLOAD_NAMESPACE } from '../../src/sync/wire';
 
 const stack = await testStack({ regions: ['us-east-1'] });
 const kube = new KubeApi(stack.regions.get('us-east-1')!.sim.sim.kubeConfig());

@@ -8,7 +8,7 @@ import { testStack, until } from '../helpers/stack';
 import { newId } from '../../src/ids';
 import { cilium, sentinels, tenancy, withTx } from '../../src/store';
 import { sentinelObjectName } from '../../src/kube/manifests/names';
-import { SENTINEL_NAMESPACE } from '../../src/sync/protocol';
+import { SENTINEL_NAMESPACE } from '../../src/sync/wire';
 
 const stack = await testStack({ regions: ['us-east-1'], ctrl: { settings: { sentinelTimeout: '2s' } } });
 const sim = stack.regions.get('us-east-1')!.sim.sim;

@@ -4,7 +4,7 @@ import { testDb } from '../helpers/db';
 import { createAgentToken } from '../../src/store/agent-tokens';
 import { ensureSentinel } from '../../src/store/sentinels';
 import { setTopologyStatus } from '../../src/store/topology';
-import { DesiredResponse } from '../../src/sync/protocol';
+import { DesiredResponse } from '../../src/sync/wire';
 import { TOKENS, deployTo, readFeed, startFeedServer } from '../sync/helpers';
 
 const db = await testDb();

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { PermanentError } from '../../src/sync/controller';
-import { refKey, type ResourceRef } from '../../src/sync/protocol';
+import { PermanentError } from '../../src/sync/wire';
+import { refKey, type ResourceRef } from '../../src/sync/wire';
 import { KubeApplyError, managedKinds } from '../../src/kube/controller';
 import { Inventory } from '../../src/kube/inventory';
 import { Reflector } from '../../src/kube/reflector';

@@ -1,7 +1,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { DriftWatch } from '../../src/kube/drift';
-import type { ResourceRef } from '../../src/sync/protocol';
+import type { ResourceRef } from '../../src/sync/wire';
 import { controller, logger, startSim, until } from './helpers';
 import { deploymentState } from './fixtures';
 

@@ -1,5 +1,5 @@
 // Desired states shared by the kube tests.
-import type { CiliumPolicyApply, DeploymentApply, SentinelApply } from '../../src/sync/protocol';
+import type { CiliumPolicyApply, DeploymentApply, SentinelApply } from '../../src/sync/wire';
 
 export const scope = { workspaceId: 'ws-a', projectId: 'prj-a', appId: 'app-a', environmentId: 'env-a' };
 

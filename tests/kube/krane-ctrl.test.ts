@@ -9,7 +9,7 @@ import { clusterStatusRoutes } from '../../src/http/cluster-status';
 import { agentTokens, deployments, instances, sentinels, topology } from '../../src/store';
 import { StatusReporter } from '../../src/sync/reporter';
 import { InstanceStatusWatcher } from '../../src/kube/status';
-import type { ResourceRef } from '../../src/sync/protocol';
+import type { ResourceRef } from '../../src/sync/wire';
 import { controller, logger, startSim, until } from './helpers';
 import { deploymentState } from './fixtures';
 

@@ -5,7 +5,7 @@ import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
 import { Service } from 'kubernetes-models/v1/Service';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
 import type { ZodObject } from 'zod';
-import { CiliumPolicyApply, DeploymentApply, SentinelApply, type ApplyState } from '../../src/sync/protocol';
+import { CiliumPolicyApply, DeploymentApply, SentinelApply, type ApplyState } from '../../src/sync/wire';
 import { ANNOTATION, buildObjects, LABEL, manifestHash, objectName, type ManifestObject } from '../../src/kube/manifests';
 import { deploymentState, policyState, sentinelState } from './fixtures';
 import { validateCiliumPolicy } from './cilium-schema';

@@ -6,7 +6,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { StatusReporter } from '../../src/sync/reporter';
 import { createLogger } from '../../src/log';
-import type { InstanceReport } from '../../src/sync/protocol';
+import type { InstanceReport } from '../../src/sync/wire';
 
 const logger = createLogger('silent');
 

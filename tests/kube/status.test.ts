@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { V1Pod } from '@kubernetes/client-node';
-import { podState, instanceReport, InstanceStatusWatcher, SentinelStatusWatcher, type StatusSink } from '../../src/kube/status';
+import { podState, instanceReport, InstanceStatusWatcher, SentinelStatusWatcher } from '../../src/kube/status';
 import { StatusReporter } from '../../src/sync/reporter';
-import type { InstanceReport, ResourceRef, SentinelStatus } from '../../src/sync/protocol';
+import type { InstanceReport, ResourceRef, SentinelStatus, StatusSink } from '../../src/sync/wire';
 import { controller, fakeCtrl, logger, startSim, until } from './helpers';
 import { deploymentState, sentinelState } from './fixtures';
 

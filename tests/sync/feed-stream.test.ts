@@ -6,7 +6,7 @@ import { ensureSentinel, updateSentinelDesired } from '../../src/store/sentinels
 import { ensureCiliumPolicy, setCiliumPolicyState } from '../../src/store/cilium';
 import { rotateFeedEpoch } from '../../src/store/system';
 import { Watcher } from '../../src/sync/watcher';
-import { StreamLine } from '../../src/sync/protocol';
+import { StreamLine } from '../../src/sync/wire';
 import { RecordingController, TOKENS, deployTo, newDeployment, readFeed, silent, sleep, startFeedServer, waitFor } from './helpers';
 
 const db = await testDb({ isolated: true });

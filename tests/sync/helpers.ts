@@ -9,8 +9,8 @@ import { createDb, type Queryable, type Sql } from '../../src/store';
 import { insertDeployment } from '../../src/store/deployments';
 import { upsertTopology } from '../../src/store/topology';
 import { createFeed, type Feed, type FeedOptions } from '../../src/sync/feed';
-import type { ResourceController } from '../../src/sync/controller';
-import { refKey, type ApplyState, type ResourceRef } from '../../src/sync/protocol';
+import type { ResourceController } from '../../src/sync/wire';
+import { refKey, type ApplyState, type ResourceRef } from '../../src/sync/wire';
 import { newId } from '../../src/ids';
 
 export const silent = createLogger('silent');

@@ -4,8 +4,8 @@ import { comparePositions, encodeCursor, parseCursor } from '../../src/sync/curs
 import { ciliumState, sentinelState, topologyState } from '../../src/sync/desired';
 import { ChangeBuffer } from '../../src/sync/buffer';
 import { Dispatcher } from '../../src/sync/dispatcher';
-import { PermanentError } from '../../src/sync/controller';
-import { DesiredState } from '../../src/sync/protocol';
+import { DesiredState, PermanentError, RESOURCE_TYPES } from '../../src/sync/wire';
+import { RESOURCE_TYPES as OUTBOX_RESOURCE_TYPES } from '../../src/store/changes';
 import type { TopologyDesiredRow } from '../../src/store/feed';
 import { RecordingController, silent, sleep } from './helpers';
 
@@ -132,4 +132,8 @@ test('only store/changes.ts inserts into deployment_changes, and only the desire
   assert.deepEqual(inserting, ['src/store/changes.ts']);
   const callers = files.filter((f) => /\brecordChange\(/.test(readFileSync(f, 'utf8'))).map((f) => f.slice(root.length + 1)).sort();
   assert.deepEqual(callers, ['src/store/changes.ts', 'src/store/cilium.ts', 'src/store/sentinels.ts', 'src/store/topology.ts']);
+});
+
+test('the outbox column and the wire name the same resource types', () => {
+  assert.deepEqual([...OUTBOX_RESOURCE_TYPES].sort(), [...RESOURCE_TYPES].sort());
 });

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { testDb } from '../helpers/db';
 import { upsertTopology } from '../../src/store/topology';
 import { Watcher, type WatcherOptions } from '../../src/sync/watcher';
-import { PermanentError } from '../../src/sync/controller';
+import { PermanentError } from '../../src/sync/wire';
 import { RecordingController, TOKENS, deployTo, newDeployment, silent, sleep, startFeedServer, waitFor } from './helpers';
 
 const db = await testDb();

@@ -7,7 +7,6 @@ import { changeDesiredState, createDeployment, promoteDeployment, rollbackDeploy
 import type { Engine } from '../../workflow/engine';
 import { CreateDeploymentBody, IdParams, ListDeploymentsQuery } from './schemas';
 import { parse } from './parse';
-import { asHttp } from './workflow-errors';
 
 export interface DeploymentRouteDeps {
   workflows: Workflows;
@@ -82,13 +81,13 @@ export function deploymentRoutes(deps: DeploymentRouteDeps) {
 
     app.post('/v1/deployments/:id/stop', async (req) => {
       const { id } = parse(IdParams, req.params, 'params');
-      const r = await asHttp(changeDesiredState(cmd, id, 'stopped'));
+      const r = await changeDesiredState(cmd, id, 'stopped');
       return { id, desiredState: 'stopped', changed: r.changed };
     });
 
     app.post('/v1/deployments/:id/start', async (req) => {
       const { id } = parse(IdParams, req.params, 'params');
-      const r = await asHttp(changeDesiredState(cmd, id, 'running'));
+      const r = await changeDesiredState(cmd, id, 'running');
       return { id, desiredState: 'running', changed: r.changed };
     });
 

@@ -1,7 +1,6 @@
 // /v1/sentinel-rollouts: start a fleet rollout, read the current one, resume / cancel / roll back.
 import type { FastifyInstance } from 'fastify';
-import { conflict } from '../../errors';
-import { asHttp } from './workflow-errors';
+import { AppError } from '../../errors';
 import { ROLLOUT_KEY, type RolloutState, type Workflows } from '../../workflow';
 import type { Engine } from '../../workflow/engine';
 import { StartRolloutBody, RolloutActionQuery } from './schemas';
@@ -19,7 +18,7 @@ export function rolloutRoutes(deps: { workflows: Workflows; engine: Engine }) {
    */
   const requireState = async (allowed: readonly string[], what: string) => {
     const state = (await stored())?.state ?? 'idle';
-    if (!allowed.includes(state)) throw conflict(what === 'rollout' ? 'ERR_ROLLOUT_IN_PROGRESS' : 'ERR_ROLLOUT_STATE', `${what} needs a rollout that is ${allowed.join(' or ')}; it is ${state}`);
+    if (!allowed.includes(state)) throw new AppError(what === 'rollout' ? 'ERR_ROLLOUT_IN_PROGRESS' : 'ERR_ROLLOUT_STATE', `${what} needs a rollout that is ${allowed.join(' or ')}; it is ${state}`);
   };
 
   const current = async () => {
@@ -41,7 +40,7 @@ export function rolloutRoutes(deps: { workflows: Workflows; engine: Engine }) {
     app.post('/v1/sentinel-rollouts', async (req, reply) => {
       const body = parse(StartRolloutBody, req.body, 'body');
       await requireState(['idle', 'completed', 'cancelled'], 'rollout');
-      const summary = await asHttp(engine.call(def, 'rollout', body, { key: ROLLOUT_KEY }));
+      const summary = await engine.call(def, 'rollout', body, { key: ROLLOUT_KEY });
       return reply.status(202).send(summary);
     });
 
@@ -49,7 +48,7 @@ export function rolloutRoutes(deps: { workflows: Workflows; engine: Engine }) {
 
     app.post('/v1/sentinel-rollouts/current/resume', async () => {
       await requireState(['paused'], 'resume');
-      return asHttp(engine.call(def, 'resume', {}, { key: ROLLOUT_KEY }));
+      return engine.call(def, 'resume', {}, { key: ROLLOUT_KEY });
     });
 
     // Cancel queues behind a running wave (a wave is never cut mid-call), so it may take that
@@ -61,7 +60,7 @@ export function rolloutRoutes(deps: { workflows: Workflows; engine: Engine }) {
         const { id } = await engine.send(def, 'cancel', {}, { key: ROLLOUT_KEY });
         return reply.status(202).send({ invocationId: id });
       }
-      return asHttp(engine.call(def, 'cancel', {}, { key: ROLLOUT_KEY }));
+      return engine.call(def, 'cancel', {}, { key: ROLLOUT_KEY });
     });
 
     app.post('/v1/sentinel-rollouts/current/rollback', async (req, reply) => {
@@ -71,7 +70,7 @@ export function rolloutRoutes(deps: { workflows: Workflows; engine: Engine }) {
         const { id } = await engine.send(def, 'rollbackAll', {}, { key: ROLLOUT_KEY });
         return reply.status(202).send({ invocationId: id });
       }
-      return asHttp(engine.call(def, 'rollbackAll', {}, { key: ROLLOUT_KEY }));
+      return engine.call(def, 'rollbackAll', {}, { key: ROLLOUT_KEY });
     });
   };
 }

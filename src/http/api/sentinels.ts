@@ -6,7 +6,6 @@ import type { Workflows } from '../../workflow';
 import type { Engine } from '../../workflow/engine';
 import { IdParams, ListSentinelsQuery, SentinelDeployBody, SentinelDeployQuery } from './schemas';
 import { parse } from './parse';
-import { asHttp } from './workflow-errors';
 
 export function sentinelRoutes(deps: { workflows: Workflows; engine: Engine }) {
   const { workflows, engine } = deps;
@@ -28,7 +27,7 @@ export function sentinelRoutes(deps: { workflows: Workflows; engine: Engine }) {
         return reply.status(202).send({ sentinelId: id, invocationId });
       }
       // Waits up to the sentinel timeout (10 minutes by default); ?wait=false returns at once.
-      return asHttp(engine.call(workflows.sentinel, 'deploy', body, { key: id }));
+      return engine.call(workflows.sentinel, 'deploy', body, { key: id });
     });
   };
 }

@@ -1,6 +1,6 @@
 // One entry point from a desired state to the objects that realise it, each carrying its
 // manifest hash. Controllers apply the list in order and delete in reverse.
-import type { ApplyState } from '../../sync/protocol';
+import type { ApplyState } from '../../sync/wire';
 import { buildDeploymentObjects } from './deployment';
 import { buildGossipObjects } from './gossip';
 import { withHash } from './hash';

@@ -1,7 +1,7 @@
 // A customer deployment in one region → headless Service + StatefulSet (DESIGN §8, seed 003).
 // StatefulSets give each instance a stable name and DNS record (`<pod>.<service>.<ns>.svc…`),
 // which is the address ctrl stores per instance.
-import { refKey, type DeploymentApply } from '../../sync/protocol';
+import { refKey, type DeploymentApply } from '../../sync/wire';
 import { ANNOTATION, deploymentLabels, LABEL } from './labels';
 import { deploymentObjectName } from './names';
 import type { BuildOptions, ManifestObject } from './types';

@@ -2,7 +2,7 @@
 // CiliumNetworkPolicy that lets exactly that environment's sentinel pods gossip with each other
 // (seed 000). Both come from the cilium_network_policy resource; they are shared by the
 // environment and owned by no single sentinel.
-import { refKey, type CiliumPolicyApply } from '../../sync/protocol';
+import { refKey, type CiliumPolicyApply } from '../../sync/wire';
 import { ANNOTATION, gossipLabels, LABEL } from './labels';
 import { gossipObjectName } from './names';
 import { SENTINEL_GOSSIP_PORT } from './sentinel';

@@ -1,4 +1,4 @@
-// Manifests: pure functions from a desired state (src/sync/protocol.ts) to Kubernetes objects.
+// Manifests: pure functions from a desired state (src/sync/wire) to Kubernetes objects.
 // No I/O here; controllers (src/kube/controller.ts) send what these return.
 //
 // - deployment.ts: headless Service + StatefulSet per deployment and region (namespace `unkey`).

@@ -1,6 +1,6 @@
 // Label and annotation keys krane puts on every object it owns. The label names are a contract
 // (API.md "Labels on Kubernetes objects"): dashboards, operators and GC select by them.
-import type { CiliumPolicyApply, DeploymentApply, SentinelApply } from '../../sync/protocol';
+import type { CiliumPolicyApply, DeploymentApply, SentinelApply } from '../../sync/wire';
 
 export const LABEL = {
   managedBy: 'app.kubernetes.io/managed-by',

@@ -1,7 +1,7 @@
 // A sentinel (one per environment per region) → Deployment + ClusterIP Service + PDB in the
 // sentinel namespace (seed 000). Improves on the seed by giving liveness and readiness their
 // own paths: liveness asks "is the process alive", readiness "can it serve traffic".
-import { refKey, type SentinelApply } from '../../sync/protocol';
+import { refKey, type SentinelApply } from '../../sync/wire';
 import { ANNOTATION, LABEL, sentinelLabels } from './labels';
 import { gossipObjectName, sentinelObjectName } from './names';
 import type { BuildOptions, ManifestObject } from './types';

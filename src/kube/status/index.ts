@@ -4,12 +4,11 @@
 //   address; sentinel Deployment → replicas, observed generation, running image, health).
 // - instances.ts / sentinels.ts: watchers built on the Reflector (src/kube/reflector.ts), scoped
 //   by the managed-by label; they emit on change and re-emit everything after each full relist.
-// - sink.ts: the StatusSink they write to (the reporter in src/sync/reporter.ts).
+// - They write to a StatusSink (src/sync/wire: the interface; the reporter implements it).
 // Watch events are handled synchronously in arrival order, so per-object reports are ordered;
 // the sink keeps only the latest per object.
 export * from './quantity';
 export * from './pod';
 export * from './sentinel';
-export * from './sink';
 export * from './instances';
 export * from './sentinels';

@@ -3,12 +3,12 @@
 // relist so ctrl heals from anything it lost.
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger } from '../../log';
-import type { InstanceReport } from '../../sync/protocol';
+import type { InstanceReport } from '../../sync/wire';
 import { KINDS, type KubeApi } from '../api';
 import { LABEL, MANAGED_SELECTOR } from '../manifests';
 import { Reflector } from '../reflector';
 import { instanceReport } from './pod';
-import type { StatusSink } from './sink';
+import type { StatusSink } from '../../sync/wire';
 
 export interface InstanceWatcherOptions {
   api: KubeApi;

@@ -3,7 +3,7 @@
 // covers everything still on its way (scheduling, pulling, starting, not yet ready); `running`
 // means the pod is Ready. The reason is the kubelet's own word for it.
 import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
-import type { InstanceReport } from '../../sync/protocol';
+import type { InstanceReport } from '../../sync/wire';
 import { deploymentObjectName, LABEL } from '../manifests';
 import { toMib, toMillicores } from './quantity';
 

@@ -2,7 +2,7 @@
 // runningImage only names an image once the rollout to it is complete (every replica updated
 // and available, no old replicas left): the sentinel deploy call waits for exactly that.
 import type { V1Deployment } from '@kubernetes/client-node';
-import type { SentinelStatus } from '../../sync/protocol';
+import type { SentinelStatus } from '../../sync/wire';
 import { LABEL, SENTINEL_CONTAINER } from '../manifests';
 
 export function rolloutComplete(d: V1Deployment): boolean {

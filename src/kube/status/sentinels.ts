@@ -4,13 +4,13 @@
 // while the pod says at once that it is failing.
 import type { V1Deployment, V1Pod } from '@kubernetes/client-node';
 import type { Logger } from '../../log';
-import type { SentinelStatus } from '../../sync/protocol';
+import type { SentinelStatus } from '../../sync/wire';
 import { KINDS, type KubeApi } from '../api';
 import { LABEL, MANAGED_SELECTOR } from '../manifests';
 import { Reflector } from '../reflector';
 import { podState } from './pod';
 import { rolloutComplete, sentinelImage, sentinelStatus } from './sentinel';
-import type { StatusSink } from './sink';
+import type { StatusSink } from '../../sync/wire';
 
 export interface SentinelWatcherOptions {
   api: KubeApi;

@@ -3,10 +3,10 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '../../log';
 import type { Sql } from '../../store/db';
-import { AppError, issuesToDetails, notFound, unavailable } from '../../errors';
+import { AppError, issuesToDetails, notFound } from '../../errors';
 import { newId } from '../../ids';
-import type { ReadinessCheck } from '../../http/health';
-import type { Registry } from '../../http/metrics';
+import type { ReadinessCheck } from '../../health';
+import type { Registry } from 'prom-client';
 import { engineMetrics, type EngineMetrics } from './metrics';
 import { decode } from './codec';
 import { Context } from './context';
@@ -232,7 +232,7 @@ export class Engine implements Runtime {
     for (const e of [...this.#executions.values()]) e.detach(new LeaseLostError(e.id));
     await this.#unlisten?.().catch(() => {});
     this.#listening = false;
-    const stopped = unavailable('ERR_ENGINE_STOPPED', 'engine stopped before the invocation finished');
+    const stopped = new AppError('ERR_ENGINE_STOPPED', 'engine stopped before the invocation finished');
     for (const ds of this.#results.values()) for (const d of ds) d.reject(stopped);
     this.#results.clear();
     this.logger.info({ handedBack: rest.length }, 'engine stopped');
@@ -255,7 +255,7 @@ export class Engine implements Runtime {
 
   /** Starts an invocation and waits for its result (or its TerminalError). */
   async call<T extends AnyDef, K extends HandlerName<T>>(target: T, handler: K, input: InputOf<T, K>, opts: ClientOptions = {}): Promise<OutputOf<T, K>> {
-    if (!this.#started || this.#stopping) throw unavailable('ERR_ENGINE_NOT_STARTED', 'engine is not running');
+    if (!this.#started || this.#stopping) throw new AppError('ERR_ENGINE_NOT_STARTED', 'engine is not running');
     const r = await this.#start(target, handler, input, opts, null);
     return (await this.result(r.id, r)) as OutputOf<T, K>;
   }
@@ -293,9 +293,9 @@ export class Engine implements Runtime {
 
   async #completeAwakeable(id: string, value: string | null, failure: ReturnType<typeof toFailure> | null): Promise<boolean> {
     const ref = parseAwakeableId(id);
-    if (!ref) throw new AppError('ERR_ENGINE_AWAKEABLE_INVALID', 400, `malformed awakeable id ${id}`);
+    if (!ref) throw new AppError('ERR_ENGINE_AWAKEABLE_INVALID', `malformed awakeable id ${id}`);
     const r = await store.completeEntry(this.sql, ref.invocationId, ref.seq, 'awakeable', value, failure, this.#wakeWorker(), this.leaseMs);
-    if (!r.found) throw new AppError('ERR_ENGINE_AWAKEABLE_NOT_FOUND', 404, `awakeable ${id} not found`);
+    if (!r.found) throw new AppError('ERR_ENGINE_AWAKEABLE_NOT_FOUND', `awakeable ${id} not found`);
     if (r.claimedEpoch !== undefined && r.claimedEpoch !== null) void this.#resumeClaimed(ref.invocationId, r.claimedEpoch, r.done ?? []);
     return r.accepted === true;
   }
@@ -340,9 +340,9 @@ export class Engine implements Runtime {
 
   async #start(target: AnyDef, handler: string, input: unknown, opts: SendClientOptions, delayMs: number | null): Promise<store.StartResult> {
     const h = resolveHandler(target, handler);
-    if (!h) throw new AppError('ERR_ENGINE_UNKNOWN_TARGET', 404, `no handler ${target.name}/${handler}`);
+    if (!h) throw new AppError('ERR_ENGINE_UNKNOWN_TARGET', `no handler ${target.name}/${handler}`);
     if (target.type === 'object' && !opts.key) {
-      throw new AppError('ERR_ENGINE_KEY_REQUIRED', 400, `${target.name} is a virtual object: a key is required`, {
+      throw new AppError('ERR_ENGINE_KEY_REQUIRED', `${target.name} is a virtual object: a key is required`, {
         details: [{ field: 'key', message: 'required' }],
       });
     }

@@ -72,6 +72,6 @@ export function fromFailure(f: StoredFailure): TerminalError {
 }
 
 export const invalidInput = (what: string, details: { field: string; message: string }[]) =>
-  new AppError('ERR_ENGINE_INPUT_INVALID', 400, `invalid input for ${what}`, { details });
+  new AppError('ERR_ENGINE_INPUT_INVALID', `invalid input for ${what}`, { details });
 
-export const unknownTarget = (what: string) => new AppError('ERR_ENGINE_UNKNOWN_TARGET', 404, `no handler ${what}`);
+export const unknownTarget = (what: string) => new AppError('ERR_ENGINE_UNKNOWN_TARGET', `no handler ${what}`);

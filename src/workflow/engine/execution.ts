@@ -6,6 +6,7 @@
 import pRetry, { AbortError } from 'p-retry';
 import type { Logger } from '../../log';
 import type { Sql, TxSql } from '../../store/db';
+import { isRetryableDbError } from '../../store/retryable';
 import { decode, encode } from './codec';
 import { DurablePromise } from './durable-promise';
 import {
@@ -562,10 +563,5 @@ function leavesOf(p: DurablePromise<unknown> | Promise<unknown>): readonly numbe
 /** Errors from the database or network (not the handler's own failures): the invocation is
  *  not failed for them; its lease lapses and it is retried from the journal. */
 function isInfraError(e: unknown): boolean {
-  if (e instanceof LeaseLostError) return true;
-  if (!(e instanceof Error)) return false;
-  const code = (e as { code?: unknown }).code;
-  if (typeof code !== 'string') return false;
-  // postgres.js connection errors and SQLSTATE classes 08 (connection), 40 (rollback), 53/57 (resources, shutdown).
-  return code.startsWith('CONNECT') || code === 'CONNECTION_CLOSED' || code === 'CONNECTION_ENDED' || code === 'CONNECTION_DESTROYED' || /^(08|40|53|57)/.test(code) || code === 'UE001';
+  return e instanceof LeaseLostError || isRetryableDbError(e);
 }

@@ -1,6 +1,6 @@
 // Prometheus metrics of one engine, registered on the process registry when one is given.
 import client from 'prom-client';
-import type { Registry } from '../../http/metrics';
+import type { Registry } from 'prom-client';
 
 export interface EngineMetrics {
   finished(service: string, handler: string, status: string): void;
