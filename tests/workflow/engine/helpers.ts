@@ -15,3 +15,12 @@ export function testEngine(sql: Sql, opts: Partial<EngineOptions> = {}): Engine 
 }
 
 export const waitFor = <T>(what: string, fn: () => Promise<T | undefined | null | false>, timeoutMs = 10_000) => until(fn, timeoutMs, what);
+
+/** Rejects when `p` has not settled within `ms`: a hang fails the test instead of stalling it. */
+export function withDeadline<T>(p: Promise<T>, what: string, ms = 20_000): Promise<T> {
+  let timer!: NodeJS.Timeout;
+  const t = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not settle within ${ms} ms`)), ms);
+  });
+  return Promise.race([p, t]).finally(() => clearTimeout(timer));
+}
