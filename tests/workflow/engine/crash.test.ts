@@ -105,8 +105,7 @@ test('database steps commit exactly once across a crash in the middle of one', a
   await kill(b.child);
 });
 
-test('a durable sleep survives a restart and fires once, on time', async () => {
-  const POLL_MS = 100;
+test('a durable sleep survives a restart and fires once, never early, in the new process', async () => {
   const a = await startWorker('sleep-a');
   const { id } = await client.send(Fx, 'napper', { ms: 1_500 });
   await waitFor('suspension', async () => (await client.getInvocation(id)).status === 'suspended');
@@ -116,13 +115,13 @@ test('a durable sleep survives a restart and fires once, on time', async () => {
     const v = await client.getInvocation(id);
     return v.status === 'completed' && v;
   });
-  const fx = await db.sql<{ step: string; atMs: number }[]>`SELECT step, at_ms FROM fx_effects WHERE invocation_id = ${id} ORDER BY at_ms`;
-  assert.deepEqual(fx.map((f) => f.step), ['before', 'after']);
+  // How late it fired is a benchmark's question (bench/engine.ts), not a test's.
+  const fx = await db.sql<{ step: string; worker: string; atMs: number }[]>`
+    SELECT step, worker, at_ms FROM fx_effects WHERE invocation_id = ${id} ORDER BY at_ms`;
+  assert.deepEqual(fx.map((f) => [f.step, f.worker]), [['before', 'sleep-a'], ['after', 'sleep-b']], 'each step once; the timer fired in the new process');
   const wakeAt = (inv.result as { wakeAt: number }).wakeAt;
-  const late = fx[1]!.atMs - wakeAt;
-  assert.ok(late >= -5, `fired ${-late} ms early`);
-  // On time within the poll interval, plus scheduling slack on a loaded 2-core machine.
-  assert.ok(late <= POLL_MS + 700, `fired ${late} ms late`);
+  assert.ok(fx[1]!.atMs >= wakeAt - 5, `fired ${wakeAt - fx[1]!.atMs} ms early`);
+  assert.deepEqual(inv.journal.map((j) => [j.kind, j.name, j.status]), [['run', 'before', 'done'], ['sleep', 'nap', 'done'], ['run', 'after', 'done']]);
   await kill(b.child);
 });
 

@@ -13,6 +13,8 @@ const db = await testDb();
 const entries = new Map<string, number>();
 const published = new Map<string, string>();
 let zombieEntries = 0;
+/** Executions of `zombie` whose step result was refused by the lease fence. */
+let zombieRefused = 0;
 let openZombie!: () => void;
 const zombieGate = new Promise<void>((r) => (openZombie = r));
 let release!: () => void;
@@ -26,13 +28,19 @@ const Svc = defineService('multi', {
     await ctx.run('publish', () => void published.set(ctx.invocationId, a.id));
     return a.promise;
   }),
-  zombie: handler({ input: z.object({}), output: z.number() }, async (ctx) =>
-    ctx.run('side', async () => {
-      const n = ++zombieEntries;
-      if (n === 1) await zombieGate;
-      return n;
-    }),
-  ),
+  zombie: handler({ input: z.object({}), output: z.number() }, async (ctx) => {
+    try {
+      return await ctx.run('side', async () => {
+        const n = ++zombieEntries;
+        if (n === 1) await zombieGate;
+        return n;
+      });
+    } catch (err) {
+      // The step body finished, its journal write was fenced off: the handler learns it here.
+      if ((err as Error).name === 'LeaseLostError') zombieRefused++;
+      throw err;
+    }
+  }),
   slow: handler({ input: z.object({}), output: z.string() }, async (ctx) => {
     await ctx.run('first', () => 1);
     await ctx.run('blocking', async () => {
@@ -66,7 +74,8 @@ test('an execution whose lease expired cannot record its step once another took 
   await db.sql`UPDATE engine_invocations SET due_at = now() - interval '1 second' WHERE id = ${id}`;
   assert.equal(await b.result(id), 2);
   openZombie();
-  await new Promise((r) => setTimeout(r, 100));
+  // Positive evidence that the stale execution tried to record its step and was refused.
+  await waitFor('the stale write refused', async () => zombieRefused === 1);
   const inv = await b.getInvocation(id);
   assert.equal(inv.status, 'completed');
   assert.equal(inv.attempts, 2);
