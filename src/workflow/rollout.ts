@@ -19,6 +19,8 @@ import { computeWaves, DEFAULT_WAVE_PERCENTAGES, wavePercentageProblems } from '
 export const ROLLOUT_SERVICE = 'SentinelRolloutService';
 export const ROLLOUT_KEY = 'singleton';
 const STATE = 'rollout';
+/** The rollout's field that holds a credential (in its input and its state alike). */
+const SECRET_FIELD = 'slackWebhookUrl';
 
 export const ROLLOUT_STATES = ['idle', 'in_progress', 'paused', 'rolling_back', 'cancelled', 'completed'] as const;
 export type RolloutStateName = (typeof ROLLOUT_STATES)[number];
@@ -118,7 +120,7 @@ export function rolloutService(deps: RolloutDeps) {
   function define() {
     return defineObject(ROLLOUT_SERVICE, {
       exclusive: {
-        rollout: handler({ input: RolloutInput, output: Summary }, async (ctx, input) => {
+        rollout: handler({ input: RolloutInput, output: Summary, secret: { input: [SECRET_FIELD] } }, async (ctx, input) => {
           const current = await load(ctx);
           if (current && !TERMINAL.includes(current.state)) {
             throw new TerminalError(`a rollout is ${current.state} (image ${current.image}); resume, cancel or roll it back first`, { code: 'ERR_ROLLOUT_IN_PROGRESS' });
@@ -244,9 +246,12 @@ export function rolloutService(deps: RolloutDeps) {
         }),
       },
       shared: {
-        status: handler({ input: z.object({}).default({}), output: z.unknown() }, async (ctx) => (await load(ctx)) ?? { state: 'idle' }),
+        status: handler({ input: z.object({}).default({}), output: z.unknown(), secret: { output: [SECRET_FIELD] } }, async (ctx) => (await load(ctx)) ?? { state: 'idle' }),
       },
-    });
+    },
+    // The webhook URL is a credential: invocation views show it nowhere (input, state, status).
+    { secretState: { [STATE]: [SECRET_FIELD] } },
+    );
   }
 
   def = define();

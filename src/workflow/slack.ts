@@ -13,7 +13,7 @@ const POST_ATTEMPTS = 3;
 export function slackNotifier() {
   return defineObject(SLACK_NOTIFIER, {
     exclusive: {
-      post: handler({ input: z.object({ url: z.url(), text: z.string() }), output: z.object({ delivered: z.boolean() }) }, async (ctx, { url, text }) => {
+      post: handler({ input: z.object({ url: z.url(), text: z.string() }), output: z.object({ delivered: z.boolean() }), secret: { input: ['url'] } }, async (ctx, { url, text }) => {
         try {
           await ctx.run(
             'post',

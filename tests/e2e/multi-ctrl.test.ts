@@ -110,9 +110,11 @@ test('a rollout started on one replica completes; another is cancelled and rolle
   const current = async () => (await api(next(), '/v1/sentinel-rollouts/current')).body;
   const state = (states: string[]) => until(async () => { const c = await current(); return states.includes(c.state) ? c : undefined; }, 30_000, `rollout ${states.join('/')}`);
 
-  const first = await api(next(), '/v1/sentinel-rollouts', { body: { image: 'sentinel:v4', wavePercentages: [25, 50, 100] } });
+  // A webhook that never answers (.invalid does not resolve): posts fail, the rollout does not.
+  const first = await api(next(), '/v1/sentinel-rollouts', { body: { image: 'sentinel:v4', wavePercentages: [25, 50, 100], slackWebhookUrl: WEBHOOK } });
   assert.equal(first.status, 202, JSON.stringify(first.body));
   assert.equal((await state(['completed', 'paused'])).state, 'completed');
+  await assertNoViewShows(WEBHOOK_SECRET);
 
   const before = Object.fromEntries((await stack.db.sql<{ id: string; image: string }[]>`SELECT id, image FROM sentinels WHERE id = ANY(${fleet}::text[])`).map((r) => [r.id, r.image]));
   const secondRollout = await api(next(), '/v1/sentinel-rollouts', { body: { image: 'sentinel:v5', wavePercentages: [25, 50, 75, 100] } });
@@ -126,6 +128,23 @@ test('a rollout started on one replica completes; another is cancelled and rolle
   const after = Object.fromEntries((await stack.db.sql<{ id: string; image: string }[]>`SELECT id, image FROM sentinels WHERE id = ANY(${fleet}::text[])`).map((r) => [r.id, r.image]));
   assert.deepEqual(after, before, 'every sentinel is back on its previous image');
 });
+
+const WEBHOOK_SECRET = 'multi-ctrl-webhook-secret';
+const WEBHOOK = `https://hooks.slack.invalid/services/T0/B0/${WEBHOOK_SECRET}`;
+
+/** Greps every invocation view of both replicas (the list and each one with its journal). */
+async function assertNoViewShows(secret: string): Promise<void> {
+  for (const ctrl of replicas) {
+    const list = await api(ctrl, '/v1/invocations?limit=1000');
+    assert.equal(list.status, 200);
+    assert.ok(list.body.invocations.some((i: any) => i.service === 'SlackNotifier'), 'the webhook was posted to');
+    assert.ok(!JSON.stringify(list.body).includes(secret), 'the invocation list shows the webhook');
+    for (const inv of list.body.invocations) {
+      const one = await api(ctrl, `/v1/invocations/${inv.id}`);
+      assert.ok(!JSON.stringify(one.body).includes(secret), `invocation ${inv.service}/${inv.handler} shows the webhook`);
+    }
+  }
+}
 
 test('both replicas finished workflow invocations (the work really was shared)', async () => {
   assert.ok((await finishedOn(stack.ctrl)) > 0, 'the first replica finished none');

@@ -32,10 +32,13 @@ import {
   type Outcome,
   type Runtime,
 } from './execution';
-import * as store from './store';
-import type { InvocationRow, InvocationStatus, JournalRow } from './store';
+import * as store from './invocation-store';
+import type { InvocationRow, InvocationStatus, JournalRow } from './invocation-store';
 import { encode } from './codec';
 import { untilAnswered } from './outage';
+import { invocationView, journalView, type DefLookup, type InvocationView, type JournalEntryView } from './views';
+
+export type { InvocationView, JournalEntryView } from './views';
 
 export interface EngineOptions {
   sql: Sql;
@@ -93,38 +96,6 @@ export interface SendClientOptions extends ClientOptions {
   delayMs?: number;
 }
 
-export interface InvocationView {
-  id: string;
-  service: string;
-  handler: string;
-  key: string | null;
-  kind: string;
-  status: InvocationStatus;
-  input: unknown;
-  result?: unknown;
-  error: { name: string; message: string; code: string } | null;
-  idempotencyKey: string | null;
-  parentId: string | null;
-  attempts: number;
-  leaseOwner: string | null;
-  createdAt: string;
-  updatedAt: string;
-  completedAt: string | null;
-}
-
-export interface JournalEntryView {
-  seq: number;
-  kind: string;
-  name: string;
-  status: 'pending' | 'done';
-  value?: unknown;
-  failure: { name: string; message: string; code: string } | null;
-  wakeAt: string | null;
-  childId: string | null;
-  createdAt: string;
-  completedAt: string | null;
-}
-
 interface Deferred {
   resolve: (v: unknown) => void;
   reject: (e: unknown) => void;
@@ -143,6 +114,7 @@ export class Engine implements Runtime {
   readonly #retentionMs: number;
   #purgeTimer: NodeJS.Timeout | null = null;
   readonly #defs = new Map<string, AnyDef>();
+  readonly #lookup: DefLookup = (service) => this.#defs.get(service);
   /** Every execution in memory (running, suspending or parked), by invocation id. */
   readonly #executions = new Map<string, Execution>();
   readonly #running = new Set<Execution>();
@@ -314,14 +286,14 @@ export class Engine implements Runtime {
   }
 
   async listInvocations(filter: store.ListFilter = {}): Promise<InvocationView[]> {
-    return (await store.listInvocationRows(this.sql, filter)).map(invocationView);
+    return (await store.listInvocationRows(this.sql, filter)).map((r) => invocationView(r, this.#lookup));
   }
 
   async getInvocation(id: string): Promise<InvocationView & { journal: JournalEntryView[] }> {
     const row = await store.getInvocationRow(this.sql, id);
     if (!row) throw notFound('invocation', id);
     const journal = await store.loadJournal(this.sql, id);
-    return { ...invocationView(row), journal: journal.map(journalView) };
+    return { ...invocationView(row, this.#lookup), journal: journal.map((j) => journalView(row.service, j, this.#lookup)) };
   }
 
   /** Deletes invocations finished longer than retentionMs ago; returns how many. Runs every
@@ -735,46 +707,6 @@ const TERMINAL = new Set<InvocationStatus>(store.TERMINAL_STATUSES);
 function settleFromStored(status: InvocationStatus, result: unknown, error: store.InvocationRow['error']): Promise<unknown> {
   if (status === 'completed') return Promise.resolve(decode(result));
   return Promise.reject(fromFailure(error ?? { name: 'TerminalError', message: `invocation ${status}`, code: 'ERR_ENGINE_FAILED' }));
-}
-
-function iso(d: Date | null): string | null {
-  return d ? new Date(d).toISOString() : null;
-}
-
-function invocationView(r: InvocationRow): InvocationView {
-  return {
-    id: r.id,
-    service: r.service,
-    handler: r.handler,
-    key: r.objectKey,
-    kind: r.kind,
-    status: r.status,
-    input: r.input,
-    ...(r.status === 'completed' ? { result: decode(r.result) } : {}),
-    error: r.error,
-    idempotencyKey: r.idempotencyKey,
-    parentId: r.parentId,
-    attempts: r.attempts,
-    leaseOwner: r.leaseOwner,
-    createdAt: iso(r.createdAt)!,
-    updatedAt: iso(r.updatedAt)!,
-    completedAt: iso(r.completedAt),
-  };
-}
-
-function journalView(j: JournalRow): JournalEntryView {
-  return {
-    seq: j.seq,
-    kind: j.kind,
-    name: j.name,
-    status: j.status,
-    ...(j.status === 'done' && !j.failure ? { value: decode(j.value) } : {}),
-    failure: j.failure,
-    wakeAt: iso(j.wakeAt),
-    childId: j.childId,
-    createdAt: iso(j.createdAt)!,
-    completedAt: iso(j.completedAt),
-  };
 }
 
 export function createEngine(opts: EngineOptions): Engine {

@@ -22,8 +22,8 @@ import {
   type StoredFailure,
 } from './errors';
 import type { HandlerKind } from './definitions';
-import * as store from './store';
-import type { DoneEntry, JournalRow } from './store';
+import * as store from './invocation-store';
+import type { DoneEntry, JournalRow } from './invocation-store';
 
 export interface RunOptions {
   /** Attempts including the first; after the last failure the step fails terminally. */
