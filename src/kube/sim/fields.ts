@@ -188,13 +188,17 @@ export class ApplyConflict extends Error {
   }
 }
 
+/** A list item's key as structured-merge-diff prints it: `name="app"`, `containerPort=80,protocol="TCP"`. */
+const keyText = (json: string): string =>
+  Object.entries(JSON.parse(json) as Record<string, unknown>)
+    .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
+    .join(',');
+
 const pathToField = (p: string) =>
-  '.' +
   p
     .split(SEP)
-    .map((s) => (s.startsWith('f:') ? s.slice(2) : `[${s.slice(2)}]`))
-    .join('.')
-    .replace(/\.\[/g, '[');
+    .map((s) => (s.startsWith('f:') ? `.${s.slice(2)}` : `[${keyText(s.slice(2))}]`))
+    .join('');
 
 /**
  * Server-side apply of `applied` by `manager` over `live` (undefined to create). Returns the
