@@ -3,7 +3,7 @@
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { PatchStrategy } from '@kubernetes/client-node';
-import { deployment, recordWatch, service, startSim, statefulSet, waitFor, type SimFixture } from './helpers';
+import { deployment, errorOf, recordWatch, service, startSim, statefulSet, waitFor, type SimFixture } from './helpers';
 
 let f: SimFixture;
 before(async () => {
@@ -15,15 +15,6 @@ after(async () => {
 
 const apply = (obj: unknown, manager: string, force = false) =>
   f.objects.patch(structuredClone(obj) as any, undefined, undefined, manager, force, PatchStrategy.ServerSideApply);
-
-export async function errorOf(p: Promise<unknown>): Promise<{ code: number; body: any; headers?: unknown }> {
-  try {
-    await p;
-  } catch (e: any) {
-    return { code: e.code, body: typeof e.body === 'string' && e.body.startsWith('{') ? JSON.parse(e.body) : e.body, headers: e.headers };
-  }
-  throw new Error('expected the request to fail');
-}
 
 test('StatefulSet: spec fields other than the mutable ones are immutable (422 Invalid)', async () => {
   await f.apps.createNamespacedStatefulSet({ namespace: 'default', body: statefulSet('imm', 'nginx:1', 1) as any });
