@@ -68,6 +68,86 @@ export interface SimServer {
 
 const NOT_FOUND = () => new SimError(404, 'NotFound', 'the server could not find the requested resource');
 
+/** Answers a rate-limited or chaos-throttled request the way the API server's filter does:
+ *  plain text and a Retry-After header, no Status body. */
+function throttled(res: ServerResponse, retryAfterSeconds: number): void {
+  const text = 'Too many requests, please try again later.\n';
+  res.writeHead(429, { 'content-type': 'text/plain; charset=utf-8', 'x-content-type-options': 'nosniff', 'retry-after': String(retryAfterSeconds), 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+async function handleApi(host: SimHost, requestHost: RequestHost, req: IncomingMessage, res: ServerResponse, url: URL, route: Route): Promise<void> {
+  const method = req.method ?? 'GET';
+  const contentType = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  const resource = route.subresource ? `${route.def.plural}/${route.subresource}` : route.def.plural;
+  const verb = verbOf(method, route, url.searchParams, contentType);
+  const decision = host.traffic.check(verb, resource);
+  if (decision.action === 'throttle') {
+    host.stats.record(verb, resource, { status: 429 });
+    return throttled(res, decision.retryAfterSeconds);
+  }
+  if (decision.action === 'error') {
+    host.stats.record(verb, resource, { status: 500 });
+    return send(res, 500, new SimError(500, 'InternalError', 'Internal error occurred: kube-sim chaos: injected failure').status);
+  }
+  if (decision.action === 'delay') await new Promise((r) => setTimeout(r, decision.ms));
+  try {
+    const r = await handleResource(requestHost, req, res, route, url.searchParams);
+    host.stats.record(r.verb, resource, { status: 200, changed: r.changed });
+    host.logger.debug({ verb: r.verb, resource, namespace: route.namespace, name: route.name, changed: r.changed }, 'kube-sim request');
+  } catch (err) {
+    if (err instanceof SimError) {
+      host.stats.record(verb, resource, { status: err.code });
+      host.logger.debug({ verb, resource, namespace: route.namespace, name: route.name, code: err.code, reason: err.status.reason }, 'kube-sim request failed');
+      if (!res.headersSent) send(res, err.code, err.status);
+      return;
+    }
+    host.stats.record(verb, resource, { status: 500 });
+    host.logger.error({ err, method, path: url.pathname }, 'kube-sim request failed');
+    if (!res.headersSent) send(res, 500, new SimError(500, 'InternalError', err instanceof Error ? err.message : String(err)).status);
+  }
+}
+
+async function handleAdmin(host: SimHost, req: IncomingMessage, res: ServerResponse, url: URL, segs: string[]): Promise<void> {
+  let body: unknown;
+  try {
+    const text = await readBody(req);
+    body = text.trim() ? JSON.parse(text) : {};
+  } catch {
+    return send(res, 400, { error: 'invalid JSON body' });
+  }
+  const r = host.admin(req.method ?? 'GET', '/' + segs.slice(1).join('/'), body, url.searchParams);
+  return r ? send(res, r.status, r.body) : send(res, 404, { error: 'unknown admin endpoint' });
+}
+
+async function handle(host: SimHost, requestHost: RequestHost, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const url = new URL(req.url ?? '/', 'http://kube-sim');
+  const segs = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
+  if (segs[0] === '_sim') return handleAdmin(host, req, res, url, segs);
+  if (segs.length === 1 && ['healthz', 'livez', 'readyz'].includes(segs[0]!)) {
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    return void res.end('ok');
+  }
+  if (segs[0] === 'openapi') {
+    const r = host.openapi(segs.join('/'), req.headers.accept);
+    return r ? send(res, r.status, r.body) : send(res, 404, NOT_FOUND().status);
+  }
+  if (segs.length === 1 && segs[0] === 'version') {
+    host.stats.record('discovery', undefined, { status: 200 });
+    return send(res, 200, versionDoc());
+  }
+  const route = parseRoute(segs);
+  if (!route) {
+    host.stats.record('discovery', undefined, { status: 404 });
+    return send(res, 404, NOT_FOUND().status);
+  }
+  if ('discovery' in route) {
+    host.stats.record('discovery', undefined, { status: 200 });
+    return send(res, 200, route.discovery === 'apiVersions' ? apiVersionsDoc(req.headers.host ?? '127.0.0.1') : route.discovery);
+  }
+  return handleApi(host, requestHost, req, res, url, route);
+}
+
 export function createSimServer(host: SimHost): SimServer {
   const streams = new Set<() => void>();
   const requestHost: RequestHost = {
@@ -81,88 +161,8 @@ export function createSimServer(host: SimHost): SimServer {
       res.on('close', () => streams.delete(stop));
     },
   };
-
-  /** Answers a rate-limited or chaos-throttled request the way the API server's filter does. */
-  const throttled = (res: ServerResponse, retryAfterSeconds: number) => {
-    const text = 'Too many requests, please try again later.\n';
-    res.writeHead(429, { 'content-type': 'text/plain; charset=utf-8', 'x-content-type-options': 'nosniff', 'retry-after': String(retryAfterSeconds), 'content-length': Buffer.byteLength(text) });
-    res.end(text);
-  };
-
-  const handleApi = async (req: IncomingMessage, res: ServerResponse, url: URL, route: Route) => {
-    const method = req.method ?? 'GET';
-    const contentType = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-    const resource = route.subresource ? `${route.def.plural}/${route.subresource}` : route.def.plural;
-    const verb = verbOf(method, route, url.searchParams, contentType);
-    const decision = host.traffic.check(verb, resource);
-    if (decision.action === 'throttle') {
-      host.stats.record(verb, resource, { status: 429 });
-      return throttled(res, decision.retryAfterSeconds);
-    }
-    if (decision.action === 'error') {
-      host.stats.record(verb, resource, { status: 500 });
-      return send(res, 500, new SimError(500, 'InternalError', 'Internal error occurred: kube-sim chaos: injected failure').status);
-    }
-    if (decision.action === 'delay') await new Promise((r) => setTimeout(r, decision.ms));
-    try {
-      const r = await handleResource(requestHost, req, res, route, url.searchParams);
-      host.stats.record(r.verb, resource, { status: 200, changed: r.changed });
-      host.logger.debug({ verb: r.verb, resource, namespace: route.namespace, name: route.name, changed: r.changed }, 'kube-sim request');
-    } catch (err) {
-      if (err instanceof SimError) {
-        host.stats.record(verb, resource, { status: err.code });
-        host.logger.debug({ verb, resource, namespace: route.namespace, name: route.name, code: err.code, reason: err.status.reason }, 'kube-sim request failed');
-        if (!res.headersSent) send(res, err.code, err.status);
-        return;
-      }
-      host.stats.record(verb, resource, { status: 500 });
-      host.logger.error({ err, method, path: url.pathname }, 'kube-sim request failed');
-      if (!res.headersSent) send(res, 500, new SimError(500, 'InternalError', err instanceof Error ? err.message : String(err)).status);
-    }
-  };
-
-  const handleAdmin = async (req: IncomingMessage, res: ServerResponse, url: URL, segs: string[]) => {
-    let body: unknown;
-    try {
-      const text = await readBody(req);
-      body = text.trim() ? JSON.parse(text) : {};
-    } catch {
-      return send(res, 400, { error: 'invalid JSON body' });
-    }
-    const r = host.admin(req.method ?? 'GET', '/' + segs.slice(1).join('/'), body, url.searchParams);
-    return r ? send(res, r.status, r.body) : send(res, 404, { error: 'unknown admin endpoint' });
-  };
-
-  const handle = async (req: IncomingMessage, res: ServerResponse) => {
-    const url = new URL(req.url ?? '/', 'http://kube-sim');
-    const segs = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
-    if (segs[0] === '_sim') return handleAdmin(req, res, url, segs);
-    if (segs.length === 1 && ['healthz', 'livez', 'readyz'].includes(segs[0]!)) {
-      res.writeHead(200, { 'content-type': 'text/plain' });
-      return res.end('ok');
-    }
-    if (segs[0] === 'openapi') {
-      const r = host.openapi(segs.join('/'), req.headers.accept);
-      return r ? send(res, r.status, r.body) : send(res, 404, NOT_FOUND().status);
-    }
-    if (segs.length === 1 && segs[0] === 'version') {
-      host.stats.record('discovery', undefined, { status: 200 });
-      return send(res, 200, versionDoc());
-    }
-    const route = parseRoute(segs);
-    if (!route) {
-      host.stats.record('discovery', undefined, { status: 404 });
-      return send(res, 404, NOT_FOUND().status);
-    }
-    if ('discovery' in route) {
-      host.stats.record('discovery', undefined, { status: 200 });
-      return send(res, 200, route.discovery === 'apiVersions' ? apiVersionsDoc(req.headers.host ?? '127.0.0.1') : route.discovery);
-    }
-    return handleApi(req, res, url, route);
-  };
-
   const server = createServer((req, res) => {
-    handle(req, res).catch((err) => {
+    handle(host, requestHost, req, res).catch((err) => {
       if (err instanceof SimError) {
         if (!res.headersSent) send(res, err.code, err.status);
         return;

@@ -70,7 +70,7 @@ test('server-side apply: a field another manager owns conflicts (409) unless for
   assert.equal(e.body.message, 'Apply failed with 1 conflict: conflict with "krane": .spec.replicas');
   assert.deepEqual(e.body.details.causes, [{ reason: 'FieldManagerConflict', message: 'conflict with "krane"', field: '.spec.replicas' }]);
   // Two fields: grouped by manager, one per line.
-  other.spec.template.spec.containers[0].image = 'nginx:2';
+  other.spec.template.spec.containers[0]!.image = 'nginx:2';
   const two = await errorOf(apply(other, 'ops'));
   assert.equal(two.body.message, 'Apply failed with 2 conflicts: conflicts with "krane":\n- .spec.replicas\n- .spec.template.spec.containers[name="app"].image');
   // An updater (PUT/PATCH) is named with its API version.
