@@ -3,11 +3,10 @@
 // time or randomness outside ctx.run), or the journal check fails the invocation.
 import type { Logger } from '../../log';
 import type { TxSql } from '../../store/db';
-import type { AnyDef, HandlerName, InputOf, OutputOf } from './definitions';
-import { resolveHandler } from './definitions';
+import { resolveHandler, type AnyDef, type ChildTarget, type HandlerName, type InputOf, type OutputOf, type RunOptions } from './types';
 import type { DurablePromise } from './durable-promise';
 import { TerminalError } from './errors';
-import type { ChildTarget, Execution, RunOptions } from './execution';
+import type { Execution } from './execution';
 import { issuesToDetails } from '../../errors';
 
 export interface CallOptions {

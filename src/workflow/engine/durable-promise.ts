@@ -2,17 +2,24 @@
 // positions the handler is blocked on: when nothing else is in flight, the execution suspends
 // on exactly those (and resumes when one completes). Combinators keep the positions of their
 // parts, so awaiting `all`/`race` blocks on all of them.
-import type { Execution } from './execution';
+
+/** What a durable promise needs from the execution it belongs to (implemented by Execution;
+ *  declared here so this module imports nothing of the engine). */
+export interface PromiseHost {
+  /** Marks positions as awaited; returns the release for when the awaiting settles. */
+  blockOn(leaves: readonly number[]): () => void;
+  orTimeout<T>(p: DurablePromise<T>, ms: number): DurablePromise<T>;
+}
 
 export class DurablePromise<T> implements PromiseLike<T> {
   /** @internal */
   readonly inner: Promise<T>;
   /** @internal journal positions this promise completes from (empty: in-flight work). */
   readonly leaves: readonly number[];
-  readonly #exec: Execution;
+  readonly #exec: PromiseHost;
 
   /** @internal */
-  constructor(exec: Execution, inner: Promise<T>, leaves: readonly number[]) {
+  constructor(exec: PromiseHost, inner: Promise<T>, leaves: readonly number[]) {
     this.#exec = exec;
     this.inner = inner;
     this.leaves = leaves;

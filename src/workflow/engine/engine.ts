@@ -10,28 +10,10 @@ import type { Registry } from 'prom-client';
 import { engineMetrics, type EngineMetrics } from './metrics';
 import { decode } from './codec';
 import { Context } from './context';
-import {
-  defineObject,
-  defineService,
-  resolveHandler,
-  type AnyDef,
-  type HandlerName,
-  type Handlers,
-  type InputOf,
-  type ObjectDef,
-  type OutputOf,
-  type ServiceDef,
-} from './definitions';
+import { defineObject, defineService } from './definitions';
+import { resolveHandler, type AnyDef, type ChildOptions, type ChildTarget, type ExecutionTarget, type HandlerName, type Handlers, type InputOf, type ObjectDef, type OutputOf, type ServiceDef } from './types';
 import { CancelledError, LeaseLostError, TerminalError, fromFailure, invalidInput, toFailure } from './errors';
-import {
-  Execution,
-  parseAwakeableId,
-  type ChildOptions,
-  type ChildTarget,
-  type ExecutionTarget,
-  type Outcome,
-  type Runtime,
-} from './execution';
+import { Execution, parseAwakeableId, type Outcome, type Runtime } from './execution';
 import * as store from './invocation-store';
 import type { InvocationRow, InvocationStatus, JournalRow } from './invocation-store';
 import { encode } from './codec';

@@ -21,18 +21,9 @@ import {
   toFailure,
   type StoredFailure,
 } from './errors';
-import type { HandlerKind } from './definitions';
+import type { ChildOptions, ChildTarget, ExecutionTarget, RunOptions } from './types';
 import * as store from './invocation-store';
 import type { DoneEntry, JournalRow } from './invocation-store';
-
-export interface RunOptions {
-  /** Attempts including the first; after the last failure the step fails terminally. */
-  maxAttempts?: number;
-  /** First retry delay; doubles (factor) up to maxDelayMs. */
-  initialDelayMs?: number;
-  maxDelayMs?: number;
-  factor?: number;
-}
 
 /** Default attempts of a step: enough to ride out a restart of a dependency, bounded so a
  *  broken step fails visibly instead of retrying forever. */
@@ -41,17 +32,6 @@ const DEFAULT_MAX_ATTEMPTS = 10;
 const DEFAULT_INITIAL_DELAY_MS = 100;
 /** Default retry delay cap: keeps a retrying step responsive to a recovered dependency. */
 const DEFAULT_MAX_DELAY_MS = 10_000;
-
-export interface ExecutionTarget {
-  id: string;
-  service: string;
-  handler: string;
-  key: string | null;
-  kind: HandlerKind;
-  input: unknown;
-  epoch: number;
-  cancelRequested: boolean;
-}
 
 /** What an execution needs from its engine. */
 export interface Runtime {
@@ -70,19 +50,6 @@ export interface Runtime {
   onSuspended(exec: Execution, dueAt: number | null): void;
   onResumed(exec: Execution): void;
   onFinished(exec: Execution, finish: store.FinishResult | null, outcome: Outcome | null): void;
-}
-
-export interface ChildTarget {
-  service: string;
-  handler: string;
-  kind: HandlerKind;
-  input: unknown;
-}
-
-export interface ChildOptions {
-  key?: string;
-  idempotencyKey?: string;
-  delayMs?: number;
 }
 
 export type Outcome = { status: 'completed'; result: string } | { status: 'failed' | 'cancelled'; error: StoredFailure };

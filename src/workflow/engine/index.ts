@@ -66,11 +66,10 @@
 export { createEngine, Engine } from './engine';
 export type { EngineOptions, ClientOptions, SendClientOptions, InvocationView, JournalEntryView } from './engine';
 export { handler, defineService, defineObject } from './definitions';
-export type { AnyDef, HandlerDef, HandlerSecrets, ObjectDef, ObjectOptions, SecretPath, ServiceDef, HandlerName, InputOf, OutputOf } from './definitions';
+export type { AnyDef, HandlerDef, HandlerSecrets, ObjectDef, ObjectOptions, SecretPath, ServiceDef, HandlerName, InputOf, OutputOf, RunOptions } from './types';
 export { REDACTED } from './redact';
 export { Context } from './context';
 export type { CallOptions, SendOptions } from './context';
 export { DurablePromise } from './durable-promise';
-export type { RunOptions } from './execution';
 export { TerminalError, CancelledError, TimeoutError, NonDeterminismError } from './errors';
 export type { InvocationStatus } from './invocation-store';

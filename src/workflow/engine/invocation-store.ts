@@ -4,7 +4,7 @@
 // process waits for the write or skips the row, and the stale writer then finds no row).
 import type { Queryable, Sql, TxSql } from '../../store/db';
 import type { StoredFailure } from './errors';
-import type { HandlerKind } from './definitions';
+import type { HandlerKind } from './types';
 
 export type InvocationStatus = 'scheduled' | 'queued' | 'ready' | 'running' | 'suspended' | 'completed' | 'failed' | 'cancelled';
 

@@ -1,7 +1,7 @@
 // Redaction of secret fields for invocation views. Pure: data in, data out. A definition
 // names the secret fields (definitions.ts SecretPath); the views replace their values with
 // REDACTED, keeping the field so an operator sees that it is set. Absent fields stay absent.
-import type { SecretPath } from './definitions';
+import type { SecretPath } from './types';
 
 /** What a view shows instead of a secret value. */
 export const REDACTED = '[redacted]';

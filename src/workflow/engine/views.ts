@@ -2,7 +2,7 @@
 // plain views, with the fields a definition marks secret redacted (redact.ts). Pure: rows and
 // definitions in, views out.
 import { decode } from './codec';
-import { resolveHandler, type AnyDef } from './definitions';
+import { resolveHandler, type AnyDef } from './types';
 import { redact } from './redact';
 import type { InvocationRow, InvocationStatus, JournalRow } from './invocation-store';
 
