@@ -13,8 +13,10 @@ import { Context } from './context';
 import { defineObject, defineService } from './definitions';
 import { resolveHandler, type AnyDef, type ChildOptions, type ChildTarget, type ExecutionTarget, type HandlerName, type Handlers, type InputOf, type ObjectDef, type OutputOf, type ServiceDef } from './types';
 import { CancelledError, LeaseLostError, TerminalError, fromFailure, invalidInput, toFailure } from './errors';
-import { Execution, parseAwakeableId, type Outcome, type Runtime } from './execution';
+import { Execution } from './execution';
+import { parseAwakeableId, type ExecutionCore, type Outcome, type Runtime } from './execution-core';
 import * as store from './invocation-store';
+import * as journalStore from './journal-store';
 import type { InvocationRow, InvocationStatus, JournalRow } from './invocation-store';
 import { encode } from './codec';
 import { untilAnswered } from './outage';
@@ -98,9 +100,9 @@ export class Engine implements Runtime {
   readonly #defs = new Map<string, AnyDef>();
   readonly #lookup: DefLookup = (service) => this.#defs.get(service);
   /** Every execution in memory (running, suspending or parked), by invocation id. */
-  readonly #executions = new Map<string, Execution>();
-  readonly #running = new Set<Execution>();
-  readonly #parked = new Set<Execution>();
+  readonly #executions = new Map<string, ExecutionCore>();
+  readonly #running = new Set<ExecutionCore>();
+  readonly #parked = new Set<ExecutionCore>();
   #loading = 0;
   readonly #results = new Map<string, Deferred[]>();
   #started = false;
@@ -274,7 +276,7 @@ export class Engine implements Runtime {
   async getInvocation(id: string): Promise<InvocationView & { journal: JournalEntryView[] }> {
     const row = await store.getInvocationRow(this.sql, id);
     if (!row) throw notFound('invocation', id);
-    const journal = await store.loadJournal(this.sql, id);
+    const journal = await journalStore.loadJournal(this.sql, id);
     return { ...invocationView(row, this.#lookup), journal: journal.map((j) => journalView(row.service, j, this.#lookup)) };
   }
 
@@ -293,7 +295,7 @@ export class Engine implements Runtime {
 
   /** Current state of an object key (operator views and tests). */
   async state(def: ObjectDef<any, any> | string, key: string): Promise<Record<string, unknown>> {
-    return store.readState(this.sql, typeof def === 'string' ? def : def.name, key);
+    return journalStore.readState(this.sql, typeof def === 'string' ? def : def.name, key);
   }
 
   async #start(target: AnyDef, handler: string, input: unknown, opts: SendClientOptions, delayMs: number | null): Promise<store.StartResult> {
@@ -342,10 +344,10 @@ export class Engine implements Runtime {
     return this.#started && !this.#stopping ? this.workerId : null;
   }
 
-  async startChild(exec: Execution, seq: number, entry: 'call' | 'send', target: ChildTarget, opts: ChildOptions, retry: boolean): Promise<store.StartResult> {
+  async startChild(exec: ExecutionCore, seq: number, entry: 'call' | 'send', target: ChildTarget, opts: ChildOptions, retry: boolean): Promise<store.StartResult> {
     if (retry) {
       // The first try may have committed (the parent's entry names the child): do not start twice.
-      const child = await store.childAt(this.sql, exec.id, seq);
+      const child = await journalStore.childAt(this.sql, exec.id, seq);
       if (child) return { id: child.id, deduped: true, status: child.status, result: child.result, error: child.error };
     }
     const delayMs = entry === 'send' && opts.delayMs !== undefined ? opts.delayMs : null;
@@ -388,7 +390,7 @@ export class Engine implements Runtime {
     }
   }
 
-  onSuspended(exec: Execution, dueAt: number | null): void {
+  onSuspended(exec: ExecutionCore, dueAt: number | null): void {
     this.#running.delete(exec);
     this.#parked.add(exec);
     if (dueAt !== null) this.#armTimer(dueAt);
@@ -399,12 +401,12 @@ export class Engine implements Runtime {
     this.#slotFreed();
   }
 
-  onResumed(exec: Execution): void {
+  onResumed(exec: ExecutionCore): void {
     this.#parked.delete(exec);
     this.#running.add(exec);
   }
 
-  onFinished(exec: Execution, finish: store.FinishResult | null, outcome: Outcome | null): void {
+  onFinished(exec: ExecutionCore, finish: store.FinishResult | null, outcome: Outcome | null): void {
     const wasRunning = this.#running.delete(exec);
     this.#parked.delete(exec);
     if (this.#executions.get(exec.id) === exec) this.#executions.delete(exec.id);
@@ -488,7 +490,7 @@ export class Engine implements Runtime {
     this.#loading++;
     let journal: JournalRow[];
     try {
-      journal = await untilAnswered(() => store.loadJournal(this.sql, row.id), {
+      journal = await untilAnswered(() => journalStore.loadJournal(this.sql, row.id), {
         abort: () => (this.#stopping ? new LeaseLostError(row.id) : null),
         logger: this.logger,
         fields: { invocationId: row.id, operation: 'load' },

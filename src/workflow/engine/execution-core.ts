@@ -1,0 +1,364 @@
+// One invocation executing in this process. The handler runs as ordinary async code; every
+// durable operation takes the next journal position. Positions the journal already holds are
+// replayed (after a crash or a resume in another process); new ones are executed and written
+// under the lease. The execution stays in memory between steps and while suspended ("parked"),
+// so a wake-up in this process continues the same JS call stack without replaying anything.
+import type { Logger } from '../../log';
+import type { Sql } from '../../store/db';
+import { isRetryableDbError } from '../../store/retryable';
+import { untilAnswered } from './outage';
+import { decode, encode } from './codec';
+import { DurablePromise } from './durable-promise';
+import {
+  CancelledError,
+  LeaseLostError,
+  NonDeterminismError,
+  TerminalError,
+  fromFailure,
+  toFailure,
+  type StoredFailure,
+} from './errors';
+import type { ChildOptions, ChildTarget, ExecutionTarget } from './types';
+import * as store from './invocation-store';
+import * as journalStore from './journal-store';
+import type { DoneEntry, JournalRow } from './invocation-store';
+
+/** What an execution needs from its engine. */
+export interface Runtime {
+  readonly sql: Sql;
+  readonly logger: Logger;
+  readonly workerId: string;
+  readonly leaseMs: number;
+  /** Worker id to claim a child for in process, or null when at capacity / not running. */
+  claimWorker(): string | null;
+  /** `retry`: an earlier try's answer was lost, so the start may already have committed. */
+  startChild(exec: ExecutionCore, seq: number, entry: 'call' | 'send', target: ChildTarget, opts: ChildOptions, retry: boolean): Promise<store.StartResult>;
+  /** Cancels the invocations of calls that a delivered cancellation failed. */
+  cancelChildren(ids: string[]): void;
+  resolveAwakeable(id: string, value: unknown): Promise<boolean>;
+  rejectAwakeable(id: string, reason: string): Promise<boolean>;
+  onSuspended(exec: ExecutionCore, dueAt: number | null): void;
+  onResumed(exec: ExecutionCore): void;
+  onFinished(exec: ExecutionCore, finish: store.FinishResult | null, outcome: Outcome | null): void;
+}
+
+export type Outcome = { status: 'completed'; result: string } | { status: 'failed' | 'cancelled'; error: StoredFailure };
+
+interface Waiter {
+  kind: string;
+  resolve: (v: unknown) => void;
+  reject: (e: unknown) => void;
+}
+
+export type ExecutionState = 'running' | 'suspending' | 'suspended' | 'finished' | 'detached';
+
+export function awakeableId(invocationId: string, seq: number): string {
+  return `awk-${invocationId.slice(4)}-${seq}`;
+}
+
+/** awk-<the invocation id's random part>-<journal position>: resolvable with no lookup table. */
+const AWAKEABLE_ID = /^awk-([a-z2-7]{16})-(\d{1,9})$/;
+
+export function parseAwakeableId(id: string): { invocationId: string; seq: number } | null {
+  const m = AWAKEABLE_ID.exec(id);
+  return m ? { invocationId: `inv-${m[1]}`, seq: Number(m[2]) } : null;
+}
+
+/** The part of an execution that is not an operation: journal positions and replay, work in
+ *  flight, writing the outcome, suspension and resumption, detaching. The operations are in
+ *  execution.ts (Execution extends this). */
+export abstract class ExecutionCore {
+  readonly target: ExecutionTarget;
+  epoch: number;
+  state: ExecutionState = 'running';
+  /** Set once the handler's promise settled. */
+  settled = false;
+  protected readonly _rt: Runtime;
+  readonly #journal: Map<number, JournalRow>;
+  #nextSeq = 1;
+  readonly #waiters = new Map<number, Waiter>();
+  /** Awakeable positions not yet written (they are recorded at suspension, for operators). */
+  protected readonly _unrecordedAwakeables = new Set<number>();
+  readonly #blocked = new Map<number, number>();
+  readonly #inflight = new Set<Promise<unknown>>();
+  /** State operations run in call order even when not awaited (set then get reads the set). */
+  protected _stateChain: Promise<unknown> = Promise.resolve();
+  #fatal: Error | null = null;
+  #suspendQueued = false;
+  #pendingResume: { epoch: number; done: DoneEntry[] | null } | null = null;
+
+  /** A durable timer raced against `p` (execution.ts): durable promises made here need it. */
+  abstract orTimeout<T>(p: DurablePromise<T>, ms: number): DurablePromise<T>;
+
+  constructor(rt: Runtime, target: ExecutionTarget, journal: JournalRow[]) {
+    this._rt = rt;
+    this.target = target;
+    this.epoch = target.epoch;
+    this.#journal = new Map(journal.map((j) => [j.seq, j]));
+  }
+
+  get id(): string {
+    return this.target.id;
+  }
+
+  get sql(): Sql {
+    return this._rt.sql;
+  }
+
+  /** Runs the handler to its end (or until the lease is lost) and records the outcome. */
+  async execute(run: () => Promise<unknown>, validate: (out: unknown) => unknown): Promise<void> {
+    let outcome: Outcome;
+    try {
+      if (this.target.cancelRequested && this.#journal.size === 0) throw new CancelledError();
+      const out = await run();
+      await this.#drain();
+      if (this.#fatal) throw this.#fatal;
+      outcome = { status: 'completed', result: encode(validate(out)) };
+    } catch (err) {
+      await this.#drain();
+      const e = this.#fatal ?? err;
+      if (!(e instanceof TerminalError) && isInfraError(e)) {
+        this.settled = true;
+        this.#detach(e);
+        return;
+      }
+      outcome = { status: e instanceof CancelledError ? 'cancelled' : 'failed', error: toFailure(e) };
+    }
+    this.settled = true;
+    if (this.state === 'detached') return;
+    let finish: store.FinishResult | null = null;
+    try {
+      finish = await this._durable('finish', (retry) => this.#finish(outcome, retry));
+    } catch (err) {
+      this.#detach(err);
+      return;
+    }
+    // Dropped while finishing (stop, or another process took the invocation over).
+    if ((this.state as ExecutionState) === 'detached') return;
+    this.state = 'finished';
+    this._rt.onFinished(this, finish, finish.ok ? outcome : null);
+  }
+
+  async #finish(outcome: Outcome, retry: boolean): Promise<store.FinishResult> {
+    const r = await store.finishInvocation(
+      this.sql,
+      this.id,
+      this.epoch,
+      outcome.status,
+      outcome.status === 'completed' ? outcome.result : null,
+      outcome.status === 'completed' ? null : outcome.error,
+      this._rt.claimWorker(),
+      this._rt.leaseMs,
+    );
+    if (r.ok || !retry) return r;
+    // The first try may have committed: only this lease epoch can have finished it. What it
+    // handed on (the parent, the key's next invocation) is found by claims once those leases lapse.
+    const row = await store.getInvocationRow(this.sql, this.id);
+    return row && row.leaseEpoch === this.epoch && store.TERMINAL_STATUSES.includes(row.status) ? { ok: true } : r;
+  }
+
+  /** The engine's own bookkeeping: waits out database outages, never surfaces them. */
+  protected _durable<T>(operation: string, op: (retry: boolean) => Promise<T>): Promise<T> {
+    return untilAnswered(op, {
+      abort: () => {
+        if (this.state !== 'detached' && this.state !== 'finished') return null;
+        this.#fatal ??= new LeaseLostError(this.id);
+        return this.#fatal;
+      },
+      logger: this._rt.logger,
+      fields: { invocationId: this.id, operation },
+    });
+  }
+
+  /** A journal write of a completed position; a retry recognises its own earlier write. */
+  protected async _journalDone(seq: number, kind: string, name: string, value: string | null, failure: StoredFailure | null, retry: boolean): Promise<boolean> {
+    if (await journalStore.journalDone(this.sql, this.id, this.epoch, seq, kind, name, value, failure)) return true;
+    return retry && (await journalStore.ownEntry(this.sql, this.id, this.epoch, seq, kind, name)) !== null;
+  }
+
+  /** Marks positions as awaited; returns the release for when the awaiting settles. */
+  blockOn(leaves: readonly number[]): () => void {
+    for (const s of leaves) this.#blocked.set(s, (this.#blocked.get(s) ?? 0) + 1);
+    this.#queueSuspend();
+    return () => {
+      for (const s of leaves) {
+        const n = (this.#blocked.get(s) ?? 1) - 1;
+        if (n <= 0) this.#blocked.delete(s);
+        else this.#blocked.set(s, n);
+      }
+    };
+  }
+
+  // ---- positions and replay -------------------------------------------------------------
+
+  protected _take(kind: string, name: string): { seq: number; entry: JournalRow | undefined } {
+    if (this.#fatal) throw this.#fatal;
+    if (this.state === 'detached' || this.state === 'finished') throw new LeaseLostError(this.id);
+    const seq = this.#nextSeq++;
+    const entry = this.#journal.get(seq);
+    if (entry) {
+      this.#journal.delete(seq);
+      if (entry.kind !== kind || entry.name !== name) {
+        const err = new NonDeterminismError(
+          `journal position ${seq} of ${this.id} holds ${entry.kind} "${entry.name}" but the handler asked for ${kind} "${name}"`,
+        );
+        this.#fatal = err;
+        throw err;
+      }
+    }
+    return { seq, entry };
+  }
+
+  protected _replayed<T>(entry: JournalRow): DurablePromise<T> {
+    const p = entry.failure ? Promise.reject(fromFailure(entry.failure)) : Promise.resolve(decode(entry.value) as T);
+    return new DurablePromise(this, p, []);
+  }
+
+  protected _track<T>(work: () => Promise<T>): Promise<T> {
+    const p = work();
+    this.#inflight.add(p);
+    const done = () => {
+      this.#inflight.delete(p);
+      this.#queueSuspend();
+    };
+    p.then(done, done);
+    return p;
+  }
+
+  async #drain(): Promise<void> {
+    while (this.#inflight.size > 0) await Promise.allSettled([...this.#inflight]);
+  }
+
+  protected _lost(): never {
+    const err = new LeaseLostError(this.id);
+    this.#fatal ??= err;
+    throw err;
+  }
+
+  /** A pending completion at `seq`; settles when the entry completes (here or elsewhere). */
+  protected _waitFor<T>(seq: number, kind: string): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.#waiters.set(seq, { kind, resolve: resolve as (v: unknown) => void, reject });
+    });
+  }
+
+  // ---- suspension and resumption ------------------------------------------------------------
+
+  #queueSuspend(): void {
+    if (this.#suspendQueued || this.state !== 'running') return;
+    this.#suspendQueued = true;
+    // After the handler's continuations ran: if they started new work, there is no suspension.
+    setImmediate(() => {
+      this.#suspendQueued = false;
+      void this.#trySuspend();
+    });
+  }
+
+  async #trySuspend(): Promise<void> {
+    if (this.state !== 'running' || this.settled || this.#inflight.size > 0) return;
+    const awaited = [...this.#blocked.keys()].filter((s) => this.#waiters.has(s));
+    if (awaited.length === 0) return;
+    const awakeables = [...this._unrecordedAwakeables];
+    this.state = 'suspending';
+    let res: store.SuspendResult;
+    try {
+      res = await this._durable('suspend', (retry) => this.#suspend(awaited, awakeables, retry));
+    } catch (err) {
+      this.#detach(err);
+      return;
+    }
+    // Dropped meanwhile (another process took the invocation over, or the engine stopped).
+    if (this.state !== 'suspending') return;
+    if (res.cancelChildren?.length) this._rt.cancelChildren(res.cancelChildren);
+    if (!res.ok) {
+      this.#detach(new LeaseLostError(this.id));
+      return;
+    }
+    for (const s of awakeables) this._unrecordedAwakeables.delete(s);
+    if (!res.suspended) {
+      this.state = 'running';
+      for (const d of res.done ?? []) this._deliver(d);
+      this.#queueSuspend();
+      return;
+    }
+    this.state = 'suspended';
+    this._rt.onSuspended(this, res.dueAt ?? null);
+    const pending = this.#pendingResume;
+    if (pending) {
+      this.#pendingResume = null;
+      void this.resume(pending.epoch, pending.done);
+    }
+  }
+
+  async #suspend(awaited: number[], awakeables: number[], retry: boolean): Promise<store.SuspendResult> {
+    const r = await store.suspendInvocation(this.sql, this.id, this.epoch, awaited, awakeables, toFailure(new CancelledError()));
+    if (r.ok || !retry) return r;
+    // The first try may have parked it already (and a wake-up may have followed).
+    const row = await store.getInvocationRow(this.sql, this.id);
+    if (row && row.leaseEpoch === this.epoch && row.parkedBy === this._rt.workerId && (row.status === 'suspended' || row.status === 'ready')) {
+      return { ok: true, suspended: true, dueAt: row.status === 'suspended' && row.dueAt ? new Date(row.dueAt).getTime() : null };
+    }
+    return r;
+  }
+
+  /** True when a claim with this epoch continues this parked execution (nobody ran it since). */
+  canResume(epoch: number): boolean {
+    return (this.state === 'suspended' || this.state === 'suspending') && epoch === this.epoch + 1;
+  }
+
+  /** Continues a parked execution under a new lease, delivering what completed meanwhile. */
+  async resume(epoch: number, done: DoneEntry[] | null): Promise<void> {
+    if (this.state === 'suspending') {
+      this.#pendingResume = { epoch, done };
+      return;
+    }
+    if (this.state !== 'suspended') return;
+    this.epoch = epoch;
+    this.state = 'running';
+    this._rt.onResumed(this);
+    let entries = done;
+    if (!entries) {
+      try {
+        entries = await this._durable('resume', () => journalStore.doneEntries(this.sql, this.id));
+      } catch (err) {
+        this.#detach(err);
+        return;
+      }
+    }
+    for (const d of entries) this._deliver(d);
+    this.#queueSuspend();
+  }
+
+  protected _deliver(d: DoneEntry): void {
+    const w = this.#waiters.get(d.seq);
+    if (!w) return;
+    this.#waiters.delete(d.seq);
+    if (d.failure) w.reject(fromFailure(d.failure));
+    else w.resolve(decode(d.value));
+  }
+
+  /** Abandons this in-memory execution: another owner (or a later claim) continues from the
+   *  journal. Operations still in flight fail their fenced writes. */
+  detach(reason: unknown): void {
+    this.#detach(reason);
+  }
+
+  #detach(reason: unknown): void {
+    if (this.state === 'detached' || this.state === 'finished') return;
+    this.state = 'detached';
+    this.#fatal ??= reason instanceof Error ? reason : new LeaseLostError(this.id);
+    // Awaits stay unsettled for good: the handler just stops here (and is garbage collected)
+    // instead of running its finally blocks for an invocation someone else continues.
+    this.#waiters.clear();
+    if (!(reason instanceof LeaseLostError)) {
+      this._rt.logger.warn({ invocationId: this.id, err: (reason as Error)?.message ?? String(reason) }, 'engine execution abandoned');
+    }
+    this._rt.onFinished(this, null, null);
+  }
+}
+
+/** Errors from the database or network (not the handler's own failures): the invocation is
+ *  not failed for them; its lease lapses and it is retried from the journal. */
+function isInfraError(e: unknown): boolean {
+  return e instanceof LeaseLostError || isRetryableDbError(e);
+}
