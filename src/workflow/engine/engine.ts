@@ -1,5 +1,6 @@
-// The engine: definitions, workers and the client. See index.ts for the architecture note.
-import { setTimeout as delay } from 'node:timers/promises';
+// The engine's client side and its face: definitions, lifecycle, starting invocations and
+// waiting for them, awakeables, cancels and the operator views. The worker side (claims,
+// leases, executions) is worker.ts. See index.ts for the architecture note.
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '../../log';
 import type { Sql } from '../../store/db';
@@ -7,19 +8,17 @@ import { AppError, issuesToDetails, notFound } from '../../errors';
 import { newId } from '../../ids';
 import type { ReadinessCheck } from '../../health';
 import type { Registry } from 'prom-client';
-import { engineMetrics, type EngineMetrics } from './metrics';
-import { decode } from './codec';
-import { Context } from './context';
+import { engineMetrics } from './metrics';
 import { defineObject, defineService } from './definitions';
-import { resolveHandler, type AnyDef, type ChildOptions, type ChildTarget, type ExecutionTarget, type HandlerName, type Handlers, type InputOf, type ObjectDef, type OutputOf, type ServiceDef } from './types';
-import { CancelledError, LeaseLostError, TerminalError, fromFailure, invalidInput, toFailure } from './errors';
-import { Execution } from './execution';
-import { parseAwakeableId, type ExecutionCore, type Outcome, type Runtime } from './execution-core';
+import { resolveHandler, type AnyDef, type HandlerName, type Handlers, type InputOf, type ObjectDef, type OutputOf, type ServiceDef } from './types';
+import { CancelledError, TerminalError, invalidInput, toFailure } from './errors';
+import { parseAwakeableId } from './execution-core';
 import * as store from './invocation-store';
 import * as journalStore from './journal-store';
-import type { InvocationRow, InvocationStatus, JournalRow } from './invocation-store';
+import type { InvocationStatus } from './invocation-store';
 import { encode } from './codec';
-import { untilAnswered } from './outage';
+import { ResultWaiters, TERMINAL, settleFromStored } from './results';
+import { Worker } from './worker';
 import { invocationView, journalView, type DefLookup, type InvocationView, type JournalEntryView } from './views';
 
 export type { InvocationView, JournalEntryView } from './views';
@@ -66,9 +65,6 @@ const PURGE_EVERY_MS = 60_000;
 /** Rows per sweep statement: keeps each delete short next to live traffic. */
 const PURGE_BATCH = 1_000;
 
-/** One channel for every engine message (payload prefixes n/r/d/t/s): one LISTEN per process. */
-const CHANNEL = 'unkey_engine';
-
 export interface ClientOptions {
   /** Object key; required for virtual objects. */
   key?: string;
@@ -80,60 +76,40 @@ export interface SendClientOptions extends ClientOptions {
   delayMs?: number;
 }
 
-interface Deferred {
-  resolve: (v: unknown) => void;
-  reject: (e: unknown) => void;
-}
-
-export class Engine implements Runtime {
+export class Engine {
   readonly sql: Sql;
   readonly logger: Logger;
   readonly workerId: string;
   readonly leaseMs: number;
-  readonly #concurrency: number;
-  readonly #pollMs: number;
-  readonly #stealAfterMs: number;
-  readonly #stopTimeoutMs: number;
-  readonly #maxParked: number;
   readonly #retentionMs: number;
   #purgeTimer: NodeJS.Timeout | null = null;
   readonly #defs = new Map<string, AnyDef>();
   readonly #lookup: DefLookup = (service) => this.#defs.get(service);
-  /** Every execution in memory (running, suspending or parked), by invocation id. */
-  readonly #executions = new Map<string, ExecutionCore>();
-  readonly #running = new Set<ExecutionCore>();
-  readonly #parked = new Set<ExecutionCore>();
-  #loading = 0;
-  readonly #results = new Map<string, Deferred[]>();
+  readonly #results = new ResultWaiters();
+  readonly #worker: Worker;
   #started = false;
-  #stopping = false;
-  #listening = false;
-  #unlisten: (() => Promise<void>) | null = null;
-  #pollTimer: NodeJS.Timeout | null = null;
-  #renewTimer: NodeJS.Timeout | null = null;
-  #wakeTimer: NodeJS.Timeout | null = null;
-  #wakeAt = Infinity;
-  #claiming = false;
-  #claimAgain = false;
-  #moreWork = false;
-  #lastPollOk = 0;
-  /** Set when a lease renewal failed: our leases may have lapsed, so renew before claiming
-   *  (else this process would claim its own running invocations and replay them). */
-  #renewFailed = false;
-  readonly #metrics: EngineMetrics;
 
   constructor(opts: EngineOptions) {
     this.sql = opts.sql;
     this.workerId = opts.workerId ?? `w-${randomBytes(6).toString('hex')}`;
     this.logger = opts.logger.child({ component: 'engine', workerId: this.workerId });
-    this.#concurrency = opts.concurrency ?? DEFAULT_CONCURRENCY;
     this.leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS;
-    this.#pollMs = opts.pollMs ?? DEFAULT_POLL_MS;
-    this.#stealAfterMs = opts.stealAfterMs ?? DEFAULT_STEAL_AFTER_MS;
-    this.#stopTimeoutMs = opts.stopTimeoutMs ?? DEFAULT_STOP_TIMEOUT_MS;
-    this.#maxParked = opts.maxParked ?? DEFAULT_MAX_PARKED;
     this.#retentionMs = opts.retentionMs ?? DEFAULT_RETENTION_MS;
-    this.#metrics = engineMetrics(opts.registry, () => ({ running: this.#running.size, parked: this.#parked.size }));
+    this.#worker = new Worker({
+      sql: this.sql,
+      logger: this.logger,
+      workerId: this.workerId,
+      leaseMs: this.leaseMs,
+      concurrency: opts.concurrency ?? DEFAULT_CONCURRENCY,
+      pollMs: opts.pollMs ?? DEFAULT_POLL_MS,
+      stealAfterMs: opts.stealAfterMs ?? DEFAULT_STEAL_AFTER_MS,
+      stopTimeoutMs: opts.stopTimeoutMs ?? DEFAULT_STOP_TIMEOUT_MS,
+      maxParked: opts.maxParked ?? DEFAULT_MAX_PARKED,
+      defs: this.#defs,
+      results: this.#results,
+      metrics: (counts) => engineMetrics(opts.registry, counts),
+      client: this,
+    });
   }
 
   // ---- definitions ----------------------------------------------------------------------------
@@ -158,64 +134,30 @@ export class Engine implements Runtime {
   async start(): Promise<void> {
     if (this.#started) return;
     this.#started = true;
-    const listener = await this.sql.listen(CHANNEL, (payload) => this.#onNotify(payload), () => {
-      // (Re)connected: anything announced while the listener was down is found by a claim.
-      this.#listening = true;
-      this.#scheduleClaim();
-    });
-    this.#listening = true;
-    this.#unlisten = () => listener.unlisten();
-    this.#pollTimer = setInterval(() => void this.#poll(), this.#pollMs);
-    this.#renewTimer = setInterval(() => void this.#renew(), Math.max(50, Math.floor(this.leaseMs / 3)));
     this.#purgeTimer = setInterval(() => void this.purge().catch((err: Error) => this.logger.warn({ err: err.message }, 'engine purge failed')), PURGE_EVERY_MS);
     this.#purgeTimer.unref();
-    await this.#poll();
-    this.logger.info({ concurrency: this.#concurrency, leaseMs: this.leaseMs, pollMs: this.#pollMs }, 'engine started');
+    await this.#worker.start();
   }
 
   /** Stops claiming, lets running invocations finish or suspend for a while, then hands the
    *  remaining leases back so another process resumes them at once. */
   async stop(): Promise<void> {
-    if (!this.#started || this.#stopping) return;
-    this.#stopping = true;
-    for (const t of [this.#pollTimer, this.#renewTimer, this.#purgeTimer]) if (t) clearInterval(t);
-    if (this.#wakeTimer) clearTimeout(this.#wakeTimer);
-    const deadline = Date.now() + this.#stopTimeoutMs;
-    while ((this.#running.size > 0 || this.#loading > 0) && Date.now() < deadline) await delay(10);
-    const rest = [...this.#running];
-    try {
-      await store.releaseLeases(this.sql, rest.map((e) => e.id), rest.map((e) => e.epoch));
-      await store.unpark(this.sql, this.workerId);
-    } catch (err) {
-      this.logger.warn({ err: (err as Error).message }, 'engine could not hand back leases');
-    }
-    for (const e of [...this.#executions.values()]) e.detach(new LeaseLostError(e.id));
-    await this.#unlisten?.().catch(() => {});
-    this.#listening = false;
-    const stopped = new AppError('ERR_ENGINE_STOPPED', 'engine stopped before the invocation finished');
-    for (const ds of this.#results.values()) for (const d of ds) d.reject(stopped);
-    this.#results.clear();
-    this.logger.info({ handedBack: rest.length }, 'engine stopped');
+    if (!this.#worker.running) return;
+    if (this.#purgeTimer) clearInterval(this.#purgeTimer);
+    const handedBack = await this.#worker.stop();
+    this.#results.rejectAll(new AppError('ERR_ENGINE_STOPPED', 'engine stopped before the invocation finished'));
+    this.logger.info({ handedBack }, 'engine stopped');
   }
 
   readinessCheck(): ReadinessCheck {
-    return {
-      name: 'engine',
-      check: async () => {
-        if (!this.#started) return 'engine not started';
-        if (this.#stopping) return 'engine stopping';
-        if (!this.#listening) return 'engine not listening for wake-ups';
-        if (Date.now() - this.#lastPollOk > 3 * this.#pollMs + 5_000) return 'engine cannot reach its tables';
-        return null;
-      },
-    };
+    return { name: 'engine', check: async () => this.#worker.problem() };
   }
 
   // ---- client -----------------------------------------------------------------------------
 
   /** Starts an invocation and waits for its result (or its TerminalError). */
   async call<T extends AnyDef, K extends HandlerName<T>>(target: T, handler: K, input: InputOf<T, K>, opts: ClientOptions = {}): Promise<OutputOf<T, K>> {
-    if (!this.#started || this.#stopping) throw new AppError('ERR_ENGINE_NOT_STARTED', 'engine is not running');
+    if (!this.#worker.running) throw new AppError('ERR_ENGINE_NOT_STARTED', 'engine is not running');
     const r = await this.#start(target, handler, input, opts, null);
     return (await this.result(r.id, r)) as OutputOf<T, K>;
   }
@@ -234,12 +176,8 @@ export class Engine implements Runtime {
   /** Waits for an invocation's result. */
   result(id: string, known?: store.StartResult): Promise<unknown> {
     if (known?.deduped && TERMINAL.has(known.status)) return settleFromStored(known.status, known.result, known.error ?? null);
-    const p = new Promise<unknown>((resolve, reject) => {
-      const list = this.#results.get(id) ?? [];
-      list.push({ resolve, reject });
-      this.#results.set(id, list);
-    });
-    if (!this.#runsHere(id)) void this.#checkResults([id]);
+    const p = this.#results.wait(id);
+    if (!this.#worker.runsHere(id)) void this.#worker.checkResults([id]);
     return p;
   }
 
@@ -254,18 +192,18 @@ export class Engine implements Runtime {
   async #completeAwakeable(id: string, value: string | null, failure: ReturnType<typeof toFailure> | null): Promise<boolean> {
     const ref = parseAwakeableId(id);
     if (!ref) throw new AppError('ERR_ENGINE_AWAKEABLE_INVALID', `malformed awakeable id ${id}`);
-    const r = await store.completeEntry(this.sql, ref.invocationId, ref.seq, 'awakeable', value, failure, this.#wakeWorker(), this.leaseMs);
+    const r = await store.completeEntry(this.sql, ref.invocationId, ref.seq, 'awakeable', value, failure, this.#worker.wakeWorker(), this.leaseMs);
     if (!r.found) throw new AppError('ERR_ENGINE_AWAKEABLE_NOT_FOUND', `awakeable ${id} not found`);
-    if (r.claimedEpoch !== undefined && r.claimedEpoch !== null) void this.#resumeClaimed(ref.invocationId, r.claimedEpoch, r.done ?? []);
+    if (r.claimedEpoch !== undefined && r.claimedEpoch !== null) void this.#worker.resumeClaimed(ref.invocationId, r.claimedEpoch, r.done ?? []);
     return r.accepted === true;
   }
 
   /** Requests cancellation; the handler sees CancelledError at its next suspension point. */
   async cancel(id: string): Promise<{ status: InvocationStatus }> {
-    const r = await store.cancelInvocation(this.sql, id, toFailure(new CancelledError()), this.#wakeWorker(), this.leaseMs);
+    const r = await store.cancelInvocation(this.sql, id, toFailure(new CancelledError()), this.#worker.wakeWorker(), this.leaseMs);
     if (!r.found) throw notFound('invocation', id);
     const epoch = r.wake?.claimedEpoch;
-    if (epoch !== undefined && epoch !== null) void this.#resumeClaimed(id, epoch, r.wake?.done ?? []);
+    if (epoch !== undefined && epoch !== null) void this.#worker.resumeClaimed(id, epoch, r.wake?.done ?? []);
     return { status: r.status! };
   }
 
@@ -310,7 +248,7 @@ export class Engine implements Runtime {
     if (!parsed.success) throw invalidInput(`${target.name}/${handler}`, issuesToDetails(parsed.error.issues));
     const key = target.type === 'object' ? opts.key! : null;
     // Run it here only if this process has the definition; otherwise a process that does claims it.
-    const worker = delayMs === null && this.#defs.get(target.name) === target ? this.claimWorker() : null;
+    const worker = delayMs === null && this.#defs.get(target.name) === target ? this.#worker.claimWorker() : null;
     const id = newId('inv');
     const r = await store.startInvocation(this.sql, {
       id,
@@ -325,372 +263,13 @@ export class Engine implements Runtime {
       leaseMs: this.leaseMs,
     });
     if (!r.deduped && r.status === 'running' && r.epoch) {
-      this.#launch({ id, service: h.service, handler: h.handler, key, kind: h.kind, input, epoch: r.epoch, cancelRequested: false }, []);
+      this.#worker.launch({ id, service: h.service, handler: h.handler, key, kind: h.kind, input, epoch: r.epoch, cancelRequested: false }, []);
     } else if (r.status === 'scheduled' && delayMs !== null) {
-      this.#armTimer(Date.now() + delayMs);
+      this.#worker.armTimer(Date.now() + delayMs);
     }
     return r;
   }
 
-  // ---- runtime (used by executions) -------------------------------------------------------------
-
-  claimWorker(): string | null {
-    return this.#started && !this.#stopping && this.#active() < this.#concurrency ? this.workerId : null;
-  }
-
-  /** Wake-ups of invocations parked here are claimed for this process regardless of load:
-   *  their execution is already in memory. */
-  #wakeWorker(): string | null {
-    return this.#started && !this.#stopping ? this.workerId : null;
-  }
-
-  async startChild(exec: ExecutionCore, seq: number, entry: 'call' | 'send', target: ChildTarget, opts: ChildOptions, retry: boolean): Promise<store.StartResult> {
-    if (retry) {
-      // The first try may have committed (the parent's entry names the child): do not start twice.
-      const child = await journalStore.childAt(this.sql, exec.id, seq);
-      if (child) return { id: child.id, deduped: true, status: child.status, result: child.result, error: child.error };
-    }
-    const delayMs = entry === 'send' && opts.delayMs !== undefined ? opts.delayMs : null;
-    const worker = delayMs === null && this.#defs.has(target.service) ? this.claimWorker() : null;
-    const id = newId('inv');
-    const key = opts.key ?? null;
-    const r = await store
-      .startInvocation(this.sql, {
-        id,
-        service: target.service,
-        handler: target.handler,
-        key,
-        kind: target.kind,
-        input: target.input,
-        idempotencyKey: opts.idempotencyKey ?? null,
-        delayMs,
-        worker,
-        leaseMs: this.leaseMs,
-        parent: { id: exec.id, epoch: exec.epoch, seq, entry, name: `${target.service}/${target.handler}` },
-      })
-      .catch((err: unknown) => {
-        // engine_start's fence on the parent (SQLSTATE UE001): this process lost the parent's lease.
-        throw (err as { code?: unknown }).code === 'UE001' ? new LeaseLostError(exec.id) : err;
-      });
-    if (!r.deduped && r.status === 'running' && r.epoch) {
-      this.#launch({ id, service: target.service, handler: target.handler, key, kind: target.kind, input: target.input, epoch: r.epoch, cancelRequested: false }, []);
-    } else if (r.status === 'scheduled' && delayMs !== null) {
-      this.#armTimer(Date.now() + delayMs);
-    }
-    return r;
-  }
-
-  cancelChildren(ids: string[]): void {
-    for (const id of ids) {
-      void untilAnswered(() => this.cancel(id), {
-        abort: () => (this.#stopping ? new Error('engine stopping') : null),
-        logger: this.logger,
-        fields: { invocationId: id, operation: 'cancel' },
-      }).catch((err: Error) => this.logger.warn({ invocationId: id, err: err.message }, 'engine could not cancel a call'));
-    }
-  }
-
-  onSuspended(exec: ExecutionCore, dueAt: number | null): void {
-    this.#running.delete(exec);
-    this.#parked.add(exec);
-    if (dueAt !== null) this.#armTimer(dueAt);
-    if (this.#parked.size > this.#maxParked) {
-      const oldest = this.#parked.values().next().value;
-      if (oldest) oldest.detach(new LeaseLostError(oldest.id));
-    }
-    this.#slotFreed();
-  }
-
-  onResumed(exec: ExecutionCore): void {
-    this.#parked.delete(exec);
-    this.#running.add(exec);
-  }
-
-  onFinished(exec: ExecutionCore, finish: store.FinishResult | null, outcome: Outcome | null): void {
-    const wasRunning = this.#running.delete(exec);
-    this.#parked.delete(exec);
-    if (this.#executions.get(exec.id) === exec) this.#executions.delete(exec.id);
-    if (finish?.ok && outcome) {
-      this.#metrics.finished(exec.target.service, exec.target.handler, outcome.status);
-      if (outcome.status === 'completed') {
-        this.logger.debug({ invocationId: exec.id, service: exec.target.service, handler: exec.target.handler }, 'engine invocation completed');
-      } else {
-        this.logger.warn(
-          { invocationId: exec.id, service: exec.target.service, handler: exec.target.handler, status: outcome.status, code: outcome.error.code, err: outcome.error.message },
-          'engine invocation failed',
-        );
-      }
-      this.#settleResult(exec.id, () =>
-        outcome.status === 'completed' ? Promise.resolve(decode(JSON.parse(outcome.result))) : Promise.reject(fromFailure(outcome.error)),
-      );
-      const parent = finish.parent;
-      if (parent?.claimedEpoch !== undefined && parent.claimedEpoch !== null) void this.#resumeClaimed(parent.id, parent.claimedEpoch, parent.done ?? []);
-      const next = finish.next;
-      if (next?.epoch !== undefined && next.epoch !== null && next.service && next.handler && next.kind) {
-        // Never ran (it was queued), so there is no journal to load.
-        this.#launch(
-          { id: next.id, service: next.service, handler: next.handler, key: next.key ?? null, kind: next.kind, input: next.input, epoch: next.epoch, cancelRequested: next.cancelRequested ?? false },
-          [],
-        );
-      }
-    }
-    if (wasRunning) this.#slotFreed();
-  }
-
-  // ---- execution ------------------------------------------------------------------------------
-
-  #active(): number {
-    return this.#running.size + this.#loading;
-  }
-
-  #slotFreed(): void {
-    if (this.#moreWork && !this.#stopping) this.#scheduleClaim();
-  }
-
-  /** Starts (or, from a journal, resumes) an execution this process holds the lease of. */
-  #launch(target: ExecutionTarget, journal: JournalRow[]): void {
-    const def = this.#defs.get(target.service);
-    const h = def && resolveHandler(def, target.handler);
-    const exec = new Execution(this, target, journal);
-    this.#executions.get(target.id)?.detach(new LeaseLostError(target.id));
-    this.#executions.set(target.id, exec);
-    this.#running.add(exec);
-    if (!h || h.kind !== target.kind) {
-      void exec.execute(
-        async () => {
-          throw new TerminalError(`no handler ${target.service}/${target.handler} (${target.kind}) is registered`, { code: 'ERR_ENGINE_UNKNOWN_TARGET' });
-        },
-        (x) => x,
-      );
-      return;
-    }
-    const ctx = new Context(exec, this.logger);
-    void exec.execute(
-      () => h.def.run(ctx, h.def.input.parse(target.input)),
-      (out) => {
-        const r = h.def.output.safeParse(out);
-        if (!r.success) {
-          const details = issuesToDetails(r.error.issues);
-          throw new TerminalError(`invalid output of ${target.service}/${target.handler}: ${details.map((d) => `${d.field}: ${d.message}`).join('; ')}`, {
-            code: 'ERR_ENGINE_OUTPUT_INVALID',
-          });
-        }
-        return r.data;
-      },
-    );
-  }
-
-  /** A claimed row: continue its parked execution if it is still current, else replay it. */
-  async #dispatch(row: InvocationRow): Promise<void> {
-    const exec = this.#executions.get(row.id);
-    if (exec?.canResume(row.leaseEpoch)) {
-      void exec.resume(row.leaseEpoch, null);
-      return;
-    }
-    this.#loading++;
-    let journal: JournalRow[];
-    try {
-      journal = await untilAnswered(() => journalStore.loadJournal(this.sql, row.id), {
-        abort: () => (this.#stopping ? new LeaseLostError(row.id) : null),
-        logger: this.logger,
-        fields: { invocationId: row.id, operation: 'load' },
-      });
-    } catch (err) {
-      this.logger.warn({ invocationId: row.id, err: (err as Error).message }, 'engine could not load journal');
-      return;
-    } finally {
-      this.#loading--;
-    }
-    this.#launch(
-      {
-        id: row.id,
-        service: row.service,
-        handler: row.handler,
-        key: row.objectKey,
-        kind: row.kind,
-        input: row.input,
-        epoch: row.leaseEpoch,
-        cancelRequested: row.cancelRequested,
-      },
-      journal,
-    );
-  }
-
-  async #resumeClaimed(id: string, epoch: number, done: store.DoneEntry[] | null): Promise<void> {
-    const exec = this.#executions.get(id);
-    if (exec?.canResume(epoch)) {
-      await exec.resume(epoch, done);
-      return;
-    }
-    try {
-      const row = await untilAnswered(() => store.getInvocationRow(this.sql, id), {
-        abort: () => (this.#stopping ? new LeaseLostError(id) : null),
-        logger: this.logger,
-        fields: { invocationId: id, operation: 'resume' },
-      });
-      if (row && row.status === 'running' && row.leaseEpoch === epoch) await this.#dispatch(row);
-    } catch (err) {
-      this.logger.warn({ invocationId: id, err: (err as Error).message }, 'engine could not resume invocation');
-    }
-  }
-
-  // ---- claiming, wake-ups, leases -----------------------------------------------------------
-
-  #onNotify(payload: string): void {
-    if (this.#stopping) return;
-    const kind = payload[0];
-    if (kind === 'n') {
-      this.#scheduleClaim();
-    } else if (kind === 'r') {
-      const [, id, owner] = payload.split(':');
-      // Another worker's parked invocation is left to it (it resumes from memory); the poll
-      // takes it after stealAfterMs if that worker is gone.
-      if (owner === this.workerId && id) void this.#claimOne(id);
-      else if (!owner) this.#scheduleClaim();
-    } else if (kind === 'd') {
-      // Finished, wherever it ran. A copy parked here is stale; a caller waiting here gets the
-      // outcome (unless the execution running here is the one finishing, which settles it).
-      const id = payload.slice(2);
-      const exec = this.#executions.get(id);
-      if (exec?.state === 'suspended') exec.detach(new LeaseLostError(id));
-      if (this.#results.has(id) && !this.#runsHere(id)) void this.#checkResults([id]);
-    } else if (kind === 't') {
-      this.#armTimer(Number(payload.slice(2)));
-    } else if (kind === 's') {
-      // Another process took over an invocation this one held: drop the stale copy.
-      const [, id, previous, epoch] = payload.split(':');
-      const exec = id && previous === this.workerId ? this.#executions.get(id) : undefined;
-      if (exec && exec.epoch < Number(epoch)) exec.detach(new LeaseLostError(exec.id));
-    }
-  }
-
-  /** An execution of `id` runs in this process now (it will settle local waiters itself). */
-  #runsHere(id: string): boolean {
-    const state = this.#executions.get(id)?.state;
-    return state === 'running' || state === 'suspending';
-  }
-
-  async #claimOne(id: string): Promise<void> {
-    try {
-      const rows = await store.claimInvocations(this.sql, this.workerId, 1, this.leaseMs, id, this.#stealAfterMs, [...this.#defs.keys()]);
-      for (const row of rows) void this.#dispatch(row);
-    } catch (err) {
-      this.logger.warn({ invocationId: id, err: (err as Error).message }, 'engine claim failed');
-    }
-  }
-
-  #scheduleClaim(): void {
-    if (!this.#started || this.#stopping) return;
-    if (this.#claiming) {
-      this.#claimAgain = true;
-      return;
-    }
-    this.#claiming = true;
-    void this.#claimLoop();
-  }
-
-  async #claimLoop(): Promise<void> {
-    try {
-      if (this.#renewFailed) {
-        await this.#renew();
-        if (this.#renewFailed) return;
-      }
-      do {
-        this.#claimAgain = false;
-        const free = this.#concurrency - this.#active();
-        if (free <= 0) {
-          this.#moreWork = true;
-          break;
-        }
-        const rows = await store.claimInvocations(this.sql, this.workerId, free, this.leaseMs, null, this.#stealAfterMs, [...this.#defs.keys()]);
-        this.#moreWork = rows.length === free;
-        for (const row of rows) void this.#dispatch(row);
-        if (this.#moreWork) this.#claimAgain = true;
-      } while (this.#claimAgain && !this.#stopping);
-    } catch (err) {
-      this.logger.warn({ err: (err as Error).message }, 'engine claim failed');
-    } finally {
-      this.#claiming = false;
-    }
-  }
-
-  #armTimer(atMs: number): void {
-    if (!this.#started || this.#stopping || !Number.isFinite(atMs)) return;
-    if (atMs >= this.#wakeAt) return;
-    if (this.#wakeTimer) clearTimeout(this.#wakeTimer);
-    this.#wakeAt = atMs;
-    // A few ms late rather than early: the claim compares with the database clock.
-    this.#wakeTimer = setTimeout(() => {
-      this.#wakeTimer = null;
-      this.#wakeAt = Infinity;
-      this.#scheduleClaim();
-    }, Math.max(0, atMs - Date.now()) + 3);
-  }
-
-  async #poll(): Promise<void> {
-    if (this.#stopping) return;
-    try {
-      this.#scheduleClaim();
-      const next = await store.nextDueAt(this.sql);
-      if (next !== null) this.#armTimer(next);
-      // Every wait not settled by an execution running here: the work may finish anywhere.
-      const waiting = [...this.#results.keys()].filter((id) => !this.#runsHere(id));
-      if (waiting.length) await this.#checkResults(waiting);
-      this.#lastPollOk = Date.now();
-    } catch (err) {
-      this.logger.warn({ err: (err as Error).message }, 'engine poll failed');
-    }
-  }
-
-  async #renew(): Promise<void> {
-    const held = [...this.#running].filter((e) => e.state === 'running' || e.state === 'suspending');
-    if (held.length === 0) {
-      this.#renewFailed = false;
-      return;
-    }
-    const epochs = held.map((e) => e.epoch);
-    try {
-      const renewed = await store.renewLeases(this.sql, held.map((e) => e.id), epochs, this.leaseMs);
-      this.#renewFailed = false;
-      held.forEach((e, i) => {
-        if (!renewed.has(e.id) && e.state === 'running' && e.epoch === epochs[i]) e.detach(new LeaseLostError(e.id));
-      });
-    } catch (err) {
-      this.#renewFailed = true;
-      this.logger.warn({ err: (err as Error).message }, 'engine lease renewal failed');
-    }
-  }
-
-  async #checkResults(ids: string[]): Promise<void> {
-    try {
-      const rows = await store.outcomeRows(this.sql, ids);
-      const seen = new Set(rows.map((r) => r.id));
-      for (const id of ids) if (!seen.has(id)) this.#settleResult(id, () => Promise.reject(notFound('invocation', id)));
-      for (const row of rows) {
-        if (!TERMINAL.has(row.status)) continue;
-        const parked = this.#executions.get(row.id);
-        if (parked?.state === 'suspended') parked.detach(new LeaseLostError(row.id));
-        this.#settleResult(row.id, () => settleFromStored(row.status, row.result, row.error));
-      }
-    } catch (err) {
-      this.logger.warn({ err: (err as Error).message }, 'engine result check failed');
-    }
-  }
-
-  #settleResult(id: string, outcome: () => Promise<unknown>): void {
-    const list = this.#results.get(id);
-    if (!list) return;
-    this.#results.delete(id);
-    const p = outcome();
-    for (const d of list) p.then(d.resolve, d.reject);
-  }
-}
-
-const TERMINAL = new Set<InvocationStatus>(store.TERMINAL_STATUSES);
-
-function settleFromStored(status: InvocationStatus, result: unknown, error: store.InvocationRow['error']): Promise<unknown> {
-  if (status === 'completed') return Promise.resolve(decode(result));
-  return Promise.reject(fromFailure(error ?? { name: 'TerminalError', message: `invocation ${status}`, code: 'ERR_ENGINE_FAILED' }));
 }
 
 export function createEngine(opts: EngineOptions): Engine {

@@ -2,7 +2,7 @@
 // round trip each); single-row journal writes are fenced statements that only succeed while
 // the caller still holds the invocation's lease epoch (FOR KEY SHARE, so a claim by another
 // process waits for the write or skips the row, and the stale writer then finds no row).
-import type { Queryable, Sql, TxSql } from '../../store/db';
+import type { Queryable, Sql } from '../../store/db';
 import type { StoredFailure } from './errors';
 import type { HandlerKind } from './types';
 
