@@ -1,5 +1,30 @@
 // The durable execution engine: Restate's programming model on Postgres tables
-// (sql/0002_engine.sql). It knows nothing about deployments.
+// (sql/0002_engine.sql, sql/0003_engine_faults.sql). It knows nothing about deployments.
+//
+// May import: the kernel (src/errors, ids, log, health), the database client
+// (src/store/db.ts, src/store/retryable.ts), zod, p-retry, prom-client. Never http/, never
+// modes/, never other workflow code (checked by .dependency-cruiser.cjs).
+//
+// Modules (no cycle among them; types.ts is the leaf)
+// - types.ts: definition shapes, handler lookup, execution targets. definitions.ts: handler(),
+//   defineService, defineObject. context.ts: what a handler gets. durable-promise.ts.
+// - engine.ts: the client face (start, call, send, result, awakeables, cancel, views, purge);
+//   worker.ts: claims, timers, leases, executions in memory (the Runtime); results.ts: waiters.
+// - execution-core.ts (positions, replay, suspension) + execution.ts (the operations);
+//   step-attempts.ts (a step's retries); outage.ts (waiting out the database).
+// - invocation-store.ts (invocation rows, claims, leases) and journal-store.ts (journal and
+//   object state): the engine's only SQL. views.ts + redact.ts: operator views.
+//
+// Faults
+// - Infrastructure errors never reach handler code: bookkeeping writes retry (backoff, no
+//   limit) while the database is away, a retry recognising its own committed write; a step
+//   body failing because the database is away waits it out without using an attempt. What is
+//   retryable is the one table in src/store/retryable.ts.
+// - Several replicas on one database: a replica that takes over an invocation another holds
+//   tells it (NOTIFY s:) so the stale copy is dropped, and a caller's call() settles from the
+//   stored outcome wherever the invocation finished.
+// - Secrets: handler({ …, secret: { input, output } }) and defineObject(…, { secretState }) mark
+//   fields that listInvocations/getInvocation show as REDACTED; handlers see real values.
 //
 // Model
 // - Services (stateless handlers) and virtual objects (keyed, with K/V state). An object's
