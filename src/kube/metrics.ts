@@ -2,11 +2,11 @@
 // hot-path instrumentation): API requests by verb, applies done and skipped, objects deleted,
 // and the status watches' lists, watches and 410s.
 import client from 'prom-client';
-import type { KubeApi } from './api';
-import type { KubeController } from './controller';
+import type { KubeClient } from './client';
+import type { ApplyController } from './apply-controller';
 import type { Reflector } from './reflector';
 
-export function registerKubeMetrics(registry: client.Registry, api: KubeApi, controller: KubeController, reflectors: Record<string, Reflector>): void {
+export function registerKubeMetrics(registry: client.Registry, api: KubeClient, controller: ApplyController, reflectors: Record<string, Reflector>): void {
   const registers = [registry];
   new client.Gauge({
     name: 'krane_kube_requests',

@@ -1,5 +1,5 @@
 // `unkey-infra krane`: the agent of one region. Wires the change-feed watcher to the
-// KubeController (with the drift watch that repairs hand-made changes between syncs), the
+// ApplyController (with the drift watch that repairs hand-made changes between syncs), the
 // status watchers to the reporter, and serves /livez /readyz /metrics.
 // Returns a handle so `dev` and tests can run krane in-process and stop it.
 import { boundUrl } from '../net';
@@ -9,8 +9,8 @@ import type { KraneConfig } from '../config';
 import { createLogger, type Logger } from '../log';
 import { createRegistry, type Registry } from '../http/metrics';
 import { buildKraneApp } from '../http/krane-app';
-import { KubeApi, loadKubeConfig } from '../kube/api';
-import { KubeController } from '../kube/controller';
+import { KubeClient, loadKubeConfig } from '../kube/client';
+import { ApplyController } from '../kube/apply-controller';
 import { DriftWatch } from '../kube/drift';
 import { registerKubeMetrics } from '../kube/metrics';
 import { InstanceStatusWatcher, SentinelStatusWatcher } from '../kube/status';
@@ -53,9 +53,9 @@ export interface KraneDeps {
 
 export interface KraneHandle {
   url: string;
-  controller: KubeController;
+  controller: ApplyController;
   reporter: StatusReporter;
-  api: KubeApi;
+  api: KubeClient;
   close(): Promise<void>;
 }
 
@@ -70,7 +70,7 @@ const defaultWatcher: FeedWatcherFactory = (o) => new Watcher(o);
 export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promise<KraneHandle> {
   const logger = deps.logger ?? createLogger(cfg.logLevel, { service: 'krane', region: cfg.region });
   const registry = deps.registry ?? createRegistry({ service: 'krane', region: cfg.region });
-  const api = new KubeApi(deps.kubeConfig ?? loadKubeConfig(cfg.kubeconfig));
+  const api = new KubeClient(deps.kubeConfig ?? loadKubeConfig(cfg.kubeconfig));
   const resyncMs = cfg.resyncInterval;
   const tuning = deps.tuning ?? {};
 
@@ -84,7 +84,7 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
     retryIntervalMs: tuning.reporterRetryMs,
     breaker: { resetTimeoutMs: tuning.breakerResetMs },
   });
-  const controller = new KubeController({
+  const controller = new ApplyController({
     api,
     region: cfg.region,
     logger: logger.child({ part: 'controller' }),

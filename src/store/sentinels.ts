@@ -5,7 +5,7 @@ import type { Queryable } from './db';
 import { recordChange } from './changes';
 import { inTx } from './tx';
 import type { Scope } from './tenancy';
-import type { DesiredState } from './deployments';
+import type { RunState } from './deployments';
 
 export const SENTINEL_HEALTH = ['unknown', 'healthy', 'unhealthy'] as const;
 export type SentinelHealth = (typeof SENTINEL_HEALTH)[number];
@@ -17,7 +17,7 @@ export interface SentinelDesired {
   replicas: number;
   cpuMillicores: number;
   memoryMib: number;
-  desiredState: DesiredState;
+  desiredState: RunState;
 }
 
 export interface SentinelObserved {
@@ -107,7 +107,7 @@ export async function getSentinel(q: Queryable, id: string): Promise<Sentinel | 
 /** Keyset-paged list ordered by id; pass the last id seen as `after`. */
 export async function listSentinels(
   q: Queryable,
-  opts: { region?: string; environmentId?: string; desiredState?: DesiredState; after?: string; limit?: number } = {},
+  opts: { region?: string; environmentId?: string; desiredState?: RunState; after?: string; limit?: number } = {},
 ): Promise<Sentinel[]> {
   return q<Sentinel[]>`
     SELECT ${columns(q)} FROM sentinels

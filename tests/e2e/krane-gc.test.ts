@@ -4,11 +4,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { testStack, until } from '../helpers/stack';
-import { KubeApi } from '../../src/kube/api';
+import { KubeClient } from '../../src/kube/client';
 import { WORKLOAD_NAMESPACE } from '../../src/sync/wire';
 
 const stack = await testStack({ regions: ['us-east-1'] });
-const kube = new KubeApi(stack.regions.get('us-east-1')!.sim.sim.kubeConfig());
+const kube = new KubeClient(stack.regions.get('us-east-1')!.sim.sim.kubeConfig());
 const statefulSets = async (id: string) => (await kube.list('apps/v1', 'StatefulSet', WORKLOAD_NAMESPACE, `unkey.com/deployment.id=${id}`)).items;
 
 async function deployReady(): Promise<string> {

@@ -2,10 +2,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PermanentError } from '../../src/sync/wire';
 import { refKey, type ResourceRef } from '../../src/sync/wire';
-import { KubeApplyError, managedKinds } from '../../src/kube/controller';
+import { KubeApplyError, managedKinds } from '../../src/kube/apply-controller';
 import { Inventory } from '../../src/kube/inventory';
 import { Reflector } from '../../src/kube/reflector';
-import { isKindUnavailable, KubeApi } from '../../src/kube/api';
+import { isKindUnavailable, KubeClient } from '../../src/kube/client';
 import { KubeSim } from '../../src/kube/sim';
 import { ANNOTATION } from '../../src/kube/manifests';
 import { controller, logger, startSim } from './helpers';
@@ -210,7 +210,7 @@ test('a missing namespace is a transient error that names it', async () => {
   const bare = new KubeSim({ readyDelayMs: 10 });
   await bare.listen(0);
   try {
-    const ctl = controller(new KubeApi(bare.kubeConfig()));
+    const ctl = controller(new KubeClient(bare.kubeConfig()));
     await assert.rejects(ctl.apply(depRef('dep-nons'), deploymentState({ deploymentId: 'dep-nons' })), (err: unknown) => {
       assert.ok(!(err instanceof PermanentError));
       assert.match((err as Error).message, /ERR_KUBE_NAMESPACE_MISSING: namespace unkey/);

@@ -61,3 +61,20 @@ test('instance rows follow the pods; another region\'s deployment is refused wit
     await reporter.close();
   }
 });
+
+test('a cleared apply failure stays cleared: the latest report for a resource wins', async () => {
+  await newDeployment('dep-flip', 'us-east-1');
+  const token = (await agentTokens.createAgentToken(sql, 'us-east-1')).token;
+  // A long flush delay: both reports sit in the buffer and go out in one body.
+  const reporter = new StatusReporter({ controlPlaneUrl: ctrlUrl, token, region: 'us-east-1', logger, flushDelayMs: 60_000 });
+  try {
+    const ref: ResourceRef = { type: 'deployment_topology', id: 'dep-flip', region: 'us-east-1' };
+    reporter.failure({ resource: ref, reason: 'StatefulSet.apps "dep-flip" is invalid' });
+    reporter.instance({ deploymentId: 'dep-flip', podName: 'krane:apply', address: null, status: 'failed', reason: null, cpuMillicores: 0, memoryMib: 0, deleted: true });
+    await reporter.flush();
+    assert.equal(reporter.pending(), 0);
+    assert.deepEqual((await instances.listInstances(sql, 'dep-flip')).map((i) => i.podName), [], 'the failure was cleared after it was raised');
+  } finally {
+    await reporter.close();
+  }
+});

@@ -1,4 +1,4 @@
-// KubeController: the ResourceController (src/sync/controller.ts) that makes the cluster match
+// ApplyController: the ResourceController (src/sync/controller.ts) that makes the cluster match
 // desired states. One instance per krane. Calls for different resources run concurrently;
 // calls for one resource (from the watcher or from drift repair via `observe`) queue behind
 // each other, so per-resource work never interleaves.
@@ -19,7 +19,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from '../log';
 import { PermanentError, type ResourceController } from '../sync/wire';
 import { refKey, SENTINEL_NAMESPACE, WORKLOAD_NAMESPACE, type ApplyState, type ResourceRef } from '../sync/wire';
-import { apiMessage, httpStatus, isKindUnavailable, type KubeApi, type ObjectRef } from './api';
+import { apiMessage, httpStatus, isKindUnavailable, type KubeClient, type ObjectRef } from './client';
 import { Inventory, type InventoryEntry, type ManagedKind } from './inventory';
 import {
   ANNOTATION,
@@ -62,8 +62,8 @@ export function managedKinds(workloadNs = WORKLOAD_NAMESPACE, sentinelNs = SENTI
 /** Workloads go first on delete so their pods stop before the Service that names them goes. */
 const DELETE_ORDER: Record<string, number> = { StatefulSet: 0, Deployment: 0, PodDisruptionBudget: 1, CiliumNetworkPolicy: 1, Service: 2 };
 
-export interface KubeControllerOptions {
-  api: KubeApi;
+export interface ApplyControllerOptions {
+  api: KubeClient;
   region: string;
   logger: Logger;
   build?: BuildOptions;
@@ -108,7 +108,7 @@ interface Remembered {
  */
 const REPAIR_DEBOUNCE_MS = 100;
 
-export class KubeController implements ResourceController {
+export class ApplyController implements ResourceController {
   readonly inventory: Inventory;
   readonly stats: ControllerStats = { applied: 0, skipped: 0, deleted: 0, repaired: 0 };
   private readonly remembered = new Map<string, Remembered>();
@@ -116,12 +116,12 @@ export class KubeController implements ResourceController {
   private readonly locks = new Map<string, Promise<unknown>>();
   private readonly repairs = new Map<string, NodeJS.Timeout>();
   private closed = false;
-  private readonly api: KubeApi;
+  private readonly api: KubeClient;
   private readonly log: Logger;
   private readonly workloadNs: string;
   private readonly sentinelNs: string;
 
-  constructor(private readonly opts: KubeControllerOptions) {
+  constructor(private readonly opts: ApplyControllerOptions) {
     this.api = opts.api;
     this.log = opts.logger;
     this.workloadNs = opts.workloadNamespace ?? WORKLOAD_NAMESPACE;

@@ -83,7 +83,7 @@ export function loadKubeConfig(file?: string): KubeConfig {
   return kc;
 }
 
-export class KubeApi {
+export class KubeClient {
   readonly objects: KubernetesObjectApi;
   private readonly watcher: Watch;
   /** Requests sent, by verb. Read by metrics and the benchmark. */
