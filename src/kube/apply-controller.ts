@@ -12,14 +12,16 @@
 //   2. if the object is unknown, GET it first: an existing object without the managed-by
 //      label is someone else's and is a PermanentError, never overwritten;
 //   3. server-side apply with force under the `krane` field manager (a no-op on the server
-//      when nothing changed). 400/422 from the API server are PermanentErrors.
+//      when nothing changed). A refusal becomes a coded error as src/kube/classify.ts decides:
+//      permanent for this object (report and move on) or retry later.
 // Delete and GC only ever target inventory entries (listed by the managed-by label) or objects
 // checked by GET to carry it, and delete with a uid precondition.
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from '../log';
-import { PermanentError, type ResourceController } from '../sync/wire';
+import type { ResourceController } from '../sync/wire';
 import { refKey, SENTINEL_NAMESPACE, WORKLOAD_NAMESPACE, type ApplyState, type ResourceRef } from '../sync/wire';
-import { apiMessage, httpStatus, isKindUnavailable, type KubeClient, type ObjectRef } from './client';
+import type { KubeClient, ObjectRef } from './client';
+import { KubeApplyError, kubeError } from './errors';
 import { Inventory, type InventoryEntry, type ManagedKind } from './inventory';
 import {
   ANNOTATION,
@@ -32,21 +34,6 @@ import {
   type ManifestObject,
 } from './manifests';
 import { objectKey } from './manifests/types';
-
-/** Coded permanent failure: the cluster will not accept this desired state as it is. */
-export class KubeApplyError extends PermanentError {
-  constructor(
-    readonly code: | 'ERR_KUBE_INVALID'
-      | 'ERR_KUBE_UNMANAGED_CONFLICT'
-      | 'ERR_KUBE_WRONG_REGION'
-      | 'ERR_KUBE_WRONG_NAMESPACE'
-      | 'ERR_KUBE_KIND_UNAVAILABLE',
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
-}
 
 export function managedKinds(workloadNs = WORKLOAD_NAMESPACE, sentinelNs = SENTINEL_NAMESPACE): ManagedKind[] {
   return [
@@ -235,7 +222,7 @@ export class ApplyController implements ResourceController {
     let known = this.inventory.get(key);
     if (!known) {
       const live = await this.api.get(refOf(obj)).catch((err) => {
-        throw this.kindError(obj, err);
+        throw kubeError(err, refOf(obj));
       });
       if (live && !isManaged(live.metadata?.labels)) {
         throw new KubeApplyError(
@@ -258,17 +245,7 @@ export class ApplyController implements ResourceController {
       this.stats.applied++;
       return { generation: (applied as KubernetesObject).metadata?.generation, wrote: true };
     } catch (err) {
-      if (isKindUnavailable(err)) throw this.kindError(obj, err);
-      const status = httpStatus(err);
-      if (status === 404) {
-        // Only a missing namespace makes an apply 404. Transient: the watcher retries, and the
-        // fix is the operator's (deploy/krane-rbac.yaml creates both namespaces).
-        throw new Error(`ERR_KUBE_NAMESPACE_MISSING: namespace ${obj.metadata.namespace} does not exist: ${apiMessage(err)}`, { cause: err });
-      }
-      if (status === 422 || status === 400) {
-        throw new KubeApplyError('ERR_KUBE_INVALID', `${obj.kind} ${obj.metadata.namespace}/${obj.metadata.name} rejected: ${apiMessage(err)}`, { cause: err });
-      }
-      throw err;
+      throw kubeError(err, refOf(obj));
     }
   }
 
@@ -348,12 +325,6 @@ export class ApplyController implements ResourceController {
     this.inventory.remove(objectKey(toObj(e)));
     if (!gone) this.stats.deleted++;
     this.log.debug({ kind: e.kind, namespace: e.namespace, name: e.name, alreadyGone: gone }, 'deleted object');
-  }
-
-  /** A kind the cluster does not serve is a permanent failure of this resource, not a retry. */
-  private kindError(obj: ManifestObject, err: unknown): unknown {
-    if (!isKindUnavailable(err)) return err;
-    return new KubeApplyError('ERR_KUBE_KIND_UNAVAILABLE', `the cluster does not serve ${obj.apiVersion} ${obj.kind} (CRD not installed?)`, { cause: err });
   }
 
   private expectedObjects(ref: ResourceRef): ObjectRef[] {

@@ -5,7 +5,7 @@
 import { boundUrl } from '../net';
 import type { KubeConfig } from '@kubernetes/client-node';
 import client from 'prom-client';
-import type { KraneConfig } from '../config';
+import { runsInCluster, type KraneConfig } from '../config';
 import { createLogger, type Logger } from '../log';
 import { createRegistry, type Registry } from '../http/metrics';
 import { buildKraneApp } from '../http/krane-app';
@@ -70,7 +70,7 @@ const defaultWatcher: FeedWatcherFactory = (o) => new Watcher(o);
 export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promise<KraneHandle> {
   const logger = deps.logger ?? createLogger(cfg.logLevel, { service: 'krane', region: cfg.region });
   const registry = deps.registry ?? createRegistry({ service: 'krane', region: cfg.region });
-  const api = new KubeClient(deps.kubeConfig ?? loadKubeConfig(cfg.kubeconfig));
+  const api = new KubeClient(deps.kubeConfig ?? loadKubeConfig({ file: cfg.kubeconfig, inCluster: runsInCluster() }));
   const resyncMs = cfg.resyncInterval;
   const tuning = deps.tuning ?? {};
 

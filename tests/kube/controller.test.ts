@@ -2,7 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PermanentError } from '../../src/sync/wire';
 import { refKey, type ResourceRef } from '../../src/sync/wire';
-import { KubeApplyError, managedKinds } from '../../src/kube/apply-controller';
+import { managedKinds } from '../../src/kube/apply-controller';
+import type { KubeApplyError } from '../../src/kube/errors';
 import { Inventory } from '../../src/kube/inventory';
 import { Reflector } from '../../src/kube/reflector';
 import { isKindUnavailable, KubeClient } from '../../src/kube/client';
@@ -206,14 +207,17 @@ test('a kind the cluster does not serve (no CRD) neither blocks the inventory no
   }
 });
 
-test('a missing namespace is a transient error that names it', async () => {
+test('a missing namespace is a permanent failure of that resource, coded, naming the namespace', async () => {
   const bare = new KubeSim({ readyDelayMs: 10 });
   await bare.listen(0);
   try {
     const ctl = controller(new KubeClient(bare.kubeConfig()));
     await assert.rejects(ctl.apply(depRef('dep-nons'), deploymentState({ deploymentId: 'dep-nons' })), (err: unknown) => {
-      assert.ok(!(err instanceof PermanentError));
-      assert.match((err as Error).message, /ERR_KUBE_NAMESPACE_MISSING: namespace unkey/);
+      // Permanent: the operator creates namespaces (deploy/krane-rbac.yaml); waiting on it would
+      // stall the whole region behind one resource.
+      assert.ok(err instanceof PermanentError);
+      assert.equal((err as KubeApplyError).code, 'ERR_KUBE_NAMESPACE_MISSING');
+      assert.match((err as Error).message, /namespaces "unkey" not found/);
       return true;
     });
   } finally {
