@@ -159,19 +159,46 @@ export interface ApplyResult {
   managedFields: ManagedFieldsEntry[];
 }
 
+/** A manager as the API server names it in conflicts: updaters with their API version. */
+export function printManager(e: Pick<ManagedFieldsEntry, 'manager' | 'operation' | 'apiVersion' | 'subresource'>): string {
+  let s = JSON.stringify(e.manager);
+  if (e.subresource) s += ` with subresource ${JSON.stringify(e.subresource)}`;
+  return e.operation === 'Update' ? `${s} using ${e.apiVersion}` : s;
+}
+
+/**
+ * The API server's conflict message: one conflict inline, several grouped by manager (sorted)
+ * with one field per line.
+ */
+export function applyConflictMessage(causes: StatusCause[]): string {
+  if (causes.length === 1) return `Apply failed with 1 conflict: ${causes[0]!.message}: ${causes[0]!.field}`;
+  const byManager = new Map<string, string[]>();
+  for (const c of causes) {
+    const who = c.message.replace(/^conflict with /, '');
+    byManager.set(who, [...(byManager.get(who) ?? []), c.field ?? '']);
+  }
+  const lines: string[] = [];
+  for (const who of [...byManager.keys()].sort()) lines.push(`conflicts with ${who}:`, ...byManager.get(who)!.map((f) => `- ${f}`));
+  return `Apply failed with ${causes.length} conflicts: ${lines.join('\n')}`;
+}
+
 export class ApplyConflict extends Error {
   constructor(readonly causes: StatusCause[]) {
     super('apply conflict');
   }
 }
 
+/** A list item's key as structured-merge-diff prints it: `name="app"`, `containerPort=80,protocol="TCP"`. */
+const keyText = (json: string): string =>
+  Object.entries(JSON.parse(json) as Record<string, unknown>)
+    .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
+    .join(',');
+
 const pathToField = (p: string) =>
-  '.' +
   p
     .split(SEP)
-    .map((s) => (s.startsWith('f:') ? s.slice(2) : `[${s.slice(2)}]`))
-    .join('.')
-    .replace(/\.\[/g, '[');
+    .map((s) => (s.startsWith('f:') ? `.${s.slice(2)}` : `[${keyText(s.slice(2))}]`))
+    .join('');
 
 /**
  * Server-side apply of `applied` by `manager` over `live` (undefined to create). Returns the
@@ -196,12 +223,12 @@ export function serverSideApply(
   const causes: StatusCause[] = [];
   const taken = new Map<ManagedFieldsEntry, Set<string>>();
   for (const e of entries) {
-    if (e.manager === manager || e.subresource) continue;
+    if (e.manager === manager || e.subresource === 'status') continue;
     const owned = entryPaths(e);
     for (const [p, v] of appliedPaths) {
       if (v === ITEM || !owned.has(p)) continue;
       if (deepEqual(valueAt(live, p), v)) continue;
-      causes.push({ reason: 'FieldManagerConflict', message: `conflict with "${e.manager}"${e.operation === 'Update' ? ' using ' + e.apiVersion : ''}`, field: pathToField(p) });
+      causes.push({ reason: 'FieldManagerConflict', message: `conflict with ${printManager(e)}`, field: pathToField(p) });
       let s = taken.get(e);
       if (!s) taken.set(e, (s = new Set()));
       s.add(p);
@@ -216,7 +243,7 @@ export function serverSideApply(
   const mine = entries.find((e) => e.manager === manager && e.operation === 'Apply' && !e.subresource);
   const previous = mine ? entryPaths(mine) : new Set<string>();
   const othersOwn = (p: string) =>
-    entries.some((e) => e !== mine && !e.subresource && entryPaths(e).has(p) && !(taken.get(e)?.has(p) ?? false));
+    entries.some((e) => e !== mine && e.subresource !== 'status' && entryPaths(e).has(p) && !(taken.get(e)?.has(p) ?? false));
   // Shallowest first: a removed list item goes as a whole (its key fields locate it), and its
   // own fields are then skipped.
   const removed = [...previous].filter((p) => !appliedPaths.has(p) && !othersOwn(p)).sort((a, b) => a.length - b.length);
@@ -251,6 +278,8 @@ export function updateOwnership(
   manager: string,
   now: string,
   scope: FieldScope,
+  /** The subresource written through (`scale`), recorded on the manager's entry. */
+  via?: string,
 ): ManagedFieldsEntry[] {
   const entries = before?.metadata.managedFields ?? [];
   const oldLeaves = before ? leafPaths(before, scope) : new Map<string, unknown>();
@@ -261,7 +290,7 @@ export function updateOwnership(
   }
   const gone = new Set([...oldLeaves.keys()].filter((p) => !newLeaves.has(p)));
   if (changed.size === 0 && gone.size === 0) return entries;
-  const subresource = scope === 'status' ? 'status' : undefined;
+  const subresource = scope === 'status' ? 'status' : via;
   const next: ManagedFieldsEntry[] = [];
   let mine: ManagedFieldsEntry | undefined;
   for (const e of entries) {

@@ -1,36 +1,64 @@
 // Kubernetes API simulator (`unkey-infra kube-sim`).
 //
-// A real HTTP server that the unchanged @kubernetes/client-node talks to. It owns:
-// - resources.ts: the served kinds (core v1 Namespace/Service/Pod/ConfigMap/Secret, apps/v1
-//   StatefulSet/Deployment, policy/v1 PodDisruptionBudget, cilium.io/v2 CiliumNetworkPolicy)
-//   and the discovery documents the client uses to map kinds to plural names;
-// - store.ts: objects in memory, indexed by type → namespace → name, one cluster-wide
+// A real HTTP server that the unchanged @kubernetes/client-node and the real kubectl talk to,
+// answering as an API server does (status codes, reasons and Status messages included). Parts:
+// - resources.ts: the served kinds (core v1 Namespace/Service/Pod/ConfigMap/Secret/Event/
+//   ResourceQuota, apps/v1 StatefulSet/Deployment, policy/v1 PodDisruptionBudget,
+//   coordination.k8s.io/v1 Lease, cilium.io/v2 CiliumNetworkPolicy) and discovery, with the
+//   status, scale (autoscaling/v1) and pods/log subresources;
+// - object-store.ts: objects in memory by type → namespace → name, one cluster-wide
 //   resourceVersion counter, a bounded event log per type (watch resume; older versions get
-//   410 Expired), and an owner index (uid → dependents) for cascade deletion;
-// - api.ts: the verbs, including server-side apply with per-manager field ownership
-//   (fields.ts), merge/strategic/JSON patches (merge.ts), defaulting (defaults.ts), and 422
-//   validation against kubernetes-models plus a hand-kept Cilium schema (validate.ts);
-//   a write that changes nothing keeps its resourceVersion and emits no event;
-// - controller.ts + pod-status.ts: StatefulSets and Deployments become pods that are Ready
-//   after the ready delay; faults by image (`crash`, `pullfail`, `slow`, `oom`) or by the
-//   admin endpoint; workload and PDB status follow the pods;
-// - server.ts: REST paths, watch streams (JSON lines, bookmarks), admin under `/_sim`;
-// - stats.ts: request counts by verb for benchmarks; kubeconfig.ts: client configuration.
+//   410 Expired), and an owner index (uid → dependents) for cascades;
+// - sim-api.ts (SimApi): the verbs, with server-side apply and field ownership (fields.ts),
+//   patches (merge.ts), defaulting (defaults.ts), 422 validation against kubernetes-models
+//   and the API server's immutability rules (validate.ts), admission (admission.ts:
+//   missing or terminating namespace, ResourceQuota object counts (quota.ts), resourceVersion
+//   required on Lease updates, etcd's 1.5 MiB object limit), scale (scale.ts) and deletion
+//   (deletion.ts: preconditions, finalizers, owner cascades, namespace termination); a write
+//   that changes nothing keeps its resourceVersion and emits no event;
+// - workloads/: the built-in controllers. Pure planners decide (statefulset.ts,
+//   deployment.ts, pdb.ts, scheduler.ts, pod-status.ts), controller.ts and pods.ts carry
+//   out (pods Ready after the ready delay, faults by image `crash`, `pullfail`, `slow`, `oom`
+//   or by the admin API), events.ts writes core/v1 Events (bounded, repeats counted);
+// - server.ts + requests.ts + watch.ts: REST paths, Tables for kubectl (tables.ts), logs
+//   (logs.ts, text/plain, follow), watch streams, OpenAPI v2/v3 (openapi/, generated from
+//   the official schemas by scripts/gen-openapi.ts), 413 for bodies over 3 MiB, and the
+//   traffic controls (chaos.ts: rate limit and fault injection);
+// - audit.ts: the deletion audit log; admin.ts: the admin API below; stats.ts: request
+//   counts for benchmarks; kubeconfig.ts: client configuration.
 //
 // Concurrency: everything runs on the event loop and every write is synchronous, so a write,
-// its event and its delivery to watchers happen in one step; the controller reacts on a later
-// macrotask through a coalescing queue keyed by kind/namespace/name.
+// its event and its delivery to watchers happen in one step; controllers react on a later
+// macrotask through coalescing queues keyed by kind/namespace/name (quotas by namespace).
 //
-// Admin endpoints (outside /api, plain JSON):
-//   GET  /_sim/stats               request counts: requests, byVerb, byResource, writes,
-//                                  mutations (writes that changed state), noopWrites, errors
-//   POST /_sim/stats/reset         zeroes them; answers { previous }
-//   POST /_sim/faults              { namespace, name, fault: crash|pullfail|slow|oom|none } for
-//                                  a workload (all its pods) or one pod; answers affected pods
-//   GET  /_sim/faults              the active faults
-//   POST /_sim/compact             drops watch history ({ dropWatches: true }: every
-//                                  resourceVersion expires and open watches close → relist)
-//   GET  /_sim/info                URL, resourceVersion, object counts
+// Admin API (outside /api, plain JSON; a bad body gets 400 naming every problem):
+//   GET  /_sim/stats, POST /_sim/stats/reset   request counts by verb and resource, writes,
+//                                               mutations, noopWrites, errors
+//   POST /_sim/faults {namespace, name, fault}  fault: crash|pullfail|slow|oom|none, for a
+//   GET  /_sim/faults                           workload (all its pods) or one pod
+//   POST /_sim/compact {dropWatches?}           drops watch history (410 → relist)
+//   GET  /_sim/info                             URL, resourceVersion, object counts
+//   POST /_sim/chaos {mode, ratio?, durationMs, latencyMs?, retryAfterSeconds?, verbs?,
+//        resources?}                             for durationMs, answer a share (ratio, default
+//                                               1) of API requests with 500 (mode error), 429
+//                                               + Retry-After (throttle) or a delay (latency);
+//                                               verbs: get list watch create update patch
+//                                               apply delete deletecollection; resources:
+//                                               plurals, `pods/status`, …
+//   GET  /_sim/chaos, DELETE /_sim/chaos        the rule and counts of injected answers; end it
+//   POST /_sim/ratelimit {qps, burst?, retryAfterSeconds?}   token bucket over API requests;
+//   GET/DELETE /_sim/ratelimit                  past it 429 + Retry-After, as the API server's
+//                                               flow control answers (plain text, no Status)
+//   GET  /_sim/audit/deletions?since=SEQ        deletions, oldest first: seq, time, cause
+//                                               (request, collection, namespace, cascade,
+//                                               controller), apiVersion, kind, namespace, name,
+//                                               uid, labels, userAgent, manager, owner (for
+//                                               cascades), propagationPolicy, held (finalizers);
+//                                               bounded (auditLimit), `dropped` counts the rest
+//   DELETE /_sim/audit/deletions, POST /_sim/audit/deletions/reset   empty it
+//
+// Imports: only the kernel (src/log.ts, src/net.ts) and packages; never krane's src/kube/*
+// (the simulator and krane share no code) and never the store.
 //
 // Use: `const sim = new KubeSim({ readyDelayMs: 5 }); await sim.listen(0);` then
 // `sim.kubeConfig()` for in-process clients, or `startKubeSim(cfg)` from src/modes.
@@ -38,11 +66,12 @@ export * from './types';
 export * from './resources';
 export * from './status';
 export * from './selectors';
-export { PATCH_TYPES, KubeApi, type WriteOptions, type WriteResult, type ListOptions, type ListResult, type DeleteOptions } from './api';
-export { ObjectStore, type StoreOptions } from './store';
+export { PATCH_TYPES, SimApi, type WriteOptions, type WriteResult, type ListOptions, type ListResult, type DeleteOptions } from './sim-api';
+export { ObjectStore, type StoreOptions } from './object-store';
 export { SimStats, type SimStatsSnapshot, type Verb } from './stats';
-export { FAULTS, faultFromImage, isPodReady, type Fault } from './pod-status';
-export { WorkloadController, templateHash, intOrPercent, type ControllerOptions } from './controller';
+export { FAULTS, faultFromImage, isPodReady, type Fault } from './workloads/pod-status';
+export { WorkloadController, templateHash, intOrPercent, type ControllerOptions } from './workloads/controller';
 export { validateObject, selectorMatches } from './validate';
 export { kubeconfigYaml, writeKubeconfig, simKubeConfig, SIM_TOKEN, SIM_CONTEXT } from './kubeconfig';
+export { DeletionAudit, type DeletionEntry, type Actor } from './audit';
 export { KubeSim, DEFAULT_SIM_OPTIONS, type KubeSimOptions } from './sim';

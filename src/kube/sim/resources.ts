@@ -14,6 +14,12 @@ export interface ResourceDef {
   hasStatus: boolean;
   /** Whether spec changes bump metadata.generation (the workload kinds and CRDs). */
   tracksGeneration: boolean;
+  /** Whether `/scale` serves an autoscaling/v1 Scale of spec.replicas. */
+  scalable?: boolean;
+  /** `kubectl get all` lists the kinds in the `all` category. */
+  categories?: string[];
+  /** Updates must carry metadata.resourceVersion (the registry forbids unconditional ones). */
+  requiresResourceVersion?: boolean;
 }
 
 export const apiVersionOf = (r: Pick<ResourceDef, 'group' | 'version'>): string => (r.group ? `${r.group}/${r.version}` : r.version);
@@ -23,13 +29,16 @@ export const resourceKey = (r: Pick<ResourceDef, 'group' | 'version' | 'plural'>
 
 export const RESOURCES: readonly ResourceDef[] = [
   { group: '', version: 'v1', kind: 'Namespace', plural: 'namespaces', singular: 'namespace', namespaced: false, shortNames: ['ns'], hasStatus: true, tracksGeneration: false },
-  { group: '', version: 'v1', kind: 'Service', plural: 'services', singular: 'service', namespaced: true, shortNames: ['svc'], hasStatus: true, tracksGeneration: false },
-  { group: '', version: 'v1', kind: 'Pod', plural: 'pods', singular: 'pod', namespaced: true, shortNames: ['po'], hasStatus: true, tracksGeneration: true },
+  { group: '', version: 'v1', kind: 'Service', plural: 'services', singular: 'service', namespaced: true, shortNames: ['svc'], hasStatus: true, tracksGeneration: false, categories: ['all'] },
+  { group: '', version: 'v1', kind: 'Pod', plural: 'pods', singular: 'pod', namespaced: true, shortNames: ['po'], hasStatus: true, tracksGeneration: true, categories: ['all'] },
   { group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', singular: 'configmap', namespaced: true, shortNames: ['cm'], hasStatus: false, tracksGeneration: false },
   { group: '', version: 'v1', kind: 'Secret', plural: 'secrets', singular: 'secret', namespaced: true, hasStatus: false, tracksGeneration: false },
-  { group: 'apps', version: 'v1', kind: 'StatefulSet', plural: 'statefulsets', singular: 'statefulset', namespaced: true, shortNames: ['sts'], hasStatus: true, tracksGeneration: true },
-  { group: 'apps', version: 'v1', kind: 'Deployment', plural: 'deployments', singular: 'deployment', namespaced: true, shortNames: ['deploy'], hasStatus: true, tracksGeneration: true },
+  { group: '', version: 'v1', kind: 'Event', plural: 'events', singular: 'event', namespaced: true, shortNames: ['ev'], hasStatus: false, tracksGeneration: false },
+  { group: '', version: 'v1', kind: 'ResourceQuota', plural: 'resourcequotas', singular: 'resourcequota', namespaced: true, shortNames: ['quota'], hasStatus: true, tracksGeneration: false },
+  { group: 'apps', version: 'v1', kind: 'StatefulSet', plural: 'statefulsets', singular: 'statefulset', namespaced: true, shortNames: ['sts'], hasStatus: true, tracksGeneration: true, scalable: true, categories: ['all'] },
+  { group: 'apps', version: 'v1', kind: 'Deployment', plural: 'deployments', singular: 'deployment', namespaced: true, shortNames: ['deploy'], hasStatus: true, tracksGeneration: true, scalable: true, categories: ['all'] },
   { group: 'policy', version: 'v1', kind: 'PodDisruptionBudget', plural: 'poddisruptionbudgets', singular: 'poddisruptionbudget', namespaced: true, shortNames: ['pdb'], hasStatus: true, tracksGeneration: true },
+  { group: 'coordination.k8s.io', version: 'v1', kind: 'Lease', plural: 'leases', singular: 'lease', namespaced: true, hasStatus: false, tracksGeneration: false, requiresResourceVersion: true },
   { group: 'cilium.io', version: 'v2', kind: 'CiliumNetworkPolicy', plural: 'ciliumnetworkpolicies', singular: 'ciliumnetworkpolicy', namespaced: true, shortNames: ['cnp', 'ciliumnp'], hasStatus: true, tracksGeneration: true },
 ];
 
@@ -42,6 +51,15 @@ export function findResource(group: string, version: string, plural: string): Re
 
 export function resourceForKind(apiVersion: string, kind: string): ResourceDef | undefined {
   return byKind.get(`${apiVersion}/${kind}`);
+}
+
+/** The type a ResourceQuota key counts: `pods`, `services`, `count/deployments.apps`, … */
+export function resourceForQuotaKey(key: string): ResourceDef | undefined {
+  const resource = key.startsWith('count/') ? key.slice('count/'.length) : key;
+  const dot = resource.indexOf('.');
+  const plural = dot < 0 ? resource : resource.slice(0, dot);
+  const group = dot < 0 ? '' : resource.slice(dot + 1);
+  return RESOURCES.find((r) => r.plural === plural && r.group === group);
 }
 
 export function mustResourceForKind(apiVersion: string, kind: string): ResourceDef {
@@ -107,10 +125,15 @@ export function apiResourceListDoc(group: string, version: string) {
       kind: r.kind,
       verbs: VERBS,
       ...(r.shortNames ? { shortNames: r.shortNames } : {}),
+      ...(r.categories ? { categories: r.categories } : {}),
     });
     if (r.hasStatus) {
       resources.push({ name: `${r.plural}/status`, singularName: '', namespaced: r.namespaced, kind: r.kind, verbs: ['get', 'patch', 'update'] });
     }
+    if (r.scalable) {
+      resources.push({ name: `${r.plural}/scale`, singularName: '', namespaced: r.namespaced, group: 'autoscaling', version: 'v1', kind: 'Scale', verbs: ['get', 'patch', 'update'] });
+    }
+    if (r.kind === 'Pod') resources.push({ name: 'pods/log', singularName: '', namespaced: true, kind: 'Pod', verbs: ['get'] });
   }
   return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: group ? `${group}/${version}` : version, resources };
 }

@@ -83,16 +83,32 @@ export interface FieldRequirement {
 const GENERIC_FIELDS = new Set(['metadata.name', 'metadata.namespace']);
 const POD_FIELDS = new Set(['status.phase', 'spec.nodeName', 'spec.restartPolicy', 'spec.schedulerName', 'spec.serviceAccountName', 'status.podIP', 'status.nominatedNodeName']);
 
+/** Event fields the API server indexes (kubectl describe selects a pod's events by them). */
+const EVENT_FIELDS: Record<string, string[]> = {
+  'involvedObject.kind': ['involvedObject', 'kind'],
+  'involvedObject.namespace': ['involvedObject', 'namespace'],
+  'involvedObject.name': ['involvedObject', 'name'],
+  'involvedObject.uid': ['involvedObject', 'uid'],
+  'involvedObject.apiVersion': ['involvedObject', 'apiVersion'],
+  'involvedObject.resourceVersion': ['involvedObject', 'resourceVersion'],
+  'involvedObject.fieldPath': ['involvedObject', 'fieldPath'],
+  reason: ['reason'],
+  reportingComponent: ['reportingComponent'],
+  source: ['source', 'component'],
+  type: ['type'],
+};
+
 export function parseFieldSelector(raw: string | undefined | null, kind: string): FieldRequirement[] {
   if (!raw) return [];
   return splitTop(raw).map((part) => {
     const m = /^([A-Za-z0-9_.]+)\s*(==|=|!=)\s*(.*)$/.exec(part);
     if (!m) throw badRequest(`invalid selector: '${part}'; can't understand '${part}'`);
     const field = m[1]!;
-    if (!GENERIC_FIELDS.has(field) && !(kind === 'Pod' && POD_FIELDS.has(field)) && !(kind === 'Namespace' && field === 'status.phase')) {
+    const eventField = kind === 'Event' && Object.hasOwn(EVENT_FIELDS, field) ? EVENT_FIELDS[field] : undefined;
+    if (!GENERIC_FIELDS.has(field) && !(kind === 'Pod' && POD_FIELDS.has(field)) && !(kind === 'Namespace' && field === 'status.phase') && !eventField) {
       throw badRequest(`field label not supported: ${field}`);
     }
-    return { path: field.split('.'), op: m[2] === '!=' ? 'neq' : 'eq', value: m[3]!.trim() } as FieldRequirement;
+    return { path: eventField ?? field.split('.'), op: m[2] === '!=' ? 'neq' : 'eq', value: m[3]!.trim() } as FieldRequirement;
   });
 }
 

@@ -1,16 +1,23 @@
-// KubeSim ties the parts together: store, API verbs, built-in controllers, request stats and
-// the HTTP server, plus the admin operations exposed under `/_sim`.
-import { boundUrl } from '../../net';
+// KubeSim ties the parts together: store, API verbs, built-in controllers, events, quotas,
+// traffic controls, the deletion audit, request stats and the HTTP server.
 import type { KubeConfig } from '@kubernetes/client-node';
 import { createLogger, type Logger } from '../../log';
-import { KubeApi } from './api';
-import { WorkloadController } from './controller';
+import { boundUrl } from '../../net';
+import { adminRoute } from './admin';
+import { DeletionAudit } from './audit';
+import { TrafficControl, type RateLimit } from './chaos';
 import { simKubeConfig } from './kubeconfig';
-import { FAULTS, type Fault } from './pod-status';
-import { mustResourceForKind, RESOURCES } from './resources';
-import { createSimServer, type SimServer } from './server';
+import { ObjectStore } from './object-store';
+import { serveOpenApi } from './openapi';
+import { QuotaController } from './quota';
+import { mustResourceForKind, resourceForQuotaKey, RESOURCES } from './resources';
+import { createSimServer, type SimHost, type SimServer } from './server';
+import { SimApi } from './sim-api';
 import { SimStats } from './stats';
-import { ObjectStore } from './store';
+import type { KubeObject } from './types';
+import { WorkloadController } from './workloads/controller';
+import { EventRecorder } from './workloads/events';
+import type { Fault } from './workloads/pod-status';
 
 export interface KubeSimOptions {
   /** Milliseconds from pod creation to Ready. */
@@ -25,6 +32,14 @@ export interface KubeSimOptions {
   progressDeadlineScale: number;
   /** Namespaces that exist from the start. */
   namespaces: string[];
+  /** core/v1 Events kept; past it the oldest go. */
+  eventLimit: number;
+  /** Deletion audit entries kept; past it the oldest go. */
+  auditLimit: number;
+  /** Milliseconds between the health-check lines of a running container's log. */
+  logIntervalMs: number;
+  /** A request rate limit from the start (off when absent; the admin API can set one). */
+  rateLimit?: RateLimit;
   logger: Logger;
 }
 
@@ -39,18 +54,31 @@ export const DEFAULT_SIM_OPTIONS = {
   minReadyScale: 1,
   progressDeadlineScale: 1,
   namespaces: ['default', 'kube-system', 'kube-public', 'kube-node-lease'],
+  // A pod's start writes five events; ten thousand keeps the recent history of a
+  // two-thousand-pod cluster (a real one keeps an hour of them).
+  eventLimit: 10_000,
+  // Enough for a chaos run's deletions between two reads of the log.
+  auditLimit: 10_000,
+  // Like a service logging its health check every few seconds.
+  logIntervalMs: 5_000,
 } satisfies Omit<KubeSimOptions, 'logger'>;
 
 const NAMESPACE = mustResourceForKind('v1', 'Namespace');
+const QUOTA = mustResourceForKind('v1', 'ResourceQuota');
 
-export class KubeSim {
+export class KubeSim implements SimHost {
   readonly store: ObjectStore;
-  readonly api: KubeApi;
+  readonly api: SimApi;
   readonly stats = new SimStats();
   readonly controller: WorkloadController;
+  readonly events: EventRecorder;
+  readonly audit: DeletionAudit;
+  readonly traffic: TrafficControl;
   readonly logger: Logger;
   readonly bookmarkIntervalMs: number;
+  readonly logIntervalMs: number;
   readonly options: Omit<KubeSimOptions, 'logger'>;
+  private readonly quotas: QuotaController;
   private http: SimServer | undefined;
   private baseUrl: string | undefined;
 
@@ -59,9 +87,15 @@ export class KubeSim {
     this.options = { ...DEFAULT_SIM_OPTIONS, ...rest };
     this.logger = logger ?? createLogger('silent');
     this.bookmarkIntervalMs = this.options.bookmarkIntervalMs;
+    this.logIntervalMs = this.options.logIntervalMs;
     this.store = new ObjectStore({ eventWindow: this.options.eventWindow });
-    this.api = new KubeApi(this.store);
-    this.controller = new WorkloadController(this.api, this.store, { readyDelayMs: this.options.readyDelayMs, minReadyScale: this.options.minReadyScale, progressDeadlineScale: this.options.progressDeadlineScale }, this.logger);
+    this.audit = new DeletionAudit(this.options.auditLimit);
+    this.traffic = new TrafficControl(this.options.rateLimit);
+    this.api = new SimApi(this.store, this.audit);
+    this.events = new EventRecorder(this.store, this.options.eventLimit);
+    const { readyDelayMs, minReadyScale, progressDeadlineScale } = this.options;
+    this.controller = new WorkloadController(this.api, this.store, this.events, { readyDelayMs, minReadyScale, progressDeadlineScale }, this.logger);
+    this.quotas = new QuotaController(this.store, resourceForQuotaKey, (ns, name, status) => this.api.setStatus(QUOTA, ns, name, status));
     for (const ns of this.options.namespaces) {
       this.api.create(NAMESPACE, '', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }, { fieldManager: 'kube-sim' });
     }
@@ -96,6 +130,14 @@ export class KubeSim {
     return this.controller.setFault(namespace, name, fault);
   }
 
+  listFaults(): { namespace: string; name: string; fault: Fault }[] {
+    return this.controller.listFaults();
+  }
+
+  faultFor(pod: KubeObject, image: string | undefined): Fault | undefined {
+    return this.controller.faultFor(pod, image);
+  }
+
   /**
    * Drops the watch event history: watches from a resourceVersion older than the newest event
    * of their type get 410. With `dropWatches`, every resourceVersion issued so far expires and
@@ -106,33 +148,23 @@ export class KubeSim {
     if (opts.dropWatches) this.http?.closeWatches();
   }
 
-  admin(method: string, path: string, body: unknown): { status: number; body: unknown } | undefined {
-    const b = (body ?? {}) as Record<string, unknown>;
-    if (path === '/stats' && method === 'GET') return { status: 200, body: this.stats.snapshot() };
-    if (path === '/stats/reset' && method === 'POST') return { status: 200, body: { previous: this.stats.reset() } };
-    if (path === '/faults' && method === 'GET') return { status: 200, body: { faults: this.controller.listFaults() } };
-    if (path === '/faults' && method === 'POST') {
-      const fault = b.fault === null || b.fault === 'none' ? undefined : (b.fault as Fault);
-      if (typeof b.namespace !== 'string' || typeof b.name !== 'string' || (fault !== undefined && !FAULTS.includes(fault))) {
-        return { status: 400, body: { error: `body must be { namespace, name, fault: ${[...FAULTS, 'none'].join(' | ')} }` } };
-      }
-      const r = this.setFault(b.namespace, b.name, fault);
-      return { status: 200, body: { namespace: b.namespace, name: b.name, fault: fault ?? 'none', pods: r.pods } };
-    }
-    if (path === '/compact' && method === 'POST') {
-      this.compact({ dropWatches: b.dropWatches === true });
-      return { status: 200, body: { resourceVersion: String(this.store.resourceVersion) } };
-    }
-    if (path === '/info' && method === 'GET') {
-      const counts: Record<string, number> = {};
-      for (const r of RESOURCES) counts[r.plural] = this.store.count(r);
-      return { status: 200, body: { url: this.baseUrl, resourceVersion: String(this.store.resourceVersion), readyDelayMs: this.options.readyDelayMs, objects: counts } };
-    }
-    return undefined;
+  info(): Record<string, unknown> {
+    const counts: Record<string, number> = {};
+    for (const r of RESOURCES) counts[r.plural] = this.store.count(r);
+    return { url: this.baseUrl, resourceVersion: String(this.store.resourceVersion), readyDelayMs: this.options.readyDelayMs, objects: counts };
+  }
+
+  admin(method: string, path: string, body: unknown, query: URLSearchParams = new URLSearchParams()): { status: number; body: unknown } | undefined {
+    return adminRoute(this, method, path, body, query);
+  }
+
+  openapi(path: string, accept: string | undefined): { status: number; body: unknown } | undefined {
+    return serveOpenApi(path, accept);
   }
 
   async close(): Promise<void> {
     this.controller.stop();
+    this.quotas.stop();
     const http = this.http;
     if (!http) return;
     this.http = undefined;

@@ -13,7 +13,13 @@ export type StatusReason =
   | 'BadRequest'
   | 'MethodNotAllowed'
   | 'UnsupportedMediaType'
-  | 'InternalError';
+  | 'NotAcceptable'
+  | 'Forbidden'
+  | 'TooManyRequests'
+  | 'RequestEntityTooLarge'
+  | 'InternalError'
+  /** StatusReasonUnknown: the API server sends no reason for errors it did not classify. */
+  | '';
 
 export interface StatusCause {
   reason?: string;
@@ -28,7 +34,7 @@ export interface KubeStatus {
   status: 'Failure' | 'Success';
   message?: string;
   reason?: StatusReason;
-  details?: { name?: string; group?: string; kind?: string; uid?: string; causes?: StatusCause[] };
+  details?: { name?: string; group?: string; kind?: string; uid?: string; causes?: StatusCause[]; retryAfterSeconds?: number };
   code: number;
 }
 
@@ -43,8 +49,8 @@ export class SimError extends Error {
     super(message);
     this.name = 'SimError';
     this.code = code;
-    this.errorCode = `ERR_KUBESIM_${reason.toUpperCase()}`;
-    this.status = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, ...(details ? { details } : {}), code };
+    this.errorCode = `ERR_KUBESIM_${(reason || 'UNKNOWN').toUpperCase()}`;
+    this.status = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, ...(reason ? { reason } : {}), ...(details ? { details } : {}), code };
   }
 }
 
@@ -85,3 +91,26 @@ export const successStatus = (r: ResourceDef, name: string, uid?: string): KubeS
   details: { name, group: r.group, kind: r.plural, ...(uid ? { uid } : {}) },
   code: 200,
 });
+
+const resourceName = (r: ResourceDef) => qualified(r);
+
+/** The API server's Forbidden: `<resource> "<name>" is forbidden: <why>` (admission refusals). */
+export const forbiddenError = (r: ResourceDef, name: string, why: string, causes?: StatusCause[]) =>
+  new SimError(403, 'Forbidden', `${resourceName(r)}${name ? ` "${name}"` : ''} is forbidden: ${why}`, {
+    ...(name ? { name } : {}),
+    group: r.group,
+    kind: r.plural,
+    ...(causes ? { causes } : {}),
+  });
+
+/** Server-side apply conflicts: the message lists them, the details carry only the causes. */
+export const applyConflictError = (message: string, causes: StatusCause[]) => new SimError(409, 'Conflict', message, { causes });
+
+/** Bodies over the API server's request limit (3 MiB), refused before decoding. */
+export const REQUEST_BODY_LIMIT = 3 * 1024 * 1024;
+export const entityTooLarge = () => new SimError(413, 'RequestEntityTooLarge', `Request entity too large: limit is ${REQUEST_BODY_LIMIT}`);
+
+/** etcd's own limit on a stored value (--max-request-bytes, 1.5 MiB). */
+export const STORED_OBJECT_LIMIT = 1.5 * 1024 * 1024;
+/** etcd refuses the write; the API server passes the error on unclassified (no reason). */
+export const etcdTooLarge = () => new SimError(500, '', 'etcdserver: request is too large');

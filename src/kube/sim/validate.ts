@@ -12,6 +12,9 @@ import { Secret } from 'kubernetes-models/v1/Secret';
 import { StatefulSet } from 'kubernetes-models/apps/v1/StatefulSet';
 import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
+import { Event } from 'kubernetes-models/v1/Event';
+import { ResourceQuota } from 'kubernetes-models/v1/ResourceQuota';
+import { Lease } from 'kubernetes-models/coordination.k8s.io/v1/Lease';
 import type { StatusCause } from './status';
 import type { KubeObject } from './types';
 import { matchLabels } from './selectors';
@@ -27,6 +30,9 @@ const MODELS: Record<string, Model> = {
   'apps/v1/StatefulSet': StatefulSet,
   'apps/v1/Deployment': Deployment,
   'policy/v1/PodDisruptionBudget': PodDisruptionBudget,
+  'v1/Event': Event,
+  'v1/ResourceQuota': ResourceQuota,
+  'coordination.k8s.io/v1/Lease': Lease,
 };
 
 interface AjvError {
@@ -171,6 +177,35 @@ function labelCauses(labels: unknown, field: string): StatusCause[] {
 /** StatefulSet spec fields an update may change; the API server forbids the rest. */
 const STS_MUTABLE = new Set(['replicas', 'ordinals', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy', 'minReadySeconds']);
 
+const goString = (s: unknown) => JSON.stringify(String(s));
+const goStrings = (xs: unknown[]) => `[]string{${xs.map(goString).join(', ')}}`;
+
+/** A LabelSelector as Go's %#v prints it in the API server's field errors. */
+export function goLabelSelector(sel: { matchLabels?: Record<string, string>; matchExpressions?: { key: string; operator: string; values?: string[] }[] } | undefined): string {
+  const labels = sel?.matchLabels;
+  const keys = Object.keys(labels ?? {}).sort();
+  const m = labels ? `map[string]string{${keys.map((k) => `${goString(k)}:${goString(labels[k])}`).join(', ')}}` : 'map[string]string(nil)';
+  const exprs = sel?.matchExpressions;
+  const e = exprs
+    ? `[]v1.LabelSelectorRequirement{${exprs.map((x) => `v1.LabelSelectorRequirement{Key:${goString(x.key)}, Operator:${goString(x.operator)}, Values:${x.values ? goStrings(x.values) : '[]string(nil)'}}`).join(', ')}}`
+    : '[]v1.LabelSelectorRequirement(nil)';
+  return `v1.LabelSelector{MatchLabels:${m}, MatchExpressions:${e}}`;
+}
+
+/** Service ClusterIPs may not change once allocated (headless and ExternalName aside). */
+function serviceIpCauses(obj: KubeObject, previous: KubeObject): StatusCause[] {
+  const o = previous.spec ?? {};
+  const n = obj.spec ?? {};
+  if (o.type === 'ExternalName' || n.type === 'ExternalName' || !o.clusterIP) return [];
+  if (o.clusterIP === 'None' && n.clusterIP === 'None') return [];
+  const oldIPs: string[] = o.clusterIPs ?? [o.clusterIP];
+  let newIPs: string[] = n.clusterIPs ?? [n.clusterIP];
+  // A client that changed only the singular field means the primary address, as the registry reads it.
+  if (n.clusterIP !== o.clusterIP && JSON.stringify(n.clusterIPs) === JSON.stringify(o.clusterIPs)) newIPs = [n.clusterIP, ...newIPs.slice(1)];
+  if (oldIPs.length !== newIPs.length) return [];
+  return oldIPs.flatMap((ip, i) => (ip === newIPs[i] ? [] : [{ reason: 'FieldValueInvalid', message: `Invalid value: ${goStrings(newIPs)}: may not change once set`, field: `spec.clusterIPs[${i}]` }]));
+}
+
 function immutableCauses(obj: KubeObject, previous: KubeObject | undefined): StatusCause[] {
   if (!previous) return [];
   if (obj.kind === 'StatefulSet') {
@@ -180,24 +215,21 @@ function immutableCauses(obj: KubeObject, previous: KubeObject | undefined): Sta
       return [{ reason: 'FieldValueForbidden', message: `Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden`, field: 'spec' }];
     }
   }
-  if (obj.kind === 'Service' && previous.spec?.clusterIP && obj.spec?.clusterIP !== previous.spec.clusterIP) {
-    return [{ reason: 'FieldValueInvalid', message: 'Invalid value: field is immutable', field: 'spec.clusterIP' }];
+  if (obj.kind === 'Deployment' && JSON.stringify(previous.spec?.selector) !== JSON.stringify(obj.spec?.selector)) {
+    return [{ reason: 'FieldValueInvalid', message: `Invalid value: ${goLabelSelector(obj.spec?.selector)}: field is immutable`, field: 'spec.selector' }];
   }
+  if (obj.kind === 'Service') return serviceIpCauses(obj, previous);
   return [];
 }
 
-function workloadCauses(obj: KubeObject, previous: KubeObject | undefined): StatusCause[] {
+function workloadCauses(obj: KubeObject): StatusCause[] {
   if (obj.kind !== 'StatefulSet' && obj.kind !== 'Deployment') return [];
-  const causes: StatusCause[] = [];
   const selector = obj.spec?.selector;
   const labels = obj.spec?.template?.metadata?.labels ?? {};
   if (selector && !selectorMatches(selector, labels)) {
-    causes.push({ reason: 'FieldValueInvalid', message: 'Invalid value: `selector` does not match template `labels`', field: 'spec.template.metadata.labels' });
+    return [{ reason: 'FieldValueInvalid', message: 'Invalid value: `selector` does not match template `labels`', field: 'spec.template.metadata.labels' }];
   }
-  if (previous && JSON.stringify(previous.spec?.selector) !== JSON.stringify(selector)) {
-    causes.push({ reason: 'FieldValueInvalid', message: 'Invalid value: field is immutable', field: 'spec.selector' });
-  }
-  return causes;
+  return [];
 }
 
 /** Whether a LabelSelector (matchLabels + matchExpressions) selects `labels`. */
@@ -229,7 +261,7 @@ export function validateObject(obj: KubeObject, previous?: KubeObject): StatusCa
   }
   causes.push(...labelCauses(obj.metadata?.labels, 'metadata.labels'));
   if (obj.spec?.template?.metadata?.labels) causes.push(...labelCauses(obj.spec.template.metadata.labels, 'spec.template.metadata.labels'));
-  causes.push(...workloadCauses(obj, previous));
+  causes.push(...workloadCauses(obj));
   causes.push(...immutableCauses(obj, previous));
   return causes;
 }

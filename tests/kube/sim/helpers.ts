@@ -102,3 +102,13 @@ export function service(name: string, labels: Record<string, string> = {}) {
     spec: { selector: { app: name }, ports: [{ name: 'http', port: 80, targetPort: 8080 }] },
   };
 }
+
+/** The code and decoded Status of a request the client rejected. */
+export async function errorOf(p: Promise<unknown>): Promise<{ code: number; body: any }> {
+  try {
+    await p;
+  } catch (e: any) {
+    return { code: e.code, body: typeof e.body === 'string' && e.body.startsWith('{') ? JSON.parse(e.body) : e.body };
+  }
+  throw new Error('expected the request to fail');
+}

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { matchLabels, parseFieldSelector, parseLabelSelector, matchFields } from '../../../src/kube/sim/selectors';
 import { jsonPatch, mergePatch, strategicMerge } from '../../../src/kube/sim/merge';
 import { fromFieldsV1, leafPaths, serverSideApply, toFieldsV1, ApplyConflict } from '../../../src/kube/sim/fields';
-import { intOrPercent } from '../../../src/kube/sim/controller';
+import { intOrPercent } from '../../../src/kube/sim/workloads/util';
 import type { KubeObject } from '../../../src/kube/sim/types';
 
 test('label selector grammar', () => {

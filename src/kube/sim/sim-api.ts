@@ -1,27 +1,27 @@
-// The API verbs over the store: create, get, list, replace, patch (JSON, merge, strategic,
-// server-side apply), status writes, delete with owner-reference cascade. HTTP-independent, so
-// the built-in controller drives the same code paths as clients. Every write goes through one
-// pipeline: server metadata, defaults, status kept from the stored object, generation bump on
-// spec change, validation (422), field ownership, and a no-op check that returns the stored
-// object untouched (no new resourceVersion, no watch event) when nothing changed.
+// SimApi: the API verbs over the store: create, get, list, replace, patch (JSON, merge,
+// strategic, server-side apply), status and scale writes, and deletion (deletion.ts).
+// HTTP-independent, so the built-in controllers drive the same code paths as clients. Every
+// write goes through one pipeline: admission (admission.ts), server metadata, defaults,
+// status kept from the stored object, generation bump on spec change, validation (422), field
+// ownership, the stored-size limit, and a no-op check that returns the stored object
+// untouched (no new resourceVersion, no watch event) when nothing changed.
 import { randomUUID } from 'node:crypto';
+import { admitCreate, admitStoredSize, admitUpdate } from './admission';
+import type { DeletionAudit } from './audit';
 import { applyDefaults, initialStatus } from './defaults';
-import { ApplyConflict, serverSideApply, updateOwnership } from './fields';
+import { Deleter, type DeleteOptions } from './deletion';
+import { ApplyConflict, applyConflictMessage, serverSideApply, updateOwnership } from './fields';
 import { deepEqual, jsonPatch, mergePatch, strategicMerge } from './merge';
-import { apiVersionOf, RESOURCES, type ResourceDef } from './resources';
+import type { ObjectStore } from './object-store';
+import { apiVersionOf, type ResourceDef } from './resources';
+import { applyScale, scaleCauses, toScale } from './scale';
 import { matchFields, matchLabels, parseFieldSelector, parseLabelSelector } from './selectors';
-import {
-  alreadyExists,
-  badRequest,
-  conflictError,
-  invalidError,
-  namespaceNotFound,
-  notFoundError,
-  SimError,
-} from './status';
-import type { ObjectStore } from './store';
+import { alreadyExists, applyConflictError, badRequest, conflictError, invalidError, notFoundError, SimError } from './status';
 import type { KubeObject } from './types';
 import { validateObject } from './validate';
+import { nowIso, randomSuffix } from './workloads/util';
+
+export type { DeleteOptions } from './deletion';
 
 export interface WriteOptions {
   fieldManager?: string;
@@ -49,12 +49,6 @@ export interface ListResult {
   continue?: string;
 }
 
-export interface DeleteOptions {
-  propagationPolicy?: 'Orphan' | 'Background' | 'Foreground';
-  preconditions?: { uid?: string; resourceVersion?: string };
-  dryRun?: boolean;
-}
-
 export const PATCH_TYPES = {
   json: 'application/json-patch+json',
   merge: 'application/merge-patch+json',
@@ -64,8 +58,6 @@ export const PATCH_TYPES = {
 
 /** Manager recorded for writes that do not name one (the API server uses the user agent). */
 const DEFAULT_MANAGER = 'unknown';
-
-const nowIso = () => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 const isMap = (v: unknown): v is Record<string, any> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -77,10 +69,16 @@ function specOf(obj: KubeObject): Record<string, unknown> {
 
 const withoutRv = (o: KubeObject): KubeObject => ({ ...o, metadata: { ...o.metadata, resourceVersion: undefined } });
 
-export class KubeApi {
+export class SimApi {
   private nextServiceIp = 1;
+  private readonly deleter: Deleter;
 
-  constructor(private readonly store: ObjectStore) {}
+  constructor(
+    private readonly store: ObjectStore,
+    audit: DeletionAudit,
+  ) {
+    this.deleter = new Deleter(store, audit);
+  }
 
   get currentResourceVersion(): string {
     return String(this.store.resourceVersion);
@@ -124,11 +122,11 @@ export class KubeApi {
 
   create(def: ResourceDef, ns: string, body: unknown, opts: WriteOptions = {}): WriteResult {
     const incoming = this.checkBody(def, ns, body, undefined);
-    this.requireNamespace(def, ns);
     if (!incoming.metadata.name && incoming.metadata.generateName) {
       incoming.metadata.name = incoming.metadata.generateName + randomSuffix();
     }
     const name = incoming.metadata.name ?? '';
+    admitCreate(this.store, def, ns, name);
     if (name && this.store.get(def, ns, name)) throw alreadyExists(def, name);
     const obj = this.finalize(def, ns, incoming, undefined);
     obj.metadata.managedFields = updateOwnership(undefined, obj, opts.fieldManager ?? DEFAULT_MANAGER, nowIso(), 'main');
@@ -138,6 +136,7 @@ export class KubeApi {
   replace(def: ResourceDef, ns: string, name: string, body: unknown, opts: WriteOptions = {}): WriteResult {
     const incoming = this.checkBody(def, ns, body, name);
     const old = this.get(def, ns, name);
+    admitUpdate(def, name, incoming.metadata.resourceVersion);
     this.checkPrecondition(def, old, incoming.metadata.resourceVersion);
     const obj = this.finalize(def, ns, incoming, old);
     obj.metadata.managedFields = updateOwnership(old, obj, opts.fieldManager ?? DEFAULT_MANAGER, nowIso(), 'main');
@@ -163,16 +162,13 @@ export class KubeApi {
     const applied = this.checkBody(def, ns, body, name);
     if (!applied.metadata.name) throw badRequest('metadata.name is required for apply');
     const old = this.store.get(def, ns, name);
-    if (!old) this.requireNamespace(def, ns);
+    if (!old) admitCreate(this.store, def, ns, name);
     if (old && applied.metadata.resourceVersion) this.checkPrecondition(def, old, applied.metadata.resourceVersion);
     let result;
     try {
       result = serverSideApply(old, applied, opts.fieldManager, opts.force === true, nowIso());
     } catch (err) {
-      if (err instanceof ApplyConflict) {
-        const n = err.causes.length;
-        throw conflictError(def, name, `Apply failed with ${n} conflict${n === 1 ? '' : 's'}: ${err.causes.map((c) => `${c.message}: ${c.field}`).join(', ')}`, err.causes);
-      }
+      if (err instanceof ApplyConflict) throw applyConflictError(applyConflictMessage(err.causes), err.causes);
       throw err;
     }
     const obj = this.finalize(def, ns, result.object, old);
@@ -206,64 +202,36 @@ export class KubeApi {
   }
 
   delete(def: ResourceDef, ns: string, name: string, opts: DeleteOptions = {}): KubeObject {
-    const obj = this.get(def, ns, name);
-    const pre = opts.preconditions;
-    if (pre?.uid && pre.uid !== obj.metadata.uid) {
-      throw conflictError(def, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${obj.metadata.uid}`);
-    }
-    if (pre?.resourceVersion && pre.resourceVersion !== obj.metadata.resourceVersion) {
-      throw conflictError(def, name, `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${obj.metadata.resourceVersion}`);
-    }
-    if (opts.dryRun) return obj;
-    if (obj.metadata.finalizers?.length) {
-      // Finalizers hold the object: it is marked for deletion and goes when the last one is
-      // removed (see commit), like the API server's graceful path.
-      if (obj.metadata.deletionTimestamp) return obj;
-      return this.store.put(def, { ...obj, metadata: { ...obj.metadata, deletionTimestamp: nowIso(), deletionGracePeriodSeconds: 0 } });
-    }
-    return this.removeWithDependents(def, ns, name, opts.propagationPolicy ?? 'Background')!;
+    return this.deleter.delete(def, ns, name, opts);
   }
 
   deleteCollection(def: ResourceDef, ns: string | undefined, opts: ListOptions & DeleteOptions = {}): KubeObject[] {
     const { items } = this.list(def, ns, { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector });
-    if (opts.dryRun) return items;
-    const out: KubeObject[] = [];
-    for (const o of items) {
-      const gone = this.removeWithDependents(def, o.metadata.namespace ?? '', o.metadata.name!, opts.propagationPolicy ?? 'Background');
-      if (gone) out.push(gone);
-    }
-    return out;
+    return this.deleter.deleteCollection(def, items, opts);
   }
 
-  private removeWithDependents(def: ResourceDef, ns: string, name: string, policy: 'Orphan' | 'Background' | 'Foreground'): KubeObject | undefined {
-    if (def.kind === 'Namespace') {
-      for (const r of RESOURCES) {
-        if (!r.namespaced) continue;
-        for (const o of this.store.list(r, name)) this.removeWithDependents(r, name, o.metadata.name!, 'Background');
-      }
-    }
-    const gone = this.store.remove(def, ns, name);
-    if (!gone) return undefined;
-    const uid = gone.metadata.uid!;
-    for (const dep of this.store.dependentsOf(uid)) {
-      const d = this.store.get(dep.def, dep.ns, dep.name);
-      if (!d) continue;
-      const otherOwnersAlive = (d.metadata.ownerReferences ?? []).some((ref) => ref.uid !== uid && this.ownerExists(ref, dep.ns));
-      if (policy === 'Orphan' || otherOwnersAlive) {
-        const refs = (d.metadata.ownerReferences ?? []).filter((r) => r.uid !== uid);
-        const metadata = { ...d.metadata, ownerReferences: refs.length > 0 ? refs : undefined };
-        this.store.put(dep.def, { ...d, metadata });
-      } else {
-        this.removeWithDependents(dep.def, dep.ns, dep.name, policy);
-      }
-    }
-    return gone;
+  /** GET /scale: the workload's replicas as an autoscaling/v1 Scale. */
+  getScale(def: ResourceDef, ns: string, name: string): KubeObject {
+    if (!def.scalable) throw notFoundError(def, `${name}/scale`);
+    return toScale(this.get(def, ns, name));
   }
 
-  private ownerExists(ref: { apiVersion: string; kind: string; name: string; uid: string }, ns: string): boolean {
-    const def = RESOURCES.find((r) => r.kind === ref.kind && apiVersionOf(r) === ref.apiVersion);
-    if (!def) return false;
-    return this.store.get(def, ns, ref.name)?.metadata.uid === ref.uid;
+  /** PUT or PATCH /scale: `scale` is the new Scale; only spec.replicas reaches the workload. */
+  writeScale(def: ResourceDef, ns: string, name: string, scale: KubeObject, opts: WriteOptions = {}): WriteResult {
+    const old = this.get(def, ns, name);
+    if (!def.scalable) throw notFoundError(def, `${name}/scale`);
+    const causes = scaleCauses(scale);
+    if (causes.length > 0) throw invalidError({ ...def, kind: 'Scale', group: 'autoscaling' }, name, causes);
+    this.checkPrecondition(def, old, scale.metadata?.resourceVersion);
+    const obj = this.finalize(def, ns, applyScale(old, scale), old);
+    obj.metadata.managedFields = updateOwnership(old, obj, opts.fieldManager ?? DEFAULT_MANAGER, nowIso(), 'main', 'scale');
+    const r = this.commit(def, obj, old, opts);
+    return { ...r, object: toScale(r.object) };
+  }
+
+  /** The patched Scale for PATCH /scale (merge, strategic or JSON patch of the Scale view). */
+  patchedScale(def: ResourceDef, ns: string, name: string, contentType: string, body: unknown): KubeObject {
+    return this.patchDocument(def, this.getScale(def, ns, name), contentType, body);
   }
 
   private patchDocument(def: ResourceDef, old: KubeObject, contentType: string, body: unknown): KubeObject {
@@ -293,12 +261,11 @@ export class KubeApi {
 
   private commit(def: ResourceDef, obj: KubeObject, old: KubeObject | undefined, opts: WriteOptions): WriteResult {
     if (old && deepEqual(withoutRv(obj), withoutRv(old))) return { object: old, changed: false, created: false };
+    admitStoredSize(obj);
     if (opts.dryRun) return { object: { ...obj, metadata: { ...obj.metadata, resourceVersion: old?.metadata.resourceVersion } }, changed: false, created: !old };
     const stored = this.store.put(def, obj);
-    if (stored.metadata.deletionTimestamp && !stored.metadata.finalizers?.length) {
-      const gone = this.removeWithDependents(def, stored.metadata.namespace ?? '', stored.metadata.name!, 'Background');
-      return { object: gone ?? stored, changed: true, created: false };
-    }
+    const gone = this.deleter.release(def, stored);
+    if (gone) return { object: gone, changed: true, created: false };
     return { object: stored, changed: true, created: !old };
   }
 
@@ -335,12 +302,6 @@ export class KubeApi {
     if (rv && rv !== old.metadata.resourceVersion) {
       throw conflictError(def, old.metadata.name!, 'the object has been modified; please apply your changes to the latest version and try again');
     }
-  }
-
-  private requireNamespace(def: ResourceDef, ns: string): void {
-    if (!def.namespaced) return;
-    const nsDef = RESOURCES.find((r) => r.kind === 'Namespace')!;
-    if (!this.store.get(nsDef, '', ns)) throw namespaceNotFound(ns);
   }
 
   /** Server metadata, defaults, status and generation, then validation. */
@@ -399,12 +360,4 @@ export class KubeApi {
     const n = this.nextServiceIp++;
     return `10.96.${(n >> 8) & 0xff}.${n & 0xff}`;
   }
-}
-
-function randomSuffix(): string {
-  // The API server appends five characters from a consonant-heavy alphabet to generateName.
-  const alphabet = 'bcdfghjklmnpqrstvwxz2456789';
-  let s = '';
-  for (let i = 0; i < 5; i++) s += alphabet[Math.floor(Math.random() * alphabet.length)];
-  return s;
 }

@@ -87,6 +87,11 @@ export class ObjectStore {
     return this.table(def).count;
   }
 
+  /** Objects of a type in one namespace (cluster-scoped types: all of them). */
+  countIn(def: ResourceDef, ns: string): number {
+    return this.table(def).byNs.get(def.namespaced ? ns : '')?.size ?? 0;
+  }
+
   /** Stores `obj` (already complete but for resourceVersion) and emits its event. */
   put(def: ResourceDef, obj: KubeObject): KubeObject {
     const t = this.table(def);

@@ -1,0 +1,91 @@
+// The admin API under `/_sim` (plain JSON, outside the Kubernetes paths): request stats,
+// fault injection by workload or pod, watch-history compaction, cluster info, chaos and the
+// rate limit (chaos.ts), and the deletion audit log (audit.ts). Bad bodies get a 400 naming
+// every problem and change nothing.
+import type { DeletionAudit } from './audit';
+import { parseChaosRule, parseRateLimit, TokenBucket, type TrafficControl } from './chaos';
+import type { SimStats } from './stats';
+import { FAULTS, type Fault } from './workloads/pod-status';
+
+export interface AdminTarget {
+  readonly stats: SimStats;
+  readonly traffic: TrafficControl;
+  readonly audit: DeletionAudit;
+  setFault(namespace: string, name: string, fault: Fault | undefined): { pods: string[] };
+  listFaults(): { namespace: string; name: string; fault: Fault }[];
+  compact(opts: { dropWatches?: boolean }): void;
+  info(): Record<string, unknown>;
+}
+
+type Answer = { status: number; body: unknown } | undefined;
+const ok = (body: unknown) => ({ status: 200, body });
+const bad = (errors: string[]) => ({ status: 400, body: { error: errors.join('; '), details: errors } });
+
+function faults(sim: AdminTarget, method: string, b: Record<string, unknown>): Answer {
+  if (method === 'GET') return ok({ faults: sim.listFaults() });
+  if (method !== 'POST') return undefined;
+  const fault = b.fault === null || b.fault === 'none' ? undefined : (b.fault as Fault);
+  if (typeof b.namespace !== 'string' || typeof b.name !== 'string' || (fault !== undefined && !FAULTS.includes(fault))) {
+    return { status: 400, body: { error: `body must be { namespace, name, fault: ${[...FAULTS, 'none'].join(' | ')} }` } };
+  }
+  const r = sim.setFault(b.namespace, b.name, fault);
+  return ok({ namespace: b.namespace, name: b.name, fault: fault ?? 'none', pods: r.pods });
+}
+
+function chaos(sim: AdminTarget, method: string, b: Record<string, unknown>): Answer {
+  const t = sim.traffic;
+  if (method === 'GET') return ok({ rule: t.rule && t.rule.until > Date.now() ? t.rule : null, injected: t.injected });
+  if (method === 'DELETE') {
+    t.rule = undefined;
+    return ok({ rule: null, injected: t.injected });
+  }
+  if (method !== 'POST') return undefined;
+  const r = parseChaosRule(b, Date.now());
+  if ('errors' in r) return bad(r.errors);
+  t.rule = r.rule;
+  return ok({ rule: r.rule });
+}
+
+function rateLimit(sim: AdminTarget, method: string, b: Record<string, unknown>): Answer {
+  const t = sim.traffic;
+  if (method === 'GET') return ok({ limit: t.bucket?.limit ?? null, rateLimited: t.injected.rateLimited });
+  if (method === 'DELETE') {
+    t.bucket = undefined;
+    return ok({ limit: null });
+  }
+  if (method !== 'POST') return undefined;
+  const r = parseRateLimit(b);
+  if ('errors' in r) return bad(r.errors);
+  t.bucket = new TokenBucket(r.limit, Date.now());
+  return ok({ limit: r.limit });
+}
+
+export function adminRoute(sim: AdminTarget, method: string, path: string, body: unknown, query: URLSearchParams): Answer {
+  const b = (body ?? {}) as Record<string, unknown>;
+  switch (path) {
+    case '/stats':
+      return method === 'GET' ? ok(sim.stats.snapshot()) : undefined;
+    case '/stats/reset':
+      return method === 'POST' ? ok({ previous: sim.stats.reset() }) : undefined;
+    case '/faults':
+      return faults(sim, method, b);
+    case '/compact':
+      if (method !== 'POST') return undefined;
+      sim.compact({ dropWatches: b.dropWatches === true });
+      return ok({ resourceVersion: sim.info().resourceVersion });
+    case '/info':
+      return method === 'GET' ? ok(sim.info()) : undefined;
+    case '/chaos':
+      return chaos(sim, method, b);
+    case '/ratelimit':
+      return rateLimit(sim, method, b);
+    case '/audit/deletions':
+      if (method === 'GET') return ok(sim.audit.list(Number(query.get('since') ?? 0) || 0));
+      if (method === 'DELETE') return ok({ removed: sim.audit.reset() });
+      return undefined;
+    case '/audit/deletions/reset':
+      return method === 'POST' ? ok({ removed: sim.audit.reset() }) : undefined;
+    default:
+      return undefined;
+  }
+}

@@ -1,0 +1,258 @@
+// The simulated kubelet and scheduler: each pod walks scheduled → containers created →
+// running and Ready after the ready delay, or into its fault (crash loop with back-off,
+// image pull errors, OOM kills, slow start), writing the pod status and the Events a real
+// node would. A pod whose requests fit no node stays Pending with FailedScheduling.
+//
+// Keying: one run per pod uid with at most one timer; a timer that fires for a pod that was
+// replaced (same name, new uid) does nothing. Status writes go through SimApi.setStatus, so
+// clients see ordinary watch events and unchanged statuses are not written.
+import { mustResourceForKind } from '../resources';
+import type { SimApi } from '../sim-api';
+import type { ObjectStore } from '../object-store';
+import type { KubeObject } from '../types';
+import type { EventRecorder } from './events';
+import { containerStatus, faultFromImage, podStatus, type ContainerStage, type Fault, type PodPlacement } from './pod-status';
+import { NODES, unschedulableReason } from './scheduler';
+import { controllerOf, nowIso, qosClass } from './util';
+
+/** How much longer a `slow` image takes to become ready. */
+const SLOW_FACTOR = 10;
+/** Crash-loop back-off doubles per restart up to this many ready delays, like the kubelet's cap. */
+const MAX_BACKOFF_FACTOR = 32;
+
+const POD = mustResourceForKind('v1', 'Pod');
+const KUBELET = (host: string) => ({ component: 'kubelet', host });
+
+interface PodRun {
+  uid: string;
+  ns: string;
+  name: string;
+  tick: number;
+  timer?: NodeJS.Timeout;
+  placement: PodPlacement;
+  node: string;
+  /** startedAt per container, fixed once it runs. */
+  startedAt: Map<string, string>;
+}
+
+interface ContainerView {
+  name: string;
+  image?: string;
+  fault?: Fault;
+}
+
+export class PodRunner {
+  private readonly runs = new Map<string, PodRun>();
+  /** When each Ready pod became Ready (ms), for minReadySeconds availability. */
+  readonly readySince = new Map<string, number>();
+  private readonly faults = new Map<string, Fault>();
+  private nextPodIp = 1;
+  private stopped = false;
+
+  constructor(
+    private readonly api: SimApi,
+    private readonly store: ObjectStore,
+    private readonly events: EventRecorder,
+    private readonly readyDelayMs: number,
+  ) {}
+
+  stop(): void {
+    this.stopped = true;
+    for (const r of this.runs.values()) if (r.timer) clearTimeout(r.timer);
+    this.runs.clear();
+  }
+
+  has(uid: string): boolean {
+    return this.runs.has(uid);
+  }
+
+  /** The fault of a container: by pod name, by owning workload name, or by image. */
+  faultFor(pod: KubeObject, image: string | undefined): Fault | undefined {
+    const ns = pod.metadata.namespace ?? '';
+    const byPod = this.faults.get(`${ns}/${pod.metadata.name}`);
+    if (byPod) return byPod;
+    const owner = controllerOf(pod);
+    return (owner ? this.faults.get(`${ns}/${owner.name}`) : undefined) ?? faultFromImage(image);
+  }
+
+  /** Sets (or with undefined clears) the fault of a workload or pod by namespace/name. */
+  setFault(ns: string, name: string, fault: Fault | undefined): { pods: string[] } {
+    const key = `${ns}/${name}`;
+    if (fault) this.faults.set(key, fault);
+    else this.faults.delete(key);
+    const affected: string[] = [];
+    for (const pod of this.store.list(POD, ns)) {
+      if (pod.metadata.name !== name && controllerOf(pod)?.name !== name) continue;
+      affected.push(pod.metadata.name!);
+      const run = this.runs.get(pod.metadata.uid!);
+      if (run) {
+        // The containers restart under the new fault, keeping the pod's placement.
+        run.tick = 0;
+        run.startedAt.clear();
+        this.readySince.delete(run.uid);
+        this.scheduleTick(run, pod);
+      }
+    }
+    return { pods: affected };
+  }
+
+  listFaults(): { namespace: string; name: string; fault: Fault }[] {
+    return [...this.faults].map(([k, fault]) => {
+      const i = k.indexOf('/');
+      return { namespace: k.slice(0, i), name: k.slice(i + 1), fault };
+    });
+  }
+
+  start(pod: KubeObject): void {
+    const uid = pod.metadata.uid!;
+    if (this.runs.has(uid)) return;
+    const unschedulable = unschedulableReason(pod.spec);
+    if (unschedulable) {
+      // Deferred: writing from inside the store's event callback would reorder events.
+      setImmediate(() => this.markUnschedulable(pod, unschedulable));
+      return;
+    }
+    const n = this.nextPodIp++;
+    // hostIP follows the node the pod was placed on; pods created without one get spread.
+    const placed = /^kube-sim-node-(\d+)$/.exec(String(pod.spec?.nodeName ?? ''));
+    const node = placed ? Number(placed[1]) : n % NODES;
+    const run: PodRun = {
+      uid,
+      ns: pod.metadata.namespace ?? '',
+      name: pod.metadata.name!,
+      tick: 0,
+      node: `kube-sim-node-${node}`,
+      placement: { hostIP: `10.0.0.${node + 1}`, podIP: `10.244.${(n >> 8) & 0xff}.${n & 0xff}`, startTime: nowIso() },
+      startedAt: new Map(),
+    };
+    this.runs.set(uid, run);
+    setImmediate(() => {
+      const current = this.currentPod(run);
+      if (!current || this.stopped) return;
+      this.events.record(current, 'Normal', 'Scheduled', `Successfully assigned ${run.ns}/${run.name} to ${run.node}`, { component: 'default-scheduler' });
+      for (const c of this.containers(current)) {
+        if (c.image) this.events.record(current, 'Normal', 'Pulling', `Pulling image "${c.image}"`, KUBELET(run.node), containerPath(c));
+      }
+      this.writeStatus(run, current);
+      this.scheduleTick(run, current);
+    });
+  }
+
+  /** The pod is gone: its run ends, and its started containers are stopped. */
+  end(pod: KubeObject): void {
+    const run = this.runs.get(pod.metadata.uid!);
+    this.runs.delete(pod.metadata.uid!);
+    this.readySince.delete(pod.metadata.uid!);
+    if (!run) return;
+    if (run.timer) clearTimeout(run.timer);
+    for (const c of this.containers(pod)) {
+      if (run.startedAt.has(c.name)) this.events.record(pod, 'Normal', 'Killing', `Stopping container ${c.name}`, KUBELET(run.node), containerPath(c));
+    }
+  }
+
+  private markUnschedulable(pod: KubeObject, message: string): void {
+    const current = this.store.get(POD, pod.metadata.namespace ?? '', pod.metadata.name!);
+    if (!current || current.metadata.uid !== pod.metadata.uid || this.stopped) return;
+    const now = nowIso();
+    this.api.setStatus(POD, current.metadata.namespace ?? '', current.metadata.name!, {
+      phase: 'Pending',
+      conditions: [{ type: 'PodScheduled', status: 'False', lastProbeTime: null, lastTransitionTime: now, reason: 'Unschedulable', message }],
+      qosClass: qosClass(current.spec),
+    });
+    this.events.record(current, 'Warning', 'FailedScheduling', message, { component: 'default-scheduler' });
+  }
+
+  private currentPod(run: PodRun): KubeObject | undefined {
+    const pod = this.store.get(POD, run.ns, run.name);
+    return pod && pod.metadata.uid === run.uid && this.runs.get(run.uid) === run ? pod : undefined;
+  }
+
+  private containers(pod: KubeObject): ContainerView[] {
+    return ((pod.spec?.containers ?? []) as { name: string; image?: string }[]).map((c) => ({ name: c.name, image: c.image, fault: this.faultFor(pod, c.image) }));
+  }
+
+  private scheduleTick(run: PodRun, pod: KubeObject): void {
+    if (run.timer) clearTimeout(run.timer);
+    run.timer = undefined;
+    const delay = nextDelay(run.tick, this.containers(pod), Math.max(1, this.readyDelayMs));
+    if (delay === undefined) return;
+    run.timer = setTimeout(() => {
+      run.timer = undefined;
+      if (this.stopped) return;
+      const current = this.currentPod(run);
+      if (!current) return;
+      run.tick++;
+      this.writeStatus(run, current);
+      this.scheduleTick(run, current);
+    }, delay);
+  }
+
+  private stageOf(run: PodRun, c: ContainerView, now: string): ContainerStage {
+    const t = run.tick;
+    if (t === 0) return { kind: 'creating' };
+    const started = () => {
+      let s = run.startedAt.get(c.name);
+      if (!s) run.startedAt.set(c.name, (s = now));
+      return s;
+    };
+    switch (c.fault) {
+      case 'pullfail':
+        return { kind: 'pullError', reason: t === 1 ? 'ErrImagePull' : 'ImagePullBackOff' };
+      case 'crash':
+        return { kind: 'crashed', restartCount: t, lastReason: 'Error', lastExitCode: 1, lastStartedAt: started(), lastFinishedAt: now };
+      case 'oom':
+        if (t === 1) return { kind: 'oomKilled', startedAt: started(), finishedAt: now };
+        return { kind: 'crashed', restartCount: t - 1, lastReason: 'OOMKilled', lastExitCode: 137, lastStartedAt: started(), lastFinishedAt: now };
+      default:
+        return { kind: 'running', startedAt: started() };
+    }
+  }
+
+  private writeStatus(run: PodRun, pod: KubeObject): void {
+    const now = nowIso();
+    const views = this.containers(pod);
+    const stages = views.map((c) => this.stageOf(run, c, now));
+    const containers = views.map((c, i) => {
+      const stage = stages[i]!;
+      return containerStatus(c, stage, stage.kind === 'crashed' ? stage.restartCount : 0);
+    });
+    const status = { ...podStatus(run.placement, containers, pod.status, now), qosClass: qosClass(pod.spec) };
+    const ready = containers.length > 0 && containers.every((c) => c.ready === true);
+    if (ready && !this.readySince.has(run.uid)) this.readySince.set(run.uid, Date.now());
+    if (!ready) this.readySince.delete(run.uid);
+    this.api.setStatus(POD, run.ns, run.name, status);
+    views.forEach((c, i) => this.recordStage(pod, run, c, stages[i]!));
+  }
+
+  /** The kubelet's events for a container entering `stage`. */
+  private recordStage(pod: KubeObject, run: PodRun, c: ContainerView, stage: ContainerStage): void {
+    const rec = (type: 'Normal' | 'Warning', reason: string, message: string) => this.events.record(pod, type, reason, message, KUBELET(run.node), containerPath(c));
+    const image = c.image ?? '';
+    if (stage.kind === 'creating') return;
+    if (stage.kind === 'pullError') {
+      if (stage.reason === 'ErrImagePull') {
+        rec('Warning', 'Failed', `Failed to pull image "${image}": rpc error: code = NotFound desc = failed to pull and unpack image "${image}": not found`);
+      } else rec('Normal', 'BackOff', `Back-off pulling image "${image}"`);
+      rec('Warning', 'Failed', `Error: ${stage.reason}`);
+      return;
+    }
+    if (run.tick === 1) rec('Normal', 'Pulled', `Successfully pulled image "${image}" in ${Math.max(1, this.readyDelayMs)}ms (${Math.max(1, this.readyDelayMs)}ms including waiting)`);
+    if (stage.kind === 'running' && run.tick > 1) return;
+    rec('Normal', 'Created', `Created container ${c.name}`);
+    rec('Normal', 'Started', `Started container ${c.name}`);
+    if (stage.kind === 'crashed' || stage.kind === 'oomKilled') {
+      rec('Warning', 'BackOff', `Back-off restarting failed container ${c.name} in pod ${run.name}_${run.ns}(${run.uid})`);
+    }
+  }
+}
+
+const containerPath = (c: ContainerView) => `spec.containers{${c.name}}`;
+
+/** Milliseconds until the next lifecycle step, or undefined when the pod has settled. */
+export function nextDelay(tick: number, containers: { fault?: Fault }[], readyDelayMs: number): number | undefined {
+  const d = readyDelayMs;
+  if (tick === 0) return containers.some((c) => c.fault === 'slow') ? d * SLOW_FACTOR : d;
+  if (containers.some((c) => c.fault === 'crash' || c.fault === 'oom')) return d * Math.min(2 ** (tick - 1), MAX_BACKOFF_FACTOR);
+  if (containers.some((c) => c.fault === 'pullfail') && tick === 1) return d;
+  return undefined;
+}

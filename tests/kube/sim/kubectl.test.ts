@@ -1,0 +1,153 @@
+// The real kubectl against a running kube-sim: get with its columns, describe with events,
+// get -w, scale, rollout status, apply --server-side (twice, the second a no-op), delete and
+// logs. Each run gets a private HOME and KUBECONFIG, so no discovery or OpenAPI cache is
+// shared between runs. kubectl must be on PATH (.ci/run installs it); without it these tests
+// fail and say so.
+import { test, after, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile, spawn } from 'node:child_process';
+import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { kubeconfigYaml } from '../../../src/kube/sim';
+import { deployment, startSim, statefulSet, waitFor, type SimFixture } from './helpers';
+
+/** Every kubectl run is bounded; a hung one fails the test instead of the suite. */
+const KUBECTL_TIMEOUT_MS = 60_000;
+
+function findKubectl(): string | undefined {
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    const p = join(dir, 'kubectl');
+    try {
+      accessSync(p, constants.X_OK);
+      return p;
+    } catch {
+      // not in this directory
+    }
+  }
+  return undefined;
+}
+
+const KUBECTL = findKubectl();
+let f: SimFixture;
+let dir: string;
+
+before(async () => {
+  f = await startSim({ readyDelayMs: 20 });
+  dir = mkdtempSync(join(tmpdir(), 'kube-sim-kubectl-'));
+});
+after(async () => {
+  await f.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** A fresh HOME and kubeconfig per run: kubectl caches discovery and OpenAPI under ~/.kube. */
+function env(): NodeJS.ProcessEnv {
+  const home = mkdtempSync(join(dir, 'home-'));
+  const kubeconfig = join(home, 'kubeconfig');
+  writeFileSync(kubeconfig, kubeconfigYaml(f.url));
+  return { PATH: process.env.PATH, HOME: home, KUBECONFIG: kubeconfig };
+}
+
+function kubectl(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  if (!KUBECTL) assert.fail('kubectl is not installed (not found on PATH); .ci/run installs it with apt-get install kubectl');
+  return new Promise((resolve) => {
+    execFile(KUBECTL, args, { env: env(), timeout: KUBECTL_TIMEOUT_MS }, (err, stdout, stderr) => {
+      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+async function ok(...args: string[]): Promise<string> {
+  const r = await kubectl(...args);
+  assert.equal(r.code, 0, `kubectl ${args.join(' ')} failed: ${r.stderr}`);
+  return r.stdout;
+}
+
+const lines = (s: string) => s.trim().split('\n').map((l) => l.trim().split(/\s+/));
+
+function manifest(obj: unknown): string {
+  const p = join(dir, `m-${Math.random().toString(36).slice(2)}.json`);
+  writeFileSync(p, JSON.stringify(obj));
+  return p;
+}
+
+async function readyPods(prefix: string, n: number): Promise<void> {
+  await waitFor(`${n} ready ${prefix} pods`, async () => {
+    const pods = (await f.core.listNamespacedPod({ namespace: 'default' })).items.filter((p) => p.metadata!.name!.startsWith(prefix));
+    return pods.length === n && pods.every((p) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
+  }, 10_000);
+}
+
+test('apply --server-side twice: created, then the same again without a change', async () => {
+  const file = manifest(statefulSet('web', 'nginx:1', 2));
+  assert.match(await ok('apply', '--server-side', '-f', file), /statefulset.apps\/web serverside-applied/);
+  const first = await f.apps.readNamespacedStatefulSet({ name: 'web', namespace: 'default' });
+  const gen = first.metadata!.generation;
+  assert.match(await ok('apply', '--server-side', '-f', file), /statefulset.apps\/web serverside-applied/);
+  const second = await f.apps.readNamespacedStatefulSet({ name: 'web', namespace: 'default' });
+  assert.equal(second.metadata!.generation, gen);
+  assert.ok(second.metadata!.managedFields!.some((m) => m.manager === 'kubectl' && m.operation === 'Apply'));
+});
+
+test('get: pod columns READY/STATUS/RESTARTS, StatefulSet READY, wide columns', async () => {
+  await readyPods('web-', 2);
+  const pods = lines(await ok('get', 'pods'));
+  assert.deepEqual(pods[0], ['NAME', 'READY', 'STATUS', 'RESTARTS', 'AGE']);
+  assert.deepEqual(pods.find((r) => r[0] === 'web-0')!.slice(1, 4), ['1/1', 'Running', '0']);
+  await waitFor('sts 2/2', async () => lines(await ok('get', 'statefulset', 'web'))[1]![1] === '2/2', 10_000);
+  assert.deepEqual(lines(await ok('get', 'sts'))[0], ['NAME', 'READY', 'AGE']);
+  const wide = lines(await ok('get', 'pods', '-o', 'wide'));
+  assert.deepEqual(wide[0]!.slice(5, 7), ['IP', 'NODE']);
+  assert.match(wide.find((r) => r[0] === 'web-0')![6]!, /^kube-sim-node-/);
+});
+
+test('describe pod shows its events', async () => {
+  const out = await ok('describe', 'pod', 'web-0');
+  assert.match(out, /Events:/);
+  for (const reason of ['Scheduled', 'Pulling', 'Pulled', 'Created', 'Started']) assert.match(out, new RegExp(`Normal\\s+${reason}\\s`), reason);
+  assert.match(out, /Successfully assigned default\/web-0 to kube-sim-node-/);
+});
+
+test('scale and get -w: the watch sees the new READY count arrive', async () => {
+  assert.ok(KUBECTL, 'kubectl is not installed (not found on PATH); .ci/run installs it with apt-get install kubectl');
+  const watcher = spawn(KUBECTL, ['get', 'sts', 'web', '-w'], { env: env() });
+  let out = '';
+  watcher.stdout.on('data', (c) => (out += String(c)));
+  const killer = setTimeout(() => watcher.kill('SIGKILL'), KUBECTL_TIMEOUT_MS);
+  try {
+    await waitFor('watch header and row', () => /web\s+2\/2/.test(out), 20_000);
+    assert.match(await ok('scale', 'statefulset', 'web', '--replicas=3'), /statefulset.apps\/web scaled/);
+    await waitFor('3/3 seen by the watch', () => /web\s+3\/3/.test(out), 20_000);
+  } finally {
+    clearTimeout(killer);
+    watcher.kill();
+  }
+  assert.equal((await f.apps.readNamespacedStatefulSet({ name: 'web', namespace: 'default' })).spec!.replicas, 3);
+});
+
+test('rollout status: StatefulSet and Deployment, after an image change', async () => {
+  await f.apps.patchNamespacedStatefulSet({ name: 'web', namespace: 'default', body: [{ op: 'replace', path: '/spec/template/spec/containers/0/image', value: 'nginx:2' }] });
+  const sts = await ok('rollout', 'status', 'statefulset/web', '--timeout=50s');
+  assert.match(sts, /roll(ing update| out) complete/);
+  await f.objects.create(deployment('api', 'nginx:1', 2) as any);
+  const dep = await ok('rollout', 'status', 'deployment/api', '--timeout=50s');
+  assert.match(dep, /deployment "api" successfully rolled out/);
+});
+
+test('logs: a crash image logs why it crashed', async () => {
+  await f.objects.create(statefulSet('boom', 'registry/app:crash', 1) as any);
+  await waitFor('a crash', async () => (await f.core.readNamespacedPod({ name: 'boom-0', namespace: 'default' })).status?.containerStatuses?.[0]?.lastState?.terminated, 10_000);
+  assert.match(await ok('logs', 'boom-0'), /fatal: exiting with code 1: the image registry\/app:crash is built to crash/);
+  assert.match(await ok('logs', 'boom-0', '--previous', '--tail=1'), /built to crash/);
+  const listed = lines(await ok('get', 'pod', 'boom-0'));
+  assert.equal(listed[1]![2], 'CrashLoopBackOff');
+});
+
+test('delete: the object and its pods go', async () => {
+  assert.match(await ok('delete', 'statefulset', 'boom'), /statefulset.apps "boom" deleted/);
+  const r = await kubectl('get', 'statefulset', 'boom');
+  assert.notEqual(r.code, 0);
+  assert.match(r.stderr, /NotFound|not found/);
+  await waitFor('pods gone', async () => (await f.core.listNamespacedPod({ namespace: 'default', labelSelector: 'app=boom' })).items.length === 0);
+});
