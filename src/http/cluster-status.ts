@@ -110,8 +110,8 @@ export function clusterStatusRoutes(deps: ClusterStatusDeps) {
       }
       await withTx(sql, async (tx) => {
         for (const s of report.sentinels) {
-          const { sentinelId, ...observed } = s;
-          await sentinels.updateSentinelObserved(tx, sentinelId, region, observed);
+          const { sentinelId, specHash, ...observed } = s;
+          await sentinels.updateSentinelObserved(tx, sentinelId, region, { ...observed, observedSpecHash: specHash });
         }
         for (const f of sentinelFailures) await sentinels.markSentinelApplyFailed(tx, f.resource.id, region);
       });

@@ -76,7 +76,7 @@ export class SentinelStatusWatcher {
       // The sentinel's objects are gone: nothing runs, and a later re-create starts from scratch.
       this.lastImage.delete(id);
       this.last.delete(id);
-      this.o.sink.sentinel({ sentinelId: id, availableReplicas: 0, updatedReplicas: 0, readyReplicas: 0, observedGeneration: 0, runningImage: null, health: 'unknown' });
+      this.o.sink.sentinel({ sentinelId: id, availableReplicas: 0, updatedReplicas: 0, readyReplicas: 0, observedGeneration: 0, runningImage: null, health: 'unknown', specHash: null });
       return;
     }
     this.emit(d, relist);

@@ -48,6 +48,13 @@ export const SentinelApply = z.object({
   replicas: z.number().int().min(0),
   cpuMillicores: z.number().int().positive(),
   memoryMib: z.number().int().positive(),
+  /**
+   * sentinelSpecHash of the fields above, computed by ctrl. krane stamps it on the Deployment
+   * and reports it back once that spec is fully rolled out; ctrl calls a sentinel converged
+   * only when the reported hash is the desired one, so READY never means "the old pods look
+   * healthy".
+   */
+  specHash: z.string().min(1).max(128),
 });
 export type SentinelApply = z.infer<typeof SentinelApply>;
 
@@ -133,6 +140,11 @@ export const SentinelStatus = z.object({
   observedGeneration: z.number().int().min(0),
   runningImage: z.string().nullable(),
   health: z.enum(['unknown', 'healthy', 'unhealthy']),
+  /**
+   * The spec hash stamped on the Deployment, reported only once the Deployment controller has
+   * observed that spec and the rollout to it is complete; null otherwise (or when it is gone).
+   */
+  specHash: z.string().max(128).nullable().default(null),
 });
 export type SentinelStatus = z.infer<typeof SentinelStatus>;
 
