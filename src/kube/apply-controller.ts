@@ -65,6 +65,8 @@ export interface ApplyControllerOptions {
    * skipped as unchanged). krane uses it to clear an earlier apply-failure report.
    */
   onApplied?(ref: ResourceRef, wrote: boolean): void;
+  /** After every successful delete of a resource's objects (clears an earlier failure report). */
+  onDeleted?(ref: ResourceRef): void;
 }
 
 /**
@@ -126,6 +128,7 @@ export class ApplyController implements ResourceController {
     return this.serial(key, async () => {
       this.forgetResource(key);
       await this.deleteNow(ref);
+      this.opts.onDeleted?.(ref);
     });
   }
 

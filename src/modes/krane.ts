@@ -15,7 +15,8 @@ import { DriftWatch } from '../kube/drift';
 import { registerKubeMetrics } from '../kube/metrics';
 import { InstanceStatusWatcher, SentinelStatusWatcher } from '../kube/status';
 import type { ResourceController } from '../sync/wire';
-import { APPLY_FAILURE_POD, SENTINEL_NAMESPACE, WORKLOAD_NAMESPACE, type ResourceRef } from '../sync/wire';
+import { SENTINEL_NAMESPACE, WORKLOAD_NAMESPACE, type PermanentError, type ResourceRef } from '../sync/wire';
+import { ApplyOutcomes } from '../kube/outcomes';
 import { StatusReporter } from '../sync/reporter';
 import { Watcher } from '../sync/watcher';
 
@@ -35,7 +36,7 @@ export interface FeedWatcherOptions {
   resyncIntervalMs: number;
   concurrency: number;
   logger: Logger;
-  onPermanentFailure(ref: ResourceRef, err: Error): void;
+  onPermanentFailure(ref: ResourceRef, err: PermanentError): void;
 }
 
 export type FeedWatcherFactory = (opts: FeedWatcherOptions) => FeedWatcher;
@@ -84,6 +85,7 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
     retryIntervalMs: tuning.reporterRetryMs,
     breaker: { resetTimeoutMs: tuning.breakerResetMs },
   });
+  const outcomes = new ApplyOutcomes(reporter);
   const controller = new ApplyController({
     api,
     region: cfg.region,
@@ -92,14 +94,8 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
     // Half the resync interval: every periodic full sync finds the inventory older than this
     // and re-lists before trusting any hash, so a resync always verifies against the cluster.
     verifyAfterMs: Math.max(1, Math.floor(resyncMs / 2)),
-    // An apply that had to write something and succeeded supersedes any earlier failure report
-    // for that deployment: clear ctrl's failure row (a no-op when there is none).
-    onApplied: (ref, wrote) => {
-      if (!wrote || ref.type !== 'deployment_topology') return;
-      reporter.instance({
-        deploymentId: ref.id, podName: APPLY_FAILURE_POD, address: null, status: 'failed', reason: null, cpuMillicores: 0, memoryMib: 0, deleted: true,
-      });
-    },
+    onApplied: (ref, wrote) => outcomes.applied(ref, wrote),
+    onDeleted: (ref) => outcomes.deleted(ref),
   });
   const watchLogger = logger.child({ part: 'status' });
   const instancesWatch = new InstanceStatusWatcher({
@@ -125,8 +121,8 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
     concurrency: APPLY_CONCURRENCY,
     logger: logger.child({ part: 'watcher' }),
     onPermanentFailure: (ref, err) => {
-      logger.error({ resource: ref, err: err.message }, 'desired state cannot be applied');
-      reporter.failure({ resource: ref, reason: err.message.slice(0, 2048) });
+      logger.error({ resource: ref, code: err.code, err: err.message }, 'desired state cannot be applied');
+      outcomes.failedPermanently(ref, err);
     },
   });
 

@@ -93,12 +93,16 @@ export interface RegionProgress {
   running: number;
   pending: number;
   failed: { podName: string; reason: string | null }[];
+  /** The desired state krane could not apply in this region (apply_failures), if any. */
+  applyFailure: { code: string; reason: string } | null;
 }
 
 /** Per region of a deployment: replicas wanted against instances reported running or failed. */
 export async function deploymentProgress(q: Queryable, id: string): Promise<RegionProgress[]> {
   const rows = await q<(Omit<RegionProgress, 'failed'> & { failed: RegionProgress['failed'] | null })[]>`
     SELECT t.region, t.desired_status, t.replicas AS wanted,
+           (SELECT json_build_object('code', f.code, 'reason', f.reason) FROM apply_failures f
+             WHERE f.resource_type = 'deployment_topology' AND f.resource_id = t.deployment_id AND f.region = t.region) AS apply_failure,
            count(i.pod_name) FILTER (WHERE i.status = 'running')::int AS running,
            count(i.pod_name) FILTER (WHERE i.status = 'pending')::int AS pending,
            json_agg(json_build_object('podName', i.pod_name, 'reason', i.reason) ORDER BY i.pod_name)
@@ -106,7 +110,7 @@ export async function deploymentProgress(q: Queryable, id: string): Promise<Regi
     FROM deployment_topology t
     LEFT JOIN instances i ON i.deployment_id = t.deployment_id AND i.region = t.region
     WHERE t.deployment_id = ${id}
-    GROUP BY t.region, t.desired_status, t.replicas
+    GROUP BY t.deployment_id, t.region, t.desired_status, t.replicas
     ORDER BY t.region`;
   return rows.map((r) => ({ ...r, failed: r.failed ?? [] }));
 }

@@ -41,10 +41,6 @@ export async function listInstances(q: Queryable, deploymentId: string): Promise
   return q<Instance[]>`SELECT * FROM instances WHERE deployment_id = ${deploymentId} ORDER BY region, pod_name`;
 }
 
-// The row that stands for a permanent apply failure (see the protocol). It goes when krane
-// reports a later successful apply, or with the deployment's instances (deleteInstancesOf).
-export { APPLY_FAILURE_POD } from '../sync/wire';
-
 /** Upserts many reports in one statement; the last report per (deployment, region, pod) wins. */
 export async function upsertInstances(q: Queryable, rows: NewInstance[]): Promise<number> {
   const byKey = new Map<string, NewInstance>();

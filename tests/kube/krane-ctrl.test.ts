@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { testDb } from '../helpers/db';
 import { buildCtrlApp } from '../../src/http';
 import { clusterStatusRoutes } from '../../src/http/cluster-status';
-import { agentTokens, deployments, instances, sentinels, topology } from '../../src/store';
+import { agentTokens, applyFailures, deployments, instances, sentinels, topology } from '../../src/store';
 import { StatusReporter } from '../../src/sync/reporter';
 import { InstanceStatusWatcher } from '../../src/kube/status';
 import type { ResourceRef } from '../../src/sync/wire';
@@ -69,11 +69,16 @@ test('a cleared apply failure stays cleared: the latest report for a resource wi
   const reporter = new StatusReporter({ controlPlaneUrl: ctrlUrl, token, region: 'us-east-1', logger, flushDelayMs: 60_000 });
   try {
     const ref: ResourceRef = { type: 'deployment_topology', id: 'dep-flip', region: 'us-east-1' };
-    reporter.failure({ resource: ref, reason: 'StatefulSet.apps "dep-flip" is invalid' });
-    reporter.instance({ deploymentId: 'dep-flip', podName: 'krane:apply', address: null, status: 'failed', reason: null, cpuMillicores: 0, memoryMib: 0, deleted: true });
+    reporter.apply({ resource: ref, outcome: 'failed', code: 'ERR_KUBE_INVALID', reason: 'StatefulSet.apps "dep-flip" is invalid' });
+    reporter.apply({ resource: ref, outcome: 'succeeded' });
     await reporter.flush();
     assert.equal(reporter.pending(), 0);
-    assert.deepEqual((await instances.listInstances(sql, 'dep-flip')).map((i) => i.podName), [], 'the failure was cleared after it was raised');
+    assert.equal((await applyFailures.listApplyFailures(sql, 'deployment_topology', 'dep-flip')).length, 0, 'the failure was cleared after it was raised');
+    // The other way round, the failure stands.
+    reporter.apply({ resource: ref, outcome: 'succeeded' });
+    reporter.apply({ resource: ref, outcome: 'failed', code: 'ERR_KUBE_FORBIDDEN', reason: 'exceeded quota: compute' });
+    await reporter.flush();
+    assert.deepEqual((await applyFailures.listApplyFailures(sql, 'deployment_topology', 'dep-flip')).map((f) => [f.region, f.code, f.reason]), [['us-east-1', 'ERR_KUBE_FORBIDDEN', 'exceeded quota: compute']]);
   } finally {
     await reporter.close();
   }
