@@ -100,6 +100,7 @@ export function clusterStatusRoutes(deps: ClusterStatusDeps) {
         await instances.upsertInstances(tx, upserts);
         await applyFailures.recordApplyOutcomes(tx, region, outcomes(applies));
       });
+      for (const a of applies) if (a.outcome === 'succeeded' && a.recreated) req.log.warn({ resource: a.resource, why: a.recreated }, 'krane recreated an object for an immutable field change');
       for (const f of standingFailures(applies)) req.log.warn({ deploymentId: f.resource.id, region, code: f.code, reason: f.reason }, 'krane could not apply deployment');
       if (deps.hooks) await deps.hooks.deploymentsReported(region, ids.filter((id) => !gone.has(id)));
       return { accepted: { instances: upserts.length, deleted: deletes.length, ignored: report.instances.length - live.length, applies: applies.length } };

@@ -14,15 +14,20 @@
 //   3. server-side apply with force under the `krane` field manager (a no-op on the server
 //      when nothing changed). A refusal becomes a coded error as src/kube/classify.ts decides:
 //      permanent for this object (report and move on) or retry later.
-// Delete and GC only ever target inventory entries (listed by the managed-by label) or objects
-// checked by GET to carry it, and delete with a uid precondition.
+// A 422 for an immutable field of a StatefulSet or Deployment deletes and recreates it. Delete
+// and GC only target inventory entries (listed by the managed-by label) or objects checked by
+// GET to carry it, with a uid precondition; GC passes go through the brake (gc-brake.ts).
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from '../log';
 import type { ResourceController } from '../sync/wire';
-import { refKey, SENTINEL_NAMESPACE, WORKLOAD_NAMESPACE, type ApplyState, type ResourceRef } from '../sync/wire';
-import type { KubeClient, ObjectRef } from './client';
+import { refKey, SENTINEL_NAMESPACE, WORKLOAD_NAMESPACE, type ApplyState, type GcStatus, type ResourceRef } from '../sync/wire';
+import { apiFailure, type KubeClient, type ObjectRef } from './client';
+import { isImmutableFieldChange } from './classify';
 import { KubeApplyError, kubeError } from './errors';
-import { Inventory, type InventoryEntry, type ManagedKind } from './inventory';
+import { GcBrake } from './gc-brake';
+import { managedKinds, refOf, resourceFromLabels, sortForDelete, toObj } from './objects';
+export { managedKinds };
+import { Inventory, type InventoryEntry } from './inventory';
 import {
   ANNOTATION,
   buildObjects,
@@ -34,20 +39,6 @@ import {
   type ManifestObject,
 } from './manifests';
 import { objectKey } from './manifests/types';
-
-export function managedKinds(workloadNs = WORKLOAD_NAMESPACE, sentinelNs = SENTINEL_NAMESPACE): ManagedKind[] {
-  return [
-    { apiVersion: 'v1', kind: 'Service', namespace: workloadNs },
-    { apiVersion: 'apps/v1', kind: 'StatefulSet', namespace: workloadNs },
-    { apiVersion: 'v1', kind: 'Service', namespace: sentinelNs },
-    { apiVersion: 'apps/v1', kind: 'Deployment', namespace: sentinelNs },
-    { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', namespace: sentinelNs },
-    { apiVersion: 'cilium.io/v2', kind: 'CiliumNetworkPolicy', namespace: sentinelNs },
-  ];
-}
-
-/** Workloads go first on delete so their pods stop before the Service that names them goes. */
-const DELETE_ORDER: Record<string, number> = { StatefulSet: 0, Deployment: 0, PodDisruptionBudget: 1, CiliumNetworkPolicy: 1, Service: 2 };
 
 export interface ApplyControllerOptions {
   api: KubeClient;
@@ -67,6 +58,12 @@ export interface ApplyControllerOptions {
   onApplied?(ref: ResourceRef, wrote: boolean): void;
   /** After every successful delete of a resource's objects (clears an earlier failure report). */
   onDeleted?(ref: ResourceRef): void;
+  /** After an object was deleted and created again because a field it changes is immutable. */
+  onRecreated?(ref: ResourceRef, why: string): void;
+  /** The GC brake's share (src/kube/gc-brake.ts); 1 turns it off. Default 0.5. */
+  gcMaxFraction?: number;
+  /** After every GC pass: the brake's state, for ctrl and the metrics. */
+  onGc?(status: GcStatus): void;
 }
 
 /**
@@ -81,6 +78,10 @@ export interface ControllerStats {
   deleted: number;
   /** Resources re-applied because their objects were deleted or changed behind krane's back. */
   repaired: number;
+  /** Objects deleted and created again for a change to an immutable field. */
+  recreated: number;
+  /** GC passes refused by the brake. */
+  gcRefused: number;
 }
 
 /** What krane last applied for a resource, kept to repair drift without asking ctrl. */
@@ -97,9 +98,13 @@ interface Remembered {
  */
 const REPAIR_DEBOUNCE_MS = 100;
 
+/** Kinds krane may delete and create again when a change to an immutable field is refused. */
+const RECREATABLE = new Set(['StatefulSet', 'Deployment']);
+
 export class ApplyController implements ResourceController {
   readonly inventory: Inventory;
-  readonly stats: ControllerStats = { applied: 0, skipped: 0, deleted: 0, repaired: 0 };
+  readonly stats: ControllerStats = { applied: 0, skipped: 0, deleted: 0, repaired: 0, recreated: 0, gcRefused: 0 };
+  readonly brake: GcBrake;
   private readonly remembered = new Map<string, Remembered>();
   /** Per-resource queue: the watcher and drift repair never work on one resource at once. */
   private readonly locks = new Map<string, Promise<unknown>>();
@@ -116,6 +121,7 @@ export class ApplyController implements ResourceController {
     this.workloadNs = opts.workloadNamespace ?? WORKLOAD_NAMESPACE;
     this.sentinelNs = opts.sentinelNamespace ?? SENTINEL_NAMESPACE;
     this.inventory = new Inventory(this.api, managedKinds(this.workloadNs, this.sentinelNs), opts.verifyAfterMs);
+    this.brake = new GcBrake(opts.gcMaxFraction ?? 0.5);
   }
 
   apply(ref: ResourceRef, state: ApplyState): Promise<void> {
@@ -205,7 +211,7 @@ export class ApplyController implements ResourceController {
     let wrote = false;
     const generations = new Map<string, number | undefined>();
     for (const obj of objects) {
-      const r = await this.applyObject(obj);
+      const r = await this.applyObject(ref, obj);
       generations.set(objectKey(obj), r.generation);
       wrote ||= r.wrote;
     }
@@ -219,7 +225,7 @@ export class ApplyController implements ResourceController {
   }
 
   /** Applies (or skips) one object; returns its generation afterwards and whether it was sent. */
-  private async applyObject(obj: ManifestObject): Promise<{ generation: number | undefined; wrote: boolean }> {
+  private async applyObject(ref: ResourceRef, obj: ManifestObject): Promise<{ generation: number | undefined; wrote: boolean }> {
     const key = objectKey(obj);
     const hash = obj.metadata.annotations[ANNOTATION.manifestHash];
     let known = this.inventory.get(key);
@@ -243,11 +249,43 @@ export class ApplyController implements ResourceController {
       return { generation: known.generation, wrote: false };
     }
     try {
-      const applied = await this.api.apply(obj);
-      this.inventory.set({ ...applied, apiVersion: applied.apiVersion ?? obj.apiVersion, kind: applied.kind ?? obj.kind });
-      this.stats.applied++;
-      return { generation: (applied as KubernetesObject).metadata?.generation, wrote: true };
+      return await this.send(obj);
     } catch (err) {
+      const f = apiFailure(err);
+      if (!known || !RECREATABLE.has(obj.kind) || !isImmutableFieldChange(f)) throw kubeError(err, refOf(obj));
+      return this.recreate(ref, obj, known, f.message);
+    }
+  }
+
+  private async send(obj: ManifestObject): Promise<{ generation: number | undefined; wrote: boolean }> {
+    const applied = await this.api.apply(obj);
+    this.inventory.set({ ...applied, apiVersion: applied.apiVersion ?? obj.apiVersion, kind: applied.kind ?? obj.kind });
+    this.stats.applied++;
+    return { generation: (applied as KubernetesObject).metadata?.generation, wrote: true };
+  }
+
+  /**
+   * The API server refused a change to a field fixed at creation: delete the object and create
+   * it anew. Its pods are orphaned when the new object selects them too (a StatefulSet adopts
+   * them by name and keeps its volumes), and go with it when the selector itself changed.
+   */
+  private async recreate(ref: ResourceRef, obj: ManifestObject, live: InventoryEntry, why: string): Promise<{ generation: number | undefined; wrote: boolean }> {
+    const current = await this.api.get(refOf(obj)).catch((err) => {
+      throw kubeError(err, refOf(obj));
+    });
+    const sameSelector = JSON.stringify((current as { spec?: { selector?: unknown } } | undefined)?.spec?.selector) === JSON.stringify((obj.spec as { selector?: unknown } | undefined)?.selector);
+    this.log.warn({ kind: obj.kind, namespace: obj.metadata.namespace, name: obj.metadata.name, why, orphanPods: sameSelector }, 'recreating object for an immutable field change');
+    await this.api.delete(refOf(obj), live.uid, sameSelector ? 'Orphan' : 'Background').catch((err) => {
+      throw kubeError(err, refOf(obj));
+    });
+    this.inventory.remove(objectKey(obj));
+    try {
+      const r = await this.send(obj);
+      this.stats.recreated++;
+      this.opts.onRecreated?.(ref, why);
+      return r;
+    } catch (err) {
+      // Still terminating (finalizers): a 409 AlreadyExists, retried like any conflict.
       throw kubeError(err, refOf(obj));
     }
   }
@@ -284,6 +322,14 @@ export class ApplyController implements ResourceController {
       }
       if (!desired.has(resource)) doomed.set(resource, [...(doomed.get(resource) ?? []), e]);
     }
+    const objects = [...doomed.values()].reduce((n, list) => n + list.length, 0);
+    const decision = this.brake.check({ wouldDelete: objects, managed: this.inventory.all().filter((e) => isManaged(e.labels)).length }, new Set(doomed.keys()));
+    this.reportGc(objects);
+    if (!decision.run) {
+      this.stats.gcRefused++;
+      this.log.error({ wouldDelete: objects, managed: this.inventory.all().length, maxFraction: this.brake.maxFraction }, 'gc refused: would delete too much, waiting for an operator to confirm');
+      return;
+    }
     for (const key of this.remembered.keys()) if (!desired.has(key) && !doomed.has(key)) this.forgetResource(key);
     // One resource's objects go in order under its lock (so a queued drift repair cannot bring
     // them back); different resources go in parallel.
@@ -313,6 +359,11 @@ export class ApplyController implements ResourceController {
     if (errors.length) throw new AggregateError(errors, `gc failed to delete ${errors.length} objects`);
   }
 
+  private reportGc(wouldDelete: number): void {
+    const managed = this.inventory.all().filter((e) => isManaged(e.labels)).length;
+    this.opts.onGc?.({ held: this.brake.heldObjects > 0, wouldDelete, managed, maxFraction: this.brake.maxFraction, at: new Date().toISOString() });
+  }
+
   /** Krane no longer wants the resource: no drift repair may bring it back. */
   private forgetResource(resource: string): void {
     this.remembered.delete(resource);
@@ -320,7 +371,6 @@ export class ApplyController implements ResourceController {
     if (t) clearTimeout(t);
     this.repairs.delete(resource);
   }
-
 
   private async deleteEntry(e: InventoryEntry): Promise<void> {
     if (!isManaged(e.labels)) return;
@@ -349,23 +399,4 @@ export class ApplyController implements ResourceController {
     // Gossip objects are named by environment, which a bare ref does not carry: inventory only.
     return [];
   }
-}
-
-function refOf(o: ManifestObject): ObjectRef {
-  return { apiVersion: o.apiVersion, kind: o.kind, namespace: o.metadata.namespace, name: o.metadata.name };
-}
-
-function toObj(r: ObjectRef) {
-  return { apiVersion: r.apiVersion, kind: r.kind, metadata: { name: r.name, namespace: r.namespace } };
-}
-
-function sortForDelete<T extends ObjectRef>(list: T[]): T[] {
-  return [...list].sort((a, b) => (DELETE_ORDER[a.kind] ?? 1) - (DELETE_ORDER[b.kind] ?? 1));
-}
-
-/** Fallback for managed objects missing the resource annotation (e.g. edited by hand). */
-function resourceFromLabels(labels: Record<string, string>): string | undefined {
-  if (labels[LABEL.deploymentId]) return refKey({ type: 'deployment_topology', id: labels[LABEL.deploymentId]! });
-  if (labels[LABEL.sentinelId]) return refKey({ type: 'sentinel', id: labels[LABEL.sentinelId]! });
-  return undefined;
 }

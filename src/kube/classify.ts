@@ -23,8 +23,8 @@ export interface ApiFailure {
   message: string;
   /** Status.details.kind: the resource the answer is about (`namespaces` for a missing namespace). */
   detailsKind?: string;
-  /** Status.details.causes[].reason (a cause type such as NamespaceTerminating). */
-  causes: string[];
+  /** Status.details.causes: reason (a cause type such as NamespaceTerminating), field, message. */
+  causes: { reason: string; field?: string; message?: string }[];
   /** From the Retry-After header, else Status.details.retryAfterSeconds. */
   retryAfterSeconds?: number;
 }
@@ -60,7 +60,7 @@ export function classifyApiFailure(f: ApiFailure): Verdict {
       // krane's own credentials: rotating them fixes every object at once, so wait for it.
       return { kind: 'retry', code: 'ERR_KUBE_UNAUTHORIZED' };
     case 403:
-      return f.causes.includes(NAMESPACE_TERMINATING) ? { kind: 'retry', code: 'ERR_KUBE_NAMESPACE_TERMINATING' } : { kind: 'permanent', code: 'ERR_KUBE_FORBIDDEN' };
+      return f.causes.some((c) => c.reason === NAMESPACE_TERMINATING) ? { kind: 'retry', code: 'ERR_KUBE_NAMESPACE_TERMINATING' } : { kind: 'permanent', code: 'ERR_KUBE_FORBIDDEN' };
     case 404:
       // A server-side apply creates what is missing; only its namespace can be. That is the
       // operator's to fix (deploy/krane-rbac.yaml creates both namespaces): report it.
@@ -86,4 +86,17 @@ function retryAfter(f: ApiFailure): { retryAfterMs?: number } {
   const sec = f.retryAfterSeconds;
   if (sec === undefined || !Number.isFinite(sec) || sec < 0) return {};
   return { retryAfterMs: Math.min(Math.round(sec * 1000), MAX_RETRY_AFTER_MS) };
+}
+
+/**
+ * A 422 refusing a change to a field that can only be set when the object is created (a
+ * StatefulSet's selector, serviceName or volumeClaimTemplates, a Deployment's selector): the
+ * object must be deleted and recreated. Read from the causes, as the API server words them:
+ * the StatefulSet rule forbids `spec` as a whole, the others mark one field immutable.
+ */
+export function isImmutableFieldChange(f: ApiFailure): boolean {
+  if (f.status !== 422) return false;
+  return f.causes.some(
+    (c) => (c.reason === 'FieldValueForbidden' && c.field === 'spec') || (c.reason === 'FieldValueInvalid' && (c.message ?? '').endsWith('field is immutable')),
+  );
 }

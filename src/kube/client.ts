@@ -70,7 +70,13 @@ export function apiFailure(err: unknown): ApiFailure {
   const body = statusBody(err);
   const status = typeof body === 'object' ? body : {};
   const details = (status.details ?? {}) as { kind?: unknown; causes?: unknown; retryAfterSeconds?: unknown };
-  const causes = Array.isArray(details.causes) ? details.causes.map((c: { reason?: unknown }) => c?.reason).filter((r): r is string => typeof r === 'string') : [];
+  const causes = (Array.isArray(details.causes) ? (details.causes as Record<string, unknown>[]) : [])
+    .filter((c) => typeof c?.reason === 'string')
+    .map((c) => ({
+      reason: c.reason as string,
+      ...(typeof c.field === 'string' ? { field: c.field } : {}),
+      ...(typeof c.message === 'string' ? { message: c.message } : {}),
+    }));
   const headers = ((err as { headers?: unknown } | null)?.headers ?? {}) as Record<string, unknown>;
   const header = headers['retry-after'] ?? headers['Retry-After'];
   const fromHeader = typeof header === 'string' && /^\d+$/.test(header.trim()) ? Number(header) : undefined;
@@ -143,11 +149,12 @@ export class KubeClient {
   }
 
   /**
-   * Deletes with background propagation (dependents such as pods go too). With `uid`, the API
+   * Deletes with background propagation (dependents such as pods go too), or with Orphan
+   * (dependents stay, for a recreated owner to adopt). With `uid`, the API
    * server deletes only that incarnation of the object, so a check-then-delete cannot hit an
    * object someone recreated in between. Returns false when the object was already gone.
    */
-  async delete(ref: ObjectRef, uid?: string): Promise<boolean> {
+  async delete(ref: ObjectRef, uid?: string, propagation: 'Background' | 'Orphan' = 'Background'): Promise<boolean> {
     this.counts.delete++;
     try {
       await this.objects.delete(
@@ -156,7 +163,7 @@ export class KubeClient {
         undefined,
         undefined,
         undefined,
-        'Background',
+        propagation,
         uid ? { preconditions: { uid } } : undefined,
       );
       return true;

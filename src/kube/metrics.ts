@@ -1,6 +1,6 @@
 // Prometheus metrics of krane's Kubernetes side, read from the counters the parts keep (no
 // hot-path instrumentation): API requests by verb, applies done and skipped, objects deleted,
-// and the status watches' lists, watches and 410s.
+// the status watches' lists, watches and 410s, and the GC brake (passes refused, objects held).
 import client from 'prom-client';
 import type { KubeClient } from './client';
 import type { ApplyController } from './apply-controller';
@@ -33,6 +33,23 @@ export function registerKubeMetrics(registry: client.Registry, api: KubeClient, 
     registers,
     collect() {
       for (const [watch, r] of Object.entries(reflectors)) for (const [event, n] of Object.entries(r.counters)) this.set({ watch, event }, n);
+    },
+  });
+  new client.Counter({
+    name: 'krane_gc_refused_total',
+    help: 'GC passes the brake refused because they would delete too much (src/kube/gc-brake.ts)',
+    registers,
+    collect() {
+      this.reset();
+      this.inc(controller.stats.gcRefused);
+    },
+  });
+  new client.Gauge({
+    name: 'krane_gc_held',
+    help: 'Objects a refused GC pass holds back until an operator confirms (krane gc --confirm)',
+    registers,
+    collect() {
+      this.set(controller.brake.heldObjects);
     },
   });
 }

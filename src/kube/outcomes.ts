@@ -29,6 +29,12 @@ export class ApplyOutcomes {
     if (this.failed.delete(refKey(ref)) || wrote) this.sink.apply({ resource: ref, outcome: 'succeeded' });
   }
 
+  /** An object of the resource was deleted and created again; ctrl hears why. */
+  recreated(ref: ResourceRef, why: string): void {
+    this.failed.delete(refKey(ref));
+    this.sink.apply({ resource: ref, outcome: 'succeeded', recreated: why.slice(0, MAX_REASON) });
+  }
+
   /** After a successful delete: the resource is gone, and so is any failure about it. */
   deleted(ref: ResourceRef): void {
     this.failed.delete(refKey(ref));

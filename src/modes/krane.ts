@@ -26,6 +26,8 @@ export interface FeedWatcher {
   stop(): Promise<void>;
   /** Counters of src/sync/watcher.ts; readiness waits for the first completed full sync. */
   readonly stats?: { readonly snapshotsCompleted: number };
+  /** Starts a full sync now (after an operator confirmed a held GC pass). */
+  resync?(): void;
 }
 
 export interface FeedWatcherOptions {
@@ -96,6 +98,9 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
     verifyAfterMs: Math.max(1, Math.floor(resyncMs / 2)),
     onApplied: (ref, wrote) => outcomes.applied(ref, wrote),
     onDeleted: (ref) => outcomes.deleted(ref),
+    onRecreated: (ref, why) => outcomes.recreated(ref, why),
+    gcMaxFraction: cfg.gcMaxFraction,
+    onGc: (status) => reporter.gc(status),
   });
   const watchLogger = logger.child({ part: 'status' });
   const instancesWatch = new InstanceStatusWatcher({
@@ -142,6 +147,14 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
   const app = buildKraneApp({
     logger,
     registry,
+    gcConfirm: {
+      token: cfg.token,
+      confirm: () => {
+        const approved = controller.brake.confirm();
+        if (approved > 0) watcher.resync?.();
+        return approved;
+      },
+    },
     checks: [
       { name: 'kubernetes', check: async () => (reflectors.every((r) => r.hasSynced) ? null : 'watches have not listed yet') },
       { name: 'control-plane', check: async () => (reporter.breakerState() === 'open' ? 'status reports to ctrl are failing (circuit open)' : null) },

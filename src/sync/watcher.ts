@@ -76,6 +76,14 @@ export class ProtocolError extends Error {
   }
 }
 
+/** Ends a stream because a full sync was asked for (resync()); not a failure. */
+class ResyncRequested extends Error {
+  constructor() {
+    super('full sync requested');
+    this.name = 'ResyncRequested';
+  }
+}
+
 export interface WatcherStats {
   /** Responses opened (each reconnect counts). */
   streams: number;
@@ -101,6 +109,7 @@ export class Watcher {
   private running: Promise<void> | undefined;
   private current: AbortController | undefined;
   private wakeSleep: (() => void) | undefined;
+  private resyncRequested = false;
   readonly stats: WatcherStats = { streams: 0, snapshotsStarted: 0, snapshotsCompleted: 0, failures: 0, resets: 0, events: 0 };
 
   constructor(opts: WatcherOptions) {
@@ -135,6 +144,18 @@ export class Watcher {
     this.running = this.loop();
   }
 
+  /**
+   * Starts a full sync now instead of at the next resync (krane's GC brake after an operator's
+   * confirmation: the approved deletions are re-checked against a fresh snapshot, never against
+   * the one that was held). A stream in progress is ended, without backoff.
+   */
+  resync(): void {
+    this.lastSnapshotAt = 0;
+    this.resyncRequested = true;
+    this.current?.abort(new ResyncRequested());
+    this.wakeSleep?.();
+  }
+
   /** Stops reading, lets handlers in flight finish, and resolves when the loop has ended. */
   async stop(): Promise<void> {
     this.stopped = true;
@@ -148,6 +169,7 @@ export class Watcher {
   private async loop(): Promise<void> {
     while (!this.stopped) {
       const full = !this.committed || Date.now() - this.lastSnapshotAt >= this.o.resyncIntervalMs;
+      this.resyncRequested = false;
       try {
         const outcome = await this.session(full);
         if (outcome === 'reset') {
@@ -157,6 +179,10 @@ export class Watcher {
         continue;
       } catch (err) {
         if (this.stopped) break;
+        if (this.resyncRequested) {
+          this.resyncRequested = false;
+          continue;
+        }
         this.stats.failures++;
         const msg = err instanceof CutStreamError ? 'feed stream cut' : err instanceof ProtocolError ? 'feed protocol error' : 'feed stream failed';
         (err instanceof ProtocolError ? this.o.logger.error : this.o.logger.warn).call(this.o.logger, { err, cursor: this.committed }, msg);

@@ -18,6 +18,7 @@ async function refusing(name: string, answer: FaultAnswer) {
 }
 
 const permanent: [string, FaultAnswer][] = [
+  ['422 invalid (not an immutable field)', { status: 422, body: { ...statusBody(422, 'Invalid', 'StatefulSet.apps "x" is invalid: spec.template.spec.containers[0].image: Required value'), details: { causes: [{ reason: 'FieldValueRequired', field: 'spec.template.spec.containers[0].image', message: 'Required value' }] } } }],
   ['403 exceeded quota', { status: 403, body: statusBody(403, 'Forbidden', 'statefulsets.apps "x" is forbidden: exceeded quota: compute, requested: limits.cpu=2, used: limits.cpu=9, limited: limits.cpu=10') }],
   ['403 admission webhook denial', { status: 403, body: statusBody(403, 'Forbidden', 'admission webhook "policy.example.com" denied the request: privileged') }],
   ['413 request entity too large', { status: 413, body: statusBody(413, 'RequestEntityTooLarge', 'Request entity too large: limit is 3145728') }],

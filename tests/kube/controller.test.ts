@@ -9,7 +9,7 @@ import { Reflector } from '../../src/kube/reflector';
 import { isKindUnavailable, KubeClient } from '../../src/kube/client';
 import { KubeSim } from '../../src/kube/sim';
 import { ANNOTATION } from '../../src/kube/manifests';
-import { controller, logger, startSim } from './helpers';
+import { controller, logger, startSim, until } from './helpers';
 import { deploymentState, policyState, sentinelState } from './fixtures';
 
 const { sim, api } = await startSim();
@@ -89,22 +89,28 @@ test('an existing object without the managed-by label is never taken over', asyn
   assert.ok(await api.get({ apiVersion: 'v1', kind: 'Service', namespace: 'unkey', name: 'dep-theirs' }));
 });
 
-test('422 from the API server is a PermanentError', async () => {
-  // A managed StatefulSet whose immutable selector differs from what krane would send.
-  await api.objects.create({
+test('a change to an immutable StatefulSet field is applied by deleting and recreating the object', async () => {
+  // A managed StatefulSet whose immutable selector and serviceName differ from what krane
+  // would send (as after a krane upgrade that changed them): the API server answers 422.
+  const old = await api.objects.create({
     apiVersion: 'apps/v1', kind: 'StatefulSet',
     metadata: { name: 'dep-immut', namespace: 'unkey', labels: { 'app.kubernetes.io/managed-by': 'krane', x: 'y' } },
     spec: {
-      serviceName: 'dep-immut', selector: { matchLabels: { x: 'y' } },
+      serviceName: 'elsewhere', selector: { matchLabels: { x: 'y' } }, replicas: 1,
       template: { metadata: { labels: { x: 'y' } }, spec: { containers: [{ name: 'app', image: 'old' }] } },
     },
   } as any);
-  const ctl = controller(api);
-  await assert.rejects(ctl.apply(depRef('dep-immut'), deploymentState({ deploymentId: 'dep-immut' })), (err: unknown) => {
-    assert.ok(err instanceof PermanentError, String(err));
-    assert.equal((err as KubeApplyError).code, 'ERR_KUBE_INVALID');
-    return true;
-  });
+  const recreated: string[] = [];
+  const ctl = controller(api, 60_000, { onRecreated: (_ref, why) => recreated.push(why) });
+  await ctl.apply(depRef('dep-immut'), deploymentState({ deploymentId: 'dep-immut', replicas: 1 }));
+  const live = (await api.get({ apiVersion: 'apps/v1', kind: 'StatefulSet', namespace: 'unkey', name: 'dep-immut' })) as any;
+  assert.notEqual(live.metadata.uid, old.metadata!.uid, 'a new incarnation');
+  assert.equal(live.spec.serviceName, 'dep-immut');
+  assert.equal(ctl.stats.recreated, 1);
+  assert.equal(recreated.length, 1);
+  assert.match(recreated[0]!, /is invalid/);
+  // The pods come back under the new object.
+  await until(async () => (await api.list('v1', 'Pod', 'unkey')).items.some((p: any) => p.metadata.name === 'dep-immut-0' && p.metadata.ownerReferences?.[0]?.uid === live.metadata.uid));
 });
 
 test('delete removes a resource\'s objects and is idempotent', async () => {

@@ -6,7 +6,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KubeSim, DEFAULT_SIM_OPTIONS } from '../../src/kube/sim';
 import { KubeClient } from '../../src/kube/client';
-import { ApplyController } from '../../src/kube/apply-controller';
+import { ApplyController, type ApplyControllerOptions } from '../../src/kube/apply-controller';
 import { createLogger } from '../../src/log';
 
 export const logger = createLogger('silent');
@@ -18,8 +18,8 @@ export async function startSim(readyDelayMs = 50): Promise<{ sim: KubeSim; api: 
   return { sim, api: new KubeClient(sim.kubeConfig()) };
 }
 
-export function controller(api: KubeClient, verifyAfterMs = 60_000): ApplyController {
-  return new ApplyController({ api, region: 'us-east-1', logger, verifyAfterMs });
+export function controller(api: KubeClient, verifyAfterMs = 60_000, extra: Partial<ApplyControllerOptions> = {}): ApplyController {
+  return new ApplyController({ api, region: 'us-east-1', logger, verifyAfterMs, ...extra });
 }
 
 export interface FakeCtrl {

@@ -54,7 +54,9 @@ test('startKrane: snapshot applied, statuses and a permanent failure reach ctrl,
     const bodies = (path: string) => ctrl.reports.filter((x) => x.path === path).map((x) => x.body);
     await until(() => bodies('/v1/cluster/deployments/status').flatMap((b) => b.instances).some((i: any) => i.podName === 'dep-k-0' && i.status === 'running'));
     await until(() => bodies('/v1/cluster/sentinels/status').flatMap((b) => b.sentinels).some((s: any) => s.sentinelId === 'snt-k' && s.health === 'healthy'));
-    const failure = await until(() => bodies('/v1/cluster/deployments/status').flatMap((b) => b.failures).find((f: any) => f.resource.id === 'dep-blocked'));
+    const failure = await until(() => bodies('/v1/cluster/deployments/status').flatMap((b) => b.applies).find((f: any) => f.resource.id === 'dep-blocked'));
+    assert.equal(failure.outcome, 'failed');
+    assert.equal(failure.code, 'ERR_KUBE_UNMANAGED_CONFLICT');
     assert.match(failure.reason, /without app.kubernetes.io\/managed-by=krane/);
     assert.ok(bodies('/v1/cluster/deployments/status').every((b) => b.region === 'us-east-1'));
 

@@ -122,7 +122,12 @@ export type InstanceReport = z.infer<typeof InstanceReport>;
  */
 export const ApplyReport = z.discriminatedUnion('outcome', [
   z.object({ resource: ResourceRef, outcome: z.literal('failed'), code: z.string().regex(/^ERR_[A-Z_]+$/).max(64), reason: z.string().min(1).max(2048) }),
-  z.object({ resource: ResourceRef, outcome: z.literal('succeeded') }),
+  z.object({
+    resource: ResourceRef,
+    outcome: z.literal('succeeded'),
+    /** Set when krane had to delete and create an object again (a change to an immutable field): why. */
+    recreated: z.string().max(2048).optional(),
+  }),
 ]);
 export type ApplyReport = z.infer<typeof ApplyReport>;
 
