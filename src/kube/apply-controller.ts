@@ -207,7 +207,9 @@ export class ApplyController implements ResourceController {
       throw new KubeApplyError('ERR_KUBE_WRONG_NAMESPACE', `${state.kind} objects belong in namespace ${namespace}, not ${state.namespace}`);
     }
     const objects = buildObjects(state, this.opts.build);
-    await this.inventory.ensureFresh();
+    await this.inventory.ensureFresh().catch((err) => {
+      throw kubeError(err, 'listing managed objects');
+    });
     let wrote = false;
     const generations = new Map<string, number | undefined>();
     for (const obj of objects) {
@@ -252,6 +254,8 @@ export class ApplyController implements ResourceController {
       return await this.send(obj);
     } catch (err) {
       const f = apiFailure(err);
+      // A conflict means the object changed under krane: re-read it before the retry.
+      if (f.status === 409) this.inventory.forget(key);
       if (!known || !RECREATABLE.has(obj.kind) || !isImmutableFieldChange(f)) throw kubeError(err, refOf(obj));
       return this.recreate(ref, obj, known, f.message);
     }

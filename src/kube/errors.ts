@@ -38,16 +38,16 @@ export class KubeRetryError extends RetryLaterError {
 }
 
 /**
- * Turns a failed API call about object `o` into a coded error, permanent or retryable as
+ * Turns a failed API call about object `o` (or a named call, such as the inventory's list) into a coded error, permanent or retryable as
  * src/kube/classify.ts decides. A kind the cluster does not serve at all (no CRD) is the
  * client's own finding, not an answer, and permanent.
  */
-export function kubeError(err: unknown, o: ObjectRef): KubeApplyError | KubeRetryError {
+export function kubeError(err: unknown, o: ObjectRef | string): KubeApplyError | KubeRetryError {
   if (err instanceof KubeApplyError || err instanceof KubeRetryError) return err;
-  if (isKindUnavailable(err)) {
+  if (isKindUnavailable(err) && typeof o !== 'string') {
     return new KubeApplyError('ERR_KUBE_KIND_UNAVAILABLE', `the cluster does not serve ${o.apiVersion} ${o.kind} (CRD not installed?)`, { cause: err });
   }
-  const what = `${o.kind} ${o.namespace}/${o.name}`;
+  const what = typeof o === 'string' ? o : `${o.kind} ${o.namespace}/${o.name}`;
   const f = apiFailure(err);
   const v = classifyApiFailure(f);
   const status = f.status === undefined ? 'no answer' : String(f.status);
