@@ -14,7 +14,7 @@ import { request as httpsRequest } from 'node:https';
 import type { Logger } from '../log';
 import type { PermanentError, ResourceController } from './wire';
 import { Dispatcher } from './dispatcher';
-import { CutStreamError, ndjsonLines } from './ndjson';
+import { CutStreamError, DEFAULT_MAX_LINE_CHARS, LineTooLongError, ndjsonLines } from './ndjson';
 import { StreamLine, refKey, type ResourceRef } from './wire';
 
 export interface WatcherOptions {
@@ -35,6 +35,8 @@ export interface WatcherOptions {
   waitSeconds?: number;
   /** No line for this long (heartbeats included) means the connection is dead. */
   idleTimeoutMs?: number;
+  /** Longest feed line accepted (characters); a longer one is a protocol error. */
+  maxLineBytes?: number;
   retries?: number;
   retryDelayMs?: number;
 }
@@ -119,6 +121,7 @@ export class Watcher {
       backoffMinMs: DEFAULT_BACKOFF_MIN_MS,
       backoffMaxMs: DEFAULT_BACKOFF_MAX_MS,
       idleTimeoutMs: DEFAULT_IDLE_TIMEOUT_MS,
+      maxLineBytes: DEFAULT_MAX_LINE_CHARS,
       retries: 2,
       retryDelayMs: 200,
       ...opts,
@@ -184,8 +187,9 @@ export class Watcher {
           continue;
         }
         this.stats.failures++;
-        const msg = err instanceof CutStreamError ? 'feed stream cut' : err instanceof ProtocolError ? 'feed protocol error' : 'feed stream failed';
-        (err instanceof ProtocolError ? this.o.logger.error : this.o.logger.warn).call(this.o.logger, { err, cursor: this.committed }, msg);
+        const protocol = err instanceof ProtocolError || err instanceof LineTooLongError;
+        const msg = err instanceof CutStreamError ? 'feed stream cut' : protocol ? 'feed protocol error' : 'feed stream failed';
+        (protocol ? this.o.logger.error : this.o.logger.warn).call(this.o.logger, { err, cursor: this.committed }, msg);
       }
       await this.sleep(this.o.backoffMinMs + Math.random() * (this.o.backoffMaxMs - this.o.backoffMinMs));
     }
@@ -252,7 +256,7 @@ export class Watcher {
       let snapshotDone = !full;
       let ended = false;
       try {
-        for await (const raw of ndjsonLines(res)) {
+        for await (const raw of ndjsonLines(res, this.o.maxLineBytes)) {
           armIdle();
           if (failure) throw failure;
           if (ended) throw new ProtocolError('line after end');
