@@ -190,6 +190,12 @@ export const schemas = {
     readyDelay: z.coerce.number().int().min(0).default(1000),
     logLevel: logLevel.default('warn'),
   }),
+  kraneGc: z.object({
+    token: z.string({ error: (i) => (i.input === undefined ? 'is required' : 'must be a string') }).min(1, 'is required'),
+    /** krane's --listen: the confirmation is sent to krane's own port. */
+    listen: listen('127.0.0.1:7071'),
+    confirm: boolFromString.default(false).refine((v) => v, 'is required: say --confirm to lift the GC brake'),
+  }),
   kubeSim: z.object({
     port: z.coerce.number().int().min(0).max(65535).default(6443),
     host: z.string().default('127.0.0.1'),

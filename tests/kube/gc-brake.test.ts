@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startKrane } from '../../src/modes/krane';
+import { confirmKraneGc } from '../../src/cli/krane-gc';
 import type { KraneConfig } from '../../src/config';
 import type { ResourceRef } from '../../src/sync/wire';
 import { controller, logger, startSim, until } from './helpers';
@@ -75,9 +76,9 @@ test('a full sync that mentions none of 20 managed objects deletes nothing until
 
     // Wrong token: refused. Right token: the brake lifts for what was held, and a full sync runs.
     assert.equal((await fetch(`${krane.url}/gc/confirm`, { method: 'POST', headers: { authorization: 'Bearer nope' } })).status, 401);
-    const confirm = await fetch(`${krane.url}/gc/confirm`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` } });
-    assert.equal(confirm.status, 200, await confirm.clone().text());
-    assert.equal(((await confirm.json()) as { approved: number }).approved, 20);
+    // What `unkey-infra krane gc --confirm` sends.
+    const approved = await confirmKraneGc({ listen: { host: '127.0.0.1', port: Number(new URL(krane.url).port) }, token: TOKEN });
+    assert.equal(approved, 20);
     await until(async () => (await statefulSets()) + (await services()) === 0, 10_000);
     await until(() => ctrl.reports.some((r) => r.path === '/v1/cluster/region/status' && r.body.gc && !r.body.gc.held));
     assert.ok(ctrl.fullSyncs() >= 2, 'the confirmation started a new full sync');
