@@ -53,3 +53,16 @@ export function registerKubeMetrics(registry: client.Registry, api: KubeClient, 
     },
   });
 }
+
+/** The change-feed watcher's counters (src/sync/watcher.ts stats), read at scrape time. */
+export function registerFeedMetrics(registry: client.Registry, stats: object): void {
+  new client.Gauge({
+    name: 'krane_feed',
+    help: 'Change-feed watcher counters since start (streams, snapshots, failures, resets, events)',
+    labelNames: ['counter'],
+    registers: [registry],
+    collect() {
+      for (const [counter, n] of Object.entries(stats)) if (typeof n === 'number') this.set({ counter }, n);
+    },
+  });
+}

@@ -1,10 +1,9 @@
 // `unkey-infra krane`: the agent of one region. Wires the change-feed watcher to the
 // ApplyController (with the drift watch that repairs hand-made changes between syncs), the
-// status watchers to the reporter, and serves /livez /readyz /metrics.
+// status watchers to the reporter, and serves /livez /readyz /metrics and POST /gc/confirm.
 // Returns a handle so `dev` and tests can run krane in-process and stop it.
 import { boundUrl } from '../net';
 import type { KubeConfig } from '@kubernetes/client-node';
-import client from 'prom-client';
 import { runsInCluster, type KraneConfig } from '../config';
 import { createLogger, type Logger } from '../log';
 import { createRegistry, type Registry } from '../http/metrics';
@@ -12,7 +11,7 @@ import { buildKraneApp } from '../http/krane-app';
 import { KubeClient, loadKubeConfig } from '../kube/client';
 import { ApplyController } from '../kube/apply-controller';
 import { DriftWatch } from '../kube/drift';
-import { registerKubeMetrics } from '../kube/metrics';
+import { registerFeedMetrics, registerKubeMetrics } from '../kube/metrics';
 import { InstanceStatusWatcher, SentinelStatusWatcher } from '../kube/status';
 import type { ResourceController } from '../sync/wire';
 import { SENTINEL_NAMESPACE, WORKLOAD_NAMESPACE, type PermanentError, type ResourceRef } from '../sync/wire';
@@ -131,18 +130,7 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
     },
   });
 
-  if (watcher.stats) {
-    const stats = watcher.stats;
-    new client.Gauge({
-      name: 'krane_feed',
-      help: 'Change-feed watcher counters since start (streams, snapshots, failures, resets, events)',
-      labelNames: ['counter'],
-      registers: [registry],
-      collect() {
-        for (const [counter, n] of Object.entries(stats)) if (typeof n === 'number') this.set({ counter }, n);
-      },
-    });
-  }
+  if (watcher.stats) registerFeedMetrics(registry, watcher.stats);
   const reflectors = [instancesWatch.reflector, sentinelWatch.deployments, sentinelWatch.pods, ...Object.values(drift.reflectors)];
   const app = buildKraneApp({
     logger,
