@@ -25,16 +25,14 @@ import { apiFailure, type KubeClient, type ObjectRef } from './client';
 import { isImmutableFieldChange } from './classify';
 import { KubeApplyError, kubeError } from './errors';
 import { GcBrake } from './gc-brake';
-import { managedKinds, refOf, resourceFromLabels, sortForDelete, toObj } from './objects';
+import { expectedObjects, managedKinds, refOf, resourceFromLabels, sortForDelete, toObj } from './objects';
 export { managedKinds };
 import { Inventory, type InventoryEntry } from './inventory';
 import {
   ANNOTATION,
   buildObjects,
-  deploymentObjectName,
   isManaged,
   LABEL,
-  sentinelObjectName,
   type BuildOptions,
   type ManifestObject,
 } from './manifests';
@@ -109,6 +107,7 @@ export class ApplyController implements ResourceController {
   /** Per-resource queue: the watcher and drift repair never work on one resource at once. */
   private readonly locks = new Map<string, Promise<unknown>>();
   private readonly repairs = new Map<string, NodeJS.Timeout>();
+  private repairing = 0;
   private closed = false;
   private readonly api: KubeClient;
   private readonly log: Logger;
@@ -174,6 +173,7 @@ export class ApplyController implements ResourceController {
       resource,
       setTimeout(() => {
         this.repairs.delete(resource);
+        this.repairing++;
         void this.serial(resource, async () => {
           const r = this.remembered.get(resource);
           if (!r || this.closed) return;
@@ -185,9 +185,16 @@ export class ApplyController implements ResourceController {
             this.stats.repaired++;
             this.log.info({ resource, objects: this.stats.applied - before }, 'repaired drifted resource');
           }
-        }).catch((err) => this.log.warn({ resource, err: (err as Error).message }, 'drift repair failed, next resync retries'));
+        })
+          .catch((err) => this.log.warn({ resource, err: (err as Error).message }, 'drift repair failed, next resync retries'))
+          .finally(() => this.repairing--);
       }, REPAIR_DEBOUNCE_MS),
     );
+  }
+
+  /** Drift repairs scheduled or running: 0 is the evidence that nothing is about to be re-applied. */
+  get repairsPending(): number {
+    return this.repairs.size + this.repairing;
   }
 
   /** Stops scheduling repairs (shutdown). */
@@ -301,7 +308,7 @@ export class ApplyController implements ResourceController {
     for (const e of this.inventory.byResource(resource)) targets.set(objectKey(toObj(e)), e);
     // Objects whose names follow from the id are checked even when the inventory missed them
     // (created after the last list by an apply whose response we never saw).
-    for (const r of this.expectedObjects(ref)) {
+    for (const r of expectedObjects(ref, this.workloadNs, this.sentinelNs)) {
       const key = objectKey(toObj(r));
       if (targets.has(key)) continue;
       const live = await this.api.get(r);
@@ -384,23 +391,4 @@ export class ApplyController implements ResourceController {
     this.log.debug({ kind: e.kind, namespace: e.namespace, name: e.name, alreadyGone: gone }, 'deleted object');
   }
 
-  private expectedObjects(ref: ResourceRef): ObjectRef[] {
-    if (ref.type === 'deployment_topology') {
-      const name = deploymentObjectName(ref.id);
-      return [
-        { apiVersion: 'apps/v1', kind: 'StatefulSet', namespace: this.workloadNs, name },
-        { apiVersion: 'v1', kind: 'Service', namespace: this.workloadNs, name },
-      ];
-    }
-    if (ref.type === 'sentinel') {
-      const name = sentinelObjectName(ref.id);
-      return [
-        { apiVersion: 'apps/v1', kind: 'Deployment', namespace: this.sentinelNs, name },
-        { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', namespace: this.sentinelNs, name },
-        { apiVersion: 'v1', kind: 'Service', namespace: this.sentinelNs, name },
-      ];
-    }
-    // Gossip objects are named by environment, which a bare ref does not carry: inventory only.
-    return [];
-  }
 }

@@ -1,9 +1,9 @@
 // Small pure helpers about krane's objects: the kinds and namespaces it manages, refs, and the
 // order deletes go in.
-import { refKey, SENTINEL_NAMESPACE, WORKLOAD_NAMESPACE } from '../sync/wire';
+import { refKey, SENTINEL_NAMESPACE, WORKLOAD_NAMESPACE, type ResourceRef } from '../sync/wire';
 import type { ObjectRef } from './client';
 import type { ManagedKind } from './inventory';
-import { LABEL, type ManifestObject } from './manifests';
+import { deploymentObjectName, LABEL, sentinelObjectName, type ManifestObject } from './manifests';
 
 export function managedKinds(workloadNs = WORKLOAD_NAMESPACE, sentinelNs = SENTINEL_NAMESPACE): ManagedKind[] {
   return [
@@ -36,4 +36,25 @@ export function resourceFromLabels(labels: Record<string, string>): string | und
   if (labels[LABEL.deploymentId]) return refKey({ type: 'deployment_topology', id: labels[LABEL.deploymentId]! });
   if (labels[LABEL.sentinelId]) return refKey({ type: 'sentinel', id: labels[LABEL.sentinelId]! });
   return undefined;
+}
+
+/** The objects a resource's id names (gossip objects are named by environment: none here). */
+export function expectedObjects(ref: ResourceRef, workloadNs: string, sentinelNs: string): ObjectRef[] {
+  if (ref.type === 'deployment_topology') {
+    const name = deploymentObjectName(ref.id);
+    return [
+      { apiVersion: 'apps/v1', kind: 'StatefulSet', namespace: workloadNs, name },
+      { apiVersion: 'v1', kind: 'Service', namespace: workloadNs, name },
+    ];
+  }
+  if (ref.type === 'sentinel') {
+    const name = sentinelObjectName(ref.id);
+    return [
+      { apiVersion: 'apps/v1', kind: 'Deployment', namespace: sentinelNs, name },
+      { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', namespace: sentinelNs, name },
+      { apiVersion: 'v1', kind: 'Service', namespace: sentinelNs, name },
+    ];
+  }
+  // Gossip objects are named by environment, which a bare ref does not carry: inventory only.
+  return [];
 }
