@@ -9,8 +9,8 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { KubeConfig } from '@kubernetes/client-node';
-import { KubeApi } from '../src/kube/api';
-import { KubeController } from '../src/kube/controller';
+import { KubeClient } from '../src/kube/client';
+import { ApplyController } from '../src/kube/apply-controller';
 import { createLogger } from '../src/log';
 import { refKey, type DeploymentApply, type ResourceRef } from '../src/sync/wire';
 
@@ -36,7 +36,7 @@ try {
     currentContext: 'sim',
   });
   const logger = createLogger('warn');
-  const newController = () => new KubeController({ api: new KubeApi(kc), region: REGION, logger, verifyAfterMs: 10 * 60_000 });
+  const newController = (gcMaxFraction?: number) => new ApplyController({ api: new KubeClient(kc), region: REGION, logger, verifyAfterMs: 10 * 60_000, gcMaxFraction });
 
   const stats = async () => (await (await fetch(`${url}/_sim/stats`)).json()) as { requests: number; writes: number; mutations: number; byVerb: Record<string, number> };
   const reset = () => fetch(`${url}/_sim/stats/reset`, { method: 'POST' });
@@ -61,7 +61,7 @@ try {
     }));
   }
 
-  async function fullSync(ctl: KubeController, desired: Set<string>) {
+  async function fullSync(ctl: ApplyController, desired: Set<string>) {
     await reset();
     const t0 = performance.now();
     await pool(items, (it) => ctl.apply(it.ref, it.state));
@@ -81,7 +81,8 @@ try {
 
   await reset();
   const t0 = performance.now();
-  const gcKrane = newController();
+  // The brake off (1): this measures a deliberate mass deletion, which an operator confirmed.
+  const gcKrane = newController(1);
   await gcKrane.gc(new Set());
   const gcMs = performance.now() - t0;
   const g = await stats();

@@ -159,7 +159,19 @@ export const schemas = {
     resyncInterval: duration('5m'),
     /** Secret name added as imagePullSecret to workloads, for private registries. */
     imagePullSecret: z.string().optional(),
+    /** Allows plain http to a control plane that is not on this machine (the token travels in clear). */
+    insecure: boolFromString.default(false),
+    /**
+     * The GC brake: a pass that would delete more than this share of krane's managed objects
+     * (and more than a handful) waits for an operator. Half: an empty or wrong database must
+     * never empty a region, while ordinary clean-ups stay far below it.
+     */
+    gcMaxFraction: z.coerce.number().gt(0, 'must be greater than 0').max(1, 'must be at most 1').default(0.5),
     logLevel,
+  }).superRefine((c, ctx) => {
+    if (!c.insecure && c.controlPlane.startsWith('http://') && !isLoopbackUrl(c.controlPlane)) {
+      ctx.addIssue({ code: 'custom', path: ['controlPlane'], message: 'must use https when the control plane is not on this machine (the agent token would travel in clear); pass --insecure to allow plain http' });
+    }
   }),
   dev: z.object({
     regions: z
@@ -178,6 +190,12 @@ export const schemas = {
     readyDelay: z.coerce.number().int().min(0).default(1000),
     logLevel: logLevel.default('warn'),
   }),
+  kraneGc: z.object({
+    token: z.string({ error: (i) => (i.input === undefined ? 'is required' : 'must be a string') }).min(1, 'is required'),
+    /** krane's --listen: the confirmation is sent to krane's own port. */
+    listen: listen('127.0.0.1:7071'),
+    confirm: boolFromString.default(false).refine((v) => v, 'is required: say --confirm to lift the GC brake'),
+  }),
   kubeSim: z.object({
     port: z.coerce.number().int().min(0).max(65535).default(6443),
     host: z.string().default('127.0.0.1'),
@@ -186,6 +204,21 @@ export const schemas = {
     logLevel,
   }),
 };
+
+/** Loopback hosts: plain http to them never leaves the machine. */
+function isLoopbackUrl(url: string): boolean {
+  const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+  return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
+/**
+ * Whether this process runs in a Kubernetes pod (the kubelet sets KUBERNETES_SERVICE_HOST), so
+ * krane loads in-cluster credentials when no kubeconfig is named. Read here, with every other
+ * environment variable.
+ */
+export function runsInCluster(env: NodeJS.ProcessEnv = process.env): boolean {
+  return Boolean(env.KUBERNETES_SERVICE_HOST);
+}
 
 export type Mode = keyof typeof schemas;
 export type ConfigOf<M extends Mode> = z.output<(typeof schemas)[M]>;

@@ -73,7 +73,15 @@ const REGISTRY = {
   ERR_KUBE_WRONG_REGION: E(null),
   ERR_KUBE_WRONG_NAMESPACE: E(null),
   ERR_KUBE_KIND_UNAVAILABLE: E(null),
-  ERR_KUBE_NAMESPACE_MISSING: E(null, true),
+  ERR_KUBE_NAMESPACE_MISSING: E(null),
+  ERR_KUBE_FORBIDDEN: E(null),
+  ERR_KUBE_TOO_LARGE: E(null),
+  ERR_KUBE_REJECTED: E(null),
+  ERR_KUBE_CONFLICT: E(null, true),
+  ERR_KUBE_THROTTLED: E(null, true),
+  ERR_KUBE_UNAVAILABLE: E(null, true),
+  ERR_KUBE_UNAUTHORIZED: E(null, true),
+  ERR_KUBE_NAMESPACE_TERMINATING: E(null, true),
 
   // The client commands (they print these; exit codes live in src/cli/errors.ts)
   ERR_CLI_API: E(null),

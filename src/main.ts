@@ -6,6 +6,7 @@ import { createLogger } from './log';
 import { closeOnSignal } from './lifecycle';
 import { createTokenCommand, runMigrate, startCtrl, startDev, startKrane, startKubeSim } from './modes';
 import { registerClientCommands } from './cli';
+import { confirmKraneGc } from './cli/krane-gc';
 
 const program = new Command('unkey-infra')
   .description('Pull-based deployment orchestrator for container workloads across Kubernetes clusters')
@@ -62,7 +63,7 @@ program
     await runMigrate(loadConfig('migrate', opts));
   });
 
-program
+const krane = program
   .command('krane')
   .description('run the agent of one cluster: pull desired state, apply it, report status')
   .option('--region <region>', 'region this cluster serves (required)')
@@ -72,12 +73,25 @@ program
   .option('--listen <host:port>', 'health and metrics address (default 127.0.0.1:7071)')
   .option('--resync-interval <duration>', 'full resync audit interval (default 5m)')
   .option('--image-pull-secret <name>', 'imagePullSecret added to workloads, for private registries')
+  .option('--insecure', 'allow plain http to a control plane that is not on this machine')
+  .option('--gc-max-fraction <share>', 'GC brake: hold a pass deleting more than this share of managed objects (default 0.5)')
   .option('--log-level <level>', 'log level (default info)')
   .action(async (opts: Record<string, unknown>) => {
     const cfg = loadConfig('krane', opts);
     const logger = createLogger(cfg.logLevel, { service: 'krane', region: cfg.region });
     const handle = await startKrane(cfg, { logger });
     await closeOnSignal(handle, logger);
+  });
+
+krane
+  .command('gc')
+  .description("lift krane's GC brake: approve the deletions it holds (run on krane's host)")
+  .option('--confirm', 'approve the held deletions')
+  .option('--token <token>', "the region's agent token (krane's --token)")
+  .option('--listen <host:port>', "krane's --listen address (default 127.0.0.1:7071)")
+  .action(async (opts: Record<string, unknown>) => {
+    const approved = await confirmKraneGc(loadConfig('kraneGc', opts));
+    process.stdout.write(`approved ${approved} objects for deletion; krane starts a full sync\n`);
   });
 
 program

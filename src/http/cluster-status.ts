@@ -9,17 +9,18 @@
 // - instances: upserted by (deployment, region, pod); `deleted` removes the row. A deleted
 //   report about a deployment that no longer exists anywhere is accepted as a no-op (its rows
 //   went with it), so krane can drain such reports.
-// - failures (krane could not apply a desired state, e.g. 422 from the API server):
-//   deployment_topology → a `failed` instance row with pod name `krane:apply` (APPLY_FAILURE_POD)
-//   and the reason, which the deploy workflow reads like any failed instance and fails fast
-//   on; krane removes it (a `deleted` report for that pod) after a later successful apply;
-//   sentinel → health `unhealthy`, and a `progressing` deploy becomes `failed`;
-//   cilium_network_policy → logged at error level (the policy has no status to record).
+// - applies (krane's outcome per resource: `failed` with a code and reason, or `succeeded`):
+//   applied to apply_failures strictly in the order krane listed them, so a failure that krane
+//   cleared afterwards never comes back. The deploy workflow reads a deployment's failure and
+//   fails fast on it; a sentinel failure also makes its health `unhealthy` and a `progressing`
+//   deploy `failed`.
+// - POST /v1/cluster/region/status: the region's GC brake (held while krane waits for an
+//   operator to confirm a large deletion), kept per region, newest report wins.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodType } from 'zod';
 import { forbidden, issuesToDetails, validationError } from '../errors';
-import { cilium, instances, sentinels, withTx, type Sql } from '../store';
-import { DeploymentStatusReport, SentinelStatusReport, type ApplyFailure } from '../sync/wire';
+import { applyFailures, cilium, instances, sentinels, withTx, type Sql } from '../store';
+import { DeploymentStatusReport, RegionStatusReport, SentinelStatusReport, type ApplyReport } from '../sync/wire';
 import { agentAuth, assertAgentRegion } from './auth';
 
 export interface ClusterStatusDeps {
@@ -39,10 +40,26 @@ function parse<T>(schema: ZodType<T>, body: unknown): T {
   return r.data;
 }
 
-function assertFailuresInRegion(failures: ApplyFailure[], region: string): void {
-  for (const f of failures) {
-    if (f.resource.region !== region) throw forbidden(`failure report for ${f.resource.type} ${f.resource.id} names region ${f.resource.region}`);
+function assertAppliesInRegion(applies: ApplyReport[], region: string): void {
+  for (const a of applies) {
+    if (a.resource.region !== region) throw forbidden(`apply report for ${a.resource.type} ${a.resource.id} names region ${a.resource.region}`);
   }
+}
+
+/** The store's form of krane's outcomes, in krane's order. */
+function outcomes(applies: ApplyReport[]): applyFailures.ApplyOutcome[] {
+  return applies.map((a) =>
+    a.outcome === 'failed'
+      ? { resourceType: a.resource.type, resourceId: a.resource.id, outcome: 'failed', code: a.code, reason: a.reason }
+      : { resourceType: a.resource.type, resourceId: a.resource.id, outcome: 'succeeded' },
+  );
+}
+
+/** A resource's last outcome in the list, when it is a failure (the ones that stand). */
+function standingFailures(applies: ApplyReport[]): Extract<ApplyReport, { outcome: 'failed' }>[] {
+  const last = new Map<string, ApplyReport>();
+  for (const a of applies) last.set(`${a.resource.type}/${a.resource.id}`, a);
+  return [...last.values()].filter((a): a is Extract<ApplyReport, { outcome: 'failed' }> => a.outcome === 'failed');
 }
 
 export function clusterStatusRoutes(deps: ClusterStatusDeps) {
@@ -54,70 +71,78 @@ export function clusterStatusRoutes(deps: ClusterStatusDeps) {
       const report = parse(DeploymentStatusReport, req.body);
       const region = report.region;
       assertAgentRegion(req, region);
-      assertFailuresInRegion(report.failures, region);
-      const depFailures = report.failures.filter((f) => f.resource.type === 'deployment_topology');
-      if (depFailures.length !== report.failures.length) {
-        throw validationError('deployment status reports carry only deployment_topology failures', [{ field: 'failures', message: 'wrong resource type' }]);
+      assertAppliesInRegion(report.applies, region);
+      if (report.applies.some((a) => a.resource.type !== 'deployment_topology')) {
+        throw validationError('deployment status reports carry only deployment_topology outcomes', [{ field: 'applies', message: 'wrong resource type' }]);
       }
-      const ids = [...new Set([...report.instances.map((i) => i.deploymentId), ...depFailures.map((f) => f.resource.id)])];
+      const ids = [...new Set([...report.instances.map((i) => i.deploymentId), ...report.applies.map((a) => a.resource.id)])];
       const membership = await instances.deploymentRegionMembership(sql, ids, region);
       const gone = new Set<string>();
       for (const id of ids) {
         const inRegion = membership.get(id);
         if (inRegion) continue;
-        const onlyDeletes = inRegion === undefined && report.instances.every((i) => i.deploymentId !== id || i.deleted) && depFailures.every((f) => f.resource.id !== id);
-        if (onlyDeletes) gone.add(id);
+        // A deployment deleted, or taken out of this region: krane may still say its pods and
+        // its failure are gone (deleting only this region's rows), nothing else.
+        const harmless =
+          report.instances.every((i) => i.deploymentId !== id || i.deleted) && report.applies.every((a) => a.resource.id !== id || a.outcome === 'succeeded');
+        if (harmless) gone.add(id);
         else throw forbidden(`deployment ${id} is not deployed in region ${region}`);
       }
       const live = report.instances.filter((i) => !gone.has(i.deploymentId));
       const upserts = live.filter((i) => !i.deleted).map(({ deleted: _d, ...i }) => ({ ...i, region }));
+      // Each pod appears once per body (the reporter keeps one state per pod), so deletes and
+      // upserts touch different rows and their order between them does not matter.
       const deletes = live.filter((i) => i.deleted);
-      const failures = depFailures.map((f) => ({
-        deploymentId: f.resource.id,
-        region,
-        podName: instances.APPLY_FAILURE_POD,
-        address: null,
-        status: 'failed' as const,
-        reason: f.reason,
-        cpuMillicores: 0,
-        memoryMib: 0,
-      }));
+      // A gone deployment's successes still clear its failure rows of this region.
+      const applies = report.applies;
       await withTx(sql, async (tx) => {
         await instances.deleteInstances(tx, region, deletes);
-        await instances.upsertInstances(tx, [...upserts, ...failures]);
+        await instances.upsertInstances(tx, upserts);
+        await applyFailures.recordApplyOutcomes(tx, region, outcomes(applies));
       });
-      for (const f of depFailures) req.log.warn({ deploymentId: f.resource.id, region, reason: f.reason }, 'krane could not apply deployment');
+      for (const a of applies) if (a.outcome === 'succeeded' && a.recreated) req.log.warn({ resource: a.resource, why: a.recreated }, 'krane recreated an object for an immutable field change');
+      for (const f of standingFailures(applies)) req.log.warn({ deploymentId: f.resource.id, region, code: f.code, reason: f.reason }, 'krane could not apply deployment');
       if (deps.hooks) await deps.hooks.deploymentsReported(region, ids.filter((id) => !gone.has(id)));
-      return { accepted: { instances: upserts.length, deleted: deletes.length, ignored: report.instances.length - live.length, failures: failures.length } };
+      return { accepted: { instances: upserts.length, deleted: deletes.length, ignored: report.instances.length - live.length, applies: applies.length } };
     });
 
     app.post('/v1/cluster/sentinels/status', async (req: FastifyRequest) => {
       const report = parse(SentinelStatusReport, req.body);
       const region = report.region;
       assertAgentRegion(req, region);
-      assertFailuresInRegion(report.failures, region);
-      const sentinelFailures = report.failures.filter((f) => f.resource.type === 'sentinel');
-      const policyFailures = report.failures.filter((f) => f.resource.type === 'cilium_network_policy');
-      if (sentinelFailures.length + policyFailures.length !== report.failures.length) {
-        throw validationError('sentinel status reports carry only sentinel and cilium_network_policy failures', [{ field: 'failures', message: 'wrong resource type' }]);
+      assertAppliesInRegion(report.applies, region);
+      if (report.applies.some((a) => a.resource.type === 'deployment_topology')) {
+        throw validationError('sentinel status reports carry no deployment_topology outcomes', [{ field: 'applies', message: 'wrong resource type' }]);
       }
-      const ids = [...new Set([...report.sentinels.map((s) => s.sentinelId), ...sentinelFailures.map((f) => f.resource.id)])];
+      const sentinelApplies = report.applies.filter((a) => a.resource.type === 'sentinel');
+      const ids = [...new Set([...report.sentinels.map((s) => s.sentinelId), ...sentinelApplies.map((a) => a.resource.id)])];
       const regions = await sentinels.sentinelRegions(sql, ids);
       for (const id of ids) if (regions.get(id) !== region) throw forbidden(`sentinel ${id} is not in region ${region}`);
-      for (const f of policyFailures) {
-        const p = await cilium.getCiliumPolicy(sql, f.resource.id);
-        if (p?.region !== region) throw forbidden(`cilium network policy ${f.resource.id} is not in region ${region}`);
+      for (const a of report.applies.filter((x) => x.resource.type === 'cilium_network_policy')) {
+        const p = await cilium.getCiliumPolicy(sql, a.resource.id);
+        if (p?.region !== region) throw forbidden(`cilium network policy ${a.resource.id} is not in region ${region}`);
       }
+      const failed = standingFailures(report.applies);
       await withTx(sql, async (tx) => {
         for (const s of report.sentinels) {
-          const { sentinelId, ...observed } = s;
-          await sentinels.updateSentinelObserved(tx, sentinelId, region, observed);
+          const { sentinelId, specHash, ...observed } = s;
+          await sentinels.updateSentinelObserved(tx, sentinelId, region, { ...observed, observedSpecHash: specHash });
         }
-        for (const f of sentinelFailures) await sentinels.markSentinelApplyFailed(tx, f.resource.id, region);
+        await applyFailures.recordApplyOutcomes(tx, region, outcomes(report.applies));
+        for (const f of failed) if (f.resource.type === 'sentinel') await sentinels.markSentinelApplyFailed(tx, f.resource.id, region);
       });
-      for (const f of report.failures) req.log.error({ resource: f.resource, reason: f.reason }, 'krane could not apply sentinel resource');
+      for (const f of failed) req.log.error({ resource: f.resource, code: f.code, reason: f.reason }, 'krane could not apply sentinel resource');
       if (deps.hooks) await deps.hooks.sentinelsReported(region, ids);
-      return { accepted: { sentinels: report.sentinels.length, failures: report.failures.length } };
+      return { accepted: { sentinels: report.sentinels.length, applies: report.applies.length } };
+    });
+
+    app.post('/v1/cluster/region/status', async (req: FastifyRequest) => {
+      const report = parse(RegionStatusReport, req.body);
+      assertAgentRegion(req, report.region);
+      const { gc } = report;
+      await applyFailures.recordGcStatus(sql, { region: report.region, held: gc.held, wouldDelete: gc.wouldDelete, managed: gc.managed, maxFraction: gc.maxFraction, reportedAt: new Date(gc.at) });
+      if (gc.held) req.log.error({ region: report.region, wouldDelete: gc.wouldDelete, managed: gc.managed }, 'krane gc held: waiting for an operator to confirm');
+      return { accepted: { gc: 1 } };
     });
   };
 }

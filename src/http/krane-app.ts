@@ -1,8 +1,11 @@
-// krane's own small HTTP server: /livez, /readyz and /metrics (no API; krane pulls from ctrl).
+// krane's own small HTTP server: /livez, /readyz, /metrics, and POST /gc/confirm for the
+// operator's confirmation of a held GC pass (no other API; krane pulls from ctrl).
 // Readiness names each failing part: the status watches have not completed a list, or the
 // status reporter's circuit to ctrl is open.
+import { timingSafeEqual } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from '../log';
+import { unauthorized } from '../errors';
 import { errorHandler, notFoundHandler } from './error-handler';
 import { healthRoutes, type ReadinessCheck } from './health';
 import { metricsRoute, type Registry } from './metrics';
@@ -11,6 +14,11 @@ export interface KraneAppDeps {
   logger: Logger;
   registry: Registry;
   checks: ReadinessCheck[];
+  /**
+   * POST /gc/confirm (what `unkey-infra krane gc --confirm` calls): lifts the GC brake for what
+   * it holds. Guarded by krane's own agent token, the one secret an operator of this krane has.
+   */
+  gcConfirm?: { token: string; confirm(): number };
 }
 
 export function buildKraneApp(deps: KraneAppDeps): FastifyInstance {
@@ -21,5 +29,17 @@ export function buildKraneApp(deps: KraneAppDeps): FastifyInstance {
   app.setNotFoundHandler(notFoundHandler);
   healthRoutes(app, () => deps.checks);
   metricsRoute(app, deps.registry);
+  if (deps.gcConfirm) gcConfirmRoute(app, deps.gcConfirm);
   return app;
+}
+
+function gcConfirmRoute(app: FastifyInstance, gc: NonNullable<KraneAppDeps['gcConfirm']>): void {
+  const expected = Buffer.from(`Bearer ${gc.token}`);
+  app.post('/gc/confirm', async (req) => {
+    const given = Buffer.from(req.headers.authorization ?? '');
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw unauthorized("confirming krane's gc needs krane's agent token");
+    const approved = gc.confirm();
+    req.log.warn({ approved }, 'gc confirmed by an operator');
+    return { approved };
+  });
 }

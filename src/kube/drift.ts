@@ -1,17 +1,17 @@
 // Drift watch: label-scoped list+watch of every kind krane manages, feeding
-// KubeController.observe. It keeps the controller's inventory current between full syncs and
+// ApplyController.observe. It keeps the controller's inventory current between full syncs and
 // lets it repair, within ~100 ms, an object deleted or re-specced behind krane's back (someone
 // ran `kubectl delete sts` or `kubectl scale`) instead of waiting for the next resync. Objects
 // without the managed-by label are never seen here, so they can never be "repaired".
 import type { Logger } from '../log';
-import { KINDS, type KindName, type KubeApi } from './api';
-import { managedKinds, type KubeController } from './controller';
+import { KINDS, type KindName, type KubeClient } from './client';
+import { managedKinds, type ApplyController } from './apply-controller';
 import { MANAGED_SELECTOR } from './manifests';
 import { Reflector } from './reflector';
 
 export interface DriftWatchOptions {
-  api: KubeApi;
-  controller: KubeController;
+  api: KubeClient;
+  controller: ApplyController;
   logger: Logger;
   relistIntervalMs: number;
   workloadNamespace?: string;

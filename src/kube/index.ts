@@ -1,21 +1,38 @@
 // The Kubernetes side of krane: everything that talks to one region's API server.
 //
-// - manifests/: pure builders, desired state → objects (labels, names, hashes).
-// - api.ts: @kubernetes/client-node 1.4 wrapper (server-side apply as field manager `krane`,
-//   get, uid-guarded delete, paged list, watch) with request counts; loadKubeConfig.
-// - inventory.ts + controller.ts: KubeController, the ResourceController the change-feed
-//   watcher drives. Keyed by object; safe for concurrent calls on different resources. It never
-//   modifies or deletes an object without `app.kubernetes.io/managed-by=krane`.
+// - manifests/: pure builders, desired state → objects (labels, names, hashes; a sentinel
+//   Deployment carries the spec hash ctrl sent, unkey.com/spec-hash).
+// - client.ts: KubeClient, the @kubernetes/client-node 1.4 wrapper (server-side apply as field
+//   manager `krane`, get, uid-guarded delete, paged list, watch) with request counts;
+//   loadKubeConfig (told by config.ts whether krane runs in a pod: this folder reads no
+//   environment); apiFailure, the facts of a failed call.
+// - classify.ts: pure, table-tested: what a refusal means (permanent for this object, or retry
+//   after a wait, honouring Retry-After; an immutable-field 422 means recreate).
+//   errors.ts: the coded KubeApplyError / KubeRetryError built from that verdict.
+// - inventory.ts + apply-controller.ts (+ objects.ts helpers): ApplyController, the
+//   ResourceController the change-feed watcher drives. Keyed by object; per-resource calls are
+//   serialised, different resources run concurrently. It never modifies or deletes an object
+//   without `app.kubernetes.io/managed-by=krane`. GC passes go through gc-brake.ts (pure
+//   decision + the held/approved sets): a pass deleting too much waits for an operator.
+// - outcomes.ts: ApplyOutcomes, each resource's failure or success as an apply report.
 // - reflector.ts: list + watch with bookmarks, 410 relist, backoff and periodic relist.
-// - drift.ts: watches of every managed kind feeding KubeController.observe, which keeps the
+// - drift.ts: watches of every managed kind feeding ApplyController.observe, which keeps the
 //   inventory current and re-applies a resource whose objects were deleted or re-specced by
 //   hand (per-resource serialised with the watcher's own applies).
 // - status/: pod and sentinel status derivation and the watchers feeding the reporter.
-// - metrics.ts: Prometheus gauges over the counters above.
-// The simulator used by tests and `dev` lives in sim/ and shares nothing with this code but HTTP.
-export * from './api';
+// - metrics.ts: Prometheus metrics over the counters above (and the GC brake).
+//
+// May import: the kernel (src/errors.ts, src/log.ts, src/net.ts), src/sync/wire (the protocol
+// and the interfaces it implements), packages. Never src/store (krane has no database), never
+// src/http, src/workflow, src/modes, and never sim/: the simulator used by tests and `dev`
+// lives in sim/ and shares nothing with this code but HTTP (.dependency-cruiser.cjs checks).
+export * from './client';
+export * from './classify';
+export * from './errors';
+export * from './gc-brake';
+export * from './outcomes';
 export * from './inventory';
-export * from './controller';
+export * from './apply-controller';
 export * from './reflector';
 export * from './drift';
 export * from './metrics';

@@ -4,7 +4,7 @@
 // and as the candidate set for GC. Loading is single-flight; entries are replaced wholesale on
 // every full list, so anything deleted behind krane's back drops out.
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { FIELD_MANAGER, isKindUnavailable, type KubeApi, type ObjectRef } from './api';
+import { FIELD_MANAGER, isKindUnavailable, type KubeClient, type ObjectRef } from './client';
 import { ANNOTATION, isManaged, MANAGED_SELECTOR } from './manifests';
 import { objectKey } from './manifests/types';
 
@@ -64,7 +64,7 @@ export class Inventory {
   private loading: Promise<void> | undefined;
 
   constructor(
-    private readonly api: KubeApi,
+    private readonly api: KubeClient,
     private readonly kinds: readonly ManagedKind[],
     /** How long a full list is trusted before the next apply re-lists (the resync interval). */
     private readonly maxAgeMs: number,

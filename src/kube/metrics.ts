@@ -1,12 +1,12 @@
 // Prometheus metrics of krane's Kubernetes side, read from the counters the parts keep (no
 // hot-path instrumentation): API requests by verb, applies done and skipped, objects deleted,
-// and the status watches' lists, watches and 410s.
+// the status watches' lists, watches and 410s, and the GC brake (passes refused, objects held).
 import client from 'prom-client';
-import type { KubeApi } from './api';
-import type { KubeController } from './controller';
+import type { KubeClient } from './client';
+import type { ApplyController } from './apply-controller';
 import type { Reflector } from './reflector';
 
-export function registerKubeMetrics(registry: client.Registry, api: KubeApi, controller: KubeController, reflectors: Record<string, Reflector>): void {
+export function registerKubeMetrics(registry: client.Registry, api: KubeClient, controller: ApplyController, reflectors: Record<string, Reflector>): void {
   const registers = [registry];
   new client.Gauge({
     name: 'krane_kube_requests',
@@ -33,6 +33,36 @@ export function registerKubeMetrics(registry: client.Registry, api: KubeApi, con
     registers,
     collect() {
       for (const [watch, r] of Object.entries(reflectors)) for (const [event, n] of Object.entries(r.counters)) this.set({ watch, event }, n);
+    },
+  });
+  new client.Counter({
+    name: 'krane_gc_refused_total',
+    help: 'GC passes the brake refused because they would delete too much (src/kube/gc-brake.ts)',
+    registers,
+    collect() {
+      this.reset();
+      this.inc(controller.stats.gcRefused);
+    },
+  });
+  new client.Gauge({
+    name: 'krane_gc_held',
+    help: 'Objects a refused GC pass holds back until an operator confirms (krane gc --confirm)',
+    registers,
+    collect() {
+      this.set(controller.brake.heldObjects);
+    },
+  });
+}
+
+/** The change-feed watcher's counters (src/sync/watcher.ts stats), read at scrape time. */
+export function registerFeedMetrics(registry: client.Registry, stats: object): void {
+  new client.Gauge({
+    name: 'krane_feed',
+    help: 'Change-feed watcher counters since start (streams, snapshots, failures, resets, events)',
+    labelNames: ['counter'],
+    registers: [registry],
+    collect() {
+      for (const [counter, n] of Object.entries(stats)) if (typeof n === 'number') this.set({ counter }, n);
     },
   });
 }

@@ -6,12 +6,12 @@
 // A relist diffs against the copy and emits deletes for objects that vanished meanwhile.
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from '../log';
-import { collectionPath, httpStatus, isKindUnavailable, type KubeApi } from './api';
+import { collectionPath, httpStatus, isKindUnavailable, type KubeClient } from './client';
 
 export type ReflectorEvent = 'upsert' | 'delete';
 
 export interface ReflectorOptions {
-  api: KubeApi;
+  api: KubeClient;
   apiVersion: string;
   kind: string;
   plural: string;

@@ -1,21 +1,21 @@
 // `unkey-infra krane`: the agent of one region. Wires the change-feed watcher to the
-// KubeController (with the drift watch that repairs hand-made changes between syncs), the
-// status watchers to the reporter, and serves /livez /readyz /metrics.
+// ApplyController (with the drift watch that repairs hand-made changes between syncs), the
+// status watchers to the reporter, and serves /livez /readyz /metrics and POST /gc/confirm.
 // Returns a handle so `dev` and tests can run krane in-process and stop it.
 import { boundUrl } from '../net';
 import type { KubeConfig } from '@kubernetes/client-node';
-import client from 'prom-client';
-import type { KraneConfig } from '../config';
+import { runsInCluster, type KraneConfig } from '../config';
 import { createLogger, type Logger } from '../log';
 import { createRegistry, type Registry } from '../http/metrics';
 import { buildKraneApp } from '../http/krane-app';
-import { KubeApi, loadKubeConfig } from '../kube/api';
-import { KubeController } from '../kube/controller';
+import { KubeClient, loadKubeConfig } from '../kube/client';
+import { ApplyController } from '../kube/apply-controller';
 import { DriftWatch } from '../kube/drift';
-import { registerKubeMetrics } from '../kube/metrics';
+import { registerFeedMetrics, registerKubeMetrics } from '../kube/metrics';
 import { InstanceStatusWatcher, SentinelStatusWatcher } from '../kube/status';
 import type { ResourceController } from '../sync/wire';
-import { APPLY_FAILURE_POD, SENTINEL_NAMESPACE, WORKLOAD_NAMESPACE, type ResourceRef } from '../sync/wire';
+import { SENTINEL_NAMESPACE, WORKLOAD_NAMESPACE, type PermanentError, type ResourceRef } from '../sync/wire';
+import { ApplyOutcomes } from '../kube/outcomes';
 import { StatusReporter } from '../sync/reporter';
 import { Watcher } from '../sync/watcher';
 
@@ -25,6 +25,8 @@ export interface FeedWatcher {
   stop(): Promise<void>;
   /** Counters of src/sync/watcher.ts; readiness waits for the first completed full sync. */
   readonly stats?: { readonly snapshotsCompleted: number };
+  /** Starts a full sync now (after an operator confirmed a held GC pass). */
+  resync?(): void;
 }
 
 export interface FeedWatcherOptions {
@@ -35,7 +37,7 @@ export interface FeedWatcherOptions {
   resyncIntervalMs: number;
   concurrency: number;
   logger: Logger;
-  onPermanentFailure(ref: ResourceRef, err: Error): void;
+  onPermanentFailure(ref: ResourceRef, err: PermanentError): void;
 }
 
 export type FeedWatcherFactory = (opts: FeedWatcherOptions) => FeedWatcher;
@@ -53,9 +55,9 @@ export interface KraneDeps {
 
 export interface KraneHandle {
   url: string;
-  controller: KubeController;
+  controller: ApplyController;
   reporter: StatusReporter;
-  api: KubeApi;
+  api: KubeClient;
   close(): Promise<void>;
 }
 
@@ -70,7 +72,7 @@ const defaultWatcher: FeedWatcherFactory = (o) => new Watcher(o);
 export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promise<KraneHandle> {
   const logger = deps.logger ?? createLogger(cfg.logLevel, { service: 'krane', region: cfg.region });
   const registry = deps.registry ?? createRegistry({ service: 'krane', region: cfg.region });
-  const api = new KubeApi(deps.kubeConfig ?? loadKubeConfig(cfg.kubeconfig));
+  const api = new KubeClient(deps.kubeConfig ?? loadKubeConfig({ file: cfg.kubeconfig, inCluster: runsInCluster() }));
   const resyncMs = cfg.resyncInterval;
   const tuning = deps.tuning ?? {};
 
@@ -84,7 +86,8 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
     retryIntervalMs: tuning.reporterRetryMs,
     breaker: { resetTimeoutMs: tuning.breakerResetMs },
   });
-  const controller = new KubeController({
+  const outcomes = new ApplyOutcomes(reporter);
+  const controller = new ApplyController({
     api,
     region: cfg.region,
     logger: logger.child({ part: 'controller' }),
@@ -92,14 +95,11 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
     // Half the resync interval: every periodic full sync finds the inventory older than this
     // and re-lists before trusting any hash, so a resync always verifies against the cluster.
     verifyAfterMs: Math.max(1, Math.floor(resyncMs / 2)),
-    // An apply that had to write something and succeeded supersedes any earlier failure report
-    // for that deployment: clear ctrl's failure row (a no-op when there is none).
-    onApplied: (ref, wrote) => {
-      if (!wrote || ref.type !== 'deployment_topology') return;
-      reporter.instance({
-        deploymentId: ref.id, podName: APPLY_FAILURE_POD, address: null, status: 'failed', reason: null, cpuMillicores: 0, memoryMib: 0, deleted: true,
-      });
-    },
+    onApplied: (ref, wrote) => outcomes.applied(ref, wrote),
+    onDeleted: (ref) => outcomes.deleted(ref),
+    onRecreated: (ref, why) => outcomes.recreated(ref, why),
+    gcMaxFraction: cfg.gcMaxFraction,
+    onGc: (status) => reporter.gc(status),
   });
   const watchLogger = logger.child({ part: 'status' });
   const instancesWatch = new InstanceStatusWatcher({
@@ -125,27 +125,24 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
     concurrency: APPLY_CONCURRENCY,
     logger: logger.child({ part: 'watcher' }),
     onPermanentFailure: (ref, err) => {
-      logger.error({ resource: ref, err: err.message }, 'desired state cannot be applied');
-      reporter.failure({ resource: ref, reason: err.message.slice(0, 2048) });
+      logger.error({ resource: ref, code: err.code, err: err.message }, 'desired state cannot be applied');
+      outcomes.failedPermanently(ref, err);
     },
   });
 
-  if (watcher.stats) {
-    const stats = watcher.stats;
-    new client.Gauge({
-      name: 'krane_feed',
-      help: 'Change-feed watcher counters since start (streams, snapshots, failures, resets, events)',
-      labelNames: ['counter'],
-      registers: [registry],
-      collect() {
-        for (const [counter, n] of Object.entries(stats)) if (typeof n === 'number') this.set({ counter }, n);
-      },
-    });
-  }
+  if (watcher.stats) registerFeedMetrics(registry, watcher.stats);
   const reflectors = [instancesWatch.reflector, sentinelWatch.deployments, sentinelWatch.pods, ...Object.values(drift.reflectors)];
   const app = buildKraneApp({
     logger,
     registry,
+    gcConfirm: {
+      token: cfg.token,
+      confirm: () => {
+        const approved = controller.brake.confirm();
+        if (approved > 0) watcher.resync?.();
+        return approved;
+      },
+    },
     checks: [
       { name: 'kubernetes', check: async () => (reflectors.every((r) => r.hasSynced) ? null : 'watches have not listed yet') },
       { name: 'control-plane', check: async () => (reporter.breakerState() === 'open' ? 'status reports to ctrl are failing (circuit open)' : null) },

@@ -4,12 +4,12 @@ import type { Queryable } from './db';
 import { recordChange } from './changes';
 import { inTx } from './tx';
 import type { Scope } from './tenancy';
-import type { DesiredState } from './deployments';
+import type { RunState } from './deployments';
 
 export interface CiliumPolicy extends Scope {
   id: string;
   region: string;
-  desiredState: DesiredState;
+  desiredState: RunState;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -34,7 +34,7 @@ export async function ensureCiliumPolicy(
   });
 }
 
-export async function setCiliumPolicyState(q: Queryable, id: string, desired: DesiredState): Promise<CiliumPolicy | undefined> {
+export async function setCiliumPolicyState(q: Queryable, id: string, desired: RunState): Promise<CiliumPolicy | undefined> {
   return inTx(q, async (tx) => {
     const [row] = await tx<CiliumPolicy[]>`UPDATE cilium_network_policies SET desired_state = ${desired}, updated_at = now()
                                            WHERE id = ${id} RETURNING *`;

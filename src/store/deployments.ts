@@ -6,7 +6,12 @@ import { publishEvent } from './events';
 export const DEPLOYMENT_STATUSES = ['pending', 'building', 'deploying', 'network', 'ready', 'failed', 'stopped', 'superseded'] as const;
 export type DeploymentStatus = (typeof DEPLOYMENT_STATUSES)[number];
 export const DESIRED_STATES = ['running', 'stopped'] as const;
-export type DesiredState = (typeof DESIRED_STATES)[number];
+/**
+ * Whether a deployment (or topology, sentinel, policy) should be running: the `desired_state`
+ * column. Named RunState so it is not confused with the wire's DesiredState (the apply/delete
+ * state a change-feed event carries, src/sync/wire).
+ */
+export type RunState = (typeof DESIRED_STATES)[number];
 
 export interface NewDeployment extends Scope {
   id: string;
@@ -24,7 +29,7 @@ export interface NewDeployment extends Scope {
 
 export interface Deployment extends NewDeployment {
   status: DeploymentStatus;
-  desiredState: DesiredState;
+  desiredState: RunState;
   error: string | null;
   rolledBackFrom: string | null;
   createdAt: Date;
@@ -75,7 +80,7 @@ export async function setDeploymentImage(q: Queryable, id: string, image: string
   await q`UPDATE deployments SET image = ${image}, updated_at = now() WHERE id = ${id}`;
 }
 
-export async function setDeploymentDesiredState(q: Queryable, id: string, desired: DesiredState): Promise<Deployment | undefined> {
+export async function setDeploymentDesiredState(q: Queryable, id: string, desired: RunState): Promise<Deployment | undefined> {
   const [row] = await q<Deployment[]>`UPDATE deployments SET desired_state = ${desired}, updated_at = now()
                                       WHERE id = ${id} RETURNING ${columns(q)}`;
   return row;
@@ -83,17 +88,21 @@ export async function setDeploymentDesiredState(q: Queryable, id: string, desire
 
 export interface RegionProgress {
   region: string;
-  desiredStatus: DesiredState;
+  desiredStatus: RunState;
   wanted: number;
   running: number;
   pending: number;
   failed: { podName: string; reason: string | null }[];
+  /** The desired state krane could not apply in this region (apply_failures), if any. */
+  applyFailure: { code: string; reason: string } | null;
 }
 
 /** Per region of a deployment: replicas wanted against instances reported running or failed. */
 export async function deploymentProgress(q: Queryable, id: string): Promise<RegionProgress[]> {
   const rows = await q<(Omit<RegionProgress, 'failed'> & { failed: RegionProgress['failed'] | null })[]>`
     SELECT t.region, t.desired_status, t.replicas AS wanted,
+           (SELECT json_build_object('code', f.code, 'reason', f.reason) FROM apply_failures f
+             WHERE f.resource_type = 'deployment_topology' AND f.resource_id = t.deployment_id AND f.region = t.region) AS apply_failure,
            count(i.pod_name) FILTER (WHERE i.status = 'running')::int AS running,
            count(i.pod_name) FILTER (WHERE i.status = 'pending')::int AS pending,
            json_agg(json_build_object('podName', i.pod_name, 'reason', i.reason) ORDER BY i.pod_name)
@@ -101,7 +110,7 @@ export async function deploymentProgress(q: Queryable, id: string): Promise<Regi
     FROM deployment_topology t
     LEFT JOIN instances i ON i.deployment_id = t.deployment_id AND i.region = t.region
     WHERE t.deployment_id = ${id}
-    GROUP BY t.region, t.desired_status, t.replicas
+    GROUP BY t.deployment_id, t.region, t.desired_status, t.replicas
     ORDER BY t.region`;
   return rows.map((r) => ({ ...r, failed: r.failed ?? [] }));
 }
@@ -139,7 +148,7 @@ export async function fleetCounts(q: Queryable): Promise<{ instances: Record<str
 /** Status and desired state of many deployments in one query (status reports name many). */
 export async function statesOf(q: Queryable, ids: string[]): Promise<Map<string, Pick<Deployment, 'status' | 'desiredState'>>> {
   if (ids.length === 0) return new Map();
-  const rows = await q<{ id: string; status: DeploymentStatus; desiredState: DesiredState }[]>`
+  const rows = await q<{ id: string; status: DeploymentStatus; desiredState: RunState }[]>`
     SELECT d.id, d.status, d.desired_state FROM deployments d JOIN unnest(${ids}::text[]) AS x(id) ON x.id = d.id`;
   return new Map(rows.map((r) => [r.id, { status: r.status, desiredState: r.desiredState }]));
 }

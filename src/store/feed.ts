@@ -3,7 +3,7 @@
 // state for resources named by change rows. Rows come back raw; src/sync/desired.ts turns them
 // into the wire's DesiredState, so the mapping stays a pure, table-tested function.
 import type { Queryable, Sql } from './db';
-import type { DesiredState as DesiredStatus } from './deployments';
+import type { RunState as DesiredStatus } from './deployments';
 import type { Position } from './changes';
 import type { ResourceType } from './changes';
 

@@ -30,6 +30,7 @@ export * as topology from './topology';
 export * as sentinels from './sentinels';
 export * as cilium from './cilium';
 export * as instances from './instances';
+export * as applyFailures from './apply-failures';
 export * as domains from './domains';
 export * as agentTokens from './agent-tokens';
 export * as system from './system';

@@ -17,9 +17,9 @@ export interface Instance {
   updatedAt: Date;
 }
 
-export type InstanceReport = Omit<Instance, 'updatedAt'>;
+export type NewInstance = Omit<Instance, 'updatedAt'>;
 
-export async function upsertInstance(q: Queryable, i: InstanceReport): Promise<void> {
+export async function upsertInstance(q: Queryable, i: NewInstance): Promise<void> {
   await q`
     INSERT INTO instances (deployment_id, region, pod_name, address, status, reason, cpu_millicores, memory_mib)
     VALUES (${i.deploymentId}, ${i.region}, ${i.podName}, ${i.address}, ${i.status}, ${i.reason}, ${i.cpuMillicores}, ${i.memoryMib})
@@ -41,13 +41,9 @@ export async function listInstances(q: Queryable, deploymentId: string): Promise
   return q<Instance[]>`SELECT * FROM instances WHERE deployment_id = ${deploymentId} ORDER BY region, pod_name`;
 }
 
-// The row that stands for a permanent apply failure (see the protocol). It goes when krane
-// reports a later successful apply, or with the deployment's instances (deleteInstancesOf).
-export { APPLY_FAILURE_POD } from '../sync/wire';
-
 /** Upserts many reports in one statement; the last report per (deployment, region, pod) wins. */
-export async function upsertInstances(q: Queryable, rows: InstanceReport[]): Promise<number> {
-  const byKey = new Map<string, InstanceReport>();
+export async function upsertInstances(q: Queryable, rows: NewInstance[]): Promise<number> {
+  const byKey = new Map<string, NewInstance>();
   for (const r of rows) byKey.set(`${r.deploymentId}\u0000${r.region}\u0000${r.podName}`, r);
   const list = [...byKey.values()];
   if (!list.length) return 0;

@@ -5,7 +5,7 @@ import type { Queryable } from './db';
 import { recordChange } from './changes';
 import { inTx } from './tx';
 import type { Scope } from './tenancy';
-import type { DesiredState } from './deployments';
+import type { RunState } from './deployments';
 
 export const SENTINEL_HEALTH = ['unknown', 'healthy', 'unhealthy'] as const;
 export type SentinelHealth = (typeof SENTINEL_HEALTH)[number];
@@ -17,7 +17,7 @@ export interface SentinelDesired {
   replicas: number;
   cpuMillicores: number;
   memoryMib: number;
-  desiredState: DesiredState;
+  desiredState: RunState;
 }
 
 export interface SentinelObserved {
@@ -27,6 +27,8 @@ export interface SentinelObserved {
   observedGeneration: number;
   runningImage: string | null;
   health: SentinelHealth;
+  /** sentinelSpecHash of the spec krane last saw fully rolled out; null until it reports one. */
+  observedSpecHash: string | null;
 }
 
 export interface Sentinel extends Scope, SentinelDesired, SentinelObserved {
@@ -41,7 +43,7 @@ export interface Sentinel extends Scope, SentinelDesired, SentinelObserved {
 const columns = (q: Queryable) => q`
   id, workspace_id, project_id, app_id, environment_id, region, image, replicas, cpu_millicores, memory_mib,
   desired_state, available_replicas, updated_replicas, ready_replicas, observed_generation::float8 AS observed_generation,
-  running_image, health, deploy_status, created_at, updated_at`;
+  running_image, health, observed_spec_hash, deploy_status, created_at, updated_at`;
 
 /**
  * Inserts the sentinel of an environment and region unless one exists; returns the row that is
@@ -68,7 +70,10 @@ export async function ensureSentinel(
   });
 }
 
-/** Writes new desired fields and a deploy status in one transaction with the change row. */
+/**
+ * Writes new desired fields and a deploy status in one transaction with the change row. A
+ * changed spec resets the observed spec hash: what krane reported was about the old one.
+ */
 export async function updateSentinelDesired(
   q: Queryable,
   id: string,
@@ -78,7 +83,10 @@ export async function updateSentinelDesired(
   return inTx(q, async (tx) => {
     const [row] = await tx<Sentinel[]>`
       UPDATE sentinels SET image = ${d.image}, replicas = ${d.replicas}, cpu_millicores = ${d.cpuMillicores},
-             memory_mib = ${d.memoryMib}, desired_state = ${d.desiredState}, deploy_status = ${deployStatus}, updated_at = now()
+             memory_mib = ${d.memoryMib}, desired_state = ${d.desiredState}, deploy_status = ${deployStatus}, updated_at = now(),
+             observed_spec_hash = CASE WHEN (image, replicas, cpu_millicores, memory_mib)
+                                          = (${d.image}, ${d.replicas}::int, ${d.cpuMillicores}::int, ${d.memoryMib}::int)
+                                       THEN observed_spec_hash END
       WHERE id = ${id} RETURNING ${columns(tx)}`;
     if (row) await recordChange(tx, 'sentinel', row.id, row.region);
     return row;
@@ -94,7 +102,7 @@ export async function updateSentinelObserved(q: Queryable, id: string, region: s
   const [row] = await q<Sentinel[]>`
     UPDATE sentinels SET available_replicas = ${o.availableReplicas}, updated_replicas = ${o.updatedReplicas},
            ready_replicas = ${o.readyReplicas}, observed_generation = ${o.observedGeneration},
-           running_image = ${o.runningImage}, health = ${o.health}, updated_at = now()
+           running_image = ${o.runningImage}, health = ${o.health}, observed_spec_hash = ${o.observedSpecHash}, updated_at = now()
     WHERE id = ${id} AND region = ${region} RETURNING ${columns(q)}`;
   return row;
 }
@@ -107,7 +115,7 @@ export async function getSentinel(q: Queryable, id: string): Promise<Sentinel | 
 /** Keyset-paged list ordered by id; pass the last id seen as `after`. */
 export async function listSentinels(
   q: Queryable,
-  opts: { region?: string; environmentId?: string; desiredState?: DesiredState; after?: string; limit?: number } = {},
+  opts: { region?: string; environmentId?: string; desiredState?: RunState; after?: string; limit?: number } = {},
 ): Promise<Sentinel[]> {
   return q<Sentinel[]>`
     SELECT ${columns(q)} FROM sentinels

@@ -5,14 +5,14 @@
 import type { Queryable } from './db';
 import { recordChange } from './changes';
 import { inTx } from './tx';
-import type { DesiredState } from './deployments';
+import type { RunState } from './deployments';
 
 export interface Topology {
   deploymentId: string;
   region: string;
   workspaceId: string;
   replicas: number;
-  desiredStatus: DesiredState;
+  desiredStatus: RunState;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -20,7 +20,7 @@ export interface Topology {
 /** Creates or updates the row; idempotent, so a retried workflow step writes the same state. */
 export async function upsertTopology(
   q: Queryable,
-  t: { deploymentId: string; region: string; workspaceId: string; replicas: number; desiredStatus?: DesiredState },
+  t: { deploymentId: string; region: string; workspaceId: string; replicas: number; desiredStatus?: RunState },
 ): Promise<Topology> {
   return inTx(q, async (tx) => {
     const [row] = await tx<Topology[]>`
@@ -35,7 +35,7 @@ export async function upsertTopology(
 }
 
 /** Sets the desired status of every region of a deployment; returns the rows changed. */
-export async function setTopologyStatus(q: Queryable, deploymentId: string, status: DesiredState): Promise<Topology[]> {
+export async function setTopologyStatus(q: Queryable, deploymentId: string, status: RunState): Promise<Topology[]> {
   return inTx(q, async (tx) => {
     const rows = await tx<Topology[]>`
       UPDATE deployment_topology SET desired_status = ${status}, updated_at = now()

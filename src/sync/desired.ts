@@ -11,6 +11,7 @@ import {
   SENTINEL_NAMESPACE,
   WORKLOAD_NAMESPACE,
   refKey,
+  sentinelSpecHash,
   type DesiredState,
   type ResourceRef,
   type ResourceType,
@@ -57,6 +58,7 @@ export function sentinelState(r: SentinelDesiredRow): DesiredState {
     replicas: r.replicas,
     cpuMillicores: r.cpuMillicores,
     memoryMib: r.memoryMib,
+    specHash: sentinelSpecHash(r),
   };
 }
 

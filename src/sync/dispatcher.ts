@@ -6,9 +6,10 @@
 //
 // A PermanentError (the cluster rejected the object) is reported through onPermanentFailure
 // and counts as handled; any other error is retried a few times in place, then the submit
-// rejects and the watcher holds its cursor before that event.
+// rejects and the watcher holds its cursor before that event. A RetryLaterError's retryAfterMs
+// (a 429's Retry-After) is the least wait before the next try.
 import type { Logger } from '../log';
-import { PermanentError, type ResourceController } from './wire';
+import { PermanentError, RetryLaterError, type ResourceController } from './wire';
 import { refKey, type DesiredState, type ResourceRef } from './wire';
 
 export interface DispatcherOptions {
@@ -19,7 +20,11 @@ export interface DispatcherOptions {
   /** In-place retries of a transient failure before the event is given up on. */
   retries: number;
   retryDelayMs: number;
+  /** How a wait between tries happens (tests record the waits instead of timing them). */
+  sleep?: (ms: number) => Promise<void>;
 }
+
+const defaultSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 interface Waiter {
   resolve: () => void;
@@ -117,8 +122,9 @@ export class Dispatcher {
           return;
         }
         if (attempt >= this.opts.retries || this.stopped) throw err;
-        logger.warn({ err, resource: ref, attempt }, 'resource handler failed, retrying');
-        await new Promise((r) => setTimeout(r, this.opts.retryDelayMs * (attempt + 1)));
+        const waitMs = Math.max(this.opts.retryDelayMs * (attempt + 1), err instanceof RetryLaterError ? (err.retryAfterMs ?? 0) : 0);
+        logger.warn({ err, resource: ref, attempt, waitMs }, 'resource handler failed, retrying');
+        await (this.opts.sleep ?? defaultSleep)(waitMs);
       }
     }
   }

@@ -1,18 +1,22 @@
-// The status reporter: krane → ctrl. Watchers hand it states; it keeps only the latest state
-// per resource (pod, sentinel, failed resource) in a buffer, sends batches to
-// POST /v1/cluster/{deployments,sentinels}/status with p-retry, behind an opossum circuit
+// The status reporter: krane → ctrl. Observers hand it states; it keeps only the latest state
+// per key (pod, sentinel, resource's apply outcome, the region's GC brake) in a buffer, sends
+// batches to POST /v1/cluster/{deployments,sentinels,region}/status with p-retry, behind an opossum circuit
 // breaker, and removes a state from the buffer only once ctrl accepted it (and only if no newer
 // state for the same resource arrived meanwhile). With ctrl down the buffer holds one entry per
 // resource, so it stays bounded by the cluster's size, and everything is delivered when ctrl
 // returns. The one case that discards a state is ctrl refusing it permanently (4xx other than
 // 401/408/429): the batch is bisected so only the refused states go, and each is logged at error
 // level and counted in krane_status_reports_dropped_total — never silently.
+//
+// Order: an apply failure and the success that clears it share one key, so the buffer holds
+// only the latest outcome per resource, and a batch lists states in the order they were
+// observed; ctrl applies them in that order (src/http/cluster-status.ts).
 import CircuitBreaker from 'opossum';
 import pRetry from 'p-retry';
 import client from 'prom-client';
 import type { Logger } from '../log';
 import type { StatusSink } from './wire';
-import { refKey, type ApplyFailure, type InstanceReport, type SentinelStatus } from './wire';
+import { refKey, type ApplyReport, type GcStatus, type InstanceReport, type SentinelStatus } from './wire';
 
 export interface ReporterOptions {
   controlPlaneUrl: string;
@@ -54,11 +58,13 @@ const DEFAULTS = {
   volumeThreshold: 3,
 };
 
-type Channel = 'deployments' | 'sentinels';
+type Channel = 'deployments' | 'sentinels' | 'region';
+const CHANNELS: readonly Channel[] = ['deployments', 'sentinels', 'region'];
 type Item =
   | { kind: 'instance'; key: string; value: InstanceReport }
   | { kind: 'sentinel'; key: string; value: SentinelStatus }
-  | { kind: 'failure'; key: string; value: ApplyFailure };
+  | { kind: 'apply'; key: string; value: ApplyReport }
+  | { kind: 'gc'; key: string; value: GcStatus };
 interface Slot {
   seq: number;
   item: Item;
@@ -75,10 +81,10 @@ const isRejected = (err: unknown): err is RejectedError => err instanceof Reject
 
 export class StatusReporter implements StatusSink {
   private readonly o: Required<Omit<ReporterOptions, 'registry' | 'breaker'>> & { breaker: Required<NonNullable<ReporterOptions['breaker']>> };
-  private readonly buffers: Record<Channel, Map<string, Slot>> = { deployments: new Map(), sentinels: new Map() };
+  private readonly buffers: Record<Channel, Map<string, Slot>> = { deployments: new Map(), sentinels: new Map(), region: new Map() };
   private readonly timers: Partial<Record<Channel, NodeJS.Timeout>> = {};
   private readonly inFlight: Partial<Record<Channel, Promise<void>>> = {};
-  private readonly lastSendFailed: Record<Channel, boolean> = { deployments: false, sentinels: false };
+  private readonly lastSendFailed: Record<Channel, boolean> = { deployments: false, sentinels: false, region: false };
   private seq = 0;
   private closed = false;
   readonly breaker: CircuitBreaker<[Channel, unknown], void>;
@@ -108,7 +114,7 @@ export class StatusReporter implements StatusSink {
     this.breaker.on('open', () => this.o.logger.warn({ resetTimeoutMs: this.o.breaker.resetTimeoutMs }, 'status reporter circuit open'));
     this.breaker.on('close', () => {
       this.o.logger.info('status reporter circuit closed');
-      for (const ch of ['deployments', 'sentinels'] as const) if (this.buffers[ch].size) this.schedule(ch, 0);
+      for (const ch of CHANNELS) if (this.buffers[ch].size) this.schedule(ch, 0);
     });
     if (opts.registry) {
       const registers = [opts.registry];
@@ -145,23 +151,28 @@ export class StatusReporter implements StatusSink {
     this.put('sentinels', { kind: 'sentinel', key: `sentinel/${s.sentinelId}`, value: s });
   }
 
-  failure(f: ApplyFailure): void {
-    const channel: Channel = f.resource.type === 'deployment_topology' ? 'deployments' : 'sentinels';
-    this.put(channel, { kind: 'failure', key: `failure/${refKey(f.resource)}`, value: f });
+  apply(r: ApplyReport): void {
+    const channel: Channel = r.resource.type === 'deployment_topology' ? 'deployments' : 'sentinels';
+    // One key for a resource's failure and the success that clears it: only the latest counts.
+    this.put(channel, { kind: 'apply', key: `apply/${refKey(r.resource)}`, value: r });
+  }
+
+  gc(s: GcStatus): void {
+    this.put('region', { kind: 'gc', key: 'gc', value: s });
   }
 
   /** States not yet accepted by ctrl. */
   pending(): number {
-    return this.buffers.deployments.size + this.buffers.sentinels.size;
+    return this.buffers.deployments.size + this.buffers.sentinels.size + this.buffers.region.size;
   }
 
   breakerState(): 'closed' | 'open' | 'halfOpen' {
     return this.breaker.opened ? 'open' : this.breaker.halfOpen ? 'halfOpen' : 'closed';
   }
 
-  /** Sends everything buffered now; resolves when both channels tried once. */
+  /** Sends everything buffered now; resolves when every channel tried once. */
   async flush(): Promise<void> {
-    await Promise.all((['deployments', 'sentinels'] as const).map((ch) => this.send(ch)));
+    await Promise.all(CHANNELS.map((ch) => this.send(ch)));
   }
 
   /**
@@ -255,12 +266,12 @@ export class StatusReporter implements StatusSink {
     for (const b of batch) if (buf.get(b.key)?.seq === b.seq) buf.delete(b.key);
   }
 
+  /** `items` come oldest first; each list keeps that order. */
   private body(channel: Channel, items: Item[]): unknown {
-    const failures = items.filter((i) => i.kind === 'failure').map((i) => i.value);
-    if (channel === 'deployments') {
-      return { region: this.o.region, instances: items.filter((i) => i.kind === 'instance').map((i) => i.value), failures };
-    }
-    return { region: this.o.region, sentinels: items.filter((i) => i.kind === 'sentinel').map((i) => i.value), failures };
+    const of = <K extends Item['kind']>(kind: K) => items.filter((i): i is Extract<Item, { kind: K }> => i.kind === kind).map((i) => i.value);
+    if (channel === 'region') return { region: this.o.region, gc: of('gc').at(-1) };
+    if (channel === 'deployments') return { region: this.o.region, instances: of('instance'), applies: of('apply') };
+    return { region: this.o.region, sentinels: of('sentinel'), applies: of('apply') };
   }
 
   private postWithRetry(channel: Channel, body: unknown): Promise<void> {

@@ -14,7 +14,7 @@ import { request as httpsRequest } from 'node:https';
 import type { Logger } from '../log';
 import type { PermanentError, ResourceController } from './wire';
 import { Dispatcher } from './dispatcher';
-import { CutStreamError, ndjsonLines } from './ndjson';
+import { CutStreamError, DEFAULT_MAX_LINE_CHARS, LineTooLongError, ndjsonLines } from './ndjson';
 import { StreamLine, refKey, type ResourceRef } from './wire';
 
 export interface WatcherOptions {
@@ -35,6 +35,8 @@ export interface WatcherOptions {
   waitSeconds?: number;
   /** No line for this long (heartbeats included) means the connection is dead. */
   idleTimeoutMs?: number;
+  /** Longest feed line accepted (characters); a longer one is a protocol error. */
+  maxLineBytes?: number;
   retries?: number;
   retryDelayMs?: number;
 }
@@ -76,6 +78,14 @@ export class ProtocolError extends Error {
   }
 }
 
+/** Ends a stream because a full sync was asked for (resync()); not a failure. */
+class ResyncRequested extends Error {
+  constructor() {
+    super('full sync requested');
+    this.name = 'ResyncRequested';
+  }
+}
+
 export interface WatcherStats {
   /** Responses opened (each reconnect counts). */
   streams: number;
@@ -101,6 +111,7 @@ export class Watcher {
   private running: Promise<void> | undefined;
   private current: AbortController | undefined;
   private wakeSleep: (() => void) | undefined;
+  private resyncRequested = false;
   readonly stats: WatcherStats = { streams: 0, snapshotsStarted: 0, snapshotsCompleted: 0, failures: 0, resets: 0, events: 0 };
 
   constructor(opts: WatcherOptions) {
@@ -110,6 +121,7 @@ export class Watcher {
       backoffMinMs: DEFAULT_BACKOFF_MIN_MS,
       backoffMaxMs: DEFAULT_BACKOFF_MAX_MS,
       idleTimeoutMs: DEFAULT_IDLE_TIMEOUT_MS,
+      maxLineBytes: DEFAULT_MAX_LINE_CHARS,
       retries: 2,
       retryDelayMs: 200,
       ...opts,
@@ -135,6 +147,18 @@ export class Watcher {
     this.running = this.loop();
   }
 
+  /**
+   * Starts a full sync now instead of at the next resync (krane's GC brake after an operator's
+   * confirmation: the approved deletions are re-checked against a fresh snapshot, never against
+   * the one that was held). A stream in progress is ended, without backoff.
+   */
+  resync(): void {
+    this.lastSnapshotAt = 0;
+    this.resyncRequested = true;
+    this.current?.abort(new ResyncRequested());
+    this.wakeSleep?.();
+  }
+
   /** Stops reading, lets handlers in flight finish, and resolves when the loop has ended. */
   async stop(): Promise<void> {
     this.stopped = true;
@@ -148,6 +172,7 @@ export class Watcher {
   private async loop(): Promise<void> {
     while (!this.stopped) {
       const full = !this.committed || Date.now() - this.lastSnapshotAt >= this.o.resyncIntervalMs;
+      this.resyncRequested = false;
       try {
         const outcome = await this.session(full);
         if (outcome === 'reset') {
@@ -157,9 +182,14 @@ export class Watcher {
         continue;
       } catch (err) {
         if (this.stopped) break;
+        if (this.resyncRequested) {
+          this.resyncRequested = false;
+          continue;
+        }
         this.stats.failures++;
-        const msg = err instanceof CutStreamError ? 'feed stream cut' : err instanceof ProtocolError ? 'feed protocol error' : 'feed stream failed';
-        (err instanceof ProtocolError ? this.o.logger.error : this.o.logger.warn).call(this.o.logger, { err, cursor: this.committed }, msg);
+        const protocol = err instanceof ProtocolError || err instanceof LineTooLongError;
+        const msg = err instanceof CutStreamError ? 'feed stream cut' : protocol ? 'feed protocol error' : 'feed stream failed';
+        (protocol ? this.o.logger.error : this.o.logger.warn).call(this.o.logger, { err, cursor: this.committed }, msg);
       }
       await this.sleep(this.o.backoffMinMs + Math.random() * (this.o.backoffMaxMs - this.o.backoffMinMs));
     }
@@ -226,7 +256,7 @@ export class Watcher {
       let snapshotDone = !full;
       let ended = false;
       try {
-        for await (const raw of ndjsonLines(res)) {
+        for await (const raw of ndjsonLines(res, this.o.maxLineBytes)) {
           armIdle();
           if (failure) throw failure;
           if (ended) throw new ProtocolError('line after end');

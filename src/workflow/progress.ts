@@ -14,6 +14,9 @@ export function evaluateProgress(regions: RegionProgress[], desiredState: 'runni
   // Any failed instance fails the deploy at once: a crash loop or a bad image will not heal
   // by waiting, and the reason is what the user needs to see.
   for (const r of regions) {
+    // The cluster refused the desired state itself (invalid, over quota, too large): no pod
+    // will ever come, so waiting for one only delays the answer.
+    if (r.applyFailure) return { state: 'failed', reason: `${r.region}: ${r.applyFailure.code}: ${r.applyFailure.reason}` };
     const f = r.failed[0];
     if (f) return { state: 'failed', reason: `${r.region}: ${f.podName}: ${f.reason ?? 'failed'}` };
   }

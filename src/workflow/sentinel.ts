@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { defineObject, handler, TerminalError, TimeoutError } from './engine';
 import { events, sentinels, type Sql } from '../store';
 import { notifyHandler, openWaiter } from './wait';
+import { sentinelSpecHash } from '../sync/wire';
 import type { Sentinel, SentinelDesired } from '../store/sentinels';
 
 export const SENTINEL_SERVICE = 'SentinelService';
@@ -44,12 +45,21 @@ export function sameConfig(a: SentinelDesired, b: SentinelDesired): boolean {
 }
 
 /**
- * Converged: krane reports the desired image running, healthy, with every desired replica
- * updated and available. Image and health alone (the seed's test) would also accept the old
- * pods of a replicas-only change before krane applied it.
+ * Converged: krane reports that the Deployment it sees fully rolled out carries the spec hash of
+ * exactly the desired fields, healthy, with every desired replica updated and available. Image,
+ * health and counts alone would accept the old pods of a cpu-only change that krane never
+ * applied (krane stopped); the hash is computed from the desired fields on both sides.
  */
-export function sentinelConverged(s: Pick<Sentinel, 'image' | 'replicas' | 'runningImage' | 'health' | 'updatedReplicas' | 'availableReplicas'>): boolean {
-  return s.runningImage === s.image && s.health === 'healthy' && s.updatedReplicas >= s.replicas && s.availableReplicas >= s.replicas;
+export function sentinelConverged(
+  s: Pick<Sentinel, 'image' | 'replicas' | 'cpuMillicores' | 'memoryMib' | 'runningImage' | 'health' | 'updatedReplicas' | 'availableReplicas' | 'observedSpecHash'>,
+): boolean {
+  return (
+    s.observedSpecHash === sentinelSpecHash(s) &&
+    s.runningImage === s.image &&
+    s.health === 'healthy' &&
+    s.updatedReplicas >= s.replicas &&
+    s.availableReplicas >= s.replicas
+  );
 }
 
 export interface SentinelServiceDeps {

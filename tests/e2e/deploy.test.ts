@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { testStack, until } from '../helpers/stack';
 import { WORKLOAD_NAMESPACE } from '../../src/sync/wire';
-import { KubeApi } from '../../src/kube/api';
+import { KubeClient } from '../../src/kube/client';
 
 const stack = await testStack();
 
@@ -17,7 +17,7 @@ const apiVersions = { StatefulSet: 'apps/v1', Service: 'v1', Pod: 'v1' } as cons
 
 /** Lists through the unchanged Kubernetes client against the region's simulator. */
 async function simObjects(region: string, kind: keyof typeof apiVersions, deploymentId: string): Promise<any[]> {
-  const api = new KubeApi(stack.regions.get(region)!.sim.sim.kubeConfig());
+  const api = new KubeClient(stack.regions.get(region)!.sim.sim.kubeConfig());
   return (await api.list(apiVersions[kind], kind, WORKLOAD_NAMESPACE, `unkey.com/deployment.id=${deploymentId}`)).items;
 }
 

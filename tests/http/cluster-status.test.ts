@@ -5,7 +5,7 @@ import { testDb } from '../helpers/db';
 import { buildCtrlApp } from '../../src/http';
 import { clusterStatusRoutes } from '../../src/http/cluster-status';
 import { createLogger } from '../../src/log';
-import { agentTokens, cilium, deployments, instances, sentinels, topology } from '../../src/store';
+import { agentTokens, applyFailures, cilium, deployments, instances, sentinels, topology } from '../../src/store';
 
 const scope = { workspaceId: 'default', projectId: 'default', appId: 'default', environmentId: 'default' };
 const { sql } = await testDb();
@@ -65,15 +65,15 @@ test('reports about another region are refused with 403 and write nothing', asyn
   });
   assert.equal(r.statusCode, 403);
   assert.equal((await sentinels.getSentinel(sql, 'snt-east'))!.health, 'unknown');
-  // failures naming another region
+  // apply outcomes naming another region
   r = await post('/v1/cluster/deployments/status', east, {
     region: 'us-east-1',
-    failures: [{ resource: { type: 'deployment_topology', id: 'dep-west', region: 'eu-west-1' }, reason: 'x' }],
+    applies: [{ resource: { type: 'deployment_topology', id: 'dep-west', region: 'eu-west-1' }, outcome: 'failed', code: 'ERR_KUBE_INVALID', reason: 'x' }],
   });
   assert.equal(r.statusCode, 403);
   r = await post('/v1/cluster/sentinels/status', west, {
     region: 'eu-west-1',
-    failures: [{ resource: { type: 'cilium_network_policy', id: 'cnp-east', region: 'eu-west-1' }, reason: 'x' }],
+    applies: [{ resource: { type: 'cilium_network_policy', id: 'cnp-east', region: 'eu-west-1' }, outcome: 'failed', code: 'ERR_KUBE_INVALID', reason: 'x' }],
   });
   assert.equal(r.statusCode, 403);
 });
@@ -96,7 +96,7 @@ test('sentinel observed fields are written; a sentinel apply failure fails a pro
   await sentinels.setSentinelDeployStatus(sql, 'snt-east', 'progressing');
   r = await post('/v1/cluster/sentinels/status', east, {
     region: 'us-east-1',
-    failures: [{ resource: { type: 'sentinel', id: 'snt-east', region: 'us-east-1' }, reason: 'Deployment.apps is invalid' }],
+    applies: [{ resource: { type: 'sentinel', id: 'snt-east', region: 'us-east-1' }, outcome: 'failed', code: 'ERR_KUBE_INVALID', reason: 'Deployment.apps is invalid' }],
   });
   assert.equal(r.statusCode, 200, r.body);
   const after = (await sentinels.getSentinel(sql, 'snt-east'))!;
@@ -104,15 +104,29 @@ test('sentinel observed fields are written; a sentinel apply failure fails a pro
   assert.equal(after.health, 'unhealthy');
 });
 
-test('a deployment apply failure becomes a failed instance row the workflow can see', async () => {
+test('a deployment apply failure is stored as data the workflow sees, and outcomes apply in the order listed', async () => {
   await newDeployment('dep-bad', ['us-east-1']);
-  const r = await post('/v1/cluster/deployments/status', east, {
-    region: 'us-east-1',
-    failures: [{ resource: { type: 'deployment_topology', id: 'dep-bad', region: 'us-east-1' }, reason: 'StatefulSet.apps "dep-bad" is invalid' }],
-  });
+  const resource = { type: 'deployment_topology', id: 'dep-bad', region: 'us-east-1' };
+  const failed = { resource, outcome: 'failed', code: 'ERR_KUBE_INVALID', reason: 'StatefulSet.apps "dep-bad" is invalid' };
+  let r = await post('/v1/cluster/deployments/status', east, { region: 'us-east-1', applies: [failed] });
   assert.equal(r.statusCode, 200, r.body);
-  const rows = await instances.listInstances(sql, 'dep-bad');
-  assert.deepEqual(rows.map((i) => [i.podName, i.status, i.reason]), [[instances.APPLY_FAILURE_POD, 'failed', 'StatefulSet.apps "dep-bad" is invalid']]);
+  assert.deepEqual((await instances.listInstances(sql, 'dep-bad')).length, 0, 'no fake pod row');
+  const [progress] = await deployments.deploymentProgress(sql, 'dep-bad');
+  assert.deepEqual(progress!.applyFailure, { code: 'ERR_KUBE_INVALID', reason: 'StatefulSet.apps "dep-bad" is invalid' });
+  // cleared, then failed again, then cleared, in one body: the last one wins
+  r = await post('/v1/cluster/deployments/status', east, { region: 'us-east-1', applies: [{ resource, outcome: 'succeeded' }, failed, { resource, outcome: 'succeeded' }] });
+  assert.equal(r.statusCode, 200, r.body);
+  assert.equal((await deployments.deploymentProgress(sql, 'dep-bad'))[0]!.applyFailure, null);
+  r = await post('/v1/cluster/deployments/status', east, { region: 'us-east-1', applies: [{ resource, outcome: 'succeeded' }, failed] });
+  assert.equal((await deployments.deploymentProgress(sql, 'dep-bad'))[0]!.applyFailure?.code, 'ERR_KUBE_INVALID');
+});
+
+test('the GC brake state is kept per region, newest report wins', async () => {
+  const gc = (held: boolean, at: string) => ({ region: 'us-east-1', gc: { held, wouldDelete: 20, managed: 20, maxFraction: 0.5, at } });
+  assert.equal((await post('/v1/cluster/region/status', east, gc(true, '2026-01-01T00:00:02Z'))).statusCode, 200);
+  assert.equal((await post('/v1/cluster/region/status', east, gc(false, '2026-01-01T00:00:01Z'))).statusCode, 200);
+  assert.equal((await applyFailures.getGcStatus(sql, 'us-east-1'))?.held, true, 'an older report does not overwrite');
+  assert.equal((await post('/v1/cluster/region/status', east, { ...gc(true, '2026-01-01T00:00:03Z'), region: 'eu-west-1' })).statusCode, 403);
 });
 
 test('deleted reports for a deployment that no longer exists are accepted as no-ops', async () => {

@@ -16,6 +16,25 @@ after(async () => {
 await until(() => drift.hasSynced);
 
 const ref = (id: string): ResourceRef => ({ type: 'deployment_topology', id, region: 'us-east-1' });
+
+let markers = 0;
+/**
+ * Positive evidence that nothing more is coming, instead of a sleep: a managed marker
+ * StatefulSet written now is seen by the drift watch of StatefulSets only after every earlier
+ * event of that watch; any repair those events asked for was scheduled by then, so once no
+ * repair is pending, none will happen.
+ */
+async function settled(): Promise<void> {
+  const name = `marker-${++markers}`;
+  await api.objects.create({
+    apiVersion: 'apps/v1', kind: 'StatefulSet',
+    metadata: { name, namespace: 'unkey', labels: { 'app.kubernetes.io/managed-by': 'krane', marker: name } },
+    spec: { replicas: 0, serviceName: name, selector: { matchLabels: { marker: name } }, template: { metadata: { labels: { marker: name } }, spec: { containers: [{ name: 'c', image: 'x' }] } } },
+  } as any);
+  const watch = drift.reflectors['StatefulSet/unkey']!;
+  await until(() => [...watch.store.values()].some((o) => o.metadata?.name === name));
+  await until(() => ctl.repairsPending === 0);
+}
 const sts = (name: string) => api.get({ apiVersion: 'apps/v1', kind: 'StatefulSet', namespace: 'unkey', name }) as Promise<any>;
 
 test('a StatefulSet deleted by hand is re-created; a hand scale is reverted', async () => {
@@ -39,20 +58,21 @@ test('a StatefulSet deleted by hand is re-created; a hand scale is reverted', as
 test('steady state: pods coming and going cause no writes; a deleted resource stays deleted', async () => {
   await ctl.apply(ref('dep-calm'), deploymentState({ deploymentId: 'dep-calm', replicas: 3 }));
   await until(async () => (await sts('dep-calm'))?.status?.readyReplicas === 3, 5000);
-  sim.stats.reset();
-  await new Promise((r) => setTimeout(r, 300));
-  assert.equal(sim.stats.snapshot().writes, 0);
+  const before = { ...ctl.stats };
+  await settled();
+  assert.deepEqual([ctl.stats.applied, ctl.stats.repaired], [before.applied, before.repaired], 'no writes while pods came up');
 
   await ctl.delete(ref('dep-calm'));
-  await new Promise((r) => setTimeout(r, 300));
+  await settled();
   assert.equal(await sts('dep-calm'), undefined);
+  assert.equal(ctl.stats.repaired, before.repaired);
 });
 
 test('a delete queued behind an apply of the same resource wins, and drift repair does not undo it', async () => {
   const applying = ctl.apply(ref('dep-race'), deploymentState({ deploymentId: 'dep-race', replicas: 1 }));
   const deleting = ctl.delete(ref('dep-race'));
   await Promise.all([applying, deleting]);
-  await new Promise((r) => setTimeout(r, 300));
+  await settled();
   assert.equal(await sts('dep-race'), undefined);
   assert.equal(await api.get({ apiVersion: 'v1', kind: 'Service', namespace: 'unkey', name: 'dep-race' }), undefined);
 });
@@ -60,7 +80,7 @@ test('a delete queued behind an apply of the same resource wins, and drift repai
 test('gc of a resource is not undone by drift repair', async () => {
   await ctl.apply(ref('dep-gcd'), deploymentState({ deploymentId: 'dep-gcd', replicas: 1 }));
   await ctl.gc(new Set(['deployment_topology/dep-drift']));
-  await new Promise((r) => setTimeout(r, 300));
+  await settled();
   assert.equal(await sts('dep-gcd'), undefined);
   assert.ok(await sts('dep-drift'));
 });

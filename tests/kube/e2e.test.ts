@@ -7,7 +7,7 @@ import { buildCtrlApp } from '../../src/http';
 import { clusterStatusRoutes } from '../../src/http/cluster-status';
 import { createFeed } from '../../src/sync/feed';
 import { startKrane } from '../../src/modes/krane';
-import { cilium, deployments, instances, sentinels, topology } from '../../src/store';
+import { applyFailures, cilium, deployments, instances, sentinels, topology } from '../../src/store';
 import type { KraneConfig } from '../../src/config';
 import { logger, startSim, until } from './helpers';
 
@@ -81,14 +81,14 @@ test('a sentinel and its environment policy converge, with observed fields writt
   assert.ok(await api.get({ apiVersion: 'v1', kind: 'Service', namespace: 'sentinel', name: 'gossip-default' }));
 });
 
-test('a permanent apply failure shows as a failed instance, and a later successful apply clears it', async () => {
+test('a permanent apply failure is reported as that resource\'s failure, and a later successful apply clears it', async () => {
   await api.objects.create({
     apiVersion: 'v1', kind: 'Service', metadata: { name: 'dep-e2e-blocked', namespace: 'unkey' }, spec: { selector: { a: 'b' }, ports: [{ port: 80 }] },
   } as any);
   await deploy('dep-e2e-blocked', 'registry.example/app:v1', 1);
-  const marker = await until(async () => (await instances.listInstances(sql, 'dep-e2e-blocked')).find((r) => r.podName === instances.APPLY_FAILURE_POD));
-  assert.equal(marker.status, 'failed');
-  assert.match(marker.reason ?? '', /managed-by=krane/);
+  const marker = await until(async () => (await applyFailures.listApplyFailures(sql, 'deployment_topology', 'dep-e2e-blocked'))[0]);
+  assert.equal(marker.code, 'ERR_KUBE_UNMANAGED_CONFLICT');
+  assert.match(marker.reason, /managed-by=krane/);
   // the operator removes the foreign object; the next change to the deployment applies cleanly
   await api.delete({ apiVersion: 'v1', kind: 'Service', namespace: 'unkey', name: 'dep-e2e-blocked' });
   await topology.upsertTopology(sql, { deploymentId: 'dep-e2e-blocked', region: 'us-east-1', workspaceId: 'default', replicas: 1 });
@@ -97,4 +97,5 @@ test('a permanent apply failure shows as a failed instance, and a later successf
     return r.length === 1 && r[0]!.status === 'running' ? r : undefined;
   });
   assert.equal(rows[0]!.podName, 'dep-e2e-blocked-0');
+  await until(async () => (await applyFailures.listApplyFailures(sql, 'deployment_topology', 'dep-e2e-blocked')).length === 0);
 });

@@ -34,6 +34,7 @@ export function sentinelState(over: Partial<SentinelApply> = {}): SentinelApply 
     replicas: 2,
     cpuMillicores: 500,
     memoryMib: 512,
+    specHash: 'spec-hash-of-the-fixture',
     ...over,
   };
 }

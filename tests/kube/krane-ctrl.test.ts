@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { testDb } from '../helpers/db';
 import { buildCtrlApp } from '../../src/http';
 import { clusterStatusRoutes } from '../../src/http/cluster-status';
-import { agentTokens, deployments, instances, sentinels, topology } from '../../src/store';
+import { agentTokens, applyFailures, deployments, instances, sentinels, topology } from '../../src/store';
 import { StatusReporter } from '../../src/sync/reporter';
 import { InstanceStatusWatcher } from '../../src/kube/status';
 import type { ResourceRef } from '../../src/sync/wire';
@@ -58,6 +58,28 @@ test('instance rows follow the pods; another region\'s deployment is refused wit
     assert.equal((await sentinels.listSentinels(sql)).length, 0);
   } finally {
     await watcher.stop();
+    await reporter.close();
+  }
+});
+
+test('a cleared apply failure stays cleared: the latest report for a resource wins', async () => {
+  await newDeployment('dep-flip', 'us-east-1');
+  const token = (await agentTokens.createAgentToken(sql, 'us-east-1')).token;
+  // A long flush delay: both reports sit in the buffer and go out in one body.
+  const reporter = new StatusReporter({ controlPlaneUrl: ctrlUrl, token, region: 'us-east-1', logger, flushDelayMs: 60_000 });
+  try {
+    const ref: ResourceRef = { type: 'deployment_topology', id: 'dep-flip', region: 'us-east-1' };
+    reporter.apply({ resource: ref, outcome: 'failed', code: 'ERR_KUBE_INVALID', reason: 'StatefulSet.apps "dep-flip" is invalid' });
+    reporter.apply({ resource: ref, outcome: 'succeeded' });
+    await reporter.flush();
+    assert.equal(reporter.pending(), 0);
+    assert.equal((await applyFailures.listApplyFailures(sql, 'deployment_topology', 'dep-flip')).length, 0, 'the failure was cleared after it was raised');
+    // The other way round, the failure stands.
+    reporter.apply({ resource: ref, outcome: 'succeeded' });
+    reporter.apply({ resource: ref, outcome: 'failed', code: 'ERR_KUBE_FORBIDDEN', reason: 'exceeded quota: compute' });
+    await reporter.flush();
+    assert.deepEqual((await applyFailures.listApplyFailures(sql, 'deployment_topology', 'dep-flip')).map((f) => [f.region, f.code, f.reason]), [['us-east-1', 'ERR_KUBE_FORBIDDEN', 'exceeded quota: compute']]);
+  } finally {
     await reporter.close();
   }
 });

@@ -62,7 +62,7 @@ test('ctrl down: states are kept (latest wins), the breaker opens, and all is de
   r.breaker.on('close', () => events.push('close'));
   r.instance(inst('dep-a-0', 'pending', 'ContainerCreating'));
   r.instance(inst('dep-a-1', 'pending'));
-  r.sentinel({ sentinelId: 'snt-a', availableReplicas: 0, updatedReplicas: 0, readyReplicas: 0, observedGeneration: 1, runningImage: null, health: 'unknown' });
+  r.sentinel({ sentinelId: 'snt-a', availableReplicas: 0, updatedReplicas: 0, readyReplicas: 0, observedGeneration: 1, runningImage: null, health: 'unknown', specHash: null });
   await until(() => r.breakerState() === 'open');
   // newer states replace older ones for the same pod while ctrl is down
   r.instance(inst('dep-a-0', 'running'));

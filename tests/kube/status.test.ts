@@ -77,7 +77,7 @@ test('a crash-looping image reaches ctrl as failed with its reason within 2 s of
 
 test('the pod watch survives an expired resourceVersion (410) by relisting, and catches up', async () => {
   const seen = new Map<string, InstanceReport>();
-  const sink: StatusSink = { instance: (r) => void seen.set(r.podName, r), sentinel: () => {}, failure: () => {} };
+  const sink: StatusSink = { instance: (r) => void seen.set(r.podName, r), sentinel: () => {}, apply: () => {}, gc: () => {} };
   const watcher = new InstanceStatusWatcher({ api, namespace: 'unkey', sink, logger, relistIntervalMs: 60_000, minBackoffMs: 10 });
   watcher.start();
   try {
@@ -100,7 +100,7 @@ test('the pod watch survives an expired resourceVersion (410) by relisting, and 
 
 test('sentinel status: healthy on the rolled-out image; a crashing new image is unhealthy and keeps the old running image', async () => {
   const seen: SentinelStatus[] = [];
-  const sink: StatusSink = { instance: () => {}, sentinel: (s) => void seen.push(s), failure: () => {} };
+  const sink: StatusSink = { instance: () => {}, sentinel: (s) => void seen.push(s), apply: () => {}, gc: () => {} };
   const watcher = new SentinelStatusWatcher({ api, namespace: 'sentinel', sink, logger, relistIntervalMs: 60_000 });
   watcher.start();
   try {

@@ -143,7 +143,7 @@ test('sentinels: ensure is idempotent per environment and region; desired and ob
   assert.equal(updated?.deployStatus, 'progressing');
   assert.equal((await changes.listChangesFor(sql, 'sentinel', a.sentinel.id)).length, 2);
 
-  const obs = { availableReplicas: 3, updatedReplicas: 3, readyReplicas: 3, observedGeneration: 7, runningImage: 'sentinel:2', health: 'healthy' as const };
+  const obs = { availableReplicas: 3, updatedReplicas: 3, readyReplicas: 3, observedGeneration: 7, runningImage: 'sentinel:2', health: 'healthy' as const, observedSpecHash: null };
   assert.equal(await sentinels.updateSentinelObserved(sql, a.sentinel.id, 'eu-west-1', obs), undefined, 'another region cannot write it');
   const observed = await sentinels.updateSentinelObserved(sql, a.sentinel.id, 'us-east-1', obs);
   assert.equal(observed?.observedGeneration, 7);

@@ -81,7 +81,7 @@ test('dispatcher: one event at a time per resource, different resources concurre
   const d = new Dispatcher({ controller: ctrl, concurrency: 3, logger: silent, retries: 0, retryDelayMs: 1 });
   const apply = (id: string, replicas: number) => ({
     action: 'apply' as const, kind: 'sentinel' as const, sentinelId: id, workspaceId: 'w', projectId: 'p', appId: 'a', environmentId: 'e',
-    region: 'r', namespace: 'sentinel', image: 'i', replicas, cpuMillicores: 1, memoryMib: 1,
+    region: 'r', namespace: 'sentinel', image: 'i', replicas, cpuMillicores: 1, memoryMib: 1, specHash: 'h',
   });
   const jobs: Promise<void>[] = [];
   for (let r = 1; r <= 4; r++) for (const id of ['a', 'b', 'c', 'd', 'e', 'f']) jobs.push(d.submit({ type: 'sentinel', id, region: 'r' }, apply(id, r)));

@@ -236,3 +236,23 @@ test('a snapshot that ends without snapshot_end is a cut', async () => {
   assert.equal(w.cursor, undefined);
   await w.stop();
 });
+
+test('a line longer than the limit is a protocol error: cut, no GC, no cursor, reconnect', async () => {
+  const long = JSON.stringify({
+    type: 'change',
+    resource: { type: 'deployment_topology', id: 'dep-long', region: 'us-east-1' },
+    state: {
+      action: 'apply', kind: 'deployment', deploymentId: 'dep-long', workspaceId: 'w', projectId: 'p', appId: 'a', environmentId: 'e', region: 'us-east-1',
+      namespace: 'unkey', image: 'img:1', replicas: 1, cpuMillicores: 100, memoryMib: 128, port: 8080, command: [], env: { BIG: 'x'.repeat(4096) },
+    },
+  });
+  const fake = await fakeCtrl(['{"type":"snapshot_begin"}', applyLine('first'), long, '{"type":"snapshot_end","cursor":"e:1:1","count":2}', ''].join('\n'));
+  const ctrl = new RecordingController();
+  const w = watcher(fake.url, ctrl, { maxLineBytes: 1024 } as Partial<WatcherOptions>);
+  w.start();
+  await waitFor(() => w.stats.failures >= 2 && fake.hits() >= 2, 5_000, 'protocol error twice (reconnected)');
+  assert.equal(ctrl.applied('deployment_topology/dep-long'), undefined);
+  assert.equal(ctrl.gcs.length, 0);
+  assert.equal(w.cursor, undefined);
+  await w.stop();
+});

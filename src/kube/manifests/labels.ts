@@ -29,6 +29,12 @@ export const ANNOTATION = {
   resource: 'unkey.com/resource',
   /** Region the desired state was for; lets an operator see a misrouted object at a glance. */
   region: 'unkey.com/region',
+  /**
+   * On a sentinel Deployment: the spec hash ctrl computed for the desired state it was built
+   * from. krane echoes it in its status report once that spec is rolled out, which is how ctrl
+   * knows READY is about the current spec and not an older one.
+   */
+  specHash: 'unkey.com/spec-hash',
   /** Hash of the manifest as krane last applied it; a match lets apply skip the request. */
   manifestHash: 'unkey.com/manifest-hash',
 } as const;

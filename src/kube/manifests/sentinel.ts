@@ -47,7 +47,7 @@ export function buildSentinelObjects(s: SentinelApply, _opts: BuildOptions = {})
   const deployment: ManifestObject = {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
-    metadata: { name, namespace: s.namespace, labels, annotations },
+    metadata: { name, namespace: s.namespace, labels, annotations: { ...annotations, [ANNOTATION.specHash]: s.specHash } },
     spec: {
       replicas: s.replicas,
       minReadySeconds: MIN_READY_SECONDS,

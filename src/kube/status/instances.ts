@@ -4,14 +4,14 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger } from '../../log';
 import type { InstanceReport } from '../../sync/wire';
-import { KINDS, type KubeApi } from '../api';
+import { KINDS, type KubeClient } from '../client';
 import { LABEL, MANAGED_SELECTOR } from '../manifests';
 import { Reflector } from '../reflector';
 import { instanceReport } from './pod';
 import type { StatusSink } from '../../sync/wire';
 
 export interface InstanceWatcherOptions {
-  api: KubeApi;
+  api: KubeClient;
   namespace: string;
   sink: StatusSink;
   logger: Logger;

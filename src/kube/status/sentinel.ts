@@ -3,7 +3,7 @@
 // and available, no old replicas left): the sentinel deploy call waits for exactly that.
 import type { V1Deployment } from '@kubernetes/client-node';
 import type { SentinelStatus } from '../../sync/wire';
-import { LABEL, SENTINEL_CONTAINER } from '../manifests';
+import { ANNOTATION, LABEL, SENTINEL_CONTAINER } from '../manifests';
 
 export function rolloutComplete(d: V1Deployment): boolean {
   const want = d.spec?.replicas ?? 1;
@@ -44,5 +44,7 @@ export function sentinelStatus(d: V1Deployment, previousImage: string | null, fa
     observedGeneration: st.observedGeneration ?? 0,
     runningImage: want === 0 ? null : complete ? sentinelImage(d) : previousImage,
     health,
+    // Only a finished rollout speaks for a spec: mid-rollout the counts mix old and new pods.
+    specHash: complete ? (d.metadata?.annotations?.[ANNOTATION.specHash] ?? null) : null,
   };
 }

@@ -5,7 +5,7 @@
 import type { V1Deployment, V1Pod } from '@kubernetes/client-node';
 import type { Logger } from '../../log';
 import type { SentinelStatus } from '../../sync/wire';
-import { KINDS, type KubeApi } from '../api';
+import { KINDS, type KubeClient } from '../client';
 import { LABEL, MANAGED_SELECTOR } from '../manifests';
 import { Reflector } from '../reflector';
 import { podState } from './pod';
@@ -13,7 +13,7 @@ import { rolloutComplete, sentinelImage, sentinelStatus } from './sentinel';
 import type { StatusSink } from '../../sync/wire';
 
 export interface SentinelWatcherOptions {
-  api: KubeApi;
+  api: KubeClient;
   namespace: string;
   sink: StatusSink;
   logger: Logger;
@@ -76,7 +76,7 @@ export class SentinelStatusWatcher {
       // The sentinel's objects are gone: nothing runs, and a later re-create starts from scratch.
       this.lastImage.delete(id);
       this.last.delete(id);
-      this.o.sink.sentinel({ sentinelId: id, availableReplicas: 0, updatedReplicas: 0, readyReplicas: 0, observedGeneration: 0, runningImage: null, health: 'unknown' });
+      this.o.sink.sentinel({ sentinelId: id, availableReplicas: 0, updatedReplicas: 0, readyReplicas: 0, observedGeneration: 0, runningImage: null, health: 'unknown', specHash: null });
       return;
     }
     this.emit(d, relist);

@@ -1,15 +1,20 @@
 // The wire between ctrl and krane: the one module both ends share, and a leaf (it imports
-// nothing of ours, only zod). Changing it changes the protocol, so it stays small.
+// nothing of ours, only zod and node:crypto). Changing it changes the protocol, so it stays small.
 //
 // - protocol.ts: zod schemas of every change-feed line, the desired states they carry, krane's
-//   status reports and the desired-state lookups. Both sides parse with them, so an unknown or
-//   malformed line is an error on either side, never skipped.
+//   status reports (instances, sentinels, apply outcomes, the GC brake) and the desired-state
+//   lookups. Both sides parse with them, so an unknown or malformed line is an error on either
+//   side, never skipped.
+// - spec-hash.ts: sentinelSpecHash, which ctrl sends with a sentinel's desired state and
+//   compares with what krane reports back (READY means the cluster runs exactly that spec).
 // - controller.ts: ResourceController, what krane's Kubernetes side implements for the feed's
-//   dispatcher (apply, delete, gc), and PermanentError, how it says retrying cannot help.
-// - status-sink.ts: StatusSink, what krane's status watchers write to and its reporter
-//   implements.
+//   dispatcher (apply, delete, gc); PermanentError (retrying cannot help this object: report
+//   it and move on) and RetryLaterError (wait, at least as long as the API server asked).
+// - status-sink.ts: StatusSink, what krane's observers write to and its reporter implements.
 //
-// May import: zod. Imported by: src/sync (both ends), src/kube (krane's side), src/http.
+// May import: zod, node built-ins. Imported by: src/sync (both ends), src/kube (krane's side),
+// src/http, src/workflow (the spec hash).
 export * from './protocol';
+export * from './spec-hash';
 export * from './controller';
 export * from './status-sink';

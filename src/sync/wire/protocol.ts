@@ -48,6 +48,13 @@ export const SentinelApply = z.object({
   replicas: z.number().int().min(0),
   cpuMillicores: z.number().int().positive(),
   memoryMib: z.number().int().positive(),
+  /**
+   * sentinelSpecHash of the fields above, computed by ctrl. krane stamps it on the Deployment
+   * and reports it back once that spec is fully rolled out; ctrl calls a sentinel converged
+   * only when the reported hash is the desired one, so READY never means "the old pods look
+   * healthy".
+   */
+  specHash: z.string().min(1).max(128),
 });
 export type SentinelApply = z.infer<typeof SentinelApply>;
 
@@ -107,21 +114,27 @@ export const InstanceReport = z.object({
 export type InstanceReport = z.infer<typeof InstanceReport>;
 
 /**
- * Pod name of the instance row that stands for a permanent apply failure of a deployment in a
- * region: ctrl writes it (status failed, the reason) from a report's `failures`, and krane
- * clears it with a `deleted` instance report once a later apply of that deployment succeeds.
- * The colon cannot occur in a Kubernetes pod name, so it never collides with a real instance.
+ * The outcome of krane's latest attempt at one resource's desired state. `failed`: the cluster
+ * refused it for a reason retrying cannot fix (the code says which: ERR_KUBE_INVALID,
+ * ERR_KUBE_FORBIDDEN, ERR_KUBE_TOO_LARGE, …); `succeeded`: a later apply or delete went through,
+ * which clears an earlier failure. Both travel in one list, in the order they happened, and
+ * the last entry per resource wins at both ends (the reporter's buffer and ctrl).
  */
-export const APPLY_FAILURE_POD = 'krane:apply';
-
-/** A desired state the cluster refused permanently (e.g. the API server answered 422). */
-export const ApplyFailure = z.object({ resource: ResourceRef, reason: z.string().max(2048) });
-export type ApplyFailure = z.infer<typeof ApplyFailure>;
+export const ApplyReport = z.discriminatedUnion('outcome', [
+  z.object({ resource: ResourceRef, outcome: z.literal('failed'), code: z.string().regex(/^ERR_[A-Z_]+$/).max(64), reason: z.string().min(1).max(2048) }),
+  z.object({
+    resource: ResourceRef,
+    outcome: z.literal('succeeded'),
+    /** Set when krane had to delete and create an object again (a change to an immutable field): why. */
+    recreated: z.string().max(2048).optional(),
+  }),
+]);
+export type ApplyReport = z.infer<typeof ApplyReport>;
 
 export const DeploymentStatusReport = z.object({
   region,
   instances: z.array(InstanceReport).max(10_000).default([]),
-  failures: z.array(ApplyFailure).max(1000).default([]),
+  applies: z.array(ApplyReport).max(1000).default([]),
 });
 export type DeploymentStatusReport = z.infer<typeof DeploymentStatusReport>;
 
@@ -133,15 +146,38 @@ export const SentinelStatus = z.object({
   observedGeneration: z.number().int().min(0),
   runningImage: z.string().nullable(),
   health: z.enum(['unknown', 'healthy', 'unhealthy']),
+  /**
+   * The spec hash stamped on the Deployment, reported only once the Deployment controller has
+   * observed that spec and the rollout to it is complete; null otherwise (or when it is gone).
+   */
+  specHash: z.string().max(128).nullable().default(null),
 });
 export type SentinelStatus = z.infer<typeof SentinelStatus>;
 
 export const SentinelStatusReport = z.object({
   region,
   sentinels: z.array(SentinelStatus).max(10_000).default([]),
-  failures: z.array(ApplyFailure).max(1000).default([]),
+  applies: z.array(ApplyReport).max(1000).default([]),
 });
 export type SentinelStatusReport = z.infer<typeof SentinelStatusReport>;
+
+/**
+ * The GC brake's state after krane's latest GC pass: `held` when the pass would have deleted
+ * more than `maxFraction` of the `managed` objects (and more than a handful) and was refused
+ * until an operator confirms on krane's host (`unkey-infra krane gc --confirm`).
+ */
+export const GcStatus = z.object({
+  held: z.boolean(),
+  wouldDelete: z.number().int().min(0),
+  managed: z.number().int().min(0),
+  maxFraction: z.number().gt(0).max(1),
+  at: z.iso.datetime(),
+});
+export type GcStatus = z.infer<typeof GcStatus>;
+
+/** Region-wide facts krane reports (POST /v1/cluster/region/status). */
+export const RegionStatusReport = z.object({ region, gc: GcStatus });
+export type RegionStatusReport = z.infer<typeof RegionStatusReport>;
 
 // ---- single-resource desired-state lookups (GET /v1/cluster/*/:id/desired) ---------------
 

@@ -1,9 +1,13 @@
-// Where status watchers put what they observe. The reporter (src/sync/reporter.ts, krane's side) implements
-// it; tests use a recording sink. Calls must not block: a sink buffers.
-import type { ApplyFailure, InstanceReport, SentinelStatus } from './protocol';
+// Where krane's observers put what they learn. The reporter (src/sync/reporter.ts, krane's side)
+// implements it; tests use a recording sink. Calls must not block: a sink buffers, keeping the
+// latest state per key (pod, sentinel, resource, region).
+import type { ApplyReport, GcStatus, InstanceReport, SentinelStatus } from './protocol';
 
 export interface StatusSink {
   instance(r: InstanceReport): void;
   sentinel(s: SentinelStatus): void;
-  failure(f: ApplyFailure): void;
+  /** The latest outcome of applying or deleting one resource (failed, or succeeded again). */
+  apply(r: ApplyReport): void;
+  /** The GC brake's state after a GC pass. */
+  gc(s: GcStatus): void;
 }

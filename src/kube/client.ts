@@ -1,7 +1,9 @@
-// A thin wrapper over @kubernetes/client-node 1.4: server-side apply, get, delete, paged list
-// and watch for the handful of kinds krane manages, with request counting for metrics and the
-// benchmark, and one place that turns client errors into HTTP status codes.
+// KubeClient, a thin wrapper over @kubernetes/client-node 1.4: server-side apply, get, delete,
+// paged list and watch for the handful of kinds krane manages, with request counting for
+// metrics and the benchmark; and the one place that reads client errors (status code, Status
+// body, Retry-After) into the facts src/kube/classify.ts decides on.
 import { KubeConfig, KubernetesObjectApi, PatchStrategy, Watch, type KubernetesObject } from '@kubernetes/client-node';
+import type { ApiFailure } from './classify';
 
 /** The field manager every apply uses; ownership in managedFields is recorded under it. */
 export const FIELD_MANAGER = 'krane';
@@ -49,21 +51,54 @@ export function isKindUnavailable(err: unknown): boolean {
   return msg.startsWith('Unrecognized API version and kind') || (httpStatus(err) === 404 && msg.startsWith('Failed to fetch resource metadata'));
 }
 
-/** The API server's message from a failed call's Status body, for logs and failure reports. */
-export function apiMessage(err: unknown): string {
-  const body = (err as { body?: unknown }).body;
+/** The Status body of a failed call, parsed when it arrived as text. */
+function statusBody(err: unknown): Record<string, unknown> | string | undefined {
+  const body = (err as { body?: unknown } | null)?.body;
   if (typeof body === 'string') {
     try {
-      const parsed = JSON.parse(body) as { message?: string };
-      if (parsed.message) return parsed.message;
+      const parsed = JSON.parse(body) as unknown;
+      return parsed && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : body;
     } catch {
-      return body.slice(0, 2048);
+      return body;
     }
   }
-  if (body && typeof body === 'object' && typeof (body as { message?: unknown }).message === 'string') {
-    return (body as { message: string }).message;
-  }
-  return (err as Error)?.message ?? String(err);
+  return body && typeof body === 'object' ? (body as Record<string, unknown>) : undefined;
+}
+
+/** The facts src/kube/classify.ts decides on, read from a client error (data in, data out). */
+export function apiFailure(err: unknown): ApiFailure {
+  const body = statusBody(err);
+  const status = typeof body === 'object' ? body : {};
+  const details = (status.details ?? {}) as { kind?: unknown; causes?: unknown; retryAfterSeconds?: unknown };
+  const causes = (Array.isArray(details.causes) ? (details.causes as Record<string, unknown>[]) : [])
+    .filter((c) => typeof c?.reason === 'string')
+    .map((c) => ({
+      reason: c.reason as string,
+      ...(typeof c.field === 'string' ? { field: c.field } : {}),
+      ...(typeof c.message === 'string' ? { message: c.message } : {}),
+    }));
+  const headers = ((err as { headers?: unknown } | null)?.headers ?? {}) as Record<string, unknown>;
+  const header = headers['retry-after'] ?? headers['Retry-After'];
+  const fromHeader = typeof header === 'string' && /^\d+$/.test(header.trim()) ? Number(header) : undefined;
+  const fromBody = typeof details.retryAfterSeconds === 'number' ? details.retryAfterSeconds : undefined;
+  const retryAfterSeconds = fromHeader ?? fromBody;
+  let message: string;
+  if (typeof status.message === 'string' && status.message) message = status.message;
+  else if (typeof body === 'string') message = body.slice(0, 2048);
+  else message = (err as Error)?.message ?? String(err);
+  return {
+    status: httpStatus(err),
+    ...(typeof status.reason === 'string' ? { reason: status.reason } : {}),
+    message,
+    ...(typeof details.kind === 'string' ? { detailsKind: details.kind } : {}),
+    causes,
+    ...(retryAfterSeconds !== undefined ? { retryAfterSeconds } : {}),
+  };
+}
+
+/** The API server's message from a failed call's Status body, for logs and failure reports. */
+export function apiMessage(err: unknown): string {
+  return apiFailure(err).message;
 }
 
 export function collectionPath(apiVersion: string, plural: string, namespace: string): string {
@@ -73,17 +108,19 @@ export function collectionPath(apiVersion: string, plural: string, namespace: st
 
 /**
  * Loads the client configuration: an explicit file, else in-cluster (service account) when
- * running in a pod, else the default chain ($KUBECONFIG, then ~/.kube/config).
+ * running in a pod, else the default chain ($KUBECONFIG, then ~/.kube/config, read by the
+ * client library). Whether krane runs in a pod comes from config.ts (the one reader of the
+ * environment).
  */
-export function loadKubeConfig(file?: string): KubeConfig {
+export function loadKubeConfig(source: { file?: string; inCluster: boolean }): KubeConfig {
   const kc = new KubeConfig();
-  if (file) kc.loadFromFile(file);
-  else if (process.env.KUBERNETES_SERVICE_HOST) kc.loadFromCluster();
+  if (source.file) kc.loadFromFile(source.file);
+  else if (source.inCluster) kc.loadFromCluster();
   else kc.loadFromDefault();
   return kc;
 }
 
-export class KubeApi {
+export class KubeClient {
   readonly objects: KubernetesObjectApi;
   private readonly watcher: Watch;
   /** Requests sent, by verb. Read by metrics and the benchmark. */
@@ -112,11 +149,12 @@ export class KubeApi {
   }
 
   /**
-   * Deletes with background propagation (dependents such as pods go too). With `uid`, the API
+   * Deletes with background propagation (dependents such as pods go too), or with Orphan
+   * (dependents stay, for a recreated owner to adopt). With `uid`, the API
    * server deletes only that incarnation of the object, so a check-then-delete cannot hit an
    * object someone recreated in between. Returns false when the object was already gone.
    */
-  async delete(ref: ObjectRef, uid?: string): Promise<boolean> {
+  async delete(ref: ObjectRef, uid?: string, propagation: 'Background' | 'Orphan' = 'Background'): Promise<boolean> {
     this.counts.delete++;
     try {
       await this.objects.delete(
@@ -125,7 +163,7 @@ export class KubeApi {
         undefined,
         undefined,
         undefined,
-        'Background',
+        propagation,
         uid ? { preconditions: { uid } } : undefined,
       );
       return true;

@@ -1,4 +1,4 @@
-// KubeController: the ResourceController (src/sync/controller.ts) that makes the cluster match
+// ApplyController: the ResourceController (src/sync/controller.ts) that makes the cluster match
 // desired states. One instance per krane. Calls for different resources run concurrently;
 // calls for one resource (from the watcher or from drift repair via `observe`) queue behind
 // each other, so per-resource work never interleaves.
@@ -12,58 +12,34 @@
 //   2. if the object is unknown, GET it first: an existing object without the managed-by
 //      label is someone else's and is a PermanentError, never overwritten;
 //   3. server-side apply with force under the `krane` field manager (a no-op on the server
-//      when nothing changed). 400/422 from the API server are PermanentErrors.
-// Delete and GC only ever target inventory entries (listed by the managed-by label) or objects
-// checked by GET to carry it, and delete with a uid precondition.
+//      when nothing changed). A refusal becomes a coded error as src/kube/classify.ts decides:
+//      permanent for this object (report and move on) or retry later.
+// A 422 for an immutable field of a StatefulSet or Deployment deletes and recreates it. Delete
+// and GC only target inventory entries (listed by the managed-by label) or objects checked by
+// GET to carry it, with a uid precondition; GC passes go through the brake (gc-brake.ts).
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from '../log';
-import { PermanentError, type ResourceController } from '../sync/wire';
-import { refKey, SENTINEL_NAMESPACE, WORKLOAD_NAMESPACE, type ApplyState, type ResourceRef } from '../sync/wire';
-import { apiMessage, httpStatus, isKindUnavailable, type KubeApi, type ObjectRef } from './api';
-import { Inventory, type InventoryEntry, type ManagedKind } from './inventory';
+import type { ResourceController } from '../sync/wire';
+import { refKey, SENTINEL_NAMESPACE, WORKLOAD_NAMESPACE, type ApplyState, type GcStatus, type ResourceRef } from '../sync/wire';
+import { apiFailure, type KubeClient, type ObjectRef } from './client';
+import { isImmutableFieldChange } from './classify';
+import { KubeApplyError, kubeError } from './errors';
+import { GcBrake } from './gc-brake';
+import { expectedObjects, managedKinds, refOf, resourceFromLabels, sortForDelete, toObj } from './objects';
+export { managedKinds };
+import { Inventory, type InventoryEntry } from './inventory';
 import {
   ANNOTATION,
   buildObjects,
-  deploymentObjectName,
   isManaged,
   LABEL,
-  sentinelObjectName,
   type BuildOptions,
   type ManifestObject,
 } from './manifests';
 import { objectKey } from './manifests/types';
 
-/** Coded permanent failure: the cluster will not accept this desired state as it is. */
-export class KubeApplyError extends PermanentError {
-  constructor(
-    readonly code: | 'ERR_KUBE_INVALID'
-      | 'ERR_KUBE_UNMANAGED_CONFLICT'
-      | 'ERR_KUBE_WRONG_REGION'
-      | 'ERR_KUBE_WRONG_NAMESPACE'
-      | 'ERR_KUBE_KIND_UNAVAILABLE',
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
-}
-
-export function managedKinds(workloadNs = WORKLOAD_NAMESPACE, sentinelNs = SENTINEL_NAMESPACE): ManagedKind[] {
-  return [
-    { apiVersion: 'v1', kind: 'Service', namespace: workloadNs },
-    { apiVersion: 'apps/v1', kind: 'StatefulSet', namespace: workloadNs },
-    { apiVersion: 'v1', kind: 'Service', namespace: sentinelNs },
-    { apiVersion: 'apps/v1', kind: 'Deployment', namespace: sentinelNs },
-    { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', namespace: sentinelNs },
-    { apiVersion: 'cilium.io/v2', kind: 'CiliumNetworkPolicy', namespace: sentinelNs },
-  ];
-}
-
-/** Workloads go first on delete so their pods stop before the Service that names them goes. */
-const DELETE_ORDER: Record<string, number> = { StatefulSet: 0, Deployment: 0, PodDisruptionBudget: 1, CiliumNetworkPolicy: 1, Service: 2 };
-
-export interface KubeControllerOptions {
-  api: KubeApi;
+export interface ApplyControllerOptions {
+  api: KubeClient;
   region: string;
   logger: Logger;
   build?: BuildOptions;
@@ -78,6 +54,14 @@ export interface KubeControllerOptions {
    * skipped as unchanged). krane uses it to clear an earlier apply-failure report.
    */
   onApplied?(ref: ResourceRef, wrote: boolean): void;
+  /** After every successful delete of a resource's objects (clears an earlier failure report). */
+  onDeleted?(ref: ResourceRef): void;
+  /** After an object was deleted and created again because a field it changes is immutable. */
+  onRecreated?(ref: ResourceRef, why: string): void;
+  /** The GC brake's share (src/kube/gc-brake.ts); 1 turns it off. Default 0.5. */
+  gcMaxFraction?: number;
+  /** After every GC pass: the brake's state, for ctrl and the metrics. */
+  onGc?(status: GcStatus): void;
 }
 
 /**
@@ -92,6 +76,10 @@ export interface ControllerStats {
   deleted: number;
   /** Resources re-applied because their objects were deleted or changed behind krane's back. */
   repaired: number;
+  /** Objects deleted and created again for a change to an immutable field. */
+  recreated: number;
+  /** GC passes refused by the brake. */
+  gcRefused: number;
 }
 
 /** What krane last applied for a resource, kept to repair drift without asking ctrl. */
@@ -108,25 +96,31 @@ interface Remembered {
  */
 const REPAIR_DEBOUNCE_MS = 100;
 
-export class KubeController implements ResourceController {
+/** Kinds krane may delete and create again when a change to an immutable field is refused. */
+const RECREATABLE = new Set(['StatefulSet', 'Deployment']);
+
+export class ApplyController implements ResourceController {
   readonly inventory: Inventory;
-  readonly stats: ControllerStats = { applied: 0, skipped: 0, deleted: 0, repaired: 0 };
+  readonly stats: ControllerStats = { applied: 0, skipped: 0, deleted: 0, repaired: 0, recreated: 0, gcRefused: 0 };
+  readonly brake: GcBrake;
   private readonly remembered = new Map<string, Remembered>();
   /** Per-resource queue: the watcher and drift repair never work on one resource at once. */
   private readonly locks = new Map<string, Promise<unknown>>();
   private readonly repairs = new Map<string, NodeJS.Timeout>();
+  private repairing = 0;
   private closed = false;
-  private readonly api: KubeApi;
+  private readonly api: KubeClient;
   private readonly log: Logger;
   private readonly workloadNs: string;
   private readonly sentinelNs: string;
 
-  constructor(private readonly opts: KubeControllerOptions) {
+  constructor(private readonly opts: ApplyControllerOptions) {
     this.api = opts.api;
     this.log = opts.logger;
     this.workloadNs = opts.workloadNamespace ?? WORKLOAD_NAMESPACE;
     this.sentinelNs = opts.sentinelNamespace ?? SENTINEL_NAMESPACE;
     this.inventory = new Inventory(this.api, managedKinds(this.workloadNs, this.sentinelNs), opts.verifyAfterMs);
+    this.brake = new GcBrake(opts.gcMaxFraction ?? 0.5);
   }
 
   apply(ref: ResourceRef, state: ApplyState): Promise<void> {
@@ -139,6 +133,7 @@ export class KubeController implements ResourceController {
     return this.serial(key, async () => {
       this.forgetResource(key);
       await this.deleteNow(ref);
+      this.opts.onDeleted?.(ref);
     });
   }
 
@@ -178,6 +173,7 @@ export class KubeController implements ResourceController {
       resource,
       setTimeout(() => {
         this.repairs.delete(resource);
+        this.repairing++;
         void this.serial(resource, async () => {
           const r = this.remembered.get(resource);
           if (!r || this.closed) return;
@@ -189,9 +185,16 @@ export class KubeController implements ResourceController {
             this.stats.repaired++;
             this.log.info({ resource, objects: this.stats.applied - before }, 'repaired drifted resource');
           }
-        }).catch((err) => this.log.warn({ resource, err: (err as Error).message }, 'drift repair failed, next resync retries'));
+        })
+          .catch((err) => this.log.warn({ resource, err: (err as Error).message }, 'drift repair failed, next resync retries'))
+          .finally(() => this.repairing--);
       }, REPAIR_DEBOUNCE_MS),
     );
+  }
+
+  /** Drift repairs scheduled or running: 0 is the evidence that nothing is about to be re-applied. */
+  get repairsPending(): number {
+    return this.repairs.size + this.repairing;
   }
 
   /** Stops scheduling repairs (shutdown). */
@@ -211,11 +214,13 @@ export class KubeController implements ResourceController {
       throw new KubeApplyError('ERR_KUBE_WRONG_NAMESPACE', `${state.kind} objects belong in namespace ${namespace}, not ${state.namespace}`);
     }
     const objects = buildObjects(state, this.opts.build);
-    await this.inventory.ensureFresh();
+    await this.inventory.ensureFresh().catch((err) => {
+      throw kubeError(err, 'listing managed objects');
+    });
     let wrote = false;
     const generations = new Map<string, number | undefined>();
     for (const obj of objects) {
-      const r = await this.applyObject(obj);
+      const r = await this.applyObject(ref, obj);
       generations.set(objectKey(obj), r.generation);
       wrote ||= r.wrote;
     }
@@ -229,13 +234,13 @@ export class KubeController implements ResourceController {
   }
 
   /** Applies (or skips) one object; returns its generation afterwards and whether it was sent. */
-  private async applyObject(obj: ManifestObject): Promise<{ generation: number | undefined; wrote: boolean }> {
+  private async applyObject(ref: ResourceRef, obj: ManifestObject): Promise<{ generation: number | undefined; wrote: boolean }> {
     const key = objectKey(obj);
     const hash = obj.metadata.annotations[ANNOTATION.manifestHash];
     let known = this.inventory.get(key);
     if (!known) {
       const live = await this.api.get(refOf(obj)).catch((err) => {
-        throw this.kindError(obj, err);
+        throw kubeError(err, refOf(obj));
       });
       if (live && !isManaged(live.metadata?.labels)) {
         throw new KubeApplyError(
@@ -253,22 +258,46 @@ export class KubeController implements ResourceController {
       return { generation: known.generation, wrote: false };
     }
     try {
-      const applied = await this.api.apply(obj);
-      this.inventory.set({ ...applied, apiVersion: applied.apiVersion ?? obj.apiVersion, kind: applied.kind ?? obj.kind });
-      this.stats.applied++;
-      return { generation: (applied as KubernetesObject).metadata?.generation, wrote: true };
+      return await this.send(obj);
     } catch (err) {
-      if (isKindUnavailable(err)) throw this.kindError(obj, err);
-      const status = httpStatus(err);
-      if (status === 404) {
-        // Only a missing namespace makes an apply 404. Transient: the watcher retries, and the
-        // fix is the operator's (deploy/krane-rbac.yaml creates both namespaces).
-        throw new Error(`ERR_KUBE_NAMESPACE_MISSING: namespace ${obj.metadata.namespace} does not exist: ${apiMessage(err)}`, { cause: err });
-      }
-      if (status === 422 || status === 400) {
-        throw new KubeApplyError('ERR_KUBE_INVALID', `${obj.kind} ${obj.metadata.namespace}/${obj.metadata.name} rejected: ${apiMessage(err)}`, { cause: err });
-      }
-      throw err;
+      const f = apiFailure(err);
+      // A conflict means the object changed under krane: re-read it before the retry.
+      if (f.status === 409) this.inventory.forget(key);
+      if (!known || !RECREATABLE.has(obj.kind) || !isImmutableFieldChange(f)) throw kubeError(err, refOf(obj));
+      return this.recreate(ref, obj, known, f.message);
+    }
+  }
+
+  private async send(obj: ManifestObject): Promise<{ generation: number | undefined; wrote: boolean }> {
+    const applied = await this.api.apply(obj);
+    this.inventory.set({ ...applied, apiVersion: applied.apiVersion ?? obj.apiVersion, kind: applied.kind ?? obj.kind });
+    this.stats.applied++;
+    return { generation: (applied as KubernetesObject).metadata?.generation, wrote: true };
+  }
+
+  /**
+   * The API server refused a change to a field fixed at creation: delete the object and create
+   * it anew. Its pods are orphaned when the new object selects them too (a StatefulSet adopts
+   * them by name and keeps its volumes), and go with it when the selector itself changed.
+   */
+  private async recreate(ref: ResourceRef, obj: ManifestObject, live: InventoryEntry, why: string): Promise<{ generation: number | undefined; wrote: boolean }> {
+    const current = await this.api.get(refOf(obj)).catch((err) => {
+      throw kubeError(err, refOf(obj));
+    });
+    const sameSelector = JSON.stringify((current as { spec?: { selector?: unknown } } | undefined)?.spec?.selector) === JSON.stringify((obj.spec as { selector?: unknown } | undefined)?.selector);
+    this.log.warn({ kind: obj.kind, namespace: obj.metadata.namespace, name: obj.metadata.name, why, orphanPods: sameSelector }, 'recreating object for an immutable field change');
+    await this.api.delete(refOf(obj), live.uid, sameSelector ? 'Orphan' : 'Background').catch((err) => {
+      throw kubeError(err, refOf(obj));
+    });
+    this.inventory.remove(objectKey(obj));
+    try {
+      const r = await this.send(obj);
+      this.stats.recreated++;
+      this.opts.onRecreated?.(ref, why);
+      return r;
+    } catch (err) {
+      // Still terminating (finalizers): a 409 AlreadyExists, retried like any conflict.
+      throw kubeError(err, refOf(obj));
     }
   }
 
@@ -279,7 +308,7 @@ export class KubeController implements ResourceController {
     for (const e of this.inventory.byResource(resource)) targets.set(objectKey(toObj(e)), e);
     // Objects whose names follow from the id are checked even when the inventory missed them
     // (created after the last list by an apply whose response we never saw).
-    for (const r of this.expectedObjects(ref)) {
+    for (const r of expectedObjects(ref, this.workloadNs, this.sentinelNs)) {
       const key = objectKey(toObj(r));
       if (targets.has(key)) continue;
       const live = await this.api.get(r);
@@ -303,6 +332,14 @@ export class KubeController implements ResourceController {
         continue;
       }
       if (!desired.has(resource)) doomed.set(resource, [...(doomed.get(resource) ?? []), e]);
+    }
+    const objects = [...doomed.values()].reduce((n, list) => n + list.length, 0);
+    const decision = this.brake.check({ wouldDelete: objects, managed: this.inventory.all().filter((e) => isManaged(e.labels)).length }, new Set(doomed.keys()));
+    this.reportGc(objects);
+    if (!decision.run) {
+      this.stats.gcRefused++;
+      this.log.error({ wouldDelete: objects, managed: this.inventory.all().length, maxFraction: this.brake.maxFraction }, 'gc refused: would delete too much, waiting for an operator to confirm');
+      return;
     }
     for (const key of this.remembered.keys()) if (!desired.has(key) && !doomed.has(key)) this.forgetResource(key);
     // One resource's objects go in order under its lock (so a queued drift repair cannot bring
@@ -333,6 +370,11 @@ export class KubeController implements ResourceController {
     if (errors.length) throw new AggregateError(errors, `gc failed to delete ${errors.length} objects`);
   }
 
+  private reportGc(wouldDelete: number): void {
+    const managed = this.inventory.all().filter((e) => isManaged(e.labels)).length;
+    this.opts.onGc?.({ held: this.brake.heldObjects > 0, wouldDelete, managed, maxFraction: this.brake.maxFraction, at: new Date().toISOString() });
+  }
+
   /** Krane no longer wants the resource: no drift repair may bring it back. */
   private forgetResource(resource: string): void {
     this.remembered.delete(resource);
@@ -340,7 +382,6 @@ export class KubeController implements ResourceController {
     if (t) clearTimeout(t);
     this.repairs.delete(resource);
   }
-
 
   private async deleteEntry(e: InventoryEntry): Promise<void> {
     if (!isManaged(e.labels)) return;
@@ -350,48 +391,4 @@ export class KubeController implements ResourceController {
     this.log.debug({ kind: e.kind, namespace: e.namespace, name: e.name, alreadyGone: gone }, 'deleted object');
   }
 
-  /** A kind the cluster does not serve is a permanent failure of this resource, not a retry. */
-  private kindError(obj: ManifestObject, err: unknown): unknown {
-    if (!isKindUnavailable(err)) return err;
-    return new KubeApplyError('ERR_KUBE_KIND_UNAVAILABLE', `the cluster does not serve ${obj.apiVersion} ${obj.kind} (CRD not installed?)`, { cause: err });
-  }
-
-  private expectedObjects(ref: ResourceRef): ObjectRef[] {
-    if (ref.type === 'deployment_topology') {
-      const name = deploymentObjectName(ref.id);
-      return [
-        { apiVersion: 'apps/v1', kind: 'StatefulSet', namespace: this.workloadNs, name },
-        { apiVersion: 'v1', kind: 'Service', namespace: this.workloadNs, name },
-      ];
-    }
-    if (ref.type === 'sentinel') {
-      const name = sentinelObjectName(ref.id);
-      return [
-        { apiVersion: 'apps/v1', kind: 'Deployment', namespace: this.sentinelNs, name },
-        { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', namespace: this.sentinelNs, name },
-        { apiVersion: 'v1', kind: 'Service', namespace: this.sentinelNs, name },
-      ];
-    }
-    // Gossip objects are named by environment, which a bare ref does not carry: inventory only.
-    return [];
-  }
-}
-
-function refOf(o: ManifestObject): ObjectRef {
-  return { apiVersion: o.apiVersion, kind: o.kind, namespace: o.metadata.namespace, name: o.metadata.name };
-}
-
-function toObj(r: ObjectRef) {
-  return { apiVersion: r.apiVersion, kind: r.kind, metadata: { name: r.name, namespace: r.namespace } };
-}
-
-function sortForDelete<T extends ObjectRef>(list: T[]): T[] {
-  return [...list].sort((a, b) => (DELETE_ORDER[a.kind] ?? 1) - (DELETE_ORDER[b.kind] ?? 1));
-}
-
-/** Fallback for managed objects missing the resource annotation (e.g. edited by hand). */
-function resourceFromLabels(labels: Record<string, string>): string | undefined {
-  if (labels[LABEL.deploymentId]) return refKey({ type: 'deployment_topology', id: labels[LABEL.deploymentId]! });
-  if (labels[LABEL.sentinelId]) return refKey({ type: 'sentinel', id: labels[LABEL.sentinelId]! });
-  return undefined;
 }

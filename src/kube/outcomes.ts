@@ -1,0 +1,43 @@
+// ApplyOutcomes: turns what happened to each resource into apply reports on the status sink.
+// A permanent refusal is reported as that resource's failure (code and reason); the next apply
+// or delete that goes through reports `succeeded`, which clears it at ctrl. Successes are
+// reported only when they can clear something (a failure reported by this process, or an apply
+// that had to write, which covers failures reported before a restart), so a periodic full sync
+// of unchanged resources sends nothing. Per-resource order is the sink's to keep.
+import type { PermanentError, ResourceRef, StatusSink } from '../sync/wire';
+import { refKey } from '../sync/wire';
+
+/** Failure reasons are capped by the protocol (ApplyReport.reason). */
+const MAX_REASON = 2048;
+/** For refusals that carry no code of their own. */
+const FALLBACK_CODE = 'ERR_KUBE_REJECTED';
+
+export class ApplyOutcomes {
+  /** Resources whose latest outcome reported by this process is a failure. */
+  private readonly failed = new Set<string>();
+
+  constructor(private readonly sink: StatusSink) {}
+
+  failedPermanently(ref: ResourceRef, err: PermanentError): void {
+    this.failed.add(refKey(ref));
+    const code = err.code && /^ERR_[A-Z_]+$/.test(err.code) ? err.code : FALLBACK_CODE;
+    this.sink.apply({ resource: ref, outcome: 'failed', code, reason: (err.message || code).slice(0, MAX_REASON) });
+  }
+
+  /** After a successful apply; `wrote`: some object had to be sent. */
+  applied(ref: ResourceRef, wrote: boolean): void {
+    if (this.failed.delete(refKey(ref)) || wrote) this.sink.apply({ resource: ref, outcome: 'succeeded' });
+  }
+
+  /** An object of the resource was deleted and created again; ctrl hears why. */
+  recreated(ref: ResourceRef, why: string): void {
+    this.failed.delete(refKey(ref));
+    this.sink.apply({ resource: ref, outcome: 'succeeded', recreated: why.slice(0, MAX_REASON) });
+  }
+
+  /** After a successful delete: the resource is gone, and so is any failure about it. */
+  deleted(ref: ResourceRef): void {
+    this.failed.delete(refKey(ref));
+    this.sink.apply({ resource: ref, outcome: 'succeeded' });
+  }
+}
