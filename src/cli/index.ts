@@ -8,6 +8,7 @@
 //   errors.ts    CliError/ApiError, exit codes (0 ok, 1 failed, 2 usage, 3 unknown), formatting
 //   commands/    one module per command group: (options, context) → exit code, no commander
 //   watch.ts     follows a deployment: WebSocket events drive it, a periodic GET backs it up
+//   live.ts      one event socket: greeting deadline, one listener per kind, lost said once
 //   progress.ts  pure fold of snapshots and events into per-region progress
 //   render.ts    pure text: tables, detail views, progress lines
 //   register.ts  commander wiring: registerClientCommands(program, { env: process.env })
