@@ -1,6 +1,7 @@
 // `npm test`: starts one real PostgreSQL, migrates a template database, runs every
 // tests/**/*.test.ts with node:test (through tsx), and stops PostgreSQL however the run ends.
-// Arguments narrow the run: `npm test -- tests/store` or a file path.
+// Arguments narrow the run: `npm test -- tests/store` or a file path; node:test flags
+// (`--test-name-pattern=…`) are passed on.
 import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
@@ -17,6 +18,7 @@ function findTests(path: string): string[] {
 
 const root = resolve(import.meta.dirname, '..');
 const targets = process.argv.slice(2).filter((a) => !a.startsWith('-'));
+const testFlags = process.argv.slice(2).filter((a) => a.startsWith('--test-'));
 const files = (targets.length ? targets : [join(root, 'tests')]).flatMap((t) => findTests(resolve(t)));
 if (files.length === 0) {
   console.error('no test files found');
@@ -39,7 +41,7 @@ try {
   code = await new Promise<number>((resolveCode) => {
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...files.map((f) => relative(root, f))],
+      ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...testFlags, ...files.map((f) => relative(root, f))],
       { cwd: root, stdio: 'inherit', env: { ...process.env, UNKEY_INFRA_TEST_PG_URL: server.adminUrl } },
     );
     child.on('exit', (c, sig) => resolveCode(c ?? (sig ? 1 : 0)));
