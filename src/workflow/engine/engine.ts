@@ -57,6 +57,8 @@ export interface EngineOptions {
   registry?: Registry;
   /** Finished invocations (and journals, idempotency keys) are deleted after this long. */
   retentionMs?: number;
+  /** How often the purge runs (tests shorten it to see the timer work as wired). */
+  purgeEveryMs?: number;
 }
 
 /** 50 in flight per process keeps the pool (and two cores) busy without queueing on it. */
@@ -140,6 +142,7 @@ export class Engine implements Runtime {
   readonly #stopTimeoutMs: number;
   readonly #maxParked: number;
   readonly #retentionMs: number;
+  readonly #purgeEveryMs: number;
   #purgeTimer: NodeJS.Timeout | null = null;
   readonly #defs = new Map<string, AnyDef>();
   /** Every execution in memory (running, suspending or parked), by invocation id. */
@@ -173,6 +176,7 @@ export class Engine implements Runtime {
     this.#stopTimeoutMs = opts.stopTimeoutMs ?? DEFAULT_STOP_TIMEOUT_MS;
     this.#maxParked = opts.maxParked ?? DEFAULT_MAX_PARKED;
     this.#retentionMs = opts.retentionMs ?? DEFAULT_RETENTION_MS;
+    this.#purgeEveryMs = opts.purgeEveryMs ?? PURGE_EVERY_MS;
     this.#metrics = engineMetrics(opts.registry, () => ({ running: this.#running.size, parked: this.#parked.size }));
   }
 
@@ -207,7 +211,7 @@ export class Engine implements Runtime {
     this.#unlisten = () => listener.unlisten();
     this.#pollTimer = setInterval(() => void this.#poll(), this.#pollMs);
     this.#renewTimer = setInterval(() => void this.#renew(), Math.max(50, Math.floor(this.leaseMs / 3)));
-    this.#purgeTimer = setInterval(() => void this.purge().catch((err: Error) => this.logger.warn({ err: err.message }, 'engine purge failed')), PURGE_EVERY_MS);
+    this.#purgeTimer = setInterval(() => void this.purge().catch((err: Error) => this.logger.warn({ err: err.message }, 'engine purge failed')), this.#purgeEveryMs);
     this.#purgeTimer.unref();
     await this.#poll();
     this.logger.info({ concurrency: this.#concurrency, leaseMs: this.leaseMs, pollMs: this.#pollMs }, 'engine started');
