@@ -92,7 +92,7 @@ test('ctrl going away during deploy --wait: a clear message and exit 3 once it s
     api: { url: slow.ctrl.url, token: slow.adminToken },
     watch: { pollMs: 100, unreachableMs: 600 },
   });
-  await until(() => /us-east-1\s+0\/1 ready/.test(io.stdout()), 10_000, 'progress shown');
+  await until(() => /us-east-1\s+0\/1 ready/.test(io.stdout()), 30_000, 'progress shown');
   await slow.ctrl.close();
   const r = await running;
   assert.equal(r.code, EXIT_UNKNOWN, r.stdout + r.stderr);

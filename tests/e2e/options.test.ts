@@ -11,14 +11,9 @@ import { testStack, until } from '../helpers/stack';
 import { newId } from '../../src/ids';
 import { tenancy } from '../../src/store';
 
-// Pods are ready after 500 ms, so a `slow` image (10× longer: 5 s) outlasts the 2 s deploy
-// timeout while ordinary deploys finish well within it.
 const stack = await testStack({
   regions: ['us-east-1'],
-  readyDelayMs: 500,
-  ctrl: {
-    settings: { deployTimeout: '2s', sentinelImage: 'registry.local/sentinel:custom', apexDomain: 'apps.example.test', buildCommand: 'echo "no such base image" >&2; exit 1' },
-  },
+  ctrl: { settings: { sentinelImage: 'registry.local/sentinel:custom', apexDomain: 'apps.example.test', buildCommand: 'echo "no such base image" >&2; exit 1' } },
 });
 
 async function deploy(body: Record<string, unknown>): Promise<string> {
@@ -35,8 +30,24 @@ const settled = (id: string) =>
 let readyOne: Promise<any> | undefined;
 const ready = () => (readyOne ??= deploy({ image: 'nginx:1.27' }).then(settled));
 
-test('--deploy-timeout: pods that are not ready in time fail the deploy with the timeout reason', async () => {
-  const d = await settled(await deploy({ image: 'registry.local/app:slow-1' }));
+test('--deploy-timeout: instances that never come fail the deploy with the timeout reason', async () => {
+  const own = await testStack({ regions: ['us-east-1'], ctrl: { settings: { deployTimeout: '3s' } } });
+  const post = async () => {
+    const r = await own.api('/v1/deployments', { body: { image: 'nginx:1.27', regions: ['us-east-1'], replicas: 1 } });
+    assert.equal(r.status, 202, JSON.stringify(r.body));
+    return r.body.id as string;
+  };
+  // A first deploy makes the environment's sentinel; once it is healthy, krane stops, so the
+  // next deploy's sentinel is unchanged (READY without krane) and its pods are never created:
+  // only the deploy timeout can end it, however slow the machine.
+  await post();
+  await until(async () => (await own.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM sentinels WHERE health = 'healthy'`)[0]!.n === 1, 30_000, 'the sentinel healthy');
+  await own.stopKrane('us-east-1');
+  const id = await post();
+  const d = await until(async () => {
+    const x = (await own.api(`/v1/deployments/${id}`)).body;
+    return ['ready', 'failed'].includes(x.status) ? x : undefined;
+  }, 60_000, 'the deploy ended');
   assert.equal(d.status, 'failed');
   assert.match(d.error, /timed out waiting for instances/);
 });
