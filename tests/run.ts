@@ -1,11 +1,15 @@
 // `npm test`: starts one real PostgreSQL, migrates a template database, runs every
 // tests/**/*.test.ts with node:test (through tsx), and stops PostgreSQL however the run ends.
-// Arguments narrow the run: `npm test -- tests/store` or a file path.
+// Arguments narrow the run: `npm test -- tests/store` or a file path; node:test flags
+// (`--test-name-pattern=…`) are passed on. `--alone=N` instead runs N of the files each in a
+// run of its own (a rotating slice, seed UNKEY_INFRA_ALONE_SEED or the day), so a file that
+// only passes after another one shows up in CI.
 import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { startPostgres } from './helpers/postgres';
 import { prepareTemplate } from './helpers/db';
+import { daySeed, rotatingSlice } from './helpers/rotation';
 
 function findTests(path: string): string[] {
   const st = statSync(path);
@@ -17,7 +21,11 @@ function findTests(path: string): string[] {
 
 const root = resolve(import.meta.dirname, '..');
 const targets = process.argv.slice(2).filter((a) => !a.startsWith('-'));
-const files = (targets.length ? targets : [join(root, 'tests')]).flatMap((t) => findTests(resolve(t)));
+const testFlags = process.argv.slice(2).filter((a) => a.startsWith('--test-'));
+const alone = Number(/^--alone=(\d+)$/.exec(process.argv.slice(2).find((a) => a.startsWith('--alone=')) ?? '')?.[1] ?? 0);
+const seed = Number(process.env.UNKEY_INFRA_ALONE_SEED ?? daySeed());
+const found = (targets.length ? targets : [join(root, 'tests')]).flatMap((t) => findTests(resolve(t)));
+const files = alone ? rotatingSlice(found, seed, alone) : found;
 if (files.length === 0) {
   console.error('no test files found');
   process.exit(1);
@@ -34,16 +42,33 @@ const stop = async () => {
 };
 process.on('SIGINT', () => void stop().then(() => process.exit(130)));
 process.on('SIGTERM', () => void stop().then(() => process.exit(143)));
-try {
-  await prepareTemplate(server);
-  code = await new Promise<number>((resolveCode) => {
+/** One node:test run over `list`; resolves to its exit code. */
+const runTests = (list: string[], fileConcurrency: string) =>
+  new Promise<number>((resolveCode) => {
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...files.map((f) => relative(root, f))],
+      ['--import', 'tsx', '--test', `--test-concurrency=${fileConcurrency}`, '--test-reporter=spec', ...testFlags, ...list.map((f) => relative(root, f))],
       { cwd: root, stdio: 'inherit', env: { ...process.env, UNKEY_INFRA_TEST_PG_URL: server.adminUrl } },
     );
     child.on('exit', (c, sig) => resolveCode(c ?? (sig ? 1 : 0)));
   });
+
+try {
+  await prepareTemplate(server);
+  if (!alone) code = await runTests(files, concurrency);
+  else {
+    console.log(`running ${files.length} of ${found.length} test files alone (UNKEY_INFRA_ALONE_SEED=${seed}): ${files.map((f) => relative(root, f)).join(' ')}`);
+    // Two runs at a time (one per core), each holding a single file: alone in its process.
+    const queue = [...files];
+    const failed: string[] = [];
+    await Promise.all(
+      [0, 1].map(async () => {
+        for (let f = queue.shift(); f; f = queue.shift()) if ((await runTests([f], '1')) !== 0) failed.push(relative(root, f));
+      }),
+    );
+    if (failed.length) console.error(`failed when run alone (UNKEY_INFRA_ALONE_SEED=${seed}): ${failed.join(' ')}`);
+    code = failed.length ? 1 : 0;
+  }
 } finally {
   await stop();
 }

@@ -9,7 +9,7 @@ import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import WebSocket from 'ws';
 import { envName, schemas } from '../config';
-import { DEV_FILE, type DevFile } from '../modes/dev';
+import { DEV_FILE, type DevFile } from './dev-file';
 import { ApiError, CliError, EXIT_USAGE, type ApiErrorDetail } from './errors';
 
 /** Same default as `unkey-infra dev --data-dir`, taken from its schema so the two cannot drift. */

@@ -8,12 +8,20 @@
 //   errors.ts    CliError/ApiError, exit codes (0 ok, 1 failed, 2 usage, 3 unknown), formatting
 //   commands/    one module per command group: (options, context) → exit code, no commander
 //   watch.ts     follows a deployment: WebSocket events drive it, a periodic GET backs it up
+//   live.ts      one event socket: greeting deadline, one listener per kind, lost said once
 //   progress.ts  pure fold of snapshots and events into per-region progress
 //   render.ts    pure text: tables, detail views, progress lines
 //   register.ts  commander wiring: registerClientCommands(program, { env: process.env })
 //   options.ts   flag value parsers (form only; ranges are the API's 400 to report)
 //   io.ts        output sinks: the process's streams, or memory for tests
 //   api-types.ts the JSON shapes the API answers with
+//   dev-file.ts  dev.json's name and shape (`unkey-infra dev` writes it, client.ts reads it)
+//
+// Imports: the client talks to ctrl over HTTP only, so it imports none of the server's parts
+// (no modes, http, store, sync, workflow or kube code). Outside this folder it may import
+// ../config (flag and environment names, duration parsing, the dev data-dir default) and, as a
+// type only, the LiveEvent union of ../store/events (the JSON the event socket sends; erased at
+// build). src/modes/dev.ts imports dev-file.ts, never the other way round.
 //
 // Concurrency: one command per process run, one client per command; `--wait` holds one socket
 // and at most one GET in flight. Commands set process.exitCode rather than calling exit, and

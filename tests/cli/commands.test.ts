@@ -1,16 +1,17 @@
 // The client commands against the real system (ctrl, kube-sims, kranes in-process on a test
-// database), run through commander exactly as main.ts wires them, with no flags: the API is
-// found through a dev.json like the one `unkey-infra dev` writes.
+// database), run through commander as main.ts registers them, with no flags: the API is found
+// through a dev.json like the one `unkey-infra dev` writes. Each test makes what it needs
+// (readyDeployment() is shared but created by whichever test asks first), so any one test
+// passes alone (--test-name-pattern) and in any order.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { after } from 'node:test';
 import { memoryIo, type Io, type WatchOptions } from '../../src/cli';
-import { testStack } from '../helpers/stack';
-import { runCli as run } from '../helpers/cli';
+import { testStack, until } from '../helpers/stack';
+import { runCli as run, runProgram } from '../helpers/cli';
 
 const stack = await testStack();
 const cwd = mkdtempSync(join(tmpdir(), 'unkey-cli-commands-'));
@@ -26,14 +27,24 @@ function runCli(argv: string[], opts: { io?: Io & { stdout(): string; stderr(): 
 }
 
 const json = (text: string) => JSON.parse(text) as any;
-let readyId = '';
+
+/** Creates a deployment through the API and waits for ready. */
+async function deployReady(body: Record<string, unknown>): Promise<string> {
+  const r = await stack.api('/v1/deployments', { body });
+  assert.equal(r.status, 202, JSON.stringify(r.body));
+  await until(async () => (await stack.api(`/v1/deployments/${r.body.id}`)).body.status === 'ready', 30_000, `deployment ${r.body.id} ready`);
+  return r.body.id as string;
+}
+
+let shared: Promise<string> | undefined;
+/** One ready deployment (nginx:1.27, both regions, 2 replicas) that the read-only tests share and nobody changes. */
+const readyDeployment = () => (shared ??= deployReady({ image: 'nginx:1.27', regions: ['us-east-1', 'eu-west-1'], replicas: 2 }));
 
 test('deploy --wait with no flags but the image: both dev regions, per-region progress appended, exit 0 on ready', async () => {
   const r = await runCli(['deploy', '--image', 'nginx:1.27', '--replicas', '2', '--env', 'GREETING=hello=world', '--wait']);
   assert.equal(r.code, 0, r.stderr + r.stdout);
   const id = /created deployment (dep-[a-z0-9]+) \(us-east-1, eu-west-1\)/.exec(r.stdout)?.[1];
   assert.ok(id, r.stdout);
-  readyId = id;
   for (const region of ['us-east-1', 'eu-west-1']) {
     assert.match(r.stdout, new RegExp(`\\]\\s+${region}\\s+0/2 ready`), `${region} starts at 0/2:\n${r.stdout}`);
     assert.match(r.stdout, new RegExp(`\\]\\s+${region}\\s+2/2 ready`), `${region} reaches 2/2:\n${r.stdout}`);
@@ -78,7 +89,7 @@ test('deploy without --wait prints only the id (or the API JSON with --json)', a
 });
 
 test('deployments ls and get, human and --json', async () => {
-  assert.ok(readyId, 'needs the first test');
+  const readyId = await readyDeployment();
   const ls = await runCli(['deployments', 'ls']);
   assert.equal(ls.code, 0, ls.stderr);
   assert.match(ls.stdout, /^ID\s+STATUS\s+DESIRED\s+SOURCE\s+REGIONS\s+REPLICAS\s+CREATED\s+ERROR\n/);
@@ -98,6 +109,7 @@ test('deployments ls and get, human and --json', async () => {
 });
 
 test('deployments stop, start, rollback --wait, promote', async () => {
+  const readyId = await deployReady({ image: 'nginx:1.27', regions: ['us-east-1'], replicas: 1 });
   const stop = await runCli(['deployments', 'stop', readyId]);
   assert.equal(stop.code, 0, stop.stderr);
   assert.equal(stop.stdout, `deployment ${readyId}: desired state stopped\n`);
@@ -124,6 +136,7 @@ test('deployments stop, start, rollback --wait, promote', async () => {
 });
 
 test('invocations ls and show (journal), human and --json', async () => {
+  const readyId = await readyDeployment();
   const ls = json((await runCli(['invocations', 'ls', '--json', '--status', 'completed'])).stdout);
   const deploy = ls.invocations.find((i: any) => i.key === readyId && i.handler === 'deploy');
   assert.ok(deploy, JSON.stringify(ls.invocations.map((i: any) => [i.service, i.handler, i.key])));
@@ -153,29 +166,21 @@ test('sentinels ls and deploy (unchanged: READY at once)', async () => {
   assert.match(dep.stdout, new RegExp(`^sentinel ${id}: READY on \\S+\\n$`));
 });
 
-test('through a real process: env vars configure the API, --wait ends and the process exits on its own', async () => {
-  const root = resolve(import.meta.dirname, '..', '..');
-  const script = [
-    "import { Command } from 'commander';",
-    "import { registerClientCommands } from './src/cli/index.ts';",
-    "const program = new Command('unkey-infra').exitOverride().enablePositionalOptions();",
-    'registerClientCommands(program, { env: process.env });',
-    "await program.parseAsync(process.argv.slice(1), { from: 'user' });",
-  ].join('\n');
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script, 'deploy', '--image', 'nginx:1.27', '--regions', 'us-east-1', '--replicas', '1', '--wait'], {
-    cwd: root,
-    env: { ...process.env, UNKEY_INFRA_API: stack.ctrl.url, UNKEY_INFRA_TOKEN: stack.adminToken, UNKEY_INFRA_DATA_DIR: join(cwd, 'absent') },
+test('deploy --wait is driven by live events: with the periodic GET ten minutes apart it still ends at once', async () => {
+  // Only the event socket can move this watch: if /v1/events sent nothing, it would time out.
+  const r = await runCli(['deploy', '--image', 'nginx:1.27', '--regions', 'us-east-1', '--replicas', '1', '--wait', '--timeout', '60s'], { watch: { pollMs: 600_000 } });
+  assert.equal(r.code, 0, r.stderr + r.stdout);
+  assert.match(r.stdout, /\]\s+us-east-1\s+1\/1 ready/, 'region progress came from deployment.region events');
+  assert.match(r.stdout, /deployment dep-[a-z0-9]+ is ready/);
+  assert.equal(r.stderr, '', 'no fallback to polling');
+});
+
+test('through the built program: env vars configure the API, --wait ends and the process exits on its own with 0', async () => {
+  const r = await runProgram(['deploy', '--image', 'nginx:1.27', '--regions', 'us-east-1', '--replicas', '1', '--wait'], {
+    env: { UNKEY_INFRA_API: stack.ctrl.url, UNKEY_INFRA_TOKEN: stack.adminToken, UNKEY_INFRA_DATA_DIR: join(cwd, 'absent') },
+    cwd,
+    timeoutMs: 60_000,
   });
-  let out = '';
-  child.stdout.on('data', (d) => (out += d));
-  child.stderr.on('data', (d) => (out += d));
-  const code = await new Promise<number | null>((res) => {
-    const killer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-    child.on('exit', (c) => {
-      clearTimeout(killer);
-      res(c);
-    });
-  });
-  assert.equal(code, 0, `the process must exit by itself with 0 (no open sockets or timers left):\n${out}`);
-  assert.match(out, /deployment dep-[a-z0-9]+ is ready/);
+  assert.equal(r.code, 0, `the process must exit by itself with 0 (no open sockets or timers left):\n${r.stdout}${r.stderr}`);
+  assert.match(r.stdout, /deployment dep-[a-z0-9]+ is ready/);
 });

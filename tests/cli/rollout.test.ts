@@ -1,26 +1,55 @@
 // The rollout commands through commander against the in-process system with a small fleet.
-import { test } from 'node:test';
+import { test, after } from 'node:test';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import assert from 'node:assert/strict';
 import { renderRollout } from '../../src/cli/commands/rollout';
 import { testStack, until } from '../helpers/stack';
-import { runCli } from '../helpers/cli';
+import { runCli, runProgram } from '../helpers/cli';
 import { newId } from '../../src/ids';
 import { cilium, sentinels, tenancy, withTx } from '../../src/store';
+import { sentinelObjectName } from '../../src/kube/manifests/names';
+import { SENTINEL_NAMESPACE } from '../../src/sync/wire';
 
-const stack = await testStack({ regions: ['us-east-1'] });
-await withTx(stack.db.sql, async (tx) => {
-  for (let i = 0; i < 4; i++) {
-    const scope = { workspaceId: 'default', projectId: 'default', appId: 'default', environmentId: newId('env') };
-    await tenancy.insertEnvironment(tx, { ...scope, slug: `cli${i}` });
-    await sentinels.ensureSentinel(tx, { id: newId('snt'), ...scope, region: 'us-east-1', image: 'sentinel:v1', replicas: 1, cpuMillicores: 100, memoryMib: 128 });
-    await cilium.ensureCiliumPolicy(tx, { id: newId('cnp'), ...scope, region: 'us-east-1' });
-  }
-});
-await until(async () => (await stack.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM sentinels WHERE health = 'healthy'`)[0]!.n === 4, 20_000, 'fleet healthy');
+/** A stack with a fleet of four healthy sentinels (one per environment) on sentinel:v1. */
+async function fleetStack(readyDelayMs = 20) {
+  const stack = await testStack({ regions: ['us-east-1'], readyDelayMs });
+  const ids: string[] = [];
+  await withTx(stack.db.sql, async (tx) => {
+    for (let i = 0; i < 4; i++) {
+      const scope = { workspaceId: 'default', projectId: 'default', appId: 'default', environmentId: newId('env') };
+      await tenancy.insertEnvironment(tx, { ...scope, slug: `cli${i}` });
+      const { sentinel } = await sentinels.ensureSentinel(tx, { id: newId('snt'), ...scope, region: 'us-east-1', image: 'sentinel:v1', replicas: 1, cpuMillicores: 100, memoryMib: 128 });
+      await cilium.ensureCiliumPolicy(tx, { id: newId('cnp'), ...scope, region: 'us-east-1' });
+      ids.push(sentinel.id);
+    }
+  });
+  await until(async () => (await stack.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM sentinels WHERE health = 'healthy'`)[0]!.n === 4, 20_000, 'fleet healthy');
+  return { stack, ids };
+}
 
-async function cli(argv: string[]) {
-  const r = await runCli(argv, { env: { UNKEY_INFRA_API: stack.ctrl.url, UNKEY_INFRA_TOKEN: stack.adminToken } });
+// Each test has its own fleet, so each passes alone and in any order.
+const { stack } = await fleetStack();
+
+async function cli(argv: string[], on = stack) {
+  const r = await runCli(argv, { env: { UNKEY_INFRA_API: on.ctrl.url, UNKEY_INFRA_TOKEN: on.adminToken } });
   return { code: r.code, out: r.stdout, err: r.stderr };
+}
+
+/** A stand-in for Slack's incoming webhook: keeps the text of every post. */
+async function slackReceiver() {
+  const posts: string[] = [];
+  const server = createServer((req, res) => {
+    let b = '';
+    req.on('data', (c) => (b += c));
+    req.on('end', () => {
+      posts.push(JSON.parse(b).text);
+      res.end('ok');
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  after(() => new Promise<void>((r) => server.close(() => r())));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, posts };
 }
 
 test('rollout start, status --watch to completion, and the per-wave view', async () => {
@@ -32,7 +61,10 @@ test('rollout start, status --watch to completion, and the per-wave view', async
   assert.equal(bad.code, 1);
   assert.match(bad.err, /last wave must be 100/);
   assert.match(bad.err, /--waves/);
-  assert.equal((await cli(['rollout', 'start', '--image', 'sentinel:v2', '--waves', 'a,b'])).code, 2);
+  // A value commander's parser refuses: the real program's usage exit.
+  const notNumbers = await runProgram(['rollout', 'start', '--image', 'sentinel:v2', '--waves', 'a,b'], { env: { UNKEY_INFRA_API: stack.ctrl.url, UNKEY_INFRA_TOKEN: stack.adminToken } });
+  assert.equal(notNumbers.code, 2, notNumbers.stderr);
+  assert.match(notNumbers.stderr, /--waves/);
 
   const start = await cli(['rollout', 'start', '--image', 'sentinel:v2', '--waves', '25,50,100']);
   assert.equal(start.code, 0, start.err);
@@ -48,6 +80,33 @@ test('rollout start, status --watch to completion, and the per-wave view', async
   const resume = await cli(['rollout', 'resume']);
   assert.equal(resume.code, 1, 'resume of a completed rollout is refused');
   assert.match(resume.err, /paused/);
+});
+
+test('rollout start --slack-webhook, then rollout cancel and rollout rollback through the CLI', async () => {
+  // Slow sentinels (10× the 200 ms ready delay) keep the first wave running while we cancel.
+  const { stack: slow, ids } = await fleetStack(200);
+  const sim = slow.regions.get('us-east-1')!.sim.sim;
+  for (const id of ids) sim.setFault(SENTINEL_NAMESPACE, sentinelObjectName(id), 'slow');
+  const slack = await slackReceiver();
+  const start = await cli(['rollout', 'start', '--image', 'sentinel:v2', '--waves', '25,50,100', '--slack-webhook', slack.url], slow);
+  assert.equal(start.code, 0, start.err);
+  // Cancel queues behind the running wave (one key, one at a time) and lands before the next.
+  const cancel = await cli(['rollout', 'cancel'], slow);
+  assert.equal(cancel.code, 0, cancel.err);
+  assert.equal(cancel.out, 'rollout cancel: cancelled\n');
+  const status = JSON.parse((await cli(['rollout', 'status', '--json'], slow)).out);
+  assert.equal(status.state, 'cancelled');
+  assert.equal(status.succeededIds.length, 1, 'the first wave (one sentinel) finished, no later one started');
+
+  const rollback = await cli(['rollout', 'rollback'], slow);
+  assert.equal(rollback.code, 0, rollback.err);
+  assert.equal(rollback.out, 'rollout rollback: cancelled, 1 sentinels reverted\n');
+  const images = await slow.db.sql<{ image: string }[]>`SELECT image FROM sentinels`;
+  assert.deepEqual([...new Set(images.map((r) => r.image))], ['sentinel:v1'], 'every sentinel back on its previous image');
+  // The webhook heard the whole story, in order.
+  await until(() => slack.posts.some((p) => /rollback completed/.test(p)), 10_000, 'the rollback post');
+  const order = ['started', 'cancelled', 'rollback started', 'rollback completed'].map((w) => slack.posts.findIndex((p) => p.includes(w)));
+  assert.ok(order.every((n, k) => n >= 0 && (k === 0 || n > order[k - 1]!)), slack.posts.join('\n'));
 });
 
 test('renderRollout shows failures with their reasons', () => {

@@ -25,20 +25,32 @@ const finished = (id: string) =>
     return ['ready', 'failed'].includes(r.body.status) ? r.body : undefined;
   }, 20_000, 'deploy finished');
 
+/** A deployment from a build context, created once by whichever test asks first. */
+function fromContext(dockerfile: string): () => Promise<{ id: string; d: any }> {
+  let made: Promise<{ id: string; d: any }> | undefined;
+  return () =>
+    (made ??= (async () => {
+      const r = await stack.api('/v1/deployments', { body: { buildContext: context(dockerfile), regions: ['us-east-1'], replicas: 1 } });
+      assert.equal(r.status, 202, JSON.stringify(r.body));
+      return { id: r.body.id as string, d: await finished(r.body.id) };
+    })());
+}
+// The file's two deploys; the metrics test reads what they leave, so each test passes alone
+// and in any order (each asks for the deploys it needs).
+const built = fromContext('FROM scratch\n');
+const brokenBuild = fromContext('FROM broken\n');
+
 test('a build context is built by the configured command and its image deployed', async () => {
-  const r = await stack.api('/v1/deployments', { body: { buildContext: context('FROM scratch\n'), regions: ['us-east-1'], replicas: 1 } });
-  assert.equal(r.status, 202, JSON.stringify(r.body));
-  const d = await finished(r.body.id);
+  const { id, d } = await built();
   assert.equal(d.status, 'ready', d.error);
-  assert.equal(d.image, `registry.local/built:${r.body.id}`);
+  assert.equal(d.image, `registry.local/built:${id}`);
   assert.ok(d.steps.some((s: any) => s.name === 'build'), 'the build is a journaled step');
-  const [sts] = (await stack.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM instances WHERE deployment_id = ${r.body.id} AND status = 'running'`);
+  const [sts] = (await stack.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM instances WHERE deployment_id = ${id} AND status = 'running'`);
   assert.equal(sts!.n, 1);
 });
 
 test('a failing build fails the deployment with the build output; a missing context is a 400', async () => {
-  const r = await stack.api('/v1/deployments', { body: { buildContext: context('FROM broken\n'), regions: ['us-east-1'], replicas: 1 } });
-  const d = await finished(r.body.id);
+  const { d } = await brokenBuild();
   assert.equal(d.status, 'failed');
   assert.match(d.error, /build failed \(exit 1\): step 3\/7: no such base image/);
   assert.equal(d.topology.length, 0, 'nothing was deployed');
@@ -49,6 +61,7 @@ test('a failing build fails the deployment with the build output; a missing cont
 });
 
 test('ctrl serves its OpenAPI document, reports the engine and the feed in /readyz, and exports feed and deployment metrics', async () => {
+  await Promise.all([built(), brokenBuild()]);
   const doc = await fetch(`${stack.ctrl.url}/openapi.json`).then((r) => r.json() as Promise<any>);
   assert.equal(doc.openapi, '3.1.0');
   assert.ok(doc.paths['/v1/deployments'].post.requestBody.content['application/json'].schema.properties.regions);
@@ -58,7 +71,7 @@ test('ctrl serves its OpenAPI document, reports the engine and the feed in /read
   const metrics = await fetch(`${stack.ctrl.url}/metrics`).then((r) => r.text());
   assert.match(metrics, /^feed_tail_queries_total\{[^}]*\} [1-9]/m);
   assert.match(metrics, /^feed_open_streams\{/m);
-  // Seed 001's deployment metrics, after the two deploys above (one ready, one failed build).
+  // Seed 001's deployment metrics, after the file's two deploys (one ready, one failed build).
   assert.match(metrics, /^deployment_workflow_status\{[^}]*status="ready"[^}]*\} [1-9]/m);
   assert.match(metrics, /^deployment_workflow_status\{[^}]*status="failed"[^}]*\} [1-9]/m);
   assert.match(metrics, /^deployment_build_duration_seconds_count\{[^}]*\} [1-9]/m);

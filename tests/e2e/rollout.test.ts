@@ -117,7 +117,13 @@ test('cancel stops before the next wave; rollback reverts the succeeded sentinel
   const cancel = await stack.api('/v1/sentinel-rollouts/current/cancel', { method: 'POST' });
   assert.equal(cancel.status, 200, JSON.stringify(cancel.body));
   assert.equal(cancel.body.state, 'cancelled');
-  await new Promise((r) => setTimeout(r, 300));
+  // Evidence, not a pause: the runWave queued before the cancel must have run (and found the
+  // rollout cancelled) and no rollout invocation may be left to run; only then can nothing
+  // more touch a sentinel, and the untouched ones are checked.
+  await until(async () => {
+    const list = (await stack.api('/v1/invocations?target=SentinelRolloutService&limit=1000')).body.invocations as { handler: string; status: string }[];
+    return list.some((i) => i.handler === 'runWave') && list.every((i) => ['completed', 'failed', 'cancelled'].includes(i.status));
+  }, 20_000, 'every rollout invocation finished');
   const c = await current();
   assert.equal(c.state, 'cancelled');
   const touched = new Set<string>(c.succeededIds);

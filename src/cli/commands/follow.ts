@@ -6,7 +6,7 @@ import { ApiError, CliError, EXIT_FAILED, EXIT_OK, EXIT_UNKNOWN } from '../error
 import type { Io } from '../io';
 import type { ProgressState } from '../progress';
 import { duration, progressLines } from '../render';
-import { watchDeployment } from '../watch';
+import { DEFAULT_WATCH, watchDeployment } from '../watch';
 import type { CommandContext } from './context';
 
 /** Terminal: redraw the block in place. Otherwise: append only the lines that changed. */
@@ -33,6 +33,11 @@ export function progressPrinter(io: Io, elapsed: () => number): (s: ProgressStat
   };
 }
 
+/** Said once on stderr when live events stop, so slower, stepwise progress has an explanation. */
+export function fallbackNotice(reason: string, pollMs: number): string {
+  return `unkey-infra: live events unavailable (${reason}); following by polling every ${duration(pollMs)}\n`;
+}
+
 /** The short cause of a lost connection (ECONNREFUSED, HTTP 503), without repeating the URL. */
 function causeOf(err: unknown): string {
   if (err instanceof ApiError) return `HTTP ${err.status} ${err.apiCode}`;
@@ -44,7 +49,9 @@ export async function followDeployment(ctx: CommandContext, client: ApiClient, i
   const started = ctx.now();
   const elapsed = () => ctx.now() - started;
   const show = opts.json ? () => {} : progressPrinter(ctx.io, elapsed);
-  const r = await watchDeployment(client, id, { ...ctx.watch, ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}) }, show);
+  const options = { ...ctx.watch, ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}) };
+  const pollMs = options.pollMs ?? DEFAULT_WATCH.pollMs;
+  const r = await watchDeployment(client, id, options, show, (reason) => ctx.io.err(fallbackNotice(reason, pollMs)));
   if (r.outcome === 'error') throw r.error;
   if (opts.json && r.deployment) ctx.io.out(`${JSON.stringify(r.deployment, null, 2)}\n`);
   const status = r.deployment?.status ?? r.state?.status ?? 'unknown';

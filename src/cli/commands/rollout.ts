@@ -1,9 +1,13 @@
 // `unkey-infra rollout start|status|resume|cancel|rollback`: fleet-wide sentinel image
 // rollouts (SentinelRolloutService). `status --watch` follows the rollout live: every
-// `rollout.wave` event triggers a fresh read (a periodic read backs the socket up), and the
-// per-wave view is redrawn in place on a terminal, appended when it changed otherwise.
+// `rollout.wave` event triggers a fresh read (a periodic read backs the socket up, and a lost
+// socket is said once on stderr), and the per-wave view is redrawn in place on a terminal,
+// appended when it changed otherwise.
 import { EXIT_FAILED, EXIT_OK } from '../errors';
 import type { CommandContext } from './context';
+import { fallbackNotice } from './follow';
+import { openLive } from '../live';
+import { DEFAULT_WATCH } from '../watch';
 import type { JsonFlag } from './deployments';
 
 export interface RolloutView {
@@ -17,7 +21,7 @@ export interface RolloutView {
   waves?: { index: number; sentinels: { id: string; status: string; reason?: string; previousImage?: string }[] }[];
 }
 
-/** Backstop re-read while watching, in case an event was missed. */
+/** Backstop re-read while watching, in case an event was missed (ctx.watch.pollMs overrides). */
 const WATCH_POLL_MS = 2_000;
 const ACTIVE = new Set(['in_progress', 'rolling_back']);
 
@@ -77,17 +81,29 @@ export async function rolloutStatus(o: JsonFlag & { watch?: boolean }, ctx: Comm
     drawn = text;
   };
   draw();
-  const socket = client.events({ type: 'rollout' });
-  socket.on('error', () => {});
+  const pollMs = ctx.watch.pollMs ?? WATCH_POLL_MS;
+  // Every rollout.wave event wakes the loop at once; the timer backs a lost socket up. One
+  // listener for the whole watch: a listener per wait would pile up while waves run quietly.
+  let wake: (() => void) | undefined;
+  // An event that arrives while a read is in flight may be newer than that read: read again.
+  let missed = false;
+  const socket = openLive(client, { type: 'rollout' }, ctx.watch.helloTimeoutMs ?? DEFAULT_WATCH.helloTimeoutMs, {
+    onEvent: () => (wake ? wake() : (missed = true)),
+    onLost: (reason) => ctx.io.err(fallbackNotice(reason, pollMs)),
+  });
   try {
     while (ACTIVE.has(r.state)) {
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, WATCH_POLL_MS);
-        socket.once('message', () => {
-          clearTimeout(timer);
-          resolve();
+      if (!missed) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(() => wake!(), pollMs);
+          wake = () => {
+            clearTimeout(timer);
+            wake = undefined;
+            resolve();
+          };
         });
-      });
+      }
+      missed = false;
       r = await read();
       draw();
     }

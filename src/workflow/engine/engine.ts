@@ -44,6 +44,8 @@ export interface EngineOptions {
   registry?: Registry;
   /** Finished invocations (and journals, idempotency keys) are deleted after this long. */
   retentionMs?: number;
+  /** How often the purge runs (tests shorten it to see the timer work as wired). */
+  purgeEveryMs?: number;
 }
 
 /** 50 in flight per process keeps the pool (and two cores) busy without queueing on it. */
@@ -82,6 +84,7 @@ export class Engine {
   readonly workerId: string;
   readonly leaseMs: number;
   readonly #retentionMs: number;
+  readonly #purgeEveryMs: number;
   #purgeTimer: NodeJS.Timeout | null = null;
   readonly #defs = new Map<string, AnyDef>();
   readonly #lookup: DefLookup = (service) => this.#defs.get(service);
@@ -110,6 +113,7 @@ export class Engine {
       metrics: (counts) => engineMetrics(opts.registry, counts),
       client: this,
     });
+    this.#purgeEveryMs = opts.purgeEveryMs ?? PURGE_EVERY_MS;
   }
 
   // ---- definitions ----------------------------------------------------------------------------
@@ -134,7 +138,7 @@ export class Engine {
   async start(): Promise<void> {
     if (this.#started) return;
     this.#started = true;
-    this.#purgeTimer = setInterval(() => void this.purge().catch((err: Error) => this.logger.warn({ err: err.message }, 'engine purge failed')), PURGE_EVERY_MS);
+    this.#purgeTimer = setInterval(() => void this.purge().catch((err: Error) => this.logger.warn({ err: err.message }, 'engine purge failed')), this.#purgeEveryMs);
     this.#purgeTimer.unref();
     await this.#worker.start();
   }
