@@ -1,7 +1,7 @@
 // `unkey-infra ctrl`: wiring of the control plane. Returns a handle so `dev` and tests can run
 // ctrl in-process and stop it.
 import { boundUrl } from '../net';
-import type { CtrlConfig } from '../config';
+import { buildToolEnv, type CtrlConfig } from '../config';
 import { createLogger, type Logger } from '../log';
 import { setTimeout as delay } from 'node:timers/promises';
 import { agentTokens as agentTokenStore, createDb, migrate, pendingMigrations, type Sql } from '../store';
@@ -23,6 +23,7 @@ export interface CtrlHandle {
 /** Overrides for tests and `dev`: faster loops, a builder, a logger. */
 export interface CtrlOverrides {
   logger?: Logger;
+  /** Replaces the command builder; build contexts are still checked against --build-root. */
   builder?: Builder;
   recheckMs?: number;
   engine?: Partial<Omit<EngineOptions, 'sql' | 'logger' | 'registry'>>;
@@ -36,11 +37,6 @@ const RECOVER_AFTER_MS = 10_000;
 const RECOVER_EVERY_MS = 30_000;
 /** How often a ctrl started with --no-migrate checks whether the schema has caught up. */
 const MIGRATION_WAIT_POLL_MS = 1_000;
-
-// Sentinel sizing when the deploy workflow creates one; fleet operations change it later.
-const SENTINEL_REPLICAS = 2;
-const SENTINEL_CPU_MILLICORES = 250;
-const SENTINEL_MEMORY_MIB = 256;
 
 export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}): Promise<CtrlHandle> {
   const logger = overrides.logger ?? createLogger(cfg.logLevel, { service: 'ctrl' });
@@ -69,12 +65,18 @@ export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}):
       engine,
       sql,
       {
-        builder: overrides.builder ?? (cfg.buildCommand ? commandBuilder(cfg.buildCommand) : noBuilder),
+        builder:
+          overrides.builder ??
+          (cfg.buildCommand && cfg.buildRoot
+            ? commandBuilder({ command: cfg.buildCommand, root: cfg.buildRoot, env: buildToolEnv(), logger: logger.child({ part: 'build' }) })
+            : noBuilder),
+        buildRoot: cfg.buildRoot,
+        outbound: { allow: cfg.outboundAllow },
         deployTimeoutMs: cfg.deployTimeout,
         sentinelTimeoutMs: cfg.sentinelTimeout,
         ...(overrides.recheckMs ? { recheckMs: overrides.recheckMs } : {}),
         apexDomain: cfg.apexDomain,
-        sentinelDefaults: { image: cfg.sentinelImage, replicas: SENTINEL_REPLICAS, cpuMillicores: SENTINEL_CPU_MILLICORES, memoryMib: SENTINEL_MEMORY_MIB },
+        sentinelImage: cfg.sentinelImage,
         metrics: workflowMetrics(registry, sql),
       },
       logger.child({ part: 'workflows' }),
@@ -88,11 +90,12 @@ export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}):
       sql,
       logger,
       registry,
+      limits: { requestTimeoutMs: cfg.requestTimeout, idleTimeoutMs: cfg.idleTimeout, maxConnections: cfg.maxConnections },
       checks: [engine.readinessCheck(), feed.readinessCheck()],
       routes: [
         (a) => feed.routes(a),
         clusterStatusRoutes({ sql, agentTokens: cfg.agentTokens, hooks: workflows.hooks }),
-        publicApiRoutes({ adminToken: cfg.adminToken, workflows, engine, hub }),
+        publicApiRoutes({ adminToken: cfg.adminToken, workflows, engine, hub, outbound: { allow: cfg.outboundAllow } }),
       ],
     });
     stages.app = () => app.close();

@@ -19,10 +19,13 @@ export interface NewDeployment extends Scope {
   command: string[];
   env: Record<string, string>;
   regions: string[];
+  /** Containers get a read-only root filesystem (absent: false). */
+  readOnlyRootFilesystem?: boolean;
   rolledBackFrom?: string | null;
 }
 
 export interface Deployment extends NewDeployment {
+  readOnlyRootFilesystem: boolean;
   status: DeploymentStatus;
   desiredState: DesiredState;
   error: string | null;
@@ -33,16 +36,17 @@ export interface Deployment extends NewDeployment {
 
 const columns = (q: Queryable) => q`
   id, workspace_id, project_id, app_id, environment_id, image, build_context, cpu_millicores,
-  memory_mib, replicas, port, command, env, regions, status, desired_state, error,
+  memory_mib, replicas, port, command, env, regions, read_only_root_filesystem, status, desired_state, error,
   rolled_back_from, created_at, updated_at`;
 
 export async function insertDeployment(q: Queryable, d: NewDeployment): Promise<Deployment> {
   const [row] = await q<Deployment[]>`
     INSERT INTO deployments (id, workspace_id, project_id, app_id, environment_id, image, build_context,
-                             cpu_millicores, memory_mib, replicas, port, command, env, regions, rolled_back_from)
+                             cpu_millicores, memory_mib, replicas, port, command, env, regions, read_only_root_filesystem,
+                             rolled_back_from)
     VALUES (${d.id}, ${d.workspaceId}, ${d.projectId}, ${d.appId}, ${d.environmentId}, ${d.image}, ${d.buildContext},
             ${d.cpuMillicores}, ${d.memoryMib}, ${d.replicas}, ${d.port}, ${q.json(d.command)}, ${q.json(d.env)},
-            ${d.regions}, ${d.rolledBackFrom ?? null})
+            ${d.regions}, ${d.readOnlyRootFilesystem ?? false}, ${d.rolledBackFrom ?? null})
     RETURNING ${columns(q)}`;
   return row!;
 }

@@ -2,7 +2,6 @@
 // the database, writes in one transaction, and hands the long-running part to a workflow. The
 // deploy invocation's idempotency key is derived from the deployment id, so starting it twice
 // (a retried request, the recovery sweep) yields one workflow.
-import { stat } from 'node:fs/promises';
 import { AppError, notFound, validationError } from '../errors';
 import { newId } from '../ids';
 import { deployments, domains, tenancy, withTx, type Sql } from '../store';
@@ -10,6 +9,8 @@ import type { Deployment } from '../store/deployments';
 import type { Engine } from './engine';
 import type { DeployServiceDef } from './deploy';
 import type { DesiredStateServiceDef } from './desired-state';
+import { resolveBuildContext } from './build';
+import { specOf, type DeploymentSpec } from './spec';
 
 export interface CommandDeps {
   sql: Sql;
@@ -17,20 +18,12 @@ export interface CommandDeps {
   deploy: DeployServiceDef;
   desiredState: DesiredStateServiceDef;
   apexDomain: string;
+  /** Build contexts must lie in this directory; absent: this control plane builds nothing. */
+  buildRoot?: string | undefined;
 }
 
-export interface CreateDeploymentInput {
-  image?: string | undefined;
-  buildContext?: string | undefined;
-  regions: string[];
-  replicas: number;
-  cpuMillicores: number;
-  memoryMib: number;
-  port: number;
-  command: string[];
-  env: Record<string, string>;
-  environmentId: string;
-}
+/** What createDeployment takes: the spec (src/workflow/spec.ts) after validation. */
+export type CreateDeploymentInput = DeploymentSpec;
 
 export const deployIdempotencyKey = (deploymentId: string) => `deploy:${deploymentId}`;
 
@@ -38,13 +31,19 @@ export async function startDeployWorkflow(deps: CommandDeps, deploymentId: strin
   await deps.engine.send(deps.deploy, 'deploy', { restart: false }, { key: deploymentId, idempotencyKey: deployIdempotencyKey(deploymentId) });
 }
 
+/** The build context as stored: its real path under the build root, or a 400 naming the field. */
+async function checkedBuildContext(deps: CommandDeps, context: string): Promise<string> {
+  const bad = (message: string) => validationError('invalid build context', [{ field: 'buildContext', message }]);
+  if (!deps.buildRoot) throw bad('this control plane has no build command configured (--build-command); deploy an image instead');
+  const r = await resolveBuildContext(deps.buildRoot, context);
+  if ('problem' in r) throw bad(r.problem);
+  return r.path;
+}
+
 export async function createDeployment(deps: CommandDeps, input: CreateDeploymentInput, rolledBackFrom: string | null = null): Promise<Deployment> {
   const env = await tenancy.getEnvironment(deps.sql, input.environmentId);
   if (!env) throw validationError('unknown environment', [{ field: 'environmentId', message: `environment ${input.environmentId} not found` }]);
-  if (input.buildContext) {
-    const st = await stat(input.buildContext).catch(() => undefined);
-    if (!st?.isDirectory()) throw validationError('build context is not a directory', [{ field: 'buildContext', message: `${input.buildContext} is not a directory on the control plane` }]);
-  }
+  const buildContext = input.buildContext ? await checkedBuildContext(deps, input.buildContext) : null;
   const d = await deployments.insertDeployment(deps.sql, {
     id: newId('dep'),
     workspaceId: env.workspaceId,
@@ -52,7 +51,7 @@ export async function createDeployment(deps: CommandDeps, input: CreateDeploymen
     appId: env.appId,
     environmentId: env.id,
     image: input.image ?? null,
-    buildContext: input.buildContext ?? null,
+    buildContext,
     cpuMillicores: input.cpuMillicores,
     memoryMib: input.memoryMib,
     replicas: input.replicas,
@@ -60,6 +59,7 @@ export async function createDeployment(deps: CommandDeps, input: CreateDeploymen
     command: input.command,
     env: input.env,
     regions: input.regions,
+    readOnlyRootFilesystem: input.readOnlyRootFilesystem,
     rolledBackFrom,
   });
   // If this process dies between the insert and the send, recoverPendingDeployments starts the
@@ -68,26 +68,12 @@ export async function createDeployment(deps: CommandDeps, input: CreateDeploymen
   return d;
 }
 
-/** Seed 001: a rollback is a new deployment made from an earlier one's config. */
+/** Seed 001: a rollback is a new deployment made from an earlier one's spec and image. */
 export async function rollbackDeployment(deps: CommandDeps, id: string): Promise<Deployment> {
   const old = await deployments.getDeployment(deps.sql, id);
   if (!old) throw notFound('deployment', id);
   if (!old.image) throw new AppError('ERR_DEPLOYMENT_NO_IMAGE', `deployment ${id} never produced an image; nothing to roll back to`);
-  return createDeployment(
-    deps,
-    {
-      image: old.image,
-      regions: old.regions,
-      replicas: old.replicas,
-      cpuMillicores: old.cpuMillicores,
-      memoryMib: old.memoryMib,
-      port: old.port,
-      command: old.command,
-      env: old.env,
-      environmentId: old.environmentId,
-    },
-    old.id,
-  );
+  return createDeployment(deps, specOf({ ...old, image: old.image }), old.id);
 }
 
 /** Points the environment's domains at a ready deployment; returns the hostnames it now has. */
