@@ -120,15 +120,33 @@ export async function lockDeployment(
   return row;
 }
 
+/** Where a page of stalled deployments ended; the next page starts after it. */
+export interface StalledCursor {
+  /** updated_at as PostgreSQL prints it: microseconds kept (a Date would cut them to ms and
+   *  could hand back the same rows forever). */
+  updatedAt: string;
+  id: string;
+}
+
 /** Deployments on their way (pending … network) whose row has not changed for `olderThanMs`:
- *  candidates for a workflow that never started or died; the caller checks for a live one. */
-export async function listStalled(q: Queryable, olderThanMs: number, limit = 100): Promise<string[]> {
-  const rows = await q<{ id: string }[]>`
-    SELECT id FROM deployments
+ *  candidates for a workflow that never started or died; the caller checks for a live one.
+ *  Oldest first, a page at a time (keyset on updated_at, id): a caller that skips the ones
+ *  with a live workflow still reaches the rest. */
+export async function listStalled(
+  q: Queryable,
+  olderThanMs: number,
+  page: { after?: StalledCursor | null; limit?: number } = {},
+): Promise<{ ids: string[]; next: StalledCursor | null }> {
+  const limit = page.limit ?? 100;
+  const after = page.after ?? null;
+  const rows = await q<{ id: string; updatedAt: string }[]>`
+    SELECT id, updated_at::text AS updated_at FROM deployments
     WHERE status IN ('pending', 'building', 'deploying', 'network')
       AND updated_at < now() - make_interval(secs => ${olderThanMs / 1000})
-    ORDER BY updated_at LIMIT ${limit}`;
-  return rows.map((r) => r.id);
+      AND (${after === null} OR (updated_at, id) > (${after?.updatedAt ?? null}::timestamptz, ${after?.id ?? null}::text))
+    ORDER BY updated_at, id LIMIT ${limit}`;
+  const last = rows.at(-1);
+  return { ids: rows.map((r) => r.id), next: rows.length === limit && last ? { updatedAt: last.updatedAt, id: last.id } : null };
 }
 
 /** Fleet-wide counts for the metrics endpoint: instances by status, topologies by status. */

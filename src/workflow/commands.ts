@@ -109,22 +109,37 @@ export async function changeDesiredState(deps: CommandDeps, id: string, desired:
 
 const LIVE = new Set(['scheduled', 'queued', 'ready', 'running', 'suspended']);
 
+/** Stalled deployments read per query by the recovery sweep; it pages through all of them. */
+const RECOVER_PAGE = 100;
+
 /**
  * Restarts the deploy workflow of deployments stuck on their way to ready with no live
  * workflow: the creator died between insert and send, or the workflow itself failed (e.g. the
  * database stayed away past a step's retries). A deployment whose workflow is alive (waiting
- * for instances, say) is left alone. A first start reuses the deployment's idempotency key, so
+ * for instances, say) is left alone, and the sweep pages on past it, so any number of live
+ * ones cannot hide a stranded one. A first start reuses the deployment's idempotency key, so
  * racing sweeps on several replicas start one workflow; a restart after a dead one needs a new
- * key, numbered by the runs so far, which racing sweeps also agree on.
+ * key, numbered by the runs so far, which racing sweeps also agree on. The new run gets the
+ * dead run's input: a restart (a start after a stop) stays a restart, which leaves the
+ * environment's domain where it is.
  */
 export async function recoverPendingDeployments(deps: CommandDeps, olderThanMs: number): Promise<number> {
   let started = 0;
-  for (const id of await deployments.listStalled(deps.sql, olderThanMs)) {
-    const runs = (await deps.engine.listInvocations({ target: deps.deploy.name, key: id, limit: 100 })).filter((i) => i.handler === 'deploy');
-    if (runs.some((i) => LIVE.has(i.status))) continue;
-    const idempotencyKey = runs.length === 0 ? deployIdempotencyKey(id) : `${deployIdempotencyKey(id)}:recover:${runs.length}`;
-    await deps.engine.send(deps.deploy, 'deploy', { restart: false }, { key: id, idempotencyKey });
-    started++;
-  }
+  let after: deployments.StalledCursor | null = null;
+  do {
+    const page: { ids: string[]; next: deployments.StalledCursor | null } = await deployments.listStalled(deps.sql, olderThanMs, { after, limit: RECOVER_PAGE });
+    for (const id of page.ids) if (await recoverOne(deps, id)) started++;
+    after = page.next;
+  } while (after);
   return started;
+}
+
+async function recoverOne(deps: CommandDeps, id: string): Promise<boolean> {
+  // Newest first: runs[0] is the one that died (or the live one).
+  const runs = (await deps.engine.listInvocations({ target: deps.deploy.name, key: id, limit: 100 })).filter((i) => i.handler === 'deploy');
+  if (runs.some((i) => LIVE.has(i.status))) return false;
+  const restart = (runs[0]?.input as { restart?: unknown } | undefined)?.restart === true;
+  const idempotencyKey = runs.length === 0 ? deployIdempotencyKey(id) : `${deployIdempotencyKey(id)}:recover:${runs.length}`;
+  await deps.engine.send(deps.deploy, 'deploy', { restart }, { key: id, idempotencyKey });
+  return true;
 }
