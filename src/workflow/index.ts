@@ -9,6 +9,8 @@
 //   waves (waves.ts computeWaves), resume / cancel / rollbackAll; slack.ts posts progress.
 // - outbound.ts, outbound-post.ts: where ctrl's own outbound requests (webhooks) may go, and
 //   the one sender that enforces it on the connection itself.
+// - secrets.ts: which workflow data are credentials, redacted in invocation views.
+// - spec.ts: the deployment spec (API body, createDeployment input, rollback copy) in one schema.
 // - status-hooks.ts: what a krane status report wakes (a waiting deploy, a sentinel deploy).
 // - commands.ts: create / rollback / promote / start / stop as the API calls them, and the
 //   recovery sweep for deployments whose workflow never started.
@@ -43,6 +45,7 @@ export * from './rollout';
 export * from './slack';
 export * from './outbound';
 export * from './outbound-post';
+export * from './secrets';
 export * from './waves';
 export * from './metrics';
 

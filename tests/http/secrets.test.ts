@@ -67,7 +67,7 @@ test('no view and no live event carries an env value or a webhook URL; env shows
   for (const d of list.body.deployments) assert.deepEqual(d.envKeys, ['API_KEY', 'MODE']);
 });
 
-test('invocation views redact secret inputs (built by the engine side)', { todo: 'engine: redaction of fields marked secret in invocation views' }, async () => {
+test('invocation views redact the webhook URL and env values, inputs and journals alike', async () => {
   const list = await t.api('/v1/invocations?limit=1000');
   assertClean('GET /v1/invocations', list.text);
   for (const inv of list.body.invocations) assertClean(`GET /v1/invocations/${inv.id}`, (await t.api(`/v1/invocations/${inv.id}`)).text);
