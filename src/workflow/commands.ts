@@ -10,7 +10,7 @@ import type { Engine } from './engine';
 import type { DeployServiceDef } from './deploy';
 import type { DesiredStateServiceDef } from './desired-state';
 import { resolveBuildContext } from './build';
-import { specOf, type DeploymentSpec } from './spec';
+import { specOf, storedFields, type DeploymentSpec } from './spec';
 
 export interface CommandDeps {
   sql: Sql;
@@ -52,14 +52,7 @@ export async function createDeployment(deps: CommandDeps, input: CreateDeploymen
     environmentId: env.id,
     image: input.image ?? null,
     buildContext,
-    cpuMillicores: input.cpuMillicores,
-    memoryMib: input.memoryMib,
-    replicas: input.replicas,
-    port: input.port,
-    command: input.command,
-    env: input.env,
-    regions: input.regions,
-    readOnlyRootFilesystem: input.readOnlyRootFilesystem,
+    ...storedFields(input),
     rolledBackFrom,
   });
   // If this process dies between the insert and the send, recoverPendingDeployments starts the

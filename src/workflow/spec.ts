@@ -6,7 +6,7 @@
 // the JSON contract); each names its side.
 import { z } from 'zod';
 import { regionPattern } from '../config';
-import type { Deployment } from '../store/deployments';
+import type { Deployment, NewDeployment } from '../store/deployments';
 
 // Defaults from seed 001's deployment configuration; port 8080 is the common app default.
 export const DEFAULT_REPLICAS = 2;
@@ -82,18 +82,29 @@ export const DeploymentSpec = z
   });
 export type DeploymentSpec = z.output<typeof DeploymentSpec>;
 
+/**
+ * The spec's fields that the deployments table stores as they are. The others are resolved
+ * first by createDeployment: environmentId names the scope, buildContext becomes a real path
+ * under --build-root, image may come from a build. A field added to the spec fails to compile
+ * (Unplaced below) until it is in this list or resolved, and the list only holds fields that
+ * spec and table both have, with the same types (storedFields).
+ */
+export const STORED_FIELDS = ['regions', 'replicas', 'cpuMillicores', 'memoryMib', 'port', 'command', 'env', 'readOnlyRootFilesystem'] as const satisfies readonly (keyof DeploymentSpec & keyof NewDeployment)[];
+type StoredField = (typeof STORED_FIELDS)[number];
+type Unplaced = Exclude<keyof DeploymentSpec, StoredField | 'image' | 'buildContext' | 'environmentId'>;
+const everyFieldPlaced: [Unplaced] extends [never] ? true : { unplaced: Unplaced } = true;
+void everyFieldPlaced;
+
+function pick<T extends Pick<DeploymentSpec, StoredField>>(from: T): Pick<DeploymentSpec, StoredField> {
+  return Object.fromEntries(STORED_FIELDS.map((k) => [k, from[k]])) as Pick<DeploymentSpec, StoredField>;
+}
+
+/** The stored-as-is part of a new deployment's row, from its spec. */
+export function storedFields(s: DeploymentSpec): Pick<NewDeployment, StoredField> {
+  return pick(s);
+}
+
 /** The spec a stored deployment was made from, with the image it ran (a rollback deploys it as is). */
 export function specOf(d: Deployment & { image: string }): DeploymentSpec {
-  return {
-    image: d.image,
-    regions: d.regions,
-    replicas: d.replicas,
-    cpuMillicores: d.cpuMillicores,
-    memoryMib: d.memoryMib,
-    port: d.port,
-    command: d.command,
-    env: d.env,
-    readOnlyRootFilesystem: d.readOnlyRootFilesystem,
-    environmentId: d.environmentId,
-  };
+  return { image: d.image, environmentId: d.environmentId, ...pick(d) };
 }
