@@ -140,6 +140,9 @@ const outboundAllow = z
 
 const positiveInt = (fallback: number) => z.coerce.number().int('must be a whole number').min(1, 'must be at least 1').default(fallback);
 
+/** Defaults of ctrl's connection limits (reasons below, on each option). */
+export const CTRL_LIMIT_DEFAULTS = { requestTimeout: '30s', idleTimeout: '15m', maxConnections: 10_000 } as const;
+
 const ctrlLimits = {
   /** Directory that every build context must lie in (required with --build-command). */
   buildRoot: z.string().min(1).optional(),
@@ -147,15 +150,15 @@ const ctrlLimits = {
   /** A client must deliver its whole request (headers and body) within this; 30 s is ample
    *  for the largest body (4 MB) on any link an agent or operator uses, and short enough that a
    *  client trickling bytes cannot hold a connection for long. Responses are not limited by it. */
-  requestTimeout: duration('30s'),
+  requestTimeout: duration(CTRL_LIMIT_DEFAULTS.requestTimeout),
   /** A socket with no traffic either way for this long is closed. Long enough for the longest
    *  silent call (a sentinel deploy waits up to --sentinel-timeout; the feed's long polls send a
    *  heartbeat every 10 s and the WebSocket is exempt), so it only ever closes dead peers. */
-  idleTimeout: duration('15m'),
+  idleTimeout: duration(CTRL_LIMIT_DEFAULTS.idleTimeout),
   /** Open connections at once; beyond it new ones are closed on accept. 10,000 covers 1,000
    *  agents (a stream and a report connection each) and the API's clients many times over,
    *  while staying well under a typical file-descriptor limit (65,536). */
-  maxConnections: positiveInt(10_000),
+  maxConnections: positiveInt(CTRL_LIMIT_DEFAULTS.maxConnections),
 };
 
 export const schemas = {

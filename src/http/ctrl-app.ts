@@ -1,6 +1,7 @@
 // Builds ctrl's fastify app: probes, metrics, error mapping. Route groups (public API, cluster
 // API, events) register themselves through `routes`, so this file stays the skeleton.
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { CTRL_LIMIT_DEFAULTS, parseDuration } from '../config';
 import type { Logger } from '../log';
 import { ping, pendingMigrations, type Sql } from '../store';
 import { errorHandler, notFoundHandler } from './error-handler';
@@ -40,7 +41,11 @@ export function databaseChecks(sql: Sql): ReadinessCheck[] {
 }
 
 /** What an app built without explicit limits (tests, tools) gets: the configuration defaults. */
-const DEFAULT_LIMITS: ConnectionLimits = { requestTimeoutMs: 30_000, idleTimeoutMs: 15 * 60_000, maxConnections: 10_000 };
+const DEFAULT_LIMITS: ConnectionLimits = {
+  requestTimeoutMs: parseDuration(CTRL_LIMIT_DEFAULTS.requestTimeout)!,
+  idleTimeoutMs: parseDuration(CTRL_LIMIT_DEFAULTS.idleTimeout)!,
+  maxConnections: CTRL_LIMIT_DEFAULTS.maxConnections,
+};
 
 /**
  * How often Node looks for requests past their timeout. Its default (30 s) would let a stalled

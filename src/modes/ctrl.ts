@@ -10,7 +10,7 @@ import { clusterStatusRoutes } from '../http/cluster-status';
 import { createEventHub, publicApiRoutes } from '../http/api';
 import { createFeed, type FeedOptions } from '../sync/feed';
 import { createEngine, type Engine, type EngineOptions } from '../workflow/engine';
-import { commandBuilder, noBuilder, recoverPendingDeployments, registerWorkflows, workflowMetrics, type Builder, type Workflows } from '../workflow';
+import { commandBuilder, noBuilder, registerWorkflows, startRecoverySweep, workflowMetrics, type Builder, type WorkflowConfig, type Workflows } from '../workflow';
 
 export interface CtrlHandle {
   url: string;
@@ -32,11 +32,29 @@ export interface CtrlOverrides {
   recoverEveryMs?: number;
 }
 
-/** A pending deployment older than this lost its workflow start (the creator died in between). */
-const RECOVER_AFTER_MS = 10_000;
-const RECOVER_EVERY_MS = 30_000;
 /** How often a ctrl started with --no-migrate checks whether the schema has caught up. */
 const MIGRATION_WAIT_POLL_MS = 1_000;
+
+/** The workflows' settings from ctrl's configuration (the builder is the command one unless a
+ *  test or `dev` gives its own). */
+function workflowConfig(cfg: CtrlConfig, overrides: CtrlOverrides, logger: Logger, metrics: WorkflowConfig['metrics']): WorkflowConfig {
+  const builder =
+    overrides.builder ??
+    (cfg.buildCommand && cfg.buildRoot
+      ? commandBuilder({ command: cfg.buildCommand, root: cfg.buildRoot, env: buildToolEnv(), logger: logger.child({ part: 'build' }) })
+      : noBuilder);
+  return {
+    builder,
+    buildRoot: cfg.buildRoot,
+    outbound: { allow: cfg.outboundAllow },
+    deployTimeoutMs: cfg.deployTimeout,
+    sentinelTimeoutMs: cfg.sentinelTimeout,
+    ...(overrides.recheckMs ? { recheckMs: overrides.recheckMs } : {}),
+    apexDomain: cfg.apexDomain,
+    sentinelImage: cfg.sentinelImage,
+    ...(metrics ? { metrics } : {}),
+  };
+}
 
 export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}): Promise<CtrlHandle> {
   const logger = overrides.logger ?? createLogger(cfg.logLevel, { service: 'ctrl' });
@@ -61,26 +79,7 @@ export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}):
     }
     const registry = createRegistry({ service: 'ctrl' });
     const engine = createEngine({ sql, logger: logger.child({ part: 'engine' }), registry, leaseMs: cfg.engineLease, ...overrides.engine });
-    const workflows = registerWorkflows(
-      engine,
-      sql,
-      {
-        builder:
-          overrides.builder ??
-          (cfg.buildCommand && cfg.buildRoot
-            ? commandBuilder({ command: cfg.buildCommand, root: cfg.buildRoot, env: buildToolEnv(), logger: logger.child({ part: 'build' }) })
-            : noBuilder),
-        buildRoot: cfg.buildRoot,
-        outbound: { allow: cfg.outboundAllow },
-        deployTimeoutMs: cfg.deployTimeout,
-        sentinelTimeoutMs: cfg.sentinelTimeout,
-        ...(overrides.recheckMs ? { recheckMs: overrides.recheckMs } : {}),
-        apexDomain: cfg.apexDomain,
-        sentinelImage: cfg.sentinelImage,
-        metrics: workflowMetrics(registry, sql),
-      },
-      logger.child({ part: 'workflows' }),
-    );
+    const workflows = registerWorkflows(engine, sql, workflowConfig(cfg, overrides, logger, workflowMetrics(registry, sql)), logger.child({ part: 'workflows' }));
     const feed = createFeed({ sql, logger: logger.child({ part: 'feed' }), agentTokens: cfg.agentTokens, ...overrides.feed });
     feed.registerMetrics(registry);
     const hub = await createEventHub(sql);
@@ -123,13 +122,8 @@ export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}):
     await feed.start();
     stages.feed = () => feed.close();
 
-    const recover = setInterval(() => {
-      recoverPendingDeployments(workflows.commands, RECOVER_AFTER_MS)
-        .then((n) => n && logger.warn({ count: n }, 'started deploy workflows of stranded deployments'))
-        .catch((err) => logger.warn({ err }, 'pending deployment recovery failed'));
-    }, overrides.recoverEveryMs ?? RECOVER_EVERY_MS);
-    recover.unref();
-    stages.recover = async () => clearInterval(recover);
+    const stopRecovery = startRecoverySweep(workflows.commands, logger, overrides.recoverEveryMs);
+    stages.recover = async () => stopRecovery();
 
     url ??= await listen();
     return { url, sql, engine, workflows, close: closeAll };

@@ -4,6 +4,7 @@
 // (a retried request, the recovery sweep) yields one workflow.
 import { AppError, notFound, validationError } from '../errors';
 import { newId } from '../ids';
+import type { Logger } from '../log';
 import { deployments, domains, tenancy, withTx, type Sql } from '../store';
 import type { Deployment } from '../store/deployments';
 import type { Engine } from './engine';
@@ -101,6 +102,23 @@ export async function changeDesiredState(deps: CommandDeps, id: string, desired:
 }
 
 const LIVE = new Set(['scheduled', 'queued', 'ready', 'running', 'suspended']);
+
+/** A pending deployment older than this lost its workflow start (the creator died in between):
+ *  a live create sends its workflow within milliseconds of the insert. */
+export const RECOVER_AFTER_MS = 10_000;
+/** How often each replica sweeps; a stranded deployment waits at most this (plus the above). */
+export const RECOVER_EVERY_MS = 30_000;
+
+/** Runs the recovery sweep every `everyMs` until the returned stop is called. */
+export function startRecoverySweep(deps: CommandDeps, logger: Logger, everyMs = RECOVER_EVERY_MS): () => void {
+  const timer = setInterval(() => {
+    recoverPendingDeployments(deps, RECOVER_AFTER_MS)
+      .then((n) => n && logger.warn({ count: n }, 'started deploy workflows of stranded deployments'))
+      .catch((err) => logger.warn({ err }, 'pending deployment recovery failed'));
+  }, everyMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}
 
 /** Stalled deployments read per query by the recovery sweep; it pages through all of them. */
 const RECOVER_PAGE = 100;
