@@ -111,6 +111,56 @@ const adminToken = z
   // A short admin token can be brute-forced over the network; 16 characters is the floor.
   .min(16, 'must be at least 16 characters');
 
+// ---- ctrl's limits, outbound policy and build confinement (SECURITY.md lists them all) ----
+
+/** `HOST[:PORT],…` (IPv6 in brackets) → hosts that outbound requests may reach over plain http
+ *  and at private addresses; see src/workflow/outbound.ts. */
+export function parseOutboundAllow(value: string): { host: string; port: number | null }[] | string {
+  const out: { host: string; port: number | null }[] = [];
+  for (const entry of value.split(',').map((s) => s.trim()).filter(Boolean)) {
+    const m = /^(?:\[([0-9a-f:.]+)\]|([a-z0-9.-]+))(?::(\d{1,5}))?$/i.exec(entry);
+    const port = m?.[3] === undefined ? null : Number(m[3]);
+    if (!m || (port !== null && (port < 1 || port > 65535))) return `expected HOST[:PORT] entries separated by commas, got "${entry}"`;
+    out.push({ host: (m[1] ?? m[2]!).toLowerCase(), port });
+  }
+  return out;
+}
+
+const outboundAllow = z
+  .string()
+  .optional()
+  .transform((v, ctx) => {
+    const r = parseOutboundAllow(v ?? '');
+    if (typeof r === 'string') {
+      ctx.addIssue({ code: 'custom', message: r });
+      return z.NEVER;
+    }
+    return r;
+  });
+
+const positiveInt = (fallback: number) => z.coerce.number().int('must be a whole number').min(1, 'must be at least 1').default(fallback);
+
+/** Defaults of ctrl's connection limits (reasons below, on each option). */
+export const CTRL_LIMIT_DEFAULTS = { requestTimeout: '30s', idleTimeout: '15m', maxConnections: 10_000 } as const;
+
+const ctrlLimits = {
+  /** Directory that every build context must lie in (required with --build-command). */
+  buildRoot: z.string().min(1).optional(),
+  outboundAllow,
+  /** A client must deliver its whole request (headers and body) within this; 30 s is ample
+   *  for the largest body (4 MB) on any link an agent or operator uses, and short enough that a
+   *  client trickling bytes cannot hold a connection for long. Responses are not limited by it. */
+  requestTimeout: duration(CTRL_LIMIT_DEFAULTS.requestTimeout),
+  /** A socket with no traffic either way for this long is closed. Long enough for the longest
+   *  silent call (a sentinel deploy waits up to --sentinel-timeout; the feed's long polls send a
+   *  heartbeat every 10 s and the WebSocket is exempt), so it only ever closes dead peers. */
+  idleTimeout: duration(CTRL_LIMIT_DEFAULTS.idleTimeout),
+  /** Open connections at once; beyond it new ones are closed on accept. 10,000 covers 1,000
+   *  agents (a stream and a report connection each) and the API's clients many times over,
+   *  while staying well under a typical file-descriptor limit (65,536). */
+  maxConnections: positiveInt(CTRL_LIMIT_DEFAULTS.maxConnections),
+};
+
 export const schemas = {
   ctrl: z.object({
     databaseUrl,
@@ -131,8 +181,15 @@ export const schemas = {
       .string()
       .regex(/^[a-z0-9]([a-z0-9.-]{0,200}[a-z0-9])?$/, 'must be a lowercase DNS name')
       .default('unkey.local'),
+    ...ctrlLimits,
     logLevel,
-  }),
+  })
+    .refine((c) => !c.buildCommand || !!c.buildRoot, { path: ['buildRoot'], message: 'is required with --build-command: build contexts must lie inside it', when: () => true })
+    .refine((c) => !(typeof c.idleTimeout === 'number' && typeof c.sentinelTimeout === 'number') || c.idleTimeout > c.sentinelTimeout, {
+      path: ['idleTimeout'],
+      message: 'must be longer than --sentinel-timeout, or a sentinel deploy that waits for its result is cut off',
+      when: () => true,
+    }),
   migrate: z.object({
     databaseUrl,
     logLevel,
@@ -218,6 +275,12 @@ function isLoopbackUrl(url: string): boolean {
  */
 export function runsInCluster(env: NodeJS.ProcessEnv = process.env): boolean {
   return Boolean(env.KUBERNETES_SERVICE_HOST);
+}
+
+/** What a build command inherits from ctrl's environment (src/workflow/build.ts): PATH to
+ *  find its tools and HOME for their own configuration (registry credentials); nothing else. */
+export function buildToolEnv(env: NodeJS.ProcessEnv = process.env): { PATH?: string | undefined; HOME?: string | undefined } {
+  return { PATH: env.PATH, HOME: env.HOME };
 }
 
 export type Mode = keyof typeof schemas;

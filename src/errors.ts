@@ -67,6 +67,11 @@ const REGISTRY = {
   ERR_ENGINE_STATE_READONLY: E(500),
   ERR_ENGINE_STATE_UNDEFINED: E(500),
 
+  // Outbound requests (Slack webhooks), at send time: a destination the policy refuses, and an
+  // answer that will not change on a retry (a redirect, a 4xx)
+  ERR_OUTBOUND_REFUSED: E(null),
+  ERR_OUTBOUND_FAILED: E(null),
+
   // krane's apply failures: reported to ctrl as data on the resource, never an HTTP answer
   ERR_KUBE_INVALID: E(null),
   ERR_KUBE_UNMANAGED_CONFLICT: E(null),

@@ -32,6 +32,11 @@ program
   .option('--sentinel-image <image>', 'image of newly created sentinels')
   .option('--apex-domain <domain>', 'parent domain of generated hostnames (default unkey.local)')
   .option('--engine-lease <duration>', 'workflow lease; a crashed replica\'s work resumes elsewhere after it (default 30s)')
+  .option('--build-root <dir>', 'directory every build context must lie in (required with --build-command)')
+  .option('--outbound-allow <hosts>', 'HOST[:PORT],… that outbound requests (Slack) may reach over http or at private addresses')
+  .option('--request-timeout <duration>', 'a client must send its whole request within this (default 30s)')
+  .option('--idle-timeout <duration>', 'close connections silent for this long; must exceed --sentinel-timeout (default 15m)')
+  .option('--max-connections <n>', 'open connections at once; more are refused (default 10000)')
   .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent (default info)')
   .action(async (opts: Record<string, unknown>) => {
     const cfg = loadConfig('ctrl', { ...opts, migrate: undefined, noMigrate: opts.migrate === false ? true : undefined });

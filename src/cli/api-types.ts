@@ -16,7 +16,9 @@ export interface DeploymentSummary {
   memoryMib: number;
   port: number;
   command: string[];
-  env: Record<string, string>;
+  /** Names of the env variables; their values are never shown (they go to krane only). */
+  envKeys: string[];
+  readOnlyRootFilesystem: boolean;
   environmentId: string;
   rolledBackFrom: string | null;
   createdAt: string;

@@ -63,7 +63,7 @@ export function deploymentDetail(d: DeploymentDetail, now: number): string {
     ['environment', d.environmentId],
     ['resources', `${d.replicas} replicas × ${d.cpuMillicores}m CPU, ${d.memoryMib} MiB, port ${d.port}`],
     ...(d.command.length ? ([['command', d.command.join(' ')]] as [string, string][]) : []),
-    ...(Object.keys(d.env).length ? ([['env', Object.keys(d.env).sort().join(', ')]] as [string, string][]) : []),
+    ...(d.envKeys.length ? ([['env', d.envKeys.join(', ')]] as [string, string][]) : []),
     ...(d.rolledBackFrom ? ([['rolled back from', d.rolledBackFrom]] as [string, string][]) : []),
     ['created', `${d.createdAt} (${age(d.createdAt, now)})`],
   ];

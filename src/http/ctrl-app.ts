@@ -1,15 +1,26 @@
 // Builds ctrl's fastify app: probes, metrics, error mapping. Route groups (public API, cluster
 // API, events) register themselves through `routes`, so this file stays the skeleton.
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { CTRL_LIMIT_DEFAULTS, parseDuration } from '../config';
 import type { Logger } from '../log';
 import { ping, pendingMigrations, type Sql } from '../store';
 import { errorHandler, notFoundHandler } from './error-handler';
 import { healthRoutes, type ReadinessCheck } from './health';
 import { createRegistry, instrumentHttp, metricsRoute, type Registry } from './metrics';
 
+/** Connection limits (src/config.ts has their defaults and why). */
+export interface ConnectionLimits {
+  /** The whole request (headers and body) must arrive within this. */
+  requestTimeoutMs: number;
+  /** A socket silent both ways for this long is closed. */
+  idleTimeoutMs: number;
+  maxConnections: number;
+}
+
 export interface CtrlAppDeps {
   sql: Sql;
   logger: Logger;
+  limits?: ConnectionLimits;
   registry?: Registry;
   /** Extra readiness checks (the workflow engine adds its own). */
   checks?: ReadinessCheck[];
@@ -29,9 +40,33 @@ export function databaseChecks(sql: Sql): ReadinessCheck[] {
   ];
 }
 
+/** What an app built without explicit limits (tests, tools) gets: the configuration defaults. */
+const DEFAULT_LIMITS: ConnectionLimits = {
+  requestTimeoutMs: parseDuration(CTRL_LIMIT_DEFAULTS.requestTimeout)!,
+  idleTimeoutMs: parseDuration(CTRL_LIMIT_DEFAULTS.idleTimeout)!,
+  maxConnections: CTRL_LIMIT_DEFAULTS.maxConnections,
+};
+
+/**
+ * How often Node looks for requests past their timeout. Its default (30 s) would let a stalled
+ * request outlive a 30 s limit by up to twice; a quarter of the limit, within [100 ms, 5 s],
+ * keeps the overshoot small at the cost of one pass over the connection list per tick.
+ */
+const checkingInterval = (requestTimeoutMs: number) => Math.min(5_000, Math.max(100, Math.floor(requestTimeoutMs / 4)));
+
 export async function buildCtrlApp(deps: CtrlAppDeps): Promise<{ app: FastifyInstance; registry: Registry }> {
+  const limits = deps.limits ?? DEFAULT_LIMITS;
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
+    // Headers and body must arrive within the request timeout; the response may take as long as
+    // it needs (feed long polls, sentinel deploys that wait, the WebSocket).
+    requestTimeout: limits.requestTimeoutMs,
+    http: {
+      requestTimeout: limits.requestTimeoutMs,
+      headersTimeout: limits.requestTimeoutMs,
+      connectionsCheckingInterval: checkingInterval(limits.requestTimeoutMs),
+    },
+    connectionTimeout: limits.idleTimeoutMs,
     // Long-poll feed responses stay open up to their wait limit; keep sockets alive past it.
     keepAliveTimeout: 75_000,
     // Long polls have already been ended with their `end` line when the app closes (the feed
@@ -45,6 +80,8 @@ export async function buildCtrlApp(deps: CtrlAppDeps): Promise<{ app: FastifyIns
     // runs; ours validate ids themselves and answer 400 in the standard error shape.
     routerOptions: { maxParamLength: 256 },
   });
+  // Past the cap Node closes new sockets on accept, before any of their bytes are read.
+  app.server.maxConnections = limits.maxConnections;
   const registry = deps.registry ?? createRegistry({ service: 'ctrl' });
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);

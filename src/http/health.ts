@@ -1,8 +1,9 @@
 // Probes. /livez says the process is alive and serving (no dependencies: restarting a process
 // because its database is down fixes nothing). /readyz runs every registered readiness check
 // and answers 503 naming each failing one, so a load balancer stops routing and an operator
-// sees why.
-import type { FastifyInstance } from 'fastify';
+// sees which. The probe is unauthenticated: a check that throws answers with a generic reason,
+// and its error (a driver's text with hosts, ports, users) goes to the log only.
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { ReadinessCheck } from '../health';
 
 export type { ReadinessCheck };
@@ -10,7 +11,10 @@ export type { ReadinessCheck };
 /** How long one check may take before it counts as failed; probes must answer promptly. */
 const CHECK_TIMEOUT_MS = 3000;
 
-async function runCheck(c: ReadinessCheck): Promise<{ name: string; ok: boolean; reason?: string }> {
+/** What /readyz says about a check that threw. */
+export const CHECK_ERROR_REASON = 'error; details in the log';
+
+async function runCheck(c: ReadinessCheck, log: FastifyBaseLogger): Promise<{ name: string; ok: boolean; reason?: string }> {
   let timer: NodeJS.Timeout | undefined;
   try {
     const reason = await Promise.race([
@@ -21,7 +25,8 @@ async function runCheck(c: ReadinessCheck): Promise<{ name: string; ok: boolean;
     ]);
     return reason === null ? { name: c.name, ok: true } : { name: c.name, ok: false, reason };
   } catch (err) {
-    return { name: c.name, ok: false, reason: (err as Error).message || String(err) };
+    log.warn({ err, check: c.name }, 'readiness check failed');
+    return { name: c.name, ok: false, reason: CHECK_ERROR_REASON };
   } finally {
     clearTimeout(timer);
   }
@@ -29,8 +34,8 @@ async function runCheck(c: ReadinessCheck): Promise<{ name: string; ok: boolean;
 
 export function healthRoutes(app: FastifyInstance, checks: () => ReadinessCheck[]): void {
   app.get('/livez', async () => ({ status: 'ok' }));
-  app.get('/readyz', async (_req, reply) => {
-    const results = await Promise.all(checks().map(runCheck));
+  app.get('/readyz', async (req, reply) => {
+    const results = await Promise.all(checks().map((c) => runCheck(c, req.log)));
     const ready = results.every((r) => r.ok);
     void reply.status(ready ? 200 : 503);
     return { status: ready ? 'ready' : 'not ready', checks: results };

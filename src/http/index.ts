@@ -3,9 +3,11 @@
 // - ctrl-app.ts builds the skeleton every ctrl route group plugs into: pino request logging,
 //   the one error handler (errors.ts codes → status + `{ error: { code, message, details } }`),
 //   /livez, /readyz (database reachable, migrations applied, plus checks other parts register:
-//   engine, feed), and /metrics from a per-process prom-client registry.
+//   engine, feed), and /metrics from a per-process prom-client registry. It also sets the
+//   connection limits (request and idle timeouts, a connection cap; SECURITY.md).
 // - Route groups are plain functions `(app) => void` registered as encapsulated plugins; auth is
-//   a preHandler hook inside each group, so /livez and /metrics stay unauthenticated.
+//   a hook inside each group, so /livez and /metrics stay unauthenticated. The public API's runs
+//   onRequest, before a body is read.
 //   - api/: the public API under /v1 (admin token), the event WebSocket, /openapi.json.
 //   - cluster-feed.ts, cluster-status.ts: the cluster API under /v1/cluster (agent tokens, one
 //     region each; auth.ts): the change feed, desired-state lookups, krane's status reports.

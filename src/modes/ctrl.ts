@@ -1,7 +1,7 @@
 // `unkey-infra ctrl`: wiring of the control plane. Returns a handle so `dev` and tests can run
 // ctrl in-process and stop it.
 import { boundUrl } from '../net';
-import type { CtrlConfig } from '../config';
+import { buildToolEnv, type CtrlConfig } from '../config';
 import { createLogger, type Logger } from '../log';
 import { setTimeout as delay } from 'node:timers/promises';
 import { agentTokens as agentTokenStore, createDb, migrate, pendingMigrations, type Sql } from '../store';
@@ -10,7 +10,7 @@ import { clusterStatusRoutes } from '../http/cluster-status';
 import { createEventHub, publicApiRoutes } from '../http/api';
 import { createFeed, type FeedOptions } from '../sync/feed';
 import { createEngine, type Engine, type EngineOptions } from '../workflow/engine';
-import { commandBuilder, noBuilder, recoverPendingDeployments, registerWorkflows, workflowMetrics, type Builder, type Workflows } from '../workflow';
+import { commandBuilder, noBuilder, registerWorkflows, startRecoverySweep, workflowMetrics, type Builder, type WorkflowConfig, type Workflows } from '../workflow';
 
 export interface CtrlHandle {
   url: string;
@@ -23,6 +23,7 @@ export interface CtrlHandle {
 /** Overrides for tests and `dev`: faster loops, a builder, a logger. */
 export interface CtrlOverrides {
   logger?: Logger;
+  /** Replaces the command builder; build contexts are still checked against --build-root. */
   builder?: Builder;
   recheckMs?: number;
   engine?: Partial<Omit<EngineOptions, 'sql' | 'logger' | 'registry'>>;
@@ -33,16 +34,29 @@ export interface CtrlOverrides {
   recoverAfterMs?: number;
 }
 
-/** A pending deployment older than this lost its workflow start (the creator died in between). */
-const RECOVER_AFTER_MS = 10_000;
-const RECOVER_EVERY_MS = 30_000;
 /** How often a ctrl started with --no-migrate checks whether the schema has caught up. */
 const MIGRATION_WAIT_POLL_MS = 1_000;
 
-// Sentinel sizing when the deploy workflow creates one; fleet operations change it later.
-const SENTINEL_REPLICAS = 2;
-const SENTINEL_CPU_MILLICORES = 250;
-const SENTINEL_MEMORY_MIB = 256;
+/** The workflows' settings from ctrl's configuration (the builder is the command one unless a
+ *  test or `dev` gives its own). */
+function workflowConfig(cfg: CtrlConfig, overrides: CtrlOverrides, logger: Logger, metrics: WorkflowConfig['metrics']): WorkflowConfig {
+  const builder =
+    overrides.builder ??
+    (cfg.buildCommand && cfg.buildRoot
+      ? commandBuilder({ command: cfg.buildCommand, root: cfg.buildRoot, env: buildToolEnv(), logger: logger.child({ part: 'build' }) })
+      : noBuilder);
+  return {
+    builder,
+    buildRoot: cfg.buildRoot,
+    outbound: { allow: cfg.outboundAllow },
+    deployTimeoutMs: cfg.deployTimeout,
+    sentinelTimeoutMs: cfg.sentinelTimeout,
+    ...(overrides.recheckMs ? { recheckMs: overrides.recheckMs } : {}),
+    apexDomain: cfg.apexDomain,
+    sentinelImage: cfg.sentinelImage,
+    ...(metrics ? { metrics } : {}),
+  };
+}
 
 export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}): Promise<CtrlHandle> {
   const logger = overrides.logger ?? createLogger(cfg.logLevel, { service: 'ctrl' });
@@ -67,20 +81,7 @@ export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}):
     }
     const registry = createRegistry({ service: 'ctrl' });
     const engine = createEngine({ sql, logger: logger.child({ part: 'engine' }), registry, leaseMs: cfg.engineLease, ...overrides.engine });
-    const workflows = registerWorkflows(
-      engine,
-      sql,
-      {
-        builder: overrides.builder ?? (cfg.buildCommand ? commandBuilder(cfg.buildCommand) : noBuilder),
-        deployTimeoutMs: cfg.deployTimeout,
-        sentinelTimeoutMs: cfg.sentinelTimeout,
-        ...(overrides.recheckMs ? { recheckMs: overrides.recheckMs } : {}),
-        apexDomain: cfg.apexDomain,
-        sentinelDefaults: { image: cfg.sentinelImage, replicas: SENTINEL_REPLICAS, cpuMillicores: SENTINEL_CPU_MILLICORES, memoryMib: SENTINEL_MEMORY_MIB },
-        metrics: workflowMetrics(registry, sql),
-      },
-      logger.child({ part: 'workflows' }),
-    );
+    const workflows = registerWorkflows(engine, sql, workflowConfig(cfg, overrides, logger, workflowMetrics(registry, sql)), logger.child({ part: 'workflows' }));
     const feed = createFeed({ sql, logger: logger.child({ part: 'feed' }), agentTokens: cfg.agentTokens, ...overrides.feed });
     feed.registerMetrics(registry);
     const hub = await createEventHub(sql);
@@ -90,11 +91,12 @@ export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}):
       sql,
       logger,
       registry,
+      limits: { requestTimeoutMs: cfg.requestTimeout, idleTimeoutMs: cfg.idleTimeout, maxConnections: cfg.maxConnections },
       checks: [engine.readinessCheck(), feed.readinessCheck()],
       routes: [
         (a) => feed.routes(a),
         clusterStatusRoutes({ sql, agentTokens: cfg.agentTokens, hooks: workflows.hooks }),
-        publicApiRoutes({ adminToken: cfg.adminToken, workflows, engine, hub }),
+        publicApiRoutes({ adminToken: cfg.adminToken, workflows, engine, hub, outbound: { allow: cfg.outboundAllow } }),
       ],
     });
     stages.app = () => app.close();
@@ -122,13 +124,11 @@ export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}):
     await feed.start();
     stages.feed = () => feed.close();
 
-    const recover = setInterval(() => {
-      recoverPendingDeployments(workflows.commands, overrides.recoverAfterMs ?? RECOVER_AFTER_MS)
-        .then((n) => n && logger.warn({ count: n }, 'started deploy workflows of stranded deployments'))
-        .catch((err) => logger.warn({ err }, 'pending deployment recovery failed'));
-    }, overrides.recoverEveryMs ?? RECOVER_EVERY_MS);
-    recover.unref();
-    stages.recover = async () => clearInterval(recover);
+    const stopRecovery = startRecoverySweep(workflows.commands, logger, {
+      everyMs: overrides.recoverEveryMs,
+      olderThanMs: overrides.recoverAfterMs,
+    });
+    stages.recover = async () => stopRecovery();
 
     url ??= await listen();
     return { url, sql, engine, workflows, close: closeAll };

@@ -24,10 +24,13 @@ export interface NewDeployment extends Scope {
   command: string[];
   env: Record<string, string>;
   regions: string[];
+  /** Containers get a read-only root filesystem (absent: false). */
+  readOnlyRootFilesystem?: boolean;
   rolledBackFrom?: string | null;
 }
 
 export interface Deployment extends NewDeployment {
+  readOnlyRootFilesystem: boolean;
   status: DeploymentStatus;
   desiredState: RunState;
   error: string | null;
@@ -38,16 +41,17 @@ export interface Deployment extends NewDeployment {
 
 const columns = (q: Queryable) => q`
   id, workspace_id, project_id, app_id, environment_id, image, build_context, cpu_millicores,
-  memory_mib, replicas, port, command, env, regions, status, desired_state, error,
+  memory_mib, replicas, port, command, env, regions, read_only_root_filesystem, status, desired_state, error,
   rolled_back_from, created_at, updated_at`;
 
 export async function insertDeployment(q: Queryable, d: NewDeployment): Promise<Deployment> {
   const [row] = await q<Deployment[]>`
     INSERT INTO deployments (id, workspace_id, project_id, app_id, environment_id, image, build_context,
-                             cpu_millicores, memory_mib, replicas, port, command, env, regions, rolled_back_from)
+                             cpu_millicores, memory_mib, replicas, port, command, env, regions, read_only_root_filesystem,
+                             rolled_back_from)
     VALUES (${d.id}, ${d.workspaceId}, ${d.projectId}, ${d.appId}, ${d.environmentId}, ${d.image}, ${d.buildContext},
             ${d.cpuMillicores}, ${d.memoryMib}, ${d.replicas}, ${d.port}, ${q.json(d.command)}, ${q.json(d.env)},
-            ${d.regions}, ${d.rolledBackFrom ?? null})
+            ${d.regions}, ${d.readOnlyRootFilesystem ?? false}, ${d.rolledBackFrom ?? null})
     RETURNING ${columns(q)}`;
   return row!;
 }
@@ -125,15 +129,33 @@ export async function lockDeployment(
   return row;
 }
 
+/** Where a page of stalled deployments ended; the next page starts after it. */
+export interface StalledCursor {
+  /** updated_at as PostgreSQL prints it: microseconds kept (a Date would cut them to ms and
+   *  could hand back the same rows forever). */
+  updatedAt: string;
+  id: string;
+}
+
 /** Deployments on their way (pending … network) whose row has not changed for `olderThanMs`:
- *  candidates for a workflow that never started or died; the caller checks for a live one. */
-export async function listStalled(q: Queryable, olderThanMs: number, limit = 100): Promise<string[]> {
-  const rows = await q<{ id: string }[]>`
-    SELECT id FROM deployments
+ *  candidates for a workflow that never started or died; the caller checks for a live one.
+ *  Oldest first, a page at a time (keyset on updated_at, id): a caller that skips the ones
+ *  with a live workflow still reaches the rest. */
+export async function listStalled(
+  q: Queryable,
+  olderThanMs: number,
+  page: { after?: StalledCursor | null; limit?: number } = {},
+): Promise<{ ids: string[]; next: StalledCursor | null }> {
+  const limit = page.limit ?? 100;
+  const after = page.after ?? null;
+  const rows = await q<{ id: string; updatedAt: string }[]>`
+    SELECT id, updated_at::text AS updated_at FROM deployments
     WHERE status IN ('pending', 'building', 'deploying', 'network')
       AND updated_at < now() - make_interval(secs => ${olderThanMs / 1000})
-    ORDER BY updated_at LIMIT ${limit}`;
-  return rows.map((r) => r.id);
+      AND (${after === null} OR (updated_at, id) > (${after?.updatedAt ?? null}::timestamptz, ${after?.id ?? null}::text))
+    ORDER BY updated_at, id LIMIT ${limit}`;
+  const last = rows.at(-1);
+  return { ids: rows.map((r) => r.id), next: rows.length === limit && last ? { updatedAt: last.updatedAt, id: last.id } : null };
 }
 
 /** Fleet-wide counts for the metrics endpoint: instances by status, topologies by status. */

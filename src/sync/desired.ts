@@ -39,6 +39,7 @@ export function topologyState(r: TopologyDesiredRow): DesiredState {
     port: r.port,
     command: r.command,
     env: r.env,
+    readOnlyRootFilesystem: r.readOnlyRootFilesystem ?? false,
   };
 }
 

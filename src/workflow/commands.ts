@@ -2,14 +2,16 @@
 // the database, writes in one transaction, and hands the long-running part to a workflow. The
 // deploy invocation's idempotency key is derived from the deployment id, so starting it twice
 // (a retried request, the recovery sweep) yields one workflow.
-import { stat } from 'node:fs/promises';
 import { AppError, notFound, validationError } from '../errors';
 import { newId } from '../ids';
+import type { Logger } from '../log';
 import { deployments, domains, tenancy, withTx, type Sql } from '../store';
 import type { Deployment } from '../store/deployments';
 import type { Engine } from './engine';
 import type { DeployServiceDef } from './deploy';
 import type { DesiredStateServiceDef } from './desired-state';
+import { resolveBuildContext } from './build';
+import { specOf, storedFields, type DeploymentSpec } from './spec';
 
 export interface CommandDeps {
   sql: Sql;
@@ -17,20 +19,12 @@ export interface CommandDeps {
   deploy: DeployServiceDef;
   desiredState: DesiredStateServiceDef;
   apexDomain: string;
+  /** Build contexts must lie in this directory; absent: this control plane builds nothing. */
+  buildRoot?: string | undefined;
 }
 
-export interface CreateDeploymentInput {
-  image?: string | undefined;
-  buildContext?: string | undefined;
-  regions: string[];
-  replicas: number;
-  cpuMillicores: number;
-  memoryMib: number;
-  port: number;
-  command: string[];
-  env: Record<string, string>;
-  environmentId: string;
-}
+/** What createDeployment takes: the spec (src/workflow/spec.ts) after validation. */
+export type CreateDeploymentInput = DeploymentSpec;
 
 export const deployIdempotencyKey = (deploymentId: string) => `deploy:${deploymentId}`;
 
@@ -38,13 +32,19 @@ export async function startDeployWorkflow(deps: CommandDeps, deploymentId: strin
   await deps.engine.send(deps.deploy, 'deploy', { restart: false }, { key: deploymentId, idempotencyKey: deployIdempotencyKey(deploymentId) });
 }
 
+/** The build context as stored: its real path under the build root, or a 400 naming the field. */
+async function checkedBuildContext(deps: CommandDeps, context: string): Promise<string> {
+  const bad = (message: string) => validationError('invalid build context', [{ field: 'buildContext', message }]);
+  if (!deps.buildRoot) throw bad('this control plane has no build command configured (--build-command); deploy an image instead');
+  const r = await resolveBuildContext(deps.buildRoot, context);
+  if ('problem' in r) throw bad(r.problem);
+  return r.path;
+}
+
 export async function createDeployment(deps: CommandDeps, input: CreateDeploymentInput, rolledBackFrom: string | null = null): Promise<Deployment> {
   const env = await tenancy.getEnvironment(deps.sql, input.environmentId);
   if (!env) throw validationError('unknown environment', [{ field: 'environmentId', message: `environment ${input.environmentId} not found` }]);
-  if (input.buildContext) {
-    const st = await stat(input.buildContext).catch(() => undefined);
-    if (!st?.isDirectory()) throw validationError('build context is not a directory', [{ field: 'buildContext', message: `${input.buildContext} is not a directory on the control plane` }]);
-  }
+  const buildContext = input.buildContext ? await checkedBuildContext(deps, input.buildContext) : null;
   const d = await deployments.insertDeployment(deps.sql, {
     id: newId('dep'),
     workspaceId: env.workspaceId,
@@ -52,14 +52,8 @@ export async function createDeployment(deps: CommandDeps, input: CreateDeploymen
     appId: env.appId,
     environmentId: env.id,
     image: input.image ?? null,
-    buildContext: input.buildContext ?? null,
-    cpuMillicores: input.cpuMillicores,
-    memoryMib: input.memoryMib,
-    replicas: input.replicas,
-    port: input.port,
-    command: input.command,
-    env: input.env,
-    regions: input.regions,
+    buildContext,
+    ...storedFields(input),
     rolledBackFrom,
   });
   // If this process dies between the insert and the send, recoverPendingDeployments starts the
@@ -68,26 +62,12 @@ export async function createDeployment(deps: CommandDeps, input: CreateDeploymen
   return d;
 }
 
-/** Seed 001: a rollback is a new deployment made from an earlier one's config. */
+/** Seed 001: a rollback is a new deployment made from an earlier one's spec and image. */
 export async function rollbackDeployment(deps: CommandDeps, id: string): Promise<Deployment> {
   const old = await deployments.getDeployment(deps.sql, id);
   if (!old) throw notFound('deployment', id);
   if (!old.image) throw new AppError('ERR_DEPLOYMENT_NO_IMAGE', `deployment ${id} never produced an image; nothing to roll back to`);
-  return createDeployment(
-    deps,
-    {
-      image: old.image,
-      regions: old.regions,
-      replicas: old.replicas,
-      cpuMillicores: old.cpuMillicores,
-      memoryMib: old.memoryMib,
-      port: old.port,
-      command: old.command,
-      env: old.env,
-      environmentId: old.environmentId,
-    },
-    old.id,
-  );
+  return createDeployment(deps, specOf({ ...old, image: old.image }), old.id);
 }
 
 /** Points the environment's domains at a ready deployment; returns the hostnames it now has. */
@@ -123,22 +103,59 @@ export async function changeDesiredState(deps: CommandDeps, id: string, desired:
 
 const LIVE = new Set(['scheduled', 'queued', 'ready', 'running', 'suspended']);
 
+/** A pending deployment older than this lost its workflow start (the creator died in between):
+ *  a live create sends its workflow within milliseconds of the insert. */
+export const RECOVER_AFTER_MS = 10_000;
+/** How often each replica sweeps; a stranded deployment waits at most this (plus the above). */
+export const RECOVER_EVERY_MS = 30_000;
+
+/** Runs the recovery sweep every `everyMs` until the returned stop is called. */
+export function startRecoverySweep(
+  deps: CommandDeps,
+  logger: Logger,
+  opts: { everyMs?: number | undefined; olderThanMs?: number | undefined } = {},
+): () => void {
+  const olderThanMs = opts.olderThanMs ?? RECOVER_AFTER_MS;
+  const timer = setInterval(() => {
+    recoverPendingDeployments(deps, olderThanMs)
+      .then((n) => n && logger.warn({ count: n }, 'started deploy workflows of stranded deployments'))
+      .catch((err) => logger.warn({ err }, 'pending deployment recovery failed'));
+  }, opts.everyMs ?? RECOVER_EVERY_MS);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
+/** Stalled deployments read per query by the recovery sweep; it pages through all of them. */
+const RECOVER_PAGE = 100;
+
 /**
  * Restarts the deploy workflow of deployments stuck on their way to ready with no live
  * workflow: the creator died between insert and send, or the workflow itself failed (e.g. the
  * database stayed away past a step's retries). A deployment whose workflow is alive (waiting
- * for instances, say) is left alone. A first start reuses the deployment's idempotency key, so
+ * for instances, say) is left alone, and the sweep pages on past it, so any number of live
+ * ones cannot hide a stranded one. A first start reuses the deployment's idempotency key, so
  * racing sweeps on several replicas start one workflow; a restart after a dead one needs a new
- * key, numbered by the runs so far, which racing sweeps also agree on.
+ * key, numbered by the runs so far, which racing sweeps also agree on. The new run gets the
+ * dead run's input: a restart (a start after a stop) stays a restart, which leaves the
+ * environment's domain where it is.
  */
 export async function recoverPendingDeployments(deps: CommandDeps, olderThanMs: number): Promise<number> {
   let started = 0;
-  for (const id of await deployments.listStalled(deps.sql, olderThanMs)) {
-    const runs = (await deps.engine.listInvocations({ target: deps.deploy.name, key: id, limit: 100 })).filter((i) => i.handler === 'deploy');
-    if (runs.some((i) => LIVE.has(i.status))) continue;
-    const idempotencyKey = runs.length === 0 ? deployIdempotencyKey(id) : `${deployIdempotencyKey(id)}:recover:${runs.length}`;
-    await deps.engine.send(deps.deploy, 'deploy', { restart: false }, { key: id, idempotencyKey });
-    started++;
-  }
+  let after: deployments.StalledCursor | null = null;
+  do {
+    const page: { ids: string[]; next: deployments.StalledCursor | null } = await deployments.listStalled(deps.sql, olderThanMs, { after, limit: RECOVER_PAGE });
+    for (const id of page.ids) if (await recoverOne(deps, id)) started++;
+    after = page.next;
+  } while (after);
   return started;
+}
+
+async function recoverOne(deps: CommandDeps, id: string): Promise<boolean> {
+  // Newest first: runs[0] is the one that died (or the live one).
+  const runs = (await deps.engine.listInvocations({ target: deps.deploy.name, key: id, limit: 100 })).filter((i) => i.handler === 'deploy');
+  if (runs.some((i) => LIVE.has(i.status))) return false;
+  const restart = (runs[0]?.input as { restart?: unknown } | undefined)?.restart === true;
+  const idempotencyKey = runs.length === 0 ? deployIdempotencyKey(id) : `${deployIdempotencyKey(id)}:recover:${runs.length}`;
+  await deps.engine.send(deps.deploy, 'deploy', { restart }, { key: id, idempotencyKey });
+  return true;
 }

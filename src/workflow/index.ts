@@ -7,6 +7,10 @@
 // - desired-state.ts: DesiredStateService, object keyed by deployment id: stop / start.
 // - rollout.ts: SentinelRolloutService, object keyed by `singleton`: fleet image rollouts in
 //   waves (waves.ts computeWaves), resume / cancel / rollbackAll; slack.ts posts progress.
+// - outbound.ts, outbound-post.ts: where ctrl's own outbound requests (webhooks) may go, and
+//   the one sender that enforces it on the connection itself.
+// - secrets.ts: which workflow data are credentials, redacted in invocation views.
+// - spec.ts: the deployment spec (API body, createDeployment input, rollback copy) in one schema.
 // - status-hooks.ts: what a krane status report wakes (a waiting deploy, a sentinel deploy).
 // - commands.ts: create / rollback / promote / start / stop as the API calls them, and the
 //   recovery sweep for deployments whose workflow never started.
@@ -25,7 +29,8 @@ import { desiredStateService, type DesiredStateServiceDef } from './desired-stat
 import { sentinelService, type SentinelServiceDef } from './sentinel';
 import { statusHooks, type StatusHooks } from './status-hooks';
 import { rolloutService, type RolloutServiceDef } from './rollout';
-import { slackNotifier } from './slack';
+import { slackNotifier, type SlackNotifierDef } from './slack';
+import type { OutboundPolicy } from './outbound';
 import { noMetrics, type WorkflowMetrics } from './metrics';
 import type { CommandDeps } from './commands';
 
@@ -38,6 +43,9 @@ export * from './sentinel';
 export * from './status-hooks';
 export * from './rollout';
 export * from './slack';
+export * from './outbound';
+export * from './outbound-post';
+export * from './secrets';
 export * from './waves';
 export * from './metrics';
 
@@ -48,15 +56,35 @@ export interface WorkflowConfig {
   /** Backstop re-check of a deploy waiting for instances. */
   recheckMs?: number;
   apexDomain: string;
-  sentinelDefaults: { image: string; replicas: number; cpuMillicores: number; memoryMib: number };
+  /** Image of sentinels the deploy workflow creates; their size is SENTINEL_SIZE unless given. */
+  sentinelImage: string;
+  sentinelSize?: SentinelSize;
+  /** Build contexts must lie in this directory (--build-root); absent: no builds. */
+  buildRoot?: string | undefined;
+  /** Where webhook posts may go (default: public https hosts only). */
+  outbound?: OutboundPolicy;
   metrics?: WorkflowMetrics;
 }
+
+export interface SentinelSize {
+  replicas: number;
+  cpuMillicores: number;
+  memoryMib: number;
+}
+
+/**
+ * Size of a sentinel the deploy workflow creates; fleet operations change it later. Two
+ * replicas so one can restart (the PDB keeps one up); 250m / 256 MiB carry a small
+ * environment's traffic and are cheap enough to give every environment in every region.
+ */
+export const SENTINEL_SIZE: SentinelSize = { replicas: 2, cpuMillicores: 250, memoryMib: 256 };
 
 export interface Workflows {
   sentinel: SentinelServiceDef;
   deploy: DeployServiceDef;
   desiredState: DesiredStateServiceDef;
   rollout: RolloutServiceDef;
+  slack: SlackNotifierDef;
   hooks: StatusHooks;
   commands: CommandDeps;
 }
@@ -79,13 +107,13 @@ export function registerWorkflows(engine: Engine, sql: Sql, cfg: WorkflowConfig,
       timeoutMs: cfg.deployTimeoutMs,
       recheckMs,
       apexDomain: cfg.apexDomain,
-      sentinelDefaults: cfg.sentinelDefaults,
+      sentinelDefaults: { image: cfg.sentinelImage, ...(cfg.sentinelSize ?? SENTINEL_SIZE) },
       metrics: cfg.metrics ?? noMetrics,
     }),
   );
   const desiredState = engine.register(desiredStateService({ sql, deploy }));
-  const slack = engine.register(slackNotifier());
+  const slack = engine.register(slackNotifier(cfg.outbound ? { outbound: cfg.outbound } : {}));
   const rollout = engine.register(rolloutService({ sql, sentinel, slack }));
   const hooks = statusHooks({ sql, engine, deploy, sentinel, logger });
-  return { sentinel, deploy, desiredState, rollout, hooks, commands: { sql, engine, deploy, desiredState, apexDomain: cfg.apexDomain } };
+  return { sentinel, deploy, desiredState, rollout, slack, hooks, commands: { sql, engine, deploy, desiredState, apexDomain: cfg.apexDomain, buildRoot: cfg.buildRoot } };
 }

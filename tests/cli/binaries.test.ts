@@ -13,7 +13,7 @@ import { cleanEnv, runBundle, spawnBundle, waitForHttp } from '../helpers/bundle
 import { freePort } from '../helpers/postgres';
 import { until } from '../helpers/stack';
 import { KubeConfig } from '@kubernetes/client-node';
-import { KubeApi } from '../../src/kube/api';
+import { KubeClient } from '../../src/kube/client';
 import { WORKLOAD_NAMESPACE } from '../../src/sync/wire';
 
 test('ctrl, kube-sim and krane as separate processes deploy an image to ready', async () => {
@@ -105,7 +105,7 @@ test('agent tokens given to ctrl are remembered when it restarts without the fla
   // Read back through the unchanged Kubernetes client, from the same kubeconfig.
   const kc = new KubeConfig();
   kc.loadFromFile(kubeconfig);
-  const api = new KubeApi(kc);
+  const api = new KubeClient(kc);
   const [sts] = (await api.list('apps/v1', 'StatefulSet', WORKLOAD_NAMESPACE, `unkey.com/deployment.id=${id}`)).items as any[];
   assert.deepEqual(sts.spec.template.spec.imagePullSecrets.map((s: { name: string }) => s.name), ['regcred']);
 });

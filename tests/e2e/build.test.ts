@@ -1,8 +1,9 @@
 // The pluggable builder: a deployment from a build context runs ctrl's --build-command and
-// deploys the image it names; a failing build fails the deployment with the build's output.
+// deploys the image it names; a failing build fails the deployment saying how the build ended
+// (its output goes to ctrl's log only: tests/http/build.test.ts).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { testStack, until } from '../helpers/stack';
@@ -11,10 +12,11 @@ import { testStack, until } from '../helpers/stack';
 const buildCommand =
   'test -f Dockerfile && test -n "$UNKEY_DEPLOYMENT_ID" && echo "building $UNKEY_BUILD_CONTEXT" && ' +
   'if grep -q broken Dockerfile; then echo "step 3/7: no such base image" >&2; exit 1; fi; echo "registry.local/built:$UNKEY_DEPLOYMENT_ID"';
-const stack = await testStack({ regions: ['us-east-1'], ctrl: { settings: { buildCommand } } });
+const buildRoot = realpathSync(mkdtempSync(join(tmpdir(), 'unkey-build-root-')));
+const stack = await testStack({ regions: ['us-east-1'], ctrl: { settings: { buildCommand, buildRoot } } });
 
 function context(dockerfile: string): string {
-  const dir = mkdtempSync(join(tmpdir(), 'unkey-build-'));
+  const dir = mkdtempSync(join(buildRoot, 'ctx-'));
   writeFileSync(join(dir, 'Dockerfile'), dockerfile);
   return dir;
 }
@@ -49,10 +51,10 @@ test('a build context is built by the configured command and its image deployed'
   assert.equal(sts!.n, 1);
 });
 
-test('a failing build fails the deployment with the build output; a missing context is a 400', async () => {
+test('a failing build fails the deployment saying how it ended; a missing context is a 400', async () => {
   const { d } = await brokenBuild();
   assert.equal(d.status, 'failed');
-  assert.match(d.error, /build failed \(exit 1\): step 3\/7: no such base image/);
+  assert.match(d.error, /build failed \(exit code 1\)/);
   assert.equal(d.topology.length, 0, 'nothing was deployed');
 
   const missing = await stack.api('/v1/deployments', { body: { buildContext: '/nonexistent/dir', regions: ['us-east-1'] } });

@@ -4,6 +4,15 @@ import { StatefulSet } from 'kubernetes-models/apps/v1/StatefulSet';
 import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
 import { Service } from 'kubernetes-models/v1/Service';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
+import { Namespace } from 'kubernetes-models/v1/Namespace';
+import { ServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
+import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy';
+import { Role } from 'kubernetes-models/rbac.authorization.k8s.io/v1/Role';
+import { RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding';
+import { readdirSync, readFileSync } from 'node:fs';
+// A plain YAML parser: client-node's loadAllYaml maps objects onto its classes (`from` becomes
+// `_from`), which would validate something other than what kubectl sends.
+import { loadAll } from 'js-yaml';
 import type { ZodObject } from 'zod';
 import { CiliumPolicyApply, DeploymentApply, SentinelApply, type ApplyState } from '../../src/sync/wire';
 import { ANNOTATION, buildObjects, LABEL, manifestHash, objectName, type ManifestObject } from '../../src/kube/manifests';
@@ -15,6 +24,11 @@ const models: Record<string, (o: object) => { validate(): void }> = {
   'apps/v1/StatefulSet': (o) => new StatefulSet(o as never),
   'apps/v1/Deployment': (o) => new Deployment(o as never),
   'policy/v1/PodDisruptionBudget': (o) => new PodDisruptionBudget(o as never),
+  'v1/Namespace': (o) => new Namespace(o as never),
+  'v1/ServiceAccount': (o) => new ServiceAccount(o as never),
+  'networking.k8s.io/v1/NetworkPolicy': (o) => new NetworkPolicy(o as never),
+  'rbac.authorization.k8s.io/v1/Role': (o) => new Role(o as never),
+  'rbac.authorization.k8s.io/v1/RoleBinding': (o) => new RoleBinding(o as never),
 };
 
 function validate(o: ManifestObject): void {
@@ -125,6 +139,7 @@ test('gossip: headless service on 7946 and a policy between the environment sent
 
 /** Changes one field to a different valid value of the same type. */
 function mutate(v: unknown): unknown {
+  if (v === undefined || typeof v === 'boolean') return !v; // an optional flag, absent = false
   if (typeof v === 'string') return `${v}x`;
   if (typeof v === 'number') return v + 1;
   if (Array.isArray(v)) return [...v, 'extra'];
@@ -158,4 +173,111 @@ test('object names: ids pass through; anything else maps to a distinct valid nam
   assert.notEqual(a, b);
   assert.ok(objectName('x'.repeat(200)).length <= 52);
   assert.match(objectName('123'), /^[a-z]/);
+});
+
+/** Volume types the `restricted` Pod Security Standard allows. */
+const RESTRICTED_VOLUMES = ['configMap', 'csi', 'downwardAPI', 'emptyDir', 'ephemeral', 'persistentVolumeClaim', 'projected', 'secret'];
+
+/**
+ * The `restricted` Pod Security Standard (what the namespaces enforce), checked on a pod
+ * template, plus what we add on top: no service account token. Returns the violations.
+ */
+function restrictedViolations(pod: any): string[] {
+  const out: string[] = [];
+  const psc = pod.securityContext ?? {};
+  if (pod.hostNetwork || pod.hostPID || pod.hostIPC) out.push('host namespaces');
+  if (pod.automountServiceAccountToken !== false) out.push('service account token mounted');
+  for (const v of pod.volumes ?? []) {
+    const type = Object.keys(v).find((k) => k !== 'name');
+    if (!RESTRICTED_VOLUMES.includes(type!)) out.push(`volume type ${type}`);
+  }
+  for (const c of [...(pod.initContainers ?? []), ...pod.containers]) {
+    const sc = c.securityContext ?? {};
+    if (sc.privileged) out.push(`${c.name}: privileged`);
+    if (sc.allowPrivilegeEscalation !== false) out.push(`${c.name}: allowPrivilegeEscalation not false`);
+    if (!(sc.capabilities?.drop ?? []).includes('ALL')) out.push(`${c.name}: capabilities not dropped`);
+    if ((sc.capabilities?.add ?? []).some((a: string) => a !== 'NET_BIND_SERVICE')) out.push(`${c.name}: capabilities added`);
+    if ((sc.runAsNonRoot ?? psc.runAsNonRoot) !== true) out.push(`${c.name}: runAsNonRoot not true`);
+    if ((sc.runAsUser ?? psc.runAsUser) === 0) out.push(`${c.name}: runs as uid 0`);
+    const seccomp = (sc.seccompProfile ?? psc.seccompProfile)?.type;
+    if (seccomp !== 'RuntimeDefault' && seccomp !== 'Localhost') out.push(`${c.name}: seccomp ${seccomp}`);
+    for (const p of c.ports ?? []) if (p.hostPort) out.push(`${c.name}: hostPort`);
+  }
+  return out;
+}
+
+const podOf = (objs: ManifestObject[]) => (objs.find((o) => o.kind === 'StatefulSet' || o.kind === 'Deployment') as any).spec.template.spec;
+
+test('workload and sentinel pods meet the restricted Pod Security Standard and mount no token', () => {
+  const cases: [string, ApplyState][] = [
+    ['workload', deploymentState()],
+    ['workload, read-only root', deploymentState({ readOnlyRootFilesystem: true })],
+    ['sentinel', sentinelState()],
+  ];
+  for (const [what, state] of cases) {
+    const objs = buildObjects(state, { imagePullSecret: 'regcred' });
+    assert.deepEqual(restrictedViolations(podOf(objs)), [], what);
+    for (const o of objs) validate(o);
+  }
+  // The check itself can fail: the pod as it was before hardening.
+  const bare = structuredClone(podOf(buildObjects(sentinelState())));
+  delete bare.securityContext;
+  delete bare.containers[0].securityContext;
+  bare.automountServiceAccountToken = undefined;
+  assert.ok(restrictedViolations(bare).length >= 5);
+});
+
+test('a read-only root filesystem where the workload asks for it (sentinels always), with a writable /tmp', () => {
+  const rw = podOf(buildObjects(deploymentState()));
+  assert.equal(rw.containers[0].securityContext.readOnlyRootFilesystem, false, 'default: writable, as most images expect');
+  assert.equal(rw.volumes, undefined);
+  for (const pod of [podOf(buildObjects(deploymentState({ readOnlyRootFilesystem: true }))), podOf(buildObjects(sentinelState()))]) {
+    const c = pod.containers[0];
+    assert.equal(c.securityContext.readOnlyRootFilesystem, true);
+    const mount = c.volumeMounts.find((m: any) => m.mountPath === '/tmp');
+    assert.ok(mount, '/tmp stays writable');
+    const vol = pod.volumes.find((v: any) => v.name === mount.name);
+    assert.ok(vol.emptyDir.sizeLimit, 'a bounded emptyDir');
+  }
+});
+
+const deployDocs = () =>
+  readdirSync(new URL('../../deploy/', import.meta.url))
+    .filter((f) => f.endsWith('.yaml'))
+    .flatMap((f) => (loadAll(readFileSync(new URL(`../../deploy/${f}`, import.meta.url), 'utf8')) as any[]).map((d) => ({ file: f, doc: d })));
+
+test('deploy/*.yaml validates against the official schemas; the workload namespaces enforce restricted', () => {
+  const docs = deployDocs();
+  for (const { file, doc } of docs) {
+    const make = models[`${doc.apiVersion}/${doc.kind}`];
+    assert.ok(make, `${file}: no schema for ${doc.apiVersion}/${doc.kind}`);
+    make(doc).validate();
+  }
+  for (const ns of ['unkey', 'sentinel']) {
+    const doc = docs.find((d) => d.doc.kind === 'Namespace' && d.doc.metadata.name === ns)?.doc;
+    assert.ok(doc, `namespace ${ns}`);
+    assert.equal(doc.metadata.labels['pod-security.kubernetes.io/enforce'], 'restricted', ns);
+  }
+});
+
+test('a default NetworkPolicy in unkey admits only sentinels to workloads, so tenants cannot reach each other', () => {
+  const policies = deployDocs().filter((d) => d.doc.kind === 'NetworkPolicy' && d.doc.metadata.namespace === 'unkey').map((d) => d.doc);
+  const isolation = policies.find((p) => p.spec.policyTypes.includes('Ingress'));
+  assert.ok(isolation, 'an ingress policy in unkey');
+  assert.deepEqual(isolation.spec.podSelector, {}, 'it selects every workload pod');
+  const peers = isolation.spec.ingress.flatMap((r: any) => r.from);
+  assert.ok(peers.length > 0);
+  for (const peer of peers) {
+    // Every admitted peer is a sentinel pod in the sentinel namespace; never a pod of unkey.
+    assert.deepEqual(peer.namespaceSelector, { matchLabels: { 'kubernetes.io/metadata.name': 'sentinel' } });
+    assert.equal(peer.podSelector.matchLabels[LABEL.component], 'sentinel');
+    assert.equal(peer.ipBlock, undefined);
+  }
+  // Egress: DNS, and the internet but not the cluster's private ranges or the metadata service.
+  const egress = policies.find((p) => p.spec.policyTypes.includes('Egress'));
+  assert.ok(egress, 'an egress policy in unkey');
+  const blocks = egress.spec.egress.flatMap((r: any) => (r.to ?? []).filter((p: any) => p.ipBlock).map((p: any) => p.ipBlock));
+  const open = blocks.find((b: any) => b.cidr === '0.0.0.0/0');
+  assert.ok(open, 'the internet is reachable');
+  for (const cidr of ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '169.254.0.0/16', '100.64.0.0/10']) assert.ok(open.except.includes(cidr), cidr);
 });

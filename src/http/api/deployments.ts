@@ -13,6 +13,8 @@ export interface DeploymentRouteDeps {
   engine: Engine;
 }
 
+/** A deployment as every view shows it. Env values are secrets (API keys, database URLs): views
+ *  list the keys only; the values go to krane alone, in the desired state of its region. */
 function summary(d: Deployment) {
   return {
     id: d.id,
@@ -27,7 +29,8 @@ function summary(d: Deployment) {
     memoryMib: d.memoryMib,
     port: d.port,
     command: d.command,
-    env: d.env,
+    envKeys: Object.keys(d.env).sort(),
+    readOnlyRootFilesystem: d.readOnlyRootFilesystem,
     workspaceId: d.workspaceId,
     projectId: d.projectId,
     appId: d.appId,

@@ -3,13 +3,13 @@
 // schemas in schemas.ts before any handler writes: a 400 names every bad field. Long-running
 // work is handed to workflows (src/workflow); handlers return as soon as it is durable.
 import websocket from '@fastify/websocket';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { unauthorized } from '../../errors';
-import type { Workflows } from '../../workflow';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { unauthorized, validationError } from '../../errors';
+import type { OutboundPolicy, Workflows } from '../../workflow';
 import type { Engine } from '../../workflow/engine';
-import { bearerToken, tokensEqual } from '../auth';
+import { adminAuth, tokensEqual } from '../auth';
 import { deploymentRoutes } from './deployments';
-import { eventRoutes, type EventHub } from './events';
+import { EVENTS_PATH, eventRoutes, type EventHub } from './events';
 import { invocationRoutes } from './invocations';
 import { sentinelRoutes } from './sentinels';
 import { openApiRoute } from './openapi';
@@ -24,14 +24,36 @@ export interface PublicApiDeps {
   workflows: Workflows;
   engine: Engine;
   hub: EventHub;
+  /** Where outbound requests (Slack webhooks) may go; checked at the API and again at send time. */
+  outbound: OutboundPolicy;
 }
 
-/** Admin auth; the WebSocket also takes ?token= because browsers cannot set its headers. */
-function adminOrQueryToken(adminToken: string) {
-  return async (req: FastifyRequest): Promise<void> => {
-    const token = bearerToken(req) ?? (req.url.startsWith('/v1/events') ? (req.query as { token?: string }).token : undefined);
-    if (!token) throw unauthorized();
-    if (!tokensEqual(token, adminToken)) throw unauthorized('invalid admin token');
+/** The ?token= of the event WebSocket (browsers cannot set its headers); given twice is a 400. */
+function queryToken(req: FastifyRequest): string | undefined {
+  const token = (req.query as Record<string, unknown>).token;
+  if (Array.isArray(token)) throw validationError('invalid request query: token', [{ field: 'token', message: 'must be given once' }]);
+  return typeof token === 'string' ? token : undefined;
+}
+
+const hasBody = (req: FastifyRequest) => Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+
+/**
+ * Admin auth as an onRequest hook: it runs before fastify reads or parses a body, so an
+ * unauthenticated caller costs no body parsing. A refused request that still has a body
+ * coming is answered with `connection: close`, so Node closes the socket instead of reading and
+ * discarding the rest to keep the connection alive.
+ */
+function adminGuard(adminToken: string) {
+  const checkHeader = adminAuth(adminToken);
+  return async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    try {
+      const fromQuery = req.routeOptions.url === EVENTS_PATH && !req.headers.authorization ? queryToken(req) : undefined;
+      if (fromQuery === undefined) await checkHeader(req);
+      else if (!tokensEqual(fromQuery, adminToken)) throw unauthorized('invalid admin token');
+    } catch (err) {
+      if (hasBody(req)) void reply.header('connection', 'close');
+      throw err;
+    }
   };
 }
 
@@ -40,7 +62,7 @@ export function publicApiRoutes(deps: PublicApiDeps) {
     openApiRoute(app);
     await app.register(async (v1) => {
       await v1.register(websocket);
-      v1.addHook('preHandler', adminOrQueryToken(deps.adminToken));
+      v1.addHook('onRequest', adminGuard(deps.adminToken));
       deploymentRoutes(deps)(v1);
       sentinelRoutes(deps)(v1);
       invocationRoutes(deps)(v1);

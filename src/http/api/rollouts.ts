@@ -1,12 +1,12 @@
 // /v1/sentinel-rollouts: start a fleet rollout, read the current one, resume / cancel / roll back.
 import type { FastifyInstance } from 'fastify';
-import { AppError } from '../../errors';
-import { ROLLOUT_KEY, type RolloutState, type Workflows } from '../../workflow';
+import { AppError, validationError } from '../../errors';
+import { destinationProblem, ROLLOUT_KEY, type OutboundPolicy, type RolloutState, type Workflows } from '../../workflow';
 import type { Engine } from '../../workflow/engine';
 import { StartRolloutBody, RolloutActionQuery } from './schemas';
 import { parse } from './parse';
 
-export function rolloutRoutes(deps: { workflows: Workflows; engine: Engine }) {
+export function rolloutRoutes(deps: { workflows: Workflows; engine: Engine; outbound: OutboundPolicy }) {
   const { engine } = deps;
   const def = deps.workflows.rollout;
 
@@ -39,6 +39,10 @@ export function rolloutRoutes(deps: { workflows: Workflows; engine: Engine }) {
   return (app: FastifyInstance) => {
     app.post('/v1/sentinel-rollouts', async (req, reply) => {
       const body = parse(StartRolloutBody, req.body, 'body');
+      // The webhook is a URL of the caller's choosing that ctrl will POST to: only where the
+      // outbound policy allows (checked again when each post is sent).
+      const problem = body.slackWebhookUrl ? await destinationProblem(body.slackWebhookUrl, deps.outbound) : null;
+      if (problem) throw validationError('invalid request body: slackWebhookUrl', [{ field: 'slackWebhookUrl', message: problem }]);
       await requireState(['idle', 'completed', 'cancelled'], 'rollout');
       const summary = await engine.call(def, 'rollout', body, { key: ROLLOUT_KEY });
       return reply.status(202).send(summary);

@@ -2,54 +2,15 @@
 // field (a typo like `replica`) is a 400 naming it, not a silently ignored setting.
 import { z } from 'zod';
 import { regionPattern } from '../../config';
+import { DeploymentSpec, imageRef, text } from '../../workflow/spec';
+
+export { DEFAULT_CPU_MILLICORES, DEFAULT_MEMORY_MIB, DEFAULT_PORT, DEFAULT_REPLICAS } from '../../workflow/spec';
 
 const region = z.string().regex(regionPattern, 'must be a DNS-safe region name like us-east-1');
-const imageRef = z
-  .string()
-  .min(1)
-  .max(512)
-  .regex(/^[a-z0-9][a-z0-9._\-/:@]*$/i, 'must be an image reference like nginx:1.27 or registry/app@sha256:…');
-const envKey = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-/** Free text that reaches PostgreSQL: a NUL byte would make it fail (22021) with a 500. */
-const text = (max: number) =>
-  z
-    .string()
-    .max(max)
-    .refine((s) => !s.includes('\u0000'), 'must not contain NUL bytes');
-
-// Defaults from seed 001's deployment configuration; port 8080 is the common app default.
-export const DEFAULT_REPLICAS = 2;
-export const DEFAULT_CPU_MILLICORES = 500;
-export const DEFAULT_MEMORY_MIB = 512;
-export const DEFAULT_PORT = 8080;
-
-export const CreateDeploymentBody = z
-  .strictObject({
-    image: imageRef.optional(),
-    buildContext: text(4096).min(1).optional(),
-    regions: z
-      .array(region)
-      .min(1, 'at least one region is required')
-      .max(64)
-      .refine((r) => new Set(r).size === r.length, 'regions must not repeat'),
-    replicas: z.number().int().min(1).max(1000).default(DEFAULT_REPLICAS),
-    cpuMillicores: z.number().int().min(10).max(256_000).default(DEFAULT_CPU_MILLICORES),
-    memoryMib: z.number().int().min(16).max(1_048_576).default(DEFAULT_MEMORY_MIB),
-    port: z.number().int().min(1).max(65535).default(DEFAULT_PORT),
-    command: z.array(text(4096)).max(100).default([]),
-    env: z
-      .record(z.string().regex(envKey, 'environment variable names are letters, digits and _, not starting with a digit'), text(32_768))
-      .refine((e) => Object.keys(e).length <= 200, 'at most 200 environment variables')
-      .default({}),
-    environmentId: text(128).min(1).default('default'),
-  })
-  .superRefine((b, ctx) => {
-    if (!b.image === !b.buildContext) {
-      ctx.addIssue({ code: 'custom', path: [b.image ? 'buildContext' : 'image'], message: 'give exactly one of image or buildContext' });
-    }
-  });
-export type CreateDeploymentBody = z.infer<typeof CreateDeploymentBody>;
+/** POST /v1/deployments: the deployment spec itself (src/workflow/spec.ts), one source for its shape. */
+export const CreateDeploymentBody = DeploymentSpec;
+export type CreateDeploymentBody = DeploymentSpec;
 
 export const ListDeploymentsQuery = z.strictObject({
   environmentId: text(128).min(1).default('default'),
@@ -97,7 +58,21 @@ export const StartRolloutBody = z.strictObject({
       });
       if (p[p.length - 1] !== 100) ctx.addIssue({ code: 'custom', path: [p.length - 1], message: 'the last wave must be 100, or part of the fleet is never updated' });
     }),
-  slackWebhookUrl: z.url({ protocol: /^https?$/ }).optional(),
+  /** Checked against the outbound policy by the route (it needs the operator's allow-list). */
+  slackWebhookUrl: z.url({ protocol: /^https?$/ }).max(2048).optional(),
+});
+
+/** A query parameter given once: fastify turns `?a=1&a=2` into an array, which is a 400 here. */
+const single = (max: number) =>
+  z
+    .string({ error: (i) => (Array.isArray(i.input) ? 'must be given once' : 'must be a string') })
+    .max(max)
+    .optional();
+
+export const EventsQuery = z.strictObject({
+  token: single(1024),
+  deploymentId: single(128),
+  type: single(64),
 });
 
 export const RolloutActionQuery = z.strictObject({ wait: z.enum(['true', 'false']).default('true') });

@@ -3,6 +3,7 @@
 // which is the address ctrl stores per instance.
 import { refKey, type DeploymentApply } from '../../sync/wire';
 import { ANNOTATION, deploymentLabels, LABEL } from './labels';
+import { containerSecurityContext, podSecurityContext, writableTmp } from './hardening';
 import { deploymentObjectName } from './names';
 import type { BuildOptions, ManifestObject } from './types';
 
@@ -35,6 +36,8 @@ export function buildDeploymentObjects(s: DeploymentApply, opts: BuildOptions = 
   const selector = { [LABEL.deploymentId]: s.deploymentId };
   const env = { ...platformEnv(s), ...s.env };
   const resources = { cpu: `${s.cpuMillicores}m`, memory: `${s.memoryMib}Mi` };
+  const readOnly = s.readOnlyRootFilesystem ?? false;
+  const tmp = writableTmp(readOnly);
 
   const service: ManifestObject = {
     apiVersion: 'v1',
@@ -69,7 +72,9 @@ export function buildDeploymentObjects(s: DeploymentApply, opts: BuildOptions = 
           // Customer code gets no Kubernetes credentials and no service-link env noise.
           automountServiceAccountToken: false,
           enableServiceLinks: false,
+          securityContext: podSecurityContext(),
           ...(opts.imagePullSecret ? { imagePullSecrets: [{ name: opts.imagePullSecret }] } : {}),
+          ...(tmp.volumes ? { volumes: tmp.volumes } : {}),
           containers: [
             {
               name: APP_CONTAINER,
@@ -82,6 +87,8 @@ export function buildDeploymentObjects(s: DeploymentApply, opts: BuildOptions = 
               // Requests = limits: predictable scheduling (Guaranteed QoS), memory overuse kills the
               // pod and CPU overuse throttles it, as seed 003 describes.
               resources: { requests: resources, limits: resources },
+              securityContext: containerSecurityContext(readOnly),
+              ...(tmp.volumeMounts ? { volumeMounts: tmp.volumeMounts } : {}),
             },
           ],
         },

@@ -4,6 +4,8 @@
 // - deployment.ts: headless Service + StatefulSet per deployment and region (namespace `unkey`).
 // - sentinel.ts: Deployment + ClusterIP Service + PodDisruptionBudget per sentinel (`sentinel`).
 // - gossip.ts: per-environment headless gossip Service + CiliumNetworkPolicy.
+// - hardening.ts: the securityContext every pod gets (the `restricted` Pod Security Standard)
+//   and the writable /tmp of a read-only root.
 // - labels.ts: the label contract (API.md) and krane's annotations; names.ts: id → object name.
 // - hash.ts: canonical manifest hash, stored in an annotation so re-applying identical state can
 //   be skipped without a request (see controller.ts for when the skip is trusted).
@@ -18,3 +20,4 @@ export * from './deployment';
 export * from './sentinel';
 export * from './gossip';
 export * from './build';
+export * from './hardening';

@@ -3,6 +3,7 @@
 // own paths: liveness asks "is the process alive", readiness "can it serve traffic".
 import { refKey, type SentinelApply } from '../../sync/wire';
 import { ANNOTATION, LABEL, sentinelLabels } from './labels';
+import { containerSecurityContext, podSecurityContext, writableTmp } from './hardening';
 import { gossipObjectName, sentinelObjectName } from './names';
 import type { BuildOptions, ManifestObject } from './types';
 
@@ -20,6 +21,8 @@ const READINESS_FAILURE_THRESHOLD = 2;
 const LIVENESS_FAILURE_THRESHOLD = 3;
 const PROBE_PERIOD_SECONDS = 5;
 const ZONE_KEY = 'topology.kubernetes.io/zone';
+/** The sentinel is our own image and writes nothing outside /tmp: its root is read-only. */
+const SENTINEL_READ_ONLY_ROOT = true;
 
 /**
  * `_opts` is accepted for a uniform builder signature but unused: the configured pull secret is
@@ -32,6 +35,7 @@ export function buildSentinelObjects(s: SentinelApply, _opts: BuildOptions = {})
   const selector = { [LABEL.sentinelId]: s.sentinelId };
   const resources = { cpu: `${s.cpuMillicores}m`, memory: `${s.memoryMib}Mi` };
   const gossipHost = `${gossipObjectName(s.environmentId)}.${s.namespace}.svc.cluster.local`;
+  const tmp = writableTmp(SENTINEL_READ_ONLY_ROOT);
   const env: Record<string, string> = {
     UNKEY_SENTINEL_ID: s.sentinelId,
     UNKEY_WORKSPACE_ID: s.workspaceId,
@@ -59,6 +63,10 @@ export function buildSentinelObjects(s: SentinelApply, _opts: BuildOptions = {})
         spec: {
           restartPolicy: 'Always',
           enableServiceLinks: false,
+          // A proxy needs no Kubernetes credentials (gossip peers are found through DNS).
+          automountServiceAccountToken: false,
+          securityContext: podSecurityContext(),
+          volumes: tmp.volumes,
           tolerations: [{ key: 'node-class', operator: 'Equal', value: 'sentinel', effect: 'NoSchedule' }],
           topologySpreadConstraints: [
             { maxSkew: 1, topologyKey: ZONE_KEY, whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: selector } },
@@ -76,6 +84,8 @@ export function buildSentinelObjects(s: SentinelApply, _opts: BuildOptions = {})
                 .sort()
                 .map((k) => ({ name: k, value: env[k]! })),
               resources: { requests: resources, limits: resources },
+              securityContext: containerSecurityContext(SENTINEL_READ_ONLY_ROOT),
+              volumeMounts: tmp.volumeMounts,
               livenessProbe: {
                 httpGet: { path: SENTINEL_LIVENESS_PATH, port: SENTINEL_HTTP_PORT },
                 periodSeconds: PROBE_PERIOD_SECONDS,

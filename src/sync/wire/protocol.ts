@@ -34,6 +34,8 @@ export const DeploymentApply = z.object({
   port: z.number().int().min(1).max(65535),
   command: z.array(z.string()),
   env: z.record(z.string(), z.string()),
+  /** Containers get a read-only root filesystem; absent (from a ctrl before the field): false. */
+  readOnlyRootFilesystem: z.boolean().optional(),
 });
 export type DeploymentApply = z.infer<typeof DeploymentApply>;
 
