@@ -14,7 +14,8 @@ import { fork, type ChildProcess } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import postgres from 'postgres';
-import { buildCtrlApp } from '../src/http';
+import { AgentAuth, buildCtrlApp } from '../src/http';
+import { clusterFeedRoutes } from '../src/http/cluster-feed';
 import { createLogger } from '../src/log';
 import { createDb, migrate, type Sql } from '../src/store';
 import { upsertTopology } from '../src/store/topology';
@@ -46,9 +47,12 @@ const ctrlSql = postgres(url, {
     statements++;
   },
 }) as unknown as Sql;
-const feed = createFeed({ sql: ctrlSql, logger, agentTokens: TOKENS, waitLimitMs: 30_000 });
+// Every simulated agent shares its region's token, so the per-token stream limit is lifted.
+const feed = createFeed({ sql: ctrlSql, logger, waitLimitMs: 30_000, maxStreamsPerToken: Number.MAX_SAFE_INTEGER });
 await feed.start();
-const { app } = await buildCtrlApp({ sql: ctrlSql, logger, routes: [feed.routes] });
+const auth = new AgentAuth({ sql: ctrlSql, logger, configured: TOKENS });
+await auth.start();
+const { app } = await buildCtrlApp({ sql: ctrlSql, logger, routes: [clusterFeedRoutes({ sql: ctrlSql, feed, auth })] });
 await app.listen({ host: '127.0.0.1', port: 0 });
 const ctrlUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
 
@@ -187,6 +191,7 @@ result.met = {
 
 await feed.close();
 await app.close();
+await auth.close();
 await ctrlSql.end({ timeout: 1 });
 await admin.end({ timeout: 1 });
 await pg.stop();

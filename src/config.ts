@@ -98,6 +98,8 @@ const agentTokens = z
         continue;
       }
       if (!regionPattern.test(region)) ctx.addIssue({ code: 'custom', message: `invalid region name "${region}"` });
+      // Same floor as the admin token: a short token can be guessed over the network.
+      if (token.length < 16) ctx.addIssue({ code: 'custom', message: `token of region "${region}" must be at least 16 characters` });
       out[region] = token;
     }
     return out;
@@ -194,6 +196,11 @@ export const schemas = {
     databaseUrl,
     logLevel,
   }),
+  /** One-shot operator commands that only need the database (`ctrl tokens ls|revoke`, `ctrl feed rotate-epoch`). */
+  dbCommand: z.object({
+    databaseUrl,
+    logLevel: logLevel.default('warn'),
+  }),
   tokens: z.object({
     databaseUrl,
     region: z
@@ -288,6 +295,7 @@ export type ConfigOf<M extends Mode> = z.output<(typeof schemas)[M]>;
 export type CtrlConfig = ConfigOf<'ctrl'>;
 export type MigrateConfig = ConfigOf<'migrate'>;
 export type TokensConfig = ConfigOf<'tokens'>;
+export type DbCommandConfig = ConfigOf<'dbCommand'>;
 export type KraneConfig = ConfigOf<'krane'>;
 export type KubeSimConfig = ConfigOf<'kubeSim'>;
 export type DevConfig = ConfigOf<'dev'>;

@@ -4,7 +4,7 @@ import { Command, CommanderError } from 'commander';
 import { ConfigError, loadConfig, modeFromArgv } from './config';
 import { createLogger } from './log';
 import { closeOnSignal } from './lifecycle';
-import { createTokenCommand, runMigrate, startCtrl, startDev, startKrane, startKubeSim } from './modes';
+import { createTokenCommand, formatTokenTable, listTokensCommand, revokeTokenCommand, rotateEpochCommand, runMigrate, startCtrl, startDev, startKrane, startKubeSim } from './modes';
 import { registerClientCommands } from './cli';
 import { confirmKraneGc } from './cli/krane-gc';
 
@@ -57,6 +57,37 @@ tokens
     const { id, token } = await createTokenCommand(loadConfig('tokens', opts));
     process.stdout.write(`${token}\n`);
     process.stderr.write(`created agent token ${id} for region ${String(opts.region ?? '')}; store it now, it is not shown again\n`);
+  });
+tokens
+  .command('ls')
+  .description('list agent tokens: id, region, created, revoked (never the tokens)')
+  .option('--json', 'print JSON')
+  .option('--database-url <url>', 'PostgreSQL URL (required)')
+  .action(async (opts: Record<string, unknown>) => {
+    const list = await listTokensCommand(loadConfig('dbCommand', opts));
+    process.stdout.write(opts.json ? `${JSON.stringify(list, null, 2)}\n` : formatTokenTable(list));
+  });
+tokens
+  .command('revoke <id>')
+  .description('revoke an agent token for good; every ctrl cuts its open streams')
+  .option('--database-url <url>', 'PostgreSQL URL (required)')
+  .action(async (id: string, opts: Record<string, unknown>) => {
+    const r = await revokeTokenCommand(loadConfig('dbCommand', opts), id);
+    if (r === 'unknown') {
+      process.stderr.write(`unkey-infra: no agent token ${id}\n`);
+      process.exitCode = 1;
+    } else process.stderr.write(r === 'revoked' ? `revoked agent token ${id}\n` : `agent token ${id} was already revoked\n`);
+  });
+ctrlCommand
+  .command('feed')
+  .description('change feed maintenance')
+  .command('rotate-epoch')
+  .description('start a new feed epoch: every agent does a full sync (run after a restore from backup)')
+  .option('--database-url <url>', 'PostgreSQL URL (required)')
+  .action(async (opts: Record<string, unknown>) => {
+    const epoch = await rotateEpochCommand(loadConfig('dbCommand', opts));
+    process.stdout.write(`${epoch}\n`);
+    process.stderr.write(`feed epoch is now ${epoch}; agents will full-sync on their next poll\n`);
   });
 
 program

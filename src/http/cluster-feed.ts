@@ -1,31 +1,28 @@
 // The cluster API's read side: GET /v1/cluster/changes (the NDJSON long-poll feed) and the
-// single-resource desired-state lookups. Every route takes an agent token and serves only the
-// token's region (403 otherwise). Bad input is rejected before the response starts, so it is
-// always a 4xx JSON error; once the stream has started, a failure cuts the response, which the
-// agent detects (no `end`) and answers by reconnecting with the cursor it holds.
+// single-resource desired-state lookups. Every route takes an agent token, checked before
+// anything else is read (onRequest), and serves only the token's region: another region asked
+// for by name is 403; a sentinel of another region is 404, like a missing one, so the answer
+// does not reveal that it exists. Bad input and refusals (cursor, stream limit, busy snapshot
+// slots) come from feed.open() before the response starts, so they are always a JSON error;
+// once the stream has started, a failure cuts the response, which the agent detects (no
+// `end`) and answers by reconnecting with the cursor it holds. The stream policy lives in
+// src/sync (feed.ts); this file only carries it over HTTP.
 import type { ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { AppError, issuesToDetails, notFound, validationError } from '../errors';
-import type { Logger } from '../log';
-import * as changes from '../store/changes';
-import { getSentinelDesired, getTopologyDesired } from '../store/feed';
+import { issuesToDetails, notFound, validationError } from '../errors';
+import { getSentinelDesired, getTopologyDesired } from '../store/desired-state';
 import type { Sql } from '../store/db';
-import { comparePositions, parseCursor } from '../sync/cursor';
 import { sentinelState, topologyState } from '../sync/desired';
-import { runStream, StreamAborted, type LineSink, type StreamDeps } from '../sync/stream';
+import { StreamAborted, type Feed, type LineSink } from '../sync';
 import type { DesiredResponse, StreamLine } from '../sync/wire';
-import { agentAuth, assertAgentRegion } from './auth';
+import { assertAgentRegion, type AgentAuth } from './auth';
 
 export interface ClusterFeedDeps {
   sql: Sql;
-  logger: Logger;
-  agentTokens: Record<string, string>;
-  /** Upper bound of `wait`; also the default when the agent sends none. */
-  waitLimitMs: number;
-  stream: StreamDeps;
-  /** Called with each running stream, so shutdown can wait for their `end` lines. */
-  track(p: Promise<void>): void;
+  feed: Feed;
+  /** The process's one AgentAuth: its revocations cut the token's open streams here. */
+  auth: AgentAuth;
 }
 
 const region = z.string().regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, 'invalid region name');
@@ -50,13 +47,15 @@ function parse<T extends z.ZodType>(schema: T, value: unknown, what: string): z.
   return r.data;
 }
 
-const gone = (message: string) => new AppError('ERR_FEED_CURSOR_EXPIRED', message);
+/**
+ * Lines are sent in chunks of about this many bytes: a page of a large snapshot is never joined
+ * into one string, and small lines still go out in few writes.
+ */
+const CHUNK_BYTES = 64 * 1024;
 
 function sinkFor(res: ServerResponse): LineSink {
-  const writeText = (body: string): Promise<void> => {
-    if (res.destroyed || res.writableEnded || !body) return Promise.resolve();
-    if (res.write(body)) return Promise.resolve();
-    return new Promise<void>((resolve) => {
+  const drained = (): Promise<void> =>
+    new Promise<void>((resolve) => {
       const done = () => {
         res.off('drain', done);
         res.off('close', done);
@@ -65,85 +64,90 @@ function sinkFor(res: ServerResponse): LineSink {
       res.on('drain', done);
       res.on('close', done);
     });
-  };
+  const closed = () => res.destroyed || res.writableEnded;
+  /** Writes chunk by chunk, waiting for the socket to drain whenever it is full. */
+  async function writeAll(lines: Iterable<string>): Promise<void> {
+    let chunk = '';
+    for (const l of lines) {
+      chunk += l + '\n';
+      if (chunk.length < CHUNK_BYTES) continue;
+      if (closed()) return;
+      const ok = res.write(chunk);
+      chunk = '';
+      if (!ok) await drained();
+    }
+    if (chunk && !closed() && !res.write(chunk)) await drained();
+  }
+  function* serialize(lines: StreamLine[]) {
+    for (const l of lines) yield JSON.stringify(l);
+  }
   return {
     get closed() {
-      return res.destroyed || res.writableEnded;
+      return closed();
     },
-    write(lines: StreamLine[]) {
-      let body = '';
-      for (const l of lines) body += JSON.stringify(l) + '\n';
-      return writeText(body);
-    },
-    writeSerialized(lines: string[]) {
-      let body = '';
-      for (const l of lines) body += l + '\n';
-      return writeText(body);
-    },
+    write: (lines) => writeAll(serialize(lines)),
+    writeSerialized: (lines) => writeAll(lines),
   };
 }
 
 export function clusterFeedRoutes(deps: ClusterFeedDeps) {
-  const { tailer } = deps.stream;
+  const { feed } = deps;
   return (app: FastifyInstance): void => {
-    app.addHook('preHandler', agentAuth(deps.sql, deps.agentTokens));
+    app.addHook('onRequest', deps.auth.onRequest);
+    // A revoked token's streams end at once, on every replica (each hears the NOTIFY).
+    const unsubscribe = deps.auth.onRevoked((tokenId) => feed.cut(tokenId));
+    app.addHook('onClose', async () => unsubscribe());
 
     app.get('/v1/cluster/changes', async (req, reply) => {
       const q = parse(ChangesQuery, req.query, 'query');
       const r = q.region ?? req.agentRegion!;
       assertAgentRegion(req, r);
-      if (!tailer.epoch || tailer.isClosed) throw new AppError('ERR_FEED_UNAVAILABLE', 'change feed is not running');
-      let from: { epoch: string; position: changes.Position } | undefined;
-      if (q.cursor !== undefined) {
-        const c = parseCursor(q.cursor);
-        if (c.epoch !== tailer.epoch) throw gone('cursor belongs to another feed epoch (database restored?): start over with a full sync');
-        // Cursors inside the buffer are valid whatever cleanup did: the buffer still holds the
-        // rows after them. Only older ones need the table's retention floor.
-        if (comparePositions(c, tailer.buffer.floor) < 0) {
-          const floor = await changes.retentionFloor(deps.sql, deps.stream.retentionTtlMs);
-          if (floor.expired && floor.oldest && comparePositions(c, floor.oldest) < 0) {
-            throw gone('cursor is older than the change retention: start over with a full sync');
-          }
-        }
-        from = { epoch: c.epoch, position: c };
-      }
-      const waitMs = Math.min(q.wait !== undefined ? q.wait * 1000 : deps.waitLimitMs, deps.waitLimitMs);
-
-      reply.hijack();
-      const res = reply.raw;
-      res.writeHead(200, {
-        'content-type': 'application/x-ndjson',
-        'cache-control': 'no-store',
-        // Proxies must pass lines through as they come, not buffer the long poll.
-        'x-accel-buffering': 'no',
-        // One poll per connection: the socket closes with the response, so no half-dead
-        // keep-alive socket of a vanished agent outlives its poll or holds up shutdown.
-        connection: 'close',
-      });
-      res.flushHeaders();
-      const gone$ = new AbortController();
-      res.on('close', () => gone$.abort());
-      // HTTP server sockets allow half-open connections, so a client that hangs up mid-poll
-      // shows as 'end' on the socket, not 'close' on the response: stop and drop the socket.
+      // The client may go away while a full sync waits for a snapshot slot, or mid-stream.
+      // HTTP server sockets allow half-open connections, so a client that hangs up shows as
+      // 'end' on the socket, not 'close': stop and drop the socket then too.
       const socket = req.raw.socket;
-      const onEnd = () => {
-        gone$.abort();
-        socket.destroy();
+      const clientGone = new AbortController();
+      const onGone = () => {
+        clientGone.abort();
+        if (!socket.destroyed) socket.destroy();
       };
-      socket.once('end', onEnd);
-      const run = runStream(deps.stream, { region: r, from, waitMs, signal: gone$.signal }, sinkFor(res)).then(
-        () => {
-          res.end();
-        },
-        (err: unknown) => {
-          if (!(err instanceof StreamAborted)) req.log.warn({ err, region: r }, 'feed stream failed');
-          // The socket, not the response: a response already closed no longer owns it.
-          socket.destroy();
-        },
-      );
-      deps.track(run);
-      await run;
-      socket.off('end', onEnd);
+      socket.once('end', onGone);
+      socket.once('close', onGone);
+      try {
+        const stream = await feed.open({
+          region: r,
+          holder: req.agentTokenId!,
+          cursor: q.cursor,
+          waitMs: q.wait !== undefined ? q.wait * 1000 : undefined,
+          signal: clientGone.signal,
+        });
+        reply.hijack();
+        const res = reply.raw;
+        res.writeHead(200, {
+          'content-type': 'application/x-ndjson',
+          'cache-control': 'no-store',
+          // Proxies must pass lines through as they come, not buffer the long poll.
+          'x-accel-buffering': 'no',
+          // One poll per connection: the socket closes with the response, so no half-dead
+          // keep-alive socket of a vanished agent outlives its poll or holds up shutdown.
+          connection: 'close',
+        });
+        res.flushHeaders();
+        res.on('close', () => clientGone.abort());
+        await stream.run(sinkFor(res)).then(
+          () => {
+            res.end();
+          },
+          (err: unknown) => {
+            if (!(err instanceof StreamAborted)) req.log.warn({ err, region: r }, 'feed stream failed');
+            // The socket, not the response: a response already closed no longer owns it.
+            socket.destroy();
+          },
+        );
+      } finally {
+        socket.off('end', onGone);
+        socket.off('close', onGone);
+      }
     });
 
     app.get('/v1/cluster/deployments/:id/desired', async (req): Promise<DesiredResponse> => {
@@ -158,12 +162,13 @@ export function clusterFeedRoutes(deps: ClusterFeedDeps) {
 
     app.get('/v1/cluster/sentinels/:id/desired', async (req): Promise<DesiredResponse> => {
       const { id } = parse(IdParams, req.params, 'params');
-      const row = await getSentinelDesired(deps.sql, id);
-      if (!row) throw notFound('sentinel', id);
-      assertAgentRegion(req, row.region);
-      const state = sentinelState(row);
-      if (state.action === 'delete') throw notFound('sentinel', id);
-      return { resource: { type: 'sentinel', id, region: row.region }, state };
+      const region = req.agentRegion!;
+      // Looked up within the token's region: another region's sentinel is as absent as a
+      // missing one, so the answer reveals neither its existence nor where it lives.
+      const row = await getSentinelDesired(deps.sql, id, region);
+      const state = row ? sentinelState(row) : undefined;
+      if (!state || state.action === 'delete') throw notFound('sentinel', id);
+      return { resource: { type: 'sentinel', id, region }, state };
     });
   };
 }

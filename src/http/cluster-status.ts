@@ -21,12 +21,15 @@ import type { ZodType } from 'zod';
 import { forbidden, issuesToDetails, validationError } from '../errors';
 import { applyFailures, cilium, instances, sentinels, withTx, type Sql } from '../store';
 import { DeploymentStatusReport, RegionStatusReport, SentinelStatusReport, type ApplyReport } from '../sync/wire';
-import { agentAuth, assertAgentRegion } from './auth';
+import { AgentAuth, assertAgentRegion } from './auth';
 
 export interface ClusterStatusDeps {
   sql: Sql;
   /** Agent tokens from configuration (REGION → token), besides those in the database. */
   agentTokens?: Record<string, string>;
+  /** The process's one AgentAuth (shared with the feed routes, so a revocation reaches both);
+   *  without it the routes build their own from `agentTokens`. */
+  auth?: AgentAuth;
   /** Called after a report is stored, to wake workflows waiting on it (src/workflow/status-hooks.ts). */
   hooks?: {
     deploymentsReported(region: string, deploymentIds: string[]): Promise<void>;
@@ -65,7 +68,8 @@ function standingFailures(applies: ApplyReport[]): Extract<ApplyReport, { outcom
 export function clusterStatusRoutes(deps: ClusterStatusDeps) {
   const { sql } = deps;
   return (app: FastifyInstance) => {
-    app.addHook('preHandler', agentAuth(sql, deps.agentTokens));
+    // onRequest: the token is checked before the body is read.
+    app.addHook('onRequest', (deps.auth ?? new AgentAuth({ sql, configured: deps.agentTokens })).onRequest);
 
     app.post('/v1/cluster/deployments/status', async (req: FastifyRequest) => {
       const report = parse(DeploymentStatusReport, req.body);

@@ -6,11 +6,13 @@
 //   engine, feed), and /metrics from a per-process prom-client registry. It also sets the
 //   connection limits (request and idle timeouts, a connection cap; SECURITY.md).
 // - Route groups are plain functions `(app) => void` registered as encapsulated plugins; auth is
-//   a hook inside each group, so /livez and /metrics stay unauthenticated. The public API's runs
-//   onRequest, before a body is read.
+//   an onRequest hook inside each group (before any body is read), so /livez and /metrics stay
+//   unauthenticated.
 //   - api/: the public API under /v1 (admin token), the event WebSocket, /openapi.json.
 //   - cluster-feed.ts, cluster-status.ts: the cluster API under /v1/cluster (agent tokens, one
-//     region each; auth.ts): the change feed, desired-state lookups, krane's status reports.
+//     region each; auth.ts's AgentAuth, one per process so a revocation cuts streams too): the
+//     change feed (policy in src/sync/feed.ts; http → sync only), desired-state lookups,
+//     krane's status reports.
 // - krane-app.ts: krane's own /livez, /readyz, /metrics.
 export * from './ctrl-app';
 export * from './health';

@@ -4,8 +4,9 @@ import { boundUrl } from '../net';
 import { buildToolEnv, type CtrlConfig } from '../config';
 import { createLogger, type Logger } from '../log';
 import { setTimeout as delay } from 'node:timers/promises';
-import { agentTokens as agentTokenStore, createDb, migrate, pendingMigrations, type Sql } from '../store';
-import { buildCtrlApp, createRegistry } from '../http';
+import { createDb, migrate, pendingMigrations, type Sql } from '../store';
+import { AgentAuth, buildCtrlApp, createRegistry } from '../http';
+import { clusterFeedRoutes } from '../http/cluster-feed';
 import { clusterStatusRoutes } from '../http/cluster-status';
 import { createEventHub, publicApiRoutes } from '../http/api';
 import { createFeed, type FeedOptions } from '../sync/feed';
@@ -27,8 +28,8 @@ export interface CtrlOverrides {
   builder?: Builder;
   recheckMs?: number;
   engine?: Partial<Omit<EngineOptions, 'sql' | 'logger' | 'registry'>>;
-  feed?: Partial<Omit<FeedOptions, 'sql' | 'logger' | 'agentTokens'>>;
-  /** How often to look for deployments whose workflow never started. */
+  feed?: Partial<Omit<FeedOptions, 'sql' | 'logger'>>;
+  /** How often to look for deployments whose workflow never started, and how old they must be. */
   recoverEveryMs?: number;
   /** How old a pending deployment must be before the sweep restarts it. */
   recoverAfterMs?: number;
@@ -66,11 +67,11 @@ export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}):
   // wake-up), then the engine (hands back leases), then LISTEN, then the pool. Each stage is
   // registered once it exists; close() is idempotent.
   type Stop = () => Promise<void>;
-  const stages: { recover?: Stop; feed?: Stop; app?: Stop; engine?: Stop; hub?: Stop } = {};
+  const stages: { recover?: Stop; feed?: Stop; app?: Stop; engine?: Stop; hub?: Stop; auth?: Stop } = {};
   let closing: Promise<void> | undefined;
   const closeAll = () =>
     (closing ??= (async () => {
-      for (const stop of [stages.recover, stages.feed, stages.app, stages.engine, stages.hub, () => sql.end({ timeout: 5 })]) {
+      for (const stop of [stages.recover, stages.feed, stages.app, stages.engine, stages.hub, stages.auth, () => sql.end({ timeout: 5 })]) {
         if (stop) await stop().catch((err) => logger.error({ err }, 'error while stopping'));
       }
     })());
@@ -82,7 +83,11 @@ export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}):
     const registry = createRegistry({ service: 'ctrl' });
     const engine = createEngine({ sql, logger: logger.child({ part: 'engine' }), registry, leaseMs: cfg.engineLease, ...overrides.engine });
     const workflows = registerWorkflows(engine, sql, workflowConfig(cfg, overrides, logger, workflowMetrics(registry, sql)), logger.child({ part: 'workflows' }));
-    const feed = createFeed({ sql, logger: logger.child({ part: 'feed' }), agentTokens: cfg.agentTokens, ...overrides.feed });
+    // One AgentAuth for the whole cluster API, so a revocation both refuses the token and cuts
+    // its feed streams.
+    const agentAuth = new AgentAuth({ sql, configured: cfg.agentTokens, adminToken: cfg.adminToken, logger: logger.child({ part: 'auth' }) });
+    stages.auth = () => agentAuth.close();
+    const feed = createFeed({ sql, logger: logger.child({ part: 'feed' }), ...overrides.feed });
     feed.registerMetrics(registry);
     const hub = await createEventHub(sql);
     stages.hub = () => hub.close();
@@ -94,8 +99,8 @@ export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}):
       limits: { requestTimeoutMs: cfg.requestTimeout, idleTimeoutMs: cfg.idleTimeout, maxConnections: cfg.maxConnections },
       checks: [engine.readinessCheck(), feed.readinessCheck()],
       routes: [
-        (a) => feed.routes(a),
-        clusterStatusRoutes({ sql, agentTokens: cfg.agentTokens, hooks: workflows.hooks }),
+        clusterFeedRoutes({ sql, feed, auth: agentAuth }),
+        clusterStatusRoutes({ sql, auth: agentAuth, hooks: workflows.hooks }),
         publicApiRoutes({ adminToken: cfg.adminToken, workflows, engine, hub, outbound: { allow: cfg.outboundAllow } }),
       ],
     });
@@ -116,8 +121,8 @@ export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}):
       while ((await pendingMigrations(sql)).length > 0) await delay(MIGRATION_WAIT_POLL_MS);
     }
     // Configured agent tokens are also stored (hashed), so a later `ctrl` without the flag
-    // still accepts them; the in-memory copy spares a lookup per long poll.
-    for (const [region, token] of Object.entries(cfg.agentTokens)) await agentTokenStore.ensureAgentToken(sql, region, token);
+    // still accepts them; a revoked one stays revoked (and is logged as refused).
+    await agentAuth.start();
 
     await engine.start();
     stages.engine = () => engine.stop();

@@ -69,9 +69,13 @@ export interface TailResult {
   /** Settled rows after the position, in (txid, id) order, at most `limit`. */
   rows: FeedRow[];
   /**
-   * True when rows after the position exist but are not settled yet (their transaction, or an
-   * older one, is still running): the caller should look again soon rather than at its idle pace.
+   * The first committed row after the position that is not settled yet (its transaction, or
+   * an older one, is still running), as `txid:id`, or null. When set, the caller should look
+   * again soon rather than at its idle pace; the same row staying first for long means some
+   * transaction holds back every reader (settle lag).
    */
+  firstPending: string | null;
+  /** firstPending !== null. */
   pending: boolean;
 }
 
@@ -83,7 +87,7 @@ type PackedRow = [string, ResourceType, string, string, string];
  * query). Rows travel as one JSON array to keep it a single round trip.
  */
 export async function tailSettled(q: Queryable, after: Position, limit: number): Promise<TailResult> {
-  const [r] = await q<{ epoch: string; pending: boolean; rows: PackedRow[] }[]>`
+  const [r] = await q<{ epoch: string; firstPending: string | null; rows: PackedRow[] }[]>`
     WITH s AS (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin),
     batch AS (
       SELECT c.id, c.resource_type, c.resource_id, c.region, c.txid
@@ -92,13 +96,15 @@ export async function tailSettled(q: Queryable, after: Position, limit: number):
       ORDER BY c.txid, c.id
       LIMIT ${limit})
     SELECT (SELECT feed_epoch FROM system_state) AS epoch,
-           EXISTS (SELECT 1 FROM deployment_changes c, s
-                   WHERE (c.txid, c.id) > (${after.txid}::xid8, ${after.id}::bigint) AND c.txid >= s.xmin) AS pending,
+           (SELECT c.txid::text || ':' || c.id::text FROM deployment_changes c, s
+            WHERE (c.txid, c.id) > (${after.txid}::xid8, ${after.id}::bigint) AND c.txid >= s.xmin
+            ORDER BY c.txid, c.id LIMIT 1) AS first_pending,
            COALESCE((SELECT json_agg(json_build_array(b.id::text, b.resource_type, b.resource_id, b.region, b.txid::text)
                                      ORDER BY b.txid, b.id) FROM batch b), '[]'::json) AS rows`;
   return {
     epoch: r!.epoch,
-    pending: r!.pending,
+    firstPending: r!.firstPending,
+    pending: r!.firstPending !== null,
     rows: r!.rows.map(([id, resourceType, resourceId, region, txid]) => ({ id, resourceType, resourceId, region, txid })),
   };
 }
@@ -117,6 +123,49 @@ export async function readRegion(q: Queryable, region: string, after: Position, 
       AND (txid, id) <= (${upTo.txid}::xid8, ${upTo.id}::bigint)
     ORDER BY txid, id
     LIMIT ${limit}`;
+}
+
+/**
+ * readRegion and the retention check in one statement, so one snapshot: `behind` is true when
+ * cleanup may have deleted rows after `after` (the oldest row left is older than the TTL and
+ * lies beyond `after`); the rows are then incomplete and must not be sent.
+ */
+export async function readRegionRetained(
+  q: Queryable,
+  region: string,
+  after: Position,
+  upTo: Position,
+  limit: number,
+  ttlMs: number,
+): Promise<{ behind: boolean; rows: FeedRow[] }> {
+  const [r] = await q<{ behind: boolean | null; rows: PackedRow[] }[]>`
+    WITH oldest AS (
+      SELECT txid, id, created_at < now() - make_interval(secs => ${ttlMs / 1000}) AS expired
+      FROM deployment_changes ORDER BY txid, id LIMIT 1),
+    page AS (
+      SELECT id, resource_type, resource_id, region, txid FROM deployment_changes
+      WHERE region = ${region}
+        AND (txid, id) > (${after.txid}::xid8, ${after.id}::bigint)
+        AND (txid, id) <= (${upTo.txid}::xid8, ${upTo.id}::bigint)
+      ORDER BY txid, id
+      LIMIT ${limit})
+    SELECT (SELECT o.expired AND (o.txid, o.id) > (${after.txid}::xid8, ${after.id}::bigint) FROM oldest o) AS behind,
+           COALESCE((SELECT json_agg(json_build_array(p.id::text, p.resource_type, p.resource_id, p.region, p.txid::text)
+                                     ORDER BY p.txid, p.id) FROM page p), '[]'::json) AS rows`;
+  return {
+    behind: r!.behind === true,
+    rows: r!.rows.map(([id, resourceType, resourceId, region, txid]) => ({ id, resourceType, resourceId, region, txid })),
+  };
+}
+
+/**
+ * xmax of the current snapshot: the first transaction id not yet handed out. No change row
+ * can be at or past (xmax, 0); a cursor there comes from another timeline (a database restored
+ * from an older backup), not from this one.
+ */
+export async function snapshotXmax(q: Queryable): Promise<string> {
+  const [r] = await q<{ xmax: string }[]>`SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS xmax`;
+  return r!.xmax;
 }
 
 /**

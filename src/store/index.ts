@@ -6,9 +6,11 @@
 //   under an advisory lock, recorded with a checksum in schema_migrations.
 // - One module per table. Functions take a `Queryable` (the pool or an open transaction) so
 //   callers compose them into one transaction when they must commit together.
-// - feed.ts: the change feed's reads (a region's snapshot, desired state of many resources);
-//   events.ts: live events over NOTIFY, published in the writer's transaction; system.ts: the
-//   feed epoch; agent-tokens.ts: region-scoped agent tokens, stored hashed.
+// - desired-state.ts: the desired-state reads behind the change feed (a region's snapshot,
+//   desired state of many resources); changes.ts: the outbox; events.ts: live events over
+//   NOTIFY, published in the writer's transaction; system.ts: the feed epoch and the oldest
+//   open transaction on the server; agent-tokens.ts: region-scoped agent tokens, stored
+//   hashed, revocations announced by NOTIFY.
 //
 // pg_snapshot_xmin is cluster-wide: any long transaction on the same PostgreSQL server (even in
 // another database) holds the feed back until it ends.
@@ -35,4 +37,4 @@ export * as domains from './domains';
 export * as agentTokens from './agent-tokens';
 export * as system from './system';
 export * as events from './events';
-export * as feed from './feed';
+export * as desiredState from './desired-state';

@@ -13,3 +13,27 @@ export async function rotateFeedEpoch(q: Queryable): Promise<string> {
     UPDATE system_state SET feed_epoch = substr(md5(random()::text || clock_timestamp()::text), 1, 12) RETURNING feed_epoch`;
   return row!.feedEpoch;
 }
+
+/** A backend holding an open transaction, as pg_stat_activity shows it (never its query text,
+ *  which may carry data). */
+export interface OpenTransaction {
+  pid: number;
+  applicationName: string;
+  user: string | null;
+  database: string | null;
+  state: string | null;
+  xactStart: Date | null;
+}
+
+/**
+ * The backend whose transaction has the oldest transaction id still running anywhere on the
+ * server: the one that holds pg_snapshot_xmin, and so the change feed's settled horizon, back.
+ */
+export async function oldestOpenTransaction(q: Queryable): Promise<OpenTransaction | undefined> {
+  const [row] = await q<OpenTransaction[]>`
+    SELECT pid, application_name, usename AS user, datname AS database, state, xact_start
+    FROM pg_stat_activity
+    WHERE backend_xid IS NOT NULL AND pid <> pg_backend_pid()
+    ORDER BY age(backend_xid) DESC LIMIT 1`;
+  return row;
+}

@@ -15,6 +15,10 @@ export interface BufferedChange extends FeedRow {
   state?: Promise<DesiredState>;
   /** The entry's serialized `change` line (epoch-bound: the buffer is reset on an epoch change). */
   line?: Promise<string>;
+  /** Bytes counted against the buffer's budget for this entry (0 until its line is built). */
+  bytes?: number;
+  /** Set once the entry left the buffer, so a late line is not counted against it. */
+  evicted?: boolean;
 }
 
 /** Array with a moving start, so evicting from the front is O(1) amortised. */
@@ -44,10 +48,18 @@ export class ChangeBuffer {
   private regions = new Map<string, Window<BufferedChange>>();
   floor: Position;
   head: Position;
+  /** Bytes counted for the entries held (see account). */
+  bytes = 0;
 
+  /**
+   * `capacity` bounds entries, `maxBytes` what their states and lines weigh: one deployment
+   * with a large env changed often must not grow ctrl's heap by its size times the entries.
+   * Entries past either bound leave from the front; streams behind the floor read the table.
+   */
   constructor(
     private readonly capacity: number,
     head: Position,
+    private readonly maxBytes = Infinity,
   ) {
     this.floor = head;
     this.head = head;
@@ -69,14 +81,28 @@ export class ChangeBuffer {
       touched.add(r.region);
     }
     if (rows.length) this.head = { txid: rows[rows.length - 1]!.txid, id: rows[rows.length - 1]!.id };
-    while (this.all.length > this.capacity) {
+    this.trim();
+    return touched;
+  }
+
+  /** Counts an entry's weight once its line is built; entries already gone are not counted. */
+  account(e: BufferedChange, bytes: number): void {
+    if (e.evicted || e.bytes !== undefined) return;
+    e.bytes = bytes;
+    this.bytes += bytes;
+    this.trim();
+  }
+
+  private trim(): void {
+    while (this.all.length > this.capacity || (this.bytes > this.maxBytes && this.all.length > 0)) {
       const e = this.all.shift()!;
       const w = this.regions.get(e.region)!;
       w.shift();
       if (w.length === 0) this.regions.delete(e.region);
+      e.evicted = true;
+      this.bytes -= e.bytes ?? 0;
       this.floor = { txid: e.txid, id: e.id };
     }
-    return touched;
   }
 
   /**
@@ -105,6 +131,8 @@ export class ChangeBuffer {
 
   /** Forgets everything and restarts the window at `head` (used when the epoch changes). */
   reset(head: Position): void {
+    for (let e = this.all.shift(); e; e = this.all.shift()) e.evicted = true;
+    this.bytes = 0;
     this.all = new Window();
     this.regions = new Map();
     this.floor = head;

@@ -16,7 +16,7 @@ import {
   type ResourceRef,
   type ResourceType,
 } from './wire';
-import type { CiliumDesiredRow, DesiredRows, SentinelDesiredRow, TopologyDesiredRow } from '../store/feed';
+import type { CiliumDesiredRow, DesiredRows, SentinelDesiredRow, TopologyDesiredRow } from '../store/desired-state';
 
 const DELETE: DesiredState = { action: 'delete' };
 

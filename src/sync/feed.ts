@@ -1,44 +1,74 @@
-// createFeed: ctrl's side of the change feed as one unit to wire: the tailer, the cluster
-// feed routes, and the outbox cleanup timer. Start it before the server listens and close it
-// before the server closes (close ends every open stream with an `end` line, so agents resume
-// from their cursor on another replica).
+// createFeed: ctrl's side of the change feed as one unit to wire: the tailer, the stream
+// policy (cursor checks, per-token stream limit, fair snapshot slots), settle-lag watching and
+// the outbox cleanup timer. It knows no HTTP: src/http/cluster-feed.ts authenticates, parses
+// the query, calls open() and runs the stream into the response. Start it before the server
+// listens and close it before the server closes (close ends every open stream with an `end`
+// line, so agents resume from their cursor on another replica).
 import { setMaxListeners } from 'node:events';
-import type { FastifyInstance } from 'fastify';
+import { AppError } from '../errors';
+import type { ReadinessCheck } from '../health';
 import type { Logger } from '../log';
 import type { Sql } from '../store/db';
-import { deleteExpired } from '../store/changes';
-import { clusterFeedRoutes } from '../http/cluster-feed';
-import { Semaphore } from './stream';
+import { deleteExpired, retentionFloor, snapshotXmax, type Position } from '../store/changes';
+import { comparePositions, parseCursor } from './cursor';
+import { registerFeedMetrics, type FeedGauges } from './feed-metrics';
+import { SettleWatch, DEFAULT_SETTLE_LAG_MAX_MS } from './settle';
+import { FairSlots } from './slots';
+import { runStream, type LineSink, type StreamDeps } from './stream';
 import { Tailer, DEFAULT_POLL_MS } from './tailer';
-import type { ReadinessCheck } from '../health';
-import client from 'prom-client';
 import type { Registry } from 'prom-client';
 
 export interface FeedOptions {
   sql: Sql;
   logger: Logger;
-  /** Configured REGION → TOKEN pairs (--agent-tokens); created tokens are looked up in the database. */
-  agentTokens?: Record<string, string>;
   waitLimitMs?: number;
   heartbeatMs?: number;
   pollMs?: number;
   bufferSize?: number;
+  bufferBytes?: number;
   cleanupTtlMs?: number;
   cleanupIntervalMs?: number;
   maxConcurrentSnapshots?: number;
+  snapshotQueuePerRegion?: number;
+  snapshotWriteStallMs?: number;
+  maxStreamsPerToken?: number;
+  settleLagMaxMs?: number;
+}
+
+export interface OpenRequest {
+  region: string;
+  /** Who holds the stream (the agent token's id): the per-holder limit and cut() key on it. */
+  holder: string;
+  /** The wire cursor; absent for a full sync. */
+  cursor?: string;
+  /** Requested wait; capped at the feed's limit, which is also the default. */
+  waitMs?: number;
+  /** Aborted when the client goes away (also while waiting for a snapshot slot). */
+  signal: AbortSignal;
+}
+
+/** An admitted stream: run it once, or abandon it if the response cannot start. */
+export interface OpenStream {
+  run(out: LineSink): Promise<void>;
+  abandon(): void;
 }
 
 export interface Feed {
-  /** Registers GET /v1/cluster/changes and the desired-state lookups (pass to buildCtrlApp's routes). */
-  routes(app: FastifyInstance): void;
+  readonly tailer: Tailer;
+  /**
+   * Checks everything that must fail before the response starts (cursor epoch, future and
+   * retention: 400/410; the holder's stream limit: 429; a full snapshot queue: 503) and admits
+   * the stream.
+   */
+  open(req: OpenRequest): Promise<OpenStream>;
+  /** Cuts every open stream of a holder without an `end` line (its token was revoked). */
+  cut(holder: string): number;
   start(): Promise<void>;
   close(): Promise<void>;
   /** Runs one cleanup pass now; returns rows deleted. */
   cleanup(): Promise<number>;
-  readonly tailer: Tailer;
-  /** Ready while the tailer is reading the outbox; a stuck tailer starves every agent. */
+  /** Ready while the tailer is reading the outbox and changes settle. */
   readinessCheck(): ReadinessCheck;
-  /** Registers the feed's Prometheus metrics. */
   registerMetrics(registry: Registry): void;
 }
 
@@ -51,24 +81,44 @@ export const DEFAULT_CLEANUP_TTL_MS = 24 * 60 * 60_000;
 export const DEFAULT_CLEANUP_INTERVAL_MS = 10 * 60_000;
 /** Each snapshot holds a pooled connection while it streams; keep most of the pool free. */
 export const DEFAULT_MAX_CONCURRENT_SNAPSHOTS = 4;
+/** Full syncs of one region waiting for a slot; past it 503 (agents retry with backoff). */
+export const DEFAULT_SNAPSHOT_QUEUE_PER_REGION = 16;
+/** A client that takes no bytes for 30 s is gone or broken; a slow but live link takes some. */
+export const DEFAULT_WRITE_STALL_MS = 30_000;
+/** An agent holds one stream; a few more cover a reconnect overlapping the old poll. */
+export const DEFAULT_MAX_STREAMS_PER_TOKEN = 4;
 /** A tailer silent this long (at least) is stuck: 5 s is 50 default polls. */
 const STALE_FLOOR_MS = 5_000;
 /** How long close() waits for open streams to write `end` before it stops waiting. */
 const CLOSE_GRACE_MS = 5_000;
 
+const gone = (message: string) => new AppError('ERR_FEED_CURSOR_EXPIRED', message);
+
 export function createFeed(opts: FeedOptions): Feed {
-  const logger = opts.logger;
-  const tailer = new Tailer({ sql: opts.sql, logger, pollMs: opts.pollMs, bufferSize: opts.bufferSize });
+  const { logger, sql } = opts;
+  const tailer = new Tailer({ sql, logger, pollMs: opts.pollMs, bufferSize: opts.bufferSize, bufferBytes: opts.bufferBytes });
+  const settle = new SettleWatch({ tailer, sql, logger, maxLagMs: opts.settleLagMaxMs ?? DEFAULT_SETTLE_LAG_MAX_MS });
   const closing = new AbortController();
   // Every open stream listens on this signal: thousands of listeners are expected, not a leak.
   setMaxListeners(0, closing.signal);
   const streams = new Set<Promise<void>>();
+  const holders = new Map<string, Set<AbortController>>();
   const ttl = opts.cleanupTtlMs ?? DEFAULT_CLEANUP_TTL_MS;
+  const waitLimitMs = opts.waitLimitMs ?? DEFAULT_WAIT_LIMIT_MS;
+  const maxPerHolder = opts.maxStreamsPerToken ?? DEFAULT_MAX_STREAMS_PER_TOKEN;
+  const stallMs = opts.snapshotWriteStallMs ?? DEFAULT_WRITE_STALL_MS;
+  const slots = new FairSlots(
+    opts.maxConcurrentSnapshots ?? DEFAULT_MAX_CONCURRENT_SNAPSHOTS,
+    opts.snapshotQueuePerRegion ?? DEFAULT_SNAPSHOT_QUEUE_PER_REGION,
+    // A queued full sync waits at most one wait limit: the agent retries after a 503.
+    waitLimitMs,
+  );
+  const deps: StreamDeps = { tailer, logger, heartbeatMs: opts.heartbeatMs ?? DEFAULT_HEARTBEAT_MS, retentionTtlMs: ttl, writeStallMs: stallMs, closing: closing.signal };
   let timer: NodeJS.Timeout | undefined;
   let cleaning: Promise<number> | undefined;
 
   const cleanup = () => {
-    cleaning ??= deleteExpired(opts.sql, ttl)
+    cleaning ??= deleteExpired(sql, ttl)
       .then((n) => {
         if (n) logger.info({ deleted: n }, 'feed cleanup done');
         return n;
@@ -79,30 +129,91 @@ export function createFeed(opts: FeedOptions): Feed {
     return cleaning;
   };
 
-  const routes = clusterFeedRoutes({
-    sql: opts.sql,
-    logger,
-    agentTokens: opts.agentTokens ?? {},
-    waitLimitMs: opts.waitLimitMs ?? DEFAULT_WAIT_LIMIT_MS,
-    stream: {
-      tailer,
-      logger,
-      heartbeatMs: opts.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
-      retentionTtlMs: ttl,
-      snapshotSlots: new Semaphore(opts.maxConcurrentSnapshots ?? DEFAULT_MAX_CONCURRENT_SNAPSHOTS),
-      closing: closing.signal,
-    },
-    track(p) {
-      streams.add(p);
-      void p.finally(() => streams.delete(p));
-    },
-  });
+  /** A resumable position for a wire cursor, or a 400/410 that makes the agent start over. */
+  async function resume(raw: string): Promise<{ epoch: string; position: Position }> {
+    const c = parseCursor(raw);
+    if (c.epoch !== tailer.epoch) throw gone('cursor belongs to another feed epoch (database restored?): start over with a full sync');
+    // Past the buffer's head only: every position the tailer handed out is settled, so older.
+    if (comparePositions(c, tailer.buffer.head) > 0) {
+      const xmax = await snapshotXmax(sql);
+      if (comparePositions(c, { txid: xmax, id: '0' }) > 0) {
+        throw gone('cursor is ahead of this database (restored from an older backup?): start over with a full sync');
+      }
+    }
+    // Cursors inside the buffer are valid whatever cleanup did: the buffer still holds the
+    // rows after them. Only older ones need the table's retention floor (checked again, in the
+    // read's own snapshot, while the stream catches up).
+    if (comparePositions(c, tailer.buffer.floor) < 0) {
+      const floor = await retentionFloor(sql, ttl);
+      if (floor.expired && floor.oldest && comparePositions(c, floor.oldest) < 0) {
+        throw gone('cursor is older than the change retention: start over with a full sync');
+      }
+    }
+    return { epoch: c.epoch, position: c };
+  }
 
+  function admit(holder: string): { cut: AbortController; release: () => void } {
+    const held = holders.get(holder) ?? new Set();
+    if (held.size >= maxPerHolder) {
+      throw new AppError('ERR_FEED_TOO_MANY_STREAMS', `this agent token already holds ${held.size} open streams (limit ${maxPerHolder})`);
+    }
+    holders.set(holder, held);
+    const cut = new AbortController();
+    held.add(cut);
+    const release = () => {
+      held.delete(cut);
+      if (held.size === 0 && holders.get(holder) === held) holders.delete(holder);
+    };
+    return { cut, release };
+  }
+
+  async function open(req: OpenRequest): Promise<OpenStream> {
+    if (!tailer.epoch || tailer.isClosed) throw new AppError('ERR_FEED_UNAVAILABLE', 'change feed is not running');
+    const from = req.cursor !== undefined ? await resume(req.cursor) : undefined;
+    const admitted = admit(req.holder);
+    let releaseSlot: (() => void) | undefined;
+    try {
+      if (!from) releaseSlot = await slots.acquire(req.region, req.signal);
+    } catch (err) {
+      admitted.release();
+      throw err;
+    }
+    const done = () => {
+      releaseSlot?.();
+      admitted.release();
+    };
+    return {
+      abandon: done,
+      run(out) {
+        const signal = AbortSignal.any([req.signal, admitted.cut.signal]);
+        const waitMs = Math.min(req.waitMs ?? waitLimitMs, waitLimitMs);
+        const p = runStream(deps, { region: req.region, from, waitMs, signal, releaseSnapshotSlot: releaseSlot }, out).finally(done);
+        streams.add(p);
+        void p.catch(() => {}).finally(() => streams.delete(p));
+        return p;
+      },
+    };
+  }
+
+  const gauges: FeedGauges = {
+    openStreams: () => streams.size,
+    bufferedChanges: () => tailer.buffer.size,
+    bufferedBytes: () => tailer.buffer.bytes,
+    tailQueries: () => tailer.polls,
+    settleLagSeconds: () => settle.lagMs / 1000,
+    settleBlocked: () => (settle.blocked ? 1 : 0),
+    snapshotsQueued: () => slots.queued,
+  };
   const pollMs = opts.pollMs ?? DEFAULT_POLL_MS;
   return {
     tailer,
-    routes,
+    open,
     cleanup,
+    cut(holder) {
+      const held = [...(holders.get(holder) ?? [])];
+      for (const c of held) c.abort();
+      return held.length;
+    },
     readinessCheck: () => ({
       name: 'feed',
       check: async () => {
@@ -110,38 +221,14 @@ export function createFeed(opts: FeedOptions): Feed {
         // The tailer reads at least every poll interval; failing queries back off 10×.
         const staleMs = Math.max(STALE_FLOOR_MS, pollMs * 20);
         const age = Date.now() - tailer.lastTailAt;
-        return age > staleMs ? `the change feed last read the outbox ${Math.round(age / 1000)} s ago` : null;
+        if (age > staleMs) return `the change feed last read the outbox ${Math.round(age / 1000)} s ago`;
+        return settle.reason();
       },
     }),
-    registerMetrics(registry) {
-      new client.Gauge({
-        name: 'feed_open_streams',
-        help: 'Change feed long polls currently open on this ctrl',
-        registers: [registry],
-        collect() {
-          this.set(streams.size);
-        },
-      });
-      new client.Gauge({
-        name: 'feed_buffered_changes',
-        help: 'Settled outbox rows held in memory for streams',
-        registers: [registry],
-        collect() {
-          this.set(tailer.buffer.size);
-        },
-      });
-      new client.Counter({
-        name: 'feed_tail_queries_total',
-        help: 'Outbox tail queries (one per poll, whatever the number of agents)',
-        registers: [registry],
-        collect() {
-          this.reset();
-          this.inc(tailer.polls);
-        },
-      });
-    },
+    registerMetrics: (registry) => registerFeedMetrics(registry, gauges),
     async start() {
       await tailer.start();
+      settle.start();
       timer = setInterval(() => {
         cleanup().catch((err) => logger.error({ err }, 'feed cleanup failed'));
       }, opts.cleanupIntervalMs ?? DEFAULT_CLEANUP_INTERVAL_MS);
@@ -149,6 +236,7 @@ export function createFeed(opts: FeedOptions): Feed {
     },
     async close() {
       if (timer) clearInterval(timer);
+      settle.stop();
       closing.abort();
       let t: NodeJS.Timeout | undefined;
       await Promise.race([

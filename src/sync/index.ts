@@ -9,14 +9,21 @@
 //   than every running one (txid < pg_snapshot_xmin), in (txid, id) order, so a commit that
 //   lands out of order is waited for, never skipped.
 // - tailer.ts polls once per doorbell (NOTIFY from every change) or backstop tick, whatever
-//   the number of agents, appends to the bounded buffer.ts (per-region index), and wakes the
-//   streams of the regions touched. Desired state for buffered rows is loaded once and shared
-//   by every stream of the region.
+//   the number of agents, appends to the buffer.ts (per-region index, bounded by entries and
+//   by bytes: streams behind it read the table), and wakes the streams of the regions
+//   touched. Desired state for buffered rows is loaded once and shared by every stream of the
+//   region. It also measures settle lag; settle.ts names the blocking backend past a threshold.
+// - feed.ts holds the stream policy: cursor checks (other epoch, from the future, older than
+//   retention: 410), a per-holder (agent token) stream limit (429) and cut(), and fair,
+//   bounded snapshot slots (slots.ts, 503 past the region's queue).
 // - stream.ts serves one long-poll response: snapshot (one REPEATABLE READ transaction whose
 //   head cursor comes from the same snapshot), then incremental events from the buffer (or from
-//   the table while behind it), heartbeats, and `end` with the cursor. desired.ts maps rows to
-//   the wire's desired states (pure).
-// - Routes live in src/http/cluster-feed.ts; createFeed bundles tailer, routes and cleanup.
+//   the table while behind it, retention judged in the read's own snapshot), heartbeats, and
+//   `end` with the cursor. A client that takes no bytes for the write-stall limit is cut.
+//   desired.ts maps rows to the wire's desired states (pure).
+// - This folder knows no HTTP: src/http/cluster-feed.ts authenticates, calls feed.open() and
+//   writes the lines into the response. sync may import the kernel (errors, ids, log, health),
+//   store and its own wire; never http, workflow or modes.
 //
 // krane side:
 // - watcher.ts holds the cursor and one stream at a time, reconnecting with jittered backoff;
@@ -31,7 +38,9 @@ export * from './cursor';
 export * from './desired';
 export { ChangeBuffer, type BufferedChange } from './buffer';
 export { Tailer, type TailerOptions, type WakeReason, DEFAULT_POLL_MS, DEFAULT_BUFFER_SIZE } from './tailer';
-export { runStream, Semaphore, StreamAborted, type LineSink, type StreamDeps, type StreamRequest } from './stream';
+export { runStream, StreamAborted, type LineSink, type StreamDeps, type StreamRequest } from './stream';
+export { FairSlots } from './slots';
+export { SettleWatch, DEFAULT_SETTLE_LAG_MAX_MS } from './settle';
 export * from './feed';
 export { Dispatcher, type DispatcherOptions } from './dispatcher';
 export { ndjsonLines, CutStreamError } from './ndjson';

@@ -6,7 +6,7 @@
 // and the current state.
 import type { Logger } from '../log';
 import * as changes from '../store/changes';
-import { loadDesiredRows, readRegionSnapshot } from '../store/feed';
+import { loadDesiredRows, readRegionSnapshot } from '../store/desired-state';
 import type { Position, FeedRow } from '../store/changes';
 import { comparePositions, encodeCursor, maxPosition } from './cursor';
 import { stateFor, stateMap, statesOf } from './desired';
@@ -30,8 +30,12 @@ export interface StreamDeps {
   logger: Logger;
   heartbeatMs: number;
   retentionTtlMs: number;
-  /** Limits concurrent snapshots, each of which holds a pooled connection while it streams. */
-  snapshotSlots: Semaphore;
+  /**
+   * Longest a write may wait for the client to take it. A client that stops reading is cut
+   * after this: during a full sync it would otherwise hold a REPEATABLE READ transaction and a
+   * snapshot slot for as long as its socket stays half-alive.
+   */
+  writeStallMs: number;
   /** Set when ctrl shuts down: streams end with their cursor at the next opportunity. */
   closing: AbortSignal;
 }
@@ -40,26 +44,11 @@ export interface StreamRequest {
   region: string;
   /** Absent: full sync first. */
   from?: { epoch: string; position: Position };
+  /** Release of the snapshot slot a full sync was granted; called once the snapshot is sent. */
+  releaseSnapshotSlot?: () => void;
   waitMs: number;
   /** Aborted when the client goes away. */
   signal: AbortSignal;
-}
-
-export class Semaphore {
-  private queue: (() => void)[] = [];
-  constructor(private free: number) {}
-  async acquire(): Promise<() => void> {
-    if (this.free > 0) this.free--;
-    else await new Promise<void>((r) => this.queue.push(r));
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      const next = this.queue.shift();
-      if (next) next();
-      else this.free++;
-    };
-  }
 }
 
 /** Thrown inside a stream when it must stop without an `end` line (the agent treats it as cut). */
@@ -91,14 +80,13 @@ export async function runStream(deps: StreamDeps, req: StreamRequest, out: LineS
   let lastWrite = Date.now();
   const write = async (lines: StreamLine[]) => {
     if (!lines.length) return;
-    await out.write(lines);
+    await withinStall(out.write(lines), deps.writeStallMs);
     lastWrite = Date.now();
   };
 
   let epoch: string;
   let pos: Position;
   if (!req.from) {
-    const release = await deps.snapshotSlots.acquire();
     try {
       if (stopped()) throw new StreamAborted('stopped before snapshot');
       await write([{ type: 'snapshot_begin' }]);
@@ -110,7 +98,7 @@ export async function runStream(deps: StreamDeps, req: StreamRequest, out: LineS
       pos = snap.head;
       await write([{ type: 'snapshot_end', cursor: encodeCursor(epoch, pos), count: snap.count }]);
     } finally {
-      release();
+      req.releaseSnapshotSlot?.();
     }
   } else {
     epoch = req.from.epoch;
@@ -145,7 +133,7 @@ export async function runStream(deps: StreamDeps, req: StreamRequest, out: LineS
       const rows = coalesce<BufferedChange>(entries);
       const lines = await tailer.resolveLines(req.region, rows);
       if (tailer.epoch !== epoch) break;
-      await out.writeSerialized(lines);
+      await withinStall(out.writeSerialized(lines), deps.writeStallMs);
       lastWrite = Date.now();
       pos = maxPosition(pos, upTo);
     }
@@ -158,6 +146,19 @@ export async function runStream(deps: StreamDeps, req: StreamRequest, out: LineS
   await out.write([{ type: 'end', cursor: encodeCursor(epoch, pos) }]);
 }
 
+/** Waits for a write, but cuts the stream when the client takes longer than `ms` to accept it. */
+async function withinStall(p: Promise<void>, ms: number): Promise<void> {
+  let t: NodeJS.Timeout | undefined;
+  const stalled = new Promise<never>((_, reject) => {
+    t = setTimeout(() => reject(new StreamAborted('client stopped reading')), ms);
+  });
+  try {
+    await Promise.race([p, stalled]);
+  } finally {
+    clearTimeout(t);
+  }
+}
+
 /** One page of table reads for a cursor older than the buffer; returns the new position. */
 async function catchUpFromTable(
   deps: StreamDeps,
@@ -168,12 +169,13 @@ async function catchUpFromTable(
 ): Promise<Position> {
   const { tailer } = deps;
   const floor = tailer.buffer.floor;
-  const retention = await changes.retentionFloor(tailer.sql, deps.retentionTtlMs);
-  if (retention.expired && retention.oldest && comparePositions(pos, retention.oldest) < 0) {
+  // Retention is judged in the same snapshot as the read: cleanup committing in between
+  // would otherwise delete rows this page skips without noticing.
+  const { behind, rows } = await changes.readRegionRetained(tailer.sql, region, pos, floor, PAGE, deps.retentionTtlMs);
+  if (behind) {
     // Cleanup overtook this stream; cutting it makes the agent reconnect and get a 410.
     throw new StreamAborted('cursor fell behind retention while catching up');
   }
-  const rows = await changes.readRegion(tailer.sql, region, pos, floor, PAGE);
   if (rows.length) {
     const batch = coalesce(rows);
     const m = stateMap(await loadDesiredRows(tailer.sql, region, batch.map((r) => ({ type: r.resourceType, id: r.resourceId }))));

@@ -8,7 +8,7 @@
 import type { Logger } from '../log';
 import type { Sql } from '../store/db';
 import * as changes from '../store/changes';
-import { loadDesiredRows } from '../store/feed';
+import { loadDesiredRows } from '../store/desired-state';
 import { getFeedEpoch } from '../store/system';
 import { ChangeBuffer, type BufferedChange } from './buffer';
 import { stateFor, stateMap } from './desired';
@@ -22,6 +22,8 @@ export interface TailerOptions {
   pollMs?: number;
   /** Entries kept in memory. */
   bufferSize?: number;
+  /** Bytes of states and lines kept in memory (see ChangeBuffer). */
+  bufferBytes?: number;
 }
 
 /**
@@ -31,6 +33,16 @@ export interface TailerOptions {
 export const DEFAULT_POLL_MS = 100;
 /** 50,000 entries (~15 MB with states) cover minutes of heavy churn, so reconnects hit memory. */
 export const DEFAULT_BUFFER_SIZE = 50_000;
+/**
+ * 64 MB of buffered states and lines: minutes of ordinary churn, while one 3 MB env changed
+ * over and over costs a few dozen entries, not tens of thousands.
+ */
+export const DEFAULT_BUFFER_BYTES = 64 * 1024 * 1024;
+/**
+ * Weight of an entry per byte of its line: the line itself plus the parsed state it was built
+ * from (a JS object weighs about twice its JSON).
+ */
+const BYTES_PER_LINE_BYTE = 3;
 /** Rows per tail query: one JSON round trip of this size stays in the low milliseconds. */
 const TAIL_BATCH = 5_000;
 /** First retry delay while rows wait to settle; doubles up to the backstop interval. */
@@ -51,17 +63,21 @@ export class Tailer {
   private loopDone: Promise<void> | undefined;
   private unlisten: (() => Promise<void>) | undefined;
   private readonly bufferSize: number;
+  private readonly bufferBytes: number;
   /** Tail queries issued, for benchmarks and metrics. */
   polls = 0;
   /** When a tail query last succeeded (0: never); readiness reads it. */
   lastTailAt = 0;
+  /** The first committed-but-unsettled row seen by the last poll, and since when it is first. */
+  private firstPending: { key: string; since: number } | undefined;
 
   constructor(opts: TailerOptions) {
     this.sql = opts.sql;
     this.logger = opts.logger;
     this.pollMs = opts.pollMs ?? DEFAULT_POLL_MS;
     this.bufferSize = opts.bufferSize ?? DEFAULT_BUFFER_SIZE;
-    this.buffer = new ChangeBuffer(this.bufferSize, { txid: '0', id: '0' });
+    this.bufferBytes = opts.bufferBytes ?? DEFAULT_BUFFER_BYTES;
+    this.buffer = new ChangeBuffer(this.bufferSize, { txid: '0', id: '0' }, this.bufferBytes);
   }
 
   get isClosed() {
@@ -70,7 +86,7 @@ export class Tailer {
 
   async start(): Promise<void> {
     this.epoch = await getFeedEpoch(this.sql);
-    this.buffer = new ChangeBuffer(this.bufferSize, await changes.settledHead(this.sql));
+    this.buffer = new ChangeBuffer(this.bufferSize, await changes.settledHead(this.sql), this.bufferBytes);
     // onlisten runs on every (re)connection of the LISTEN socket: ring then, since notifications
     // sent while it was down are lost.
     const l = await this.sql.listen(
@@ -108,6 +124,7 @@ export class Tailer {
         this.polls++;
         r = await changes.tailSettled(this.sql, this.buffer.head, TAIL_BATCH);
         this.lastTailAt = Date.now();
+        this.notePending(r.firstPending);
       } catch (err) {
         if (this.closed) return;
         this.logger.error({ err }, 'feed tail query failed');
@@ -131,6 +148,20 @@ export class Tailer {
         await this.sleep(this.pollMs);
       }
     }
+  }
+
+  private notePending(first: string | null): void {
+    if (first === null) this.firstPending = undefined;
+    else if (this.firstPending?.key !== first) this.firstPending = { key: first, since: Date.now() };
+  }
+
+  /**
+   * How long the same committed change has waited to settle (0 when nothing waits). Under
+   * steady traffic rows settle within milliseconds and the first waiting row keeps changing;
+   * one row staying first means a transaction somewhere holds back the settled horizon.
+   */
+  get settleLagMs(): number {
+    return this.firstPending ? Date.now() - this.firstPending.since : 0;
   }
 
   /** The database was restored or its epoch rotated: every cursor is void, streams must end. */
@@ -187,14 +218,17 @@ export class Tailer {
     return Promise.all(
       entries.map((e, i) => {
         if (!e.line) {
-          const p: Promise<string> = states.then((all) =>
-            JSON.stringify({
+          const buffer = this.buffer;
+          const p: Promise<string> = states.then((all) => {
+            const line = JSON.stringify({
               type: 'change',
               cursor: encodeCursor(this.epoch, e),
               resource: { type: e.resourceType, id: e.resourceId, region: e.region },
               state: all[i],
-            }),
-          );
+            });
+            buffer.account(e, line.length * BYTES_PER_LINE_BYTE);
+            return line;
+          });
           p.catch(() => {
             if (e.line === p) delete e.line;
           });

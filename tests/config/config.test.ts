@@ -19,11 +19,15 @@ test('ctrl config: defaults apply and flags win over environment', () => {
 
 test('ctrl config: agent tokens and booleans parse from the environment', () => {
   const cfg = loadConfig('ctrl', goodCtrl, {
-    UNKEY_INFRA_AGENT_TOKENS: 'us-east-1=t1, eu-west-1=t2',
+    UNKEY_INFRA_AGENT_TOKENS: 'us-east-1=t1-0123456789abcdef, eu-west-1=t2-0123456789abcdef',
     UNKEY_INFRA_NO_MIGRATE: 'true',
   });
-  assert.deepEqual(cfg.agentTokens, { 'us-east-1': 't1', 'eu-west-1': 't2' });
+  assert.deepEqual(cfg.agentTokens, { 'us-east-1': 't1-0123456789abcdef', 'eu-west-1': 't2-0123456789abcdef' });
   assert.equal(cfg.noMigrate, true);
+});
+
+test('ctrl config: an agent token shorter than 16 characters is refused, naming its region', () => {
+  assert.throws(() => loadConfig('ctrl', { ...goodCtrl, agentTokens: 'us-east-1=short' }, {}), /token of region "us-east-1" must be at least 16 characters/);
 });
 
 test('every problem is reported at once, each naming flag and variable', () => {

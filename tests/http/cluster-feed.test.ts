@@ -5,7 +5,7 @@ import { createAgentToken } from '../../src/store/agent-tokens';
 import { ensureSentinel } from '../../src/store/sentinels';
 import { setTopologyStatus } from '../../src/store/topology';
 import { DesiredResponse } from '../../src/sync/wire';
-import { TOKENS, deployTo, readFeed, startFeedServer } from '../sync/helpers';
+import { TOKENS, deployTo, readFeed, startFeedServer, waitFor } from '../sync/helpers';
 
 const db = await testDb();
 const server = await startFeedServer(db.url, { waitLimitMs: 300, heartbeatMs: 100 });
@@ -34,7 +34,7 @@ test('tokens created in the database are bound to their region', async () => {
   assert.equal((await get('/v1/cluster/changes?region=us-east-1', token)).status, 403);
 });
 
-test('desired-state lookups: 200 with the state, 404 when it should be deleted, 403 across regions', async () => {
+test('desired-state lookups: 200 with the state, 404 when it should be deleted, 403 for another region, 404 for another region\'s sentinel', async () => {
   const dep = await deployTo(db.sql, 'us-east-1', 4);
   const ok = await get(`/v1/cluster/deployments/${dep}/desired`, TOKENS['us-east-1']);
   assert.equal(ok.status, 200);
@@ -54,8 +54,15 @@ test('desired-state lookups: 200 with the state, 404 when it should be deleted, 
   const s = await get(`/v1/cluster/sentinels/${sentinel.id}/desired`, TOKENS['eu-west-1']);
   assert.equal(s.status, 200);
   assert.equal(DesiredResponse.parse(await s.json()).state.kind, 'sentinel');
-  assert.equal((await get(`/v1/cluster/sentinels/${sentinel.id}/desired`, TOKENS['us-east-1'])).status, 403);
-  assert.equal((await get(`/v1/cluster/sentinels/snt-missing/desired`, TOKENS['us-east-1'])).status, 404);
+  // Another region's sentinel looks exactly like a missing one: the answer must not reveal that
+  // it exists, nor where.
+  const foreign = await get(`/v1/cluster/sentinels/${sentinel.id}/desired`, TOKENS['us-east-1']);
+  const missing = await get(`/v1/cluster/sentinels/snt-missing/desired`, TOKENS['us-east-1']);
+  assert.equal(foreign.status, 404);
+  assert.equal(missing.status, 404);
+  const foreignBody = await foreign.text();
+  assert.doesNotMatch(foreignBody, /eu-west-1/);
+  assert.equal(JSON.parse(foreignBody).error.code, JSON.parse(await missing.text()).error.code);
 });
 
 test('malformed parameters and cursors get a 4xx with a message, never a 5xx', async () => {
@@ -98,4 +105,42 @@ test('malformed parameters and cursors get a 4xx with a message, never a 5xx', a
     assert.ok(typeof body.error === 'object' && body.error.message, `${path} carries a message`);
     assert.match((body.error as { code: string }).code, /^ERR_/);
   }
+});
+
+test('a cursor from the future (the database was restored from a backup) gets 410, the empty-feed boundary does not', async () => {
+  const head = await readFeed(server.url, TOKENS['us-east-1'], { wait: '0.1' });
+  const epoch = head.lines.find((l) => l.type === 'snapshot_end').cursor.split(':')[0];
+  const [s] = await db.sql<{ xmax: string }[]>`SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS xmax`;
+  const xmax = BigInt(s!.xmax);
+  // Well past xmax: other test files share this server, and their transactions move xmax on.
+  for (const cursor of [`${epoch}:${xmax + 1_000_000n}:1`, `${epoch}:${xmax + 1_000_000n}:0`]) {
+    const r = await get(`/v1/cluster/changes?cursor=${cursor}&wait=0.1`, TOKENS['us-east-1']);
+    const body = await r.text();
+    assert.equal(r.status, 410, `${cursor} → ${body}`);
+    assert.equal(JSON.parse(body).error.code, 'ERR_FEED_CURSOR_EXPIRED');
+  }
+  // (xmax, 0) is what an empty feed hands out as its head: before every transaction to come.
+  const boundary = await readFeed(server.url, TOKENS['us-east-1'], { cursor: `${epoch}:${xmax}:0`, wait: '0.1' });
+  assert.equal(boundary.status, 200);
+  assert.equal(boundary.lines.at(-1).type, 'end');
+});
+
+test('one agent token may hold a bounded number of streams: past it 429 with Retry-After', async () => {
+  const limited = await startFeedServer(db.url, { waitLimitMs: 20_000, heartbeatMs: 100, maxStreamsPerToken: 2 } as never);
+  after(() => limited.close());
+  const open = () => fetch(`${limited.url}/v1/cluster/changes?wait=20`, { headers: { authorization: `Bearer ${TOKENS['eu-west-1']}` } });
+  const held = [await open(), await open()];
+  for (const r of held) assert.equal(r.status, 200);
+  const third = await open();
+  assert.equal(third.status, 429, await third.text().catch(() => ''));
+  assert.ok(Number(third.headers.get('retry-after')) >= 1, 'Retry-After names a wait');
+  // Another token is not affected by this one's streams.
+  const other = await readFeed(limited.url, TOKENS['us-east-1'], { wait: '0.1' });
+  assert.equal(other.status, 200);
+  for (const r of held) await r.body?.cancel();
+  // Once a held stream is gone, the token may open another.
+  await waitFor(async () => {
+    const r = await readFeed(limited.url, TOKENS['eu-west-1'], { wait: '0.1' });
+    return r.status === 200;
+  }, 20_000, 'a freed stream slot');
 });

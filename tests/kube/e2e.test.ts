@@ -3,7 +3,8 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { testDb } from '../helpers/db';
-import { buildCtrlApp } from '../../src/http';
+import { AgentAuth, buildCtrlApp } from '../../src/http';
+import { clusterFeedRoutes } from '../../src/http/cluster-feed';
 import { clusterStatusRoutes } from '../../src/http/cluster-status';
 import { createFeed } from '../../src/sync/feed';
 import { startKrane } from '../../src/modes/krane';
@@ -15,9 +16,10 @@ const TOKEN = 'tok-e2e-us-east-1-0123456789';
 const agentTokens = { 'us-east-1': TOKEN };
 const { sql } = await testDb();
 const { sim, api } = await startSim(30);
-const feed = createFeed({ sql, logger, agentTokens, heartbeatMs: 200, waitLimitMs: 2000 });
+const feed = createFeed({ sql, logger, heartbeatMs: 200, waitLimitMs: 2000 });
 await feed.start();
-const { app } = await buildCtrlApp({ sql, logger, routes: [feed.routes, clusterStatusRoutes({ sql, agentTokens })] });
+const auth = new AgentAuth({ sql, logger, configured: agentTokens });
+const { app } = await buildCtrlApp({ sql, logger, routes: [clusterFeedRoutes({ sql, feed, auth }), clusterStatusRoutes({ sql, auth })] });
 await app.listen({ host: '127.0.0.1', port: 0 });
 const ctrlUrl = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
 const krane = await startKrane(
@@ -28,6 +30,7 @@ after(async () => {
   await krane.close();
   await app.close();
   await feed.close();
+  await auth.close();
 });
 
 const scope = { workspaceId: 'default', projectId: 'default', appId: 'default', environmentId: 'default' };

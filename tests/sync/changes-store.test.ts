@@ -5,7 +5,8 @@ import * as changes from '../../src/store/changes';
 import { upsertTopology } from '../../src/store/topology';
 import { getFeedEpoch } from '../../src/store/system';
 import { encodeCursor } from '../../src/sync/cursor';
-import { TOKENS, deployTo, newDeployment, readFeed, startFeedServer } from './helpers';
+import { createDb, type Sql } from '../../src/store';
+import { TOKENS, deployTo, newDeployment, readFeed, startFeedServer, waitFor } from './helpers';
 
 const db = await testDb({ isolated: true });
 
@@ -106,4 +107,60 @@ test('a stream whose cursor is older than the in-memory buffer is served from th
   assert.equal(r.status, 200);
   const got = new Set(r.lines.filter((l) => l.type === 'change').map((l) => l.resource.id));
   for (const id of ids) assert.ok(got.has(id), id);
+});
+
+test('cleanup that commits between the retention check and the table read cannot make a lagging stream skip rows', async () => {
+  await settled();
+  const TTL = 3_600_000;
+  // The feed's pool, with one hook: just before the stream's first table read of the region,
+  // cleanup ages and deletes the rows right after the stream's cursor, and commits.
+  let armed = false;
+  let fired = false;
+  const real = createDb(db.url, { max: 10, applicationName: 'feed-test-ctrl' });
+  after(() => real.end({ timeout: 1 }));
+  const hooked = new Proxy(real, {
+    apply(target, self, args: [TemplateStringsArray, ...unknown[]]) {
+      const text = Array.isArray(args[0]) ? args[0].join('?') : '';
+      if (armed && !fired && /region = \?/.test(text) && /\(txid, id\) <= /.test(text)) {
+        fired = true;
+        return (async () => {
+          await ageAndDelete();
+          return Reflect.apply(target, self, args);
+        })();
+      }
+      return Reflect.apply(target, self, args);
+    },
+  }) as unknown as Sql;
+  const server = await startFeedServer(db.url, { sql: hooked, waitLimitMs: 400, bufferSize: 3, pollMs: 20, cleanupTtlMs: TTL });
+  after(() => server.close());
+  const start = await readFeed(server.url, TOKENS['eu-west-1'], { wait: '0.1' });
+  const cursor = start.lines.find((l) => l.type === 'snapshot_end').cursor;
+  const ids: string[] = [];
+  for (let i = 0; i < 12; i++) ids.push(await deployTo(db.sql, 'eu-west-1'));
+  const mine = await db.sql<{ id: string; txid: string }[]>`
+    SELECT id::text AS id, txid::text AS txid FROM deployment_changes WHERE resource_id IN ${db.sql(ids)} ORDER BY txid, id`;
+  const [last] = await changes.listChangesFor(db.sql, 'deployment_topology', ids.at(-1)!);
+  await waitFor(() => server.feed.tailer.buffer.head.id === last!.id, 20_000, 'the tailer read every row');
+
+  // Rows up to the sixth become older than the TTL (each a little younger than the one
+  // before, so the sixth is the cleanup boundary) and are deleted, boundary kept.
+  async function ageAndDelete() {
+    const boundary = mine[5]!;
+    await db.sql`DELETE FROM deployment_changes WHERE (txid, id) < (${mine[0]!.txid}::xid8, ${mine[0]!.id}::bigint)`;
+    await db.sql`UPDATE deployment_changes SET created_at = now() - interval '2 hours' + (id * interval '1 ms')
+                 WHERE (txid, id) <= (${boundary.txid}::xid8, ${boundary.id}::bigint)`;
+    await changes.deleteExpired(db.sql, TTL);
+  }
+
+  armed = true;
+  const r = await readFeed(server.url, TOKENS['eu-west-1'], { cursor, wait: '0.3' });
+  assert.ok(fired, 'cleanup ran between the check and the read');
+  const got = new Set(r.lines.filter((l) => l.type === 'change').map((l) => l.resource.id));
+  const complete = r.status === 200 && r.lines.at(-1)?.type === 'end';
+  if (complete) {
+    for (const id of ids) assert.ok(got.has(id), `a complete response must carry ${id}: rows were skipped silently`);
+  }
+  // The agent reconnects with the cursor it kept and learns that it fell behind retention.
+  const again = await readFeed(server.url, TOKENS['eu-west-1'], { cursor, wait: '0.1' });
+  assert.equal(again.status, 410);
 });

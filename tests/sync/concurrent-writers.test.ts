@@ -23,7 +23,8 @@ test('16 concurrent writers × 5,000 changes with random transaction lengths and
     FROM generate_series(0, ${total - 1}) g`;
 
   const ctrl = new RecordingController();
-  const w = new Watcher({ controlPlaneUrl: server.url, token: TOKENS['us-east-1'], region: 'us-east-1', controller: ctrl, logger: silent, backoffMinMs: 50, backoffMaxMs: 100, concurrency: 16 });
+  // The periodic audit resync is not under test: on a busy machine this test can outlast it.
+  const w = new Watcher({ controlPlaneUrl: server.url, token: TOKENS['us-east-1'], region: 'us-east-1', controller: ctrl, logger: silent, backoffMinMs: 50, backoffMaxMs: 100, concurrency: 16, resyncIntervalMs: 3_600_000 });
   w.start();
   after(() => w.stop());
   await waitFor(() => w.stats.snapshotsCompleted === 1, 5_000, 'initial snapshot');

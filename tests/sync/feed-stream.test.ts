@@ -15,6 +15,21 @@ after(() => server.close());
 
 const scope = { workspaceId: 'default', projectId: 'default', appId: 'default', environmentId: 'default' };
 
+/** Reads an NDJSON response line by line as it arrives. */
+async function* linesOf(res: Response): AsyncGenerator<any> {
+  const decoder = new TextDecoder();
+  let buf = '';
+  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+    buf += decoder.decode(chunk, { stream: true });
+    let i: number;
+    while ((i = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, i);
+      buf = buf.slice(i + 1);
+      if (line) yield JSON.parse(line);
+    }
+  }
+}
+
 test('full sync lists every resource of the region, then incremental changes, heartbeats and end', async () => {
   const a = await deployTo(db.sql, 'us-east-1', 2);
   const stopped = await deployTo(db.sql, 'us-east-1');
@@ -23,19 +38,40 @@ test('full sync lists every resource of the region, then incremental changes, he
   const { sentinel } = await ensureSentinel(db.sql, { ...scope, id: 'snt-a', region: 'us-east-1', image: 'sentinel:1', replicas: 2, cpuMillicores: 250, memoryMib: 256 });
   await ensureCiliumPolicy(db.sql, { ...scope, id: 'cnp-a', region: 'us-east-1' });
 
-  const later = sleep(500).then(async () => {
-    await updateSentinelDesired(db.sql, 'snt-a', { image: 'sentinel:2', replicas: 2, cpuMillicores: 250, memoryMib: 256, desiredState: 'running' }, 'progressing');
-    await setCiliumPolicyState(db.sql, 'cnp-a', 'stopped');
-    return deployTo(db.sql, 'us-east-1', 3);
-  });
-  const r = await readFeed(server.url, TOKENS['us-east-1'], { wait: '1.2' });
-  const laterId = await later;
-  assert.equal(r.status, 200);
-  for (const l of r.lines) assert.ok(StreamLine.safeParse(l).success, JSON.stringify(l));
-  assert.equal(r.lines[0].type, 'snapshot_begin');
-  const endIdx = r.lines.findIndex((l) => l.type === 'snapshot_end');
-  const snap = r.lines.slice(1, endIdx);
-  assert.equal(r.lines[endIdx].count, 4);
+  // A wait limit far beyond the test: the response ends when the server closes, so nothing
+  // here depends on how fast the machine is.
+  const long = await startFeedServer(db.url, { waitLimitMs: 120_000, heartbeatMs: 300 });
+  let closed = false;
+  after(() => (closed ? undefined : long.close()));
+  const res = await fetch(`${long.url}/v1/cluster/changes?wait=120`, { headers: { authorization: `Bearer ${TOKENS['us-east-1']}` } });
+  assert.equal(res.status, 200);
+  const lines: any[] = [];
+  let laterId = '';
+  const want = () =>
+    laterId !== '' &&
+    lines.some((l) => l.type === 'change' && l.resource.id === laterId) &&
+    lines.some((l) => l.type === 'change' && l.resource.id === 'snt-a' && l.state.image === 'sentinel:2') &&
+    lines.some((l) => l.type === 'change' && l.resource.id === 'cnp-a' && l.state.action === 'delete') &&
+    lines.findLastIndex((l) => l.type === 'heartbeat') > lines.findIndex((l) => l.type === 'snapshot_end');
+  for await (const l of linesOf(res)) {
+    lines.push(l);
+    if (l.type === 'snapshot_end') {
+      // Changes committed while the poll is open arrive in the same response.
+      await updateSentinelDesired(db.sql, 'snt-a', { image: 'sentinel:2', replicas: 2, cpuMillicores: 250, memoryMib: 256, desiredState: 'running' }, 'progressing');
+      await setCiliumPolicyState(db.sql, 'cnp-a', 'stopped');
+      laterId = await deployTo(db.sql, 'us-east-1', 3);
+    }
+    if (want() && !closed) {
+      // Closing the feed ends every open stream with its `end` line.
+      closed = true;
+      void long.close();
+    }
+  }
+  for (const l of lines) assert.ok(StreamLine.safeParse(l).success, JSON.stringify(l));
+  assert.equal(lines[0].type, 'snapshot_begin');
+  const endIdx = lines.findIndex((l) => l.type === 'snapshot_end');
+  const snap = lines.slice(1, endIdx);
+  assert.equal(lines[endIdx].count, 4);
   const byId = new Map(snap.map((l) => [l.resource.id, l]));
   assert.equal(byId.get(a).state.action, 'apply');
   assert.equal(byId.get(a).state.replicas, 2);
@@ -45,7 +81,7 @@ test('full sync lists every resource of the region, then incremental changes, he
   assert.equal(byId.get(sentinel.id).state.namespace, 'sentinel');
   assert.equal(byId.get('cnp-a').state.kind, 'cilium_network_policy');
   assert.ok(snap.every((l) => l.resource.region === 'us-east-1'), 'no other region in the snapshot');
-  const rest = r.lines.slice(endIdx + 1);
+  const rest = lines.slice(endIdx + 1);
   // Rows not yet settled when the snapshot was taken (another database's open transaction can
   // hold back the cluster-wide xmin) come again after snapshot_end: harmless duplicates.
   const change = rest.find((l) => l.type === 'change' && l.resource.id === laterId);
@@ -85,8 +121,12 @@ test('out-of-order commit: B waits for A, then both arrive, without a resync', a
     });
     await written;
     await upsertTopology(db.sql, { deploymentId: depB, region: 'eu-west-1', workspaceId: 'default', replicas: 1 });
-    // B is committed; a pk > cursor reader would deliver it now and later skip A.
-    await sleep(600);
+    // B is committed; a pk > cursor reader would deliver it now and later skip A. Evidence
+    // that B is held back, not just slow: the tailer has looked at the outbox several times
+    // since B committed, and the watcher has opened a new poll since, without B.
+    const polls0 = server.feed.tailer.polls;
+    const watcherStreams0 = w.stats.streams;
+    await waitFor(() => server.feed.tailer.polls >= polls0 + 5 && w.stats.streams >= watcherStreams0 + 1, 20_000, 'the tailer and the watcher moved on');
     assert.equal(ctrl.applied(`deployment_topology/${depB}`), undefined, 'B must wait while the older A is open');
     releaseA();
     await txA;
@@ -105,10 +145,11 @@ test('a cursor from another epoch gets 410 and the watcher falls back to a full 
     await waitFor(() => w.stats.snapshotsCompleted === 1, 5_000, 'first snapshot');
     const old = w.cursor!;
     await rotateFeedEpoch(db.sql);
-    const r = await readFeed(server.url, TOKENS['us-east-1'], { cursor: old });
-    // The tailer notices the rotation within a poll; until then the old epoch is still served.
-    await waitFor(async () => (await readFeed(server.url, TOKENS['us-east-1'], { cursor: old })).status === 410, 5_000, '410');
-    void r;
+    // The tailer notices the rotation within a poll; until then the old epoch is still served
+    // (200), never anything else.
+    const r = await readFeed(server.url, TOKENS['us-east-1'], { cursor: old, wait: '0.1' });
+    assert.ok([200, 410].includes(r.status), `${r.status}`);
+    await waitFor(async () => (await readFeed(server.url, TOKENS['us-east-1'], { cursor: old, wait: '0.1' })).status === 410, 5_000, '410');
     await waitFor(() => w.stats.snapshotsCompleted >= 2, 5_000, 'full sync after 410');
     assert.ok(w.stats.resets >= 1);
     assert.notEqual(w.cursor!.split(':')[0], old.split(':')[0], 'new cursor is of the new epoch');
@@ -120,9 +161,11 @@ test('a cursor from another epoch gets 410 and the watcher falls back to a full 
 test('close() ends open streams with an end line', async () => {
   const s2 = await startFeedServer(db.url, { waitLimitMs: 30_000 });
   const res = await fetch(`${s2.url}/v1/cluster/changes?wait=30`, { headers: { authorization: `Bearer ${TOKENS['us-east-1']}` } });
-  const text = res.text();
-  await sleep(200);
-  await s2.close();
-  const lines = (await text).split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  const lines: any[] = [];
+  for await (const l of linesOf(res)) {
+    lines.push(l);
+    // The stream is open and past its snapshot: close the server under it.
+    if (l.type === 'snapshot_end') void s2.close();
+  }
   assert.equal(lines.at(-1).type, 'end');
 });

@@ -3,7 +3,9 @@
 import { until as poll } from '../helpers/wait';
 import type { AddressInfo } from 'node:net';
 import postgres from 'postgres';
-import { buildCtrlApp } from '../../src/http';
+import { AgentAuth, buildCtrlApp } from '../../src/http';
+import { clusterFeedRoutes } from '../../src/http/cluster-feed';
+import type { Logger } from '../../src/log';
 import { createLogger } from '../../src/log';
 import { createDb, type Queryable, type Sql } from '../../src/store';
 import { insertDeployment } from '../../src/store/deployments';
@@ -25,11 +27,16 @@ export interface FeedServer {
   close(): Promise<void>;
 }
 
-export async function startFeedServer(dbUrl: string, opts: Partial<FeedOptions> & { sql?: Sql } = {}): Promise<FeedServer> {
+export type FeedServerOptions = Partial<Omit<FeedOptions, 'logger'>> & { sql?: Sql; logger?: Logger; agentTokens?: Record<string, string> };
+
+export async function startFeedServer(dbUrl: string, opts: FeedServerOptions = {}): Promise<FeedServer> {
   const sql = opts.sql ?? createDb(dbUrl, { max: 10, applicationName: 'feed-test-ctrl' });
-  const feed = createFeed({ sql, logger: silent, agentTokens: TOKENS, heartbeatMs: 200, waitLimitMs: 2_000, ...opts });
+  const logger = opts.logger ?? silent;
+  const feed = createFeed({ heartbeatMs: 200, waitLimitMs: 2_000, ...opts, sql, logger });
+  const auth = new AgentAuth({ sql, logger, configured: opts.agentTokens ?? TOKENS });
+  await auth.start();
   await feed.start();
-  const { app } = await buildCtrlApp({ sql, logger: silent, routes: [feed.routes] });
+  const { app } = await buildCtrlApp({ sql, logger, routes: [clusterFeedRoutes({ sql, feed, auth })] });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
   return {
@@ -39,6 +46,7 @@ export async function startFeedServer(dbUrl: string, opts: Partial<FeedOptions> 
     async close() {
       await feed.close();
       await app.close();
+      await auth.close();
       await sql.end({ timeout: 1 });
     },
   };

@@ -6,7 +6,7 @@ import { ChangeBuffer } from '../../src/sync/buffer';
 import { Dispatcher } from '../../src/sync/dispatcher';
 import { DesiredState, PermanentError, RESOURCE_TYPES } from '../../src/sync/wire';
 import { RESOURCE_TYPES as OUTBOX_RESOURCE_TYPES } from '../../src/store/changes';
-import type { TopologyDesiredRow } from '../../src/store/feed';
+import type { TopologyDesiredRow } from '../../src/store/desired-state';
 import { RecordingController, silent, sleep } from './helpers';
 
 test('cursor round-trips, canonicalises, and orders by (txid, id) as bigints', () => {

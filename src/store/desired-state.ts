@@ -1,4 +1,4 @@
-// Reads behind the change feed: a region's full desired state in one consistent snapshot (with
+// Desired-state reads behind the change feed: a region's full desired state in one consistent snapshot (with
 // the outbox head of that same snapshot), and batched or single lookups of current desired
 // state for resources named by change rows. Rows come back raw; src/sync/desired.ts turns them
 // into the wire's DesiredState, so the mapping stays a pure, table-tested function.
@@ -93,23 +93,40 @@ export async function readRegionSnapshot(
       ) h ON true`;
     const head = h!.txid && h!.id ? { txid: h!.txid, id: h!.id } : { txid: h!.xmin, id: '0' };
     let count = 0;
-    await tx<TopologyDesiredRow[]>`
-      SELECT ${topologyCols(tx)} FROM deployment_topology t JOIN deployments d ON d.id = t.deployment_id
-      WHERE t.region = ${region}`.cursor(batchSize, async (rows) => {
-      count += rows.length;
-      await onBatch({ type: 'deployment_topology', rows });
-    });
-    await tx<SentinelDesiredRow[]>`SELECT ${sentinelCols(tx)} FROM sentinels WHERE region = ${region}`.cursor(batchSize, async (rows) => {
-      count += rows.length;
-      await onBatch({ type: 'sentinel', rows });
-    });
-    await tx<CiliumDesiredRow[]>`SELECT ${ciliumCols(tx)} FROM cilium_network_policies WHERE region = ${region}`.cursor(
-      batchSize,
-      async (rows) => {
+    // postgres.js calls the cursor callback of the last batch without awaiting it or handling
+    // its rejection (an unhandled rejection kills the process). So each batch's work is kept
+    // and awaited before the next query, and a failing onBatch is caught, the cursor closed,
+    // and the error rethrown once the queries have ended.
+    let failed: { err: unknown } | undefined;
+    let inFlight: Promise<unknown> = Promise.resolve();
+    const each = <T>(type: DesiredRows['type']) => (rows: T[]) => {
+      inFlight = (async () => {
+        if (failed) return sql.CLOSE;
         count += rows.length;
-        await onBatch({ type: 'cilium_network_policy', rows });
-      },
-    );
+        try {
+          await onBatch({ type, rows } as DesiredRows);
+        } catch (err) {
+          failed = { err };
+          return sql.CLOSE;
+        }
+        return undefined;
+      })();
+      return inFlight;
+    };
+    const read = async (q: Promise<unknown>) => {
+      await q;
+      await inFlight;
+    };
+    await read(tx<TopologyDesiredRow[]>`
+      SELECT ${topologyCols(tx)} FROM deployment_topology t JOIN deployments d ON d.id = t.deployment_id
+      WHERE t.region = ${region}`.cursor(batchSize, each<TopologyDesiredRow>('deployment_topology')));
+    if (!failed) await read(tx<SentinelDesiredRow[]>`SELECT ${sentinelCols(tx)} FROM sentinels WHERE region = ${region}`.cursor(batchSize, each<SentinelDesiredRow>('sentinel')));
+    if (!failed) {
+      await read(
+        tx<CiliumDesiredRow[]>`SELECT ${ciliumCols(tx)} FROM cilium_network_policies WHERE region = ${region}`.cursor(batchSize, each<CiliumDesiredRow>('cilium_network_policy')),
+      );
+    }
+    if (failed) throw failed.err;
     return { epoch: h!.epoch, head, count };
   }) as Promise<SnapshotResult>;
 }
@@ -168,8 +185,8 @@ export async function getTopologyDesired(q: Queryable, deploymentId: string, reg
   return row;
 }
 
-/** By id alone: the caller compares the row's region with the agent's (403 across regions). */
-export async function getSentinelDesired(q: Queryable, id: string): Promise<SentinelDesiredRow | undefined> {
-  const [row] = await q<SentinelDesiredRow[]>`SELECT ${sentinelCols(q)} FROM sentinels WHERE id = ${id}`;
+/** Within one region: a sentinel of another region is absent, like a missing one. */
+export async function getSentinelDesired(q: Queryable, id: string, region: string): Promise<SentinelDesiredRow | undefined> {
+  const [row] = await q<SentinelDesiredRow[]>`SELECT ${sentinelCols(q)} FROM sentinels WHERE id = ${id} AND region = ${region}`;
   return row;
 }

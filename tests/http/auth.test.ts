@@ -1,0 +1,140 @@
+// Agent and admin auth on ctrl's cluster API: checked before the body is read, unknown tokens
+// cached as unknown, wrong-scope tokens answered 403, revocation that sticks and cuts streams.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { connect } from 'node:net';
+import { Writable } from 'node:stream';
+import Fastify from 'fastify';
+import { pino } from 'pino';
+import { testDb } from '../helpers/db';
+import { buildCtrlApp, errorHandler } from '../../src/http';
+import * as auth from '../../src/http/auth';
+import { clusterStatusRoutes } from '../../src/http/cluster-status';
+import { createAgentToken, ensureAgentToken, hashToken, revokeAgentToken } from '../../src/store/agent-tokens';
+import { TOKENS, countingDb, readFeed, silent, startFeedServer, waitFor } from '../sync/helpers';
+
+const db = await testDb();
+const ADMIN = 'admin-token-0123456789abcdef';
+
+async function statusApp(sql = db.sql) {
+  const { app } = await buildCtrlApp({ sql, logger: silent, routes: [clusterStatusRoutes({ sql, agentTokens: TOKENS })] });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  after(() => app.close());
+  return `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
+}
+
+test('the token is checked before the body is read: a bad body without a token is 401, a half-sent body is not waited for', async () => {
+  const url = await statusApp();
+  const r = await fetch(`${url}/v1/cluster/deployments/status`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{bad' });
+  assert.equal(r.status, 401);
+  assert.equal(((await r.json()) as any).error.code, 'ERR_AUTH_UNAUTHORIZED');
+
+  // Headers announce a 1 MB body; only a few bytes follow. Auth must answer without them.
+  const { port } = new URL(url);
+  const answer = await new Promise<string>((resolve, reject) => {
+    const s = connect(Number(port), '127.0.0.1');
+    let got = '';
+    const timer = setTimeout(() => {
+      s.destroy();
+      reject(new Error(`no answer before the body arrived; got ${JSON.stringify(got)}`));
+    }, 10_000);
+    s.on('data', (d) => {
+      got += d;
+      if (got.includes('\r\n\r\n')) {
+        clearTimeout(timer);
+        s.destroy();
+        resolve(got);
+      }
+    });
+    s.on('error', reject);
+    s.write('POST /v1/cluster/deployments/status HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 1000000\r\n\r\n{"a":');
+  });
+  assert.match(answer, /^HTTP\/1\.1 401/);
+});
+
+test('unknown agent tokens are cached as unknown: repeated bad requests cost no further queries', async () => {
+  const counted = countingDb(db.url);
+  after(() => counted.sql.end({ timeout: 1 }));
+  const url = await statusApp(counted.sql);
+  const bad = { authorization: 'Bearer no-such-token-0123456789', 'content-type': 'application/json' };
+  // The first lookup (and registering the configured tokens) may query; the rest must not.
+  const first = await fetch(`${url}/v1/cluster/deployments/status`, { method: 'POST', headers: bad, body: '{}' });
+  assert.equal(first.status, 401);
+  const before = counted.count();
+  for (let i = 0; i < 20; i++) {
+    const r = await fetch(`${url}/v1/cluster/deployments/status`, { method: 'POST', headers: bad, body: '{}' });
+    assert.equal(r.status, 401);
+  }
+  assert.equal(counted.count() - before, 0, 'no query for a token already known to be bad');
+});
+
+test('tokens shorter than 16 characters are refused without a lookup, configured or presented', async () => {
+  assert.throws(() => new auth.AgentAuth({ sql: db.sql, configured: { 'us-east-1': 'short' } }), /16 characters/);
+  await assert.rejects(ensureAgentToken(db.sql, 'us-east-1', 'x'.repeat(15)), /16 characters/);
+  const agents = new auth.AgentAuth({ sql: db.sql });
+  assert.equal(await agents.authenticate('x'.repeat(15)), undefined);
+});
+
+test('wrong scope is 403: the admin token on the cluster API, an agent token on the admin API', async () => {
+  const agents = new auth.AgentAuth({ sql: db.sql, configured: TOKENS, adminToken: ADMIN });
+  const app = Fastify();
+  app.setErrorHandler(errorHandler);
+  await app.register(async (s) => {
+    s.addHook('onRequest', agents.onRequest);
+    s.get('/v1/cluster/x', async (req) => ({ region: req.agentRegion }));
+  });
+  await app.register(async (s) => {
+    s.addHook('onRequest', auth.adminAuth(ADMIN, { agents }));
+    s.get('/v1/admin-thing', async () => ({ ok: true }));
+  });
+  after(() => app.close());
+  const call = async (path: string, token?: string) => (await app.inject({ url: path, headers: token ? { authorization: `Bearer ${token}` } : {} })).statusCode;
+  assert.equal(await call('/v1/cluster/x', TOKENS['us-east-1']), 200);
+  assert.equal(await call('/v1/cluster/x', ADMIN), 403);
+  assert.equal(await call('/v1/cluster/x', 'unknown-token-0123456789'), 401);
+  assert.equal(await call('/v1/cluster/x'), 401);
+  assert.equal(await call('/v1/admin-thing', ADMIN), 200);
+  assert.equal(await call('/v1/admin-thing', TOKENS['eu-west-1']), 403);
+  assert.equal(await call('/v1/admin-thing', 'unknown-token-0123456789'), 401);
+  assert.equal(await call('/v1/admin-thing'), 401);
+});
+
+test('revoking a token cuts its open streams on every ctrl replica within seconds, and it is refused from then on', async () => {
+  const a = await startFeedServer(db.url, { waitLimitMs: 60_000, heartbeatMs: 500 });
+  const b = await startFeedServer(db.url, { waitLimitMs: 60_000, heartbeatMs: 500 });
+  after(() => Promise.all([a.close(), b.close()]));
+  const { id, token } = await createAgentToken(db.sql, 'ap-south-1');
+  const other = await createAgentToken(db.sql, 'ap-south-1');
+  const open = async (url: string, tok: string) => {
+    const res = await fetch(`${url}/v1/cluster/changes?wait=60`, { headers: { authorization: `Bearer ${tok}` } });
+    assert.equal(res.status, 200);
+    let ended = false;
+    const text = res.text().catch(() => '').finally(() => (ended = true));
+    return { ended: () => ended, text };
+  };
+  const streams = [await open(a.url, token), await open(b.url, token)];
+  const bystander = await open(a.url, other.token);
+
+  assert.equal(await revokeAgentToken(db.sql, id), true);
+  await waitFor(() => streams.every((s) => s.ended()), 10_000, 'both replicas cut the revoked token\'s streams');
+  for (const s of streams) assert.doesNotMatch(await s.text, /"type":"end"/, 'cut, not ended: nothing more is sent to a revoked token');
+  for (const url of [a.url, b.url]) assert.equal((await readFeed(url, token, { wait: '0.1' })).status, 401);
+  assert.equal(bystander.ended(), false, 'another token of the region keeps its stream');
+});
+
+test('a revoked token passed again in --agent-tokens stays revoked, and ctrl says so in its log', async () => {
+  const configured = { 'sa-east-1': 'configured-token-sa-east-1-0123' };
+  await ensureAgentToken(db.sql, 'sa-east-1', configured['sa-east-1']);
+  const [row] = await db.sql<{ id: string }[]>`SELECT id FROM agent_tokens WHERE token_hash = ${hashToken(configured['sa-east-1'])}`;
+  assert.equal(await revokeAgentToken(db.sql, row!.id), true);
+
+  const lines: any[] = [];
+  const logger = pino({ level: 'info' }, new Writable({ write(chunk, _enc, cb) { lines.push(JSON.parse(String(chunk))); cb(); } }));
+  // A restart of ctrl with the same flag.
+  const s = await startFeedServer(db.url, { waitLimitMs: 500, agentTokens: configured, logger } as never);
+  after(() => s.close());
+  const r = await readFeed(s.url, configured['sa-east-1'], { wait: '0.1' });
+  assert.equal(r.status, 401);
+  await waitFor(() => lines.some((l) => /revoked/.test(l.msg) && l.tokenId === row!.id && l.region === 'sa-east-1'), 5_000, 'a log line naming the revoked token');
+  assert.ok(!JSON.stringify(lines).includes(configured['sa-east-1']), 'the token itself is never logged');
+});
