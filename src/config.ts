@@ -124,6 +124,9 @@ export const schemas = {
     /** How long a crashed replica's workflows wait before another replica resumes them. */
     engineLease: duration('30s'),
     sentinelTimeout: duration('10m'),
+    /** Regions (DESIGN section 10): no sign of life this long is offline; deploys wait this long for one. */
+    agentOfflineAfter: duration('30s'),
+    offlineGrace: duration('60s'),
     /** Image new sentinels start with; fleet rollouts change it afterwards. */
     sentinelImage: z.string().min(1).default('ghcr.io/unkeyed/sentinel:latest'),
     /** Parent domain of generated hostnames (`<deployment>.<apex>`, `<env>-<app>.<apex>`). */

@@ -29,6 +29,8 @@ program
   .option('--deploy-timeout <duration>', 'how long a deploy waits for instances (default 5m)')
   .option('--sentinel-timeout <duration>', 'how long a sentinel deploy waits to converge (default 10m)')
   .option('--sentinel-image <image>', 'image of newly created sentinels')
+  .option('--agent-offline-after <duration>', 'a region with no sign of life from its agent this long is offline (default 30s)')
+  .option('--offline-grace <duration>', 'how long a deploy waits for an offline region before failing (default 60s)')
   .option('--apex-domain <domain>', 'parent domain of generated hostnames (default unkey.local)')
   .option('--engine-lease <duration>', 'workflow lease; a crashed replica\'s work resumes elsewhere after it (default 30s)')
   .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent (default info)')

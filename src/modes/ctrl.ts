@@ -7,6 +7,9 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { agentTokens as agentTokenStore, createDb, migrate, pendingMigrations, type Sql } from '../store';
 import { buildCtrlApp, createRegistry } from '../http';
 import { clusterStatusRoutes } from '../http/cluster-status';
+import { clusterHeartbeatRoutes } from '../http/cluster-heartbeat';
+import { regionRoutes } from '../http/api/regions';
+import { RegionRegistry } from '../workflow/regions';
 import { createEventHub, publicApiRoutes } from '../http/api';
 import { createFeed, type FeedOptions } from '../sync/feed';
 import { createEngine, type Engine, type EngineOptions } from '../workflow/engine';
@@ -50,11 +53,11 @@ export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}):
   // wake-up), then the engine (hands back leases), then LISTEN, then the pool. Each stage is
   // registered once it exists; close() is idempotent.
   type Stop = () => Promise<void>;
-  const stages: { recover?: Stop; feed?: Stop; app?: Stop; engine?: Stop; hub?: Stop } = {};
+  const stages: { recover?: Stop; feed?: Stop; app?: Stop; engine?: Stop; hub?: Stop; regions?: Stop } = {};
   let closing: Promise<void> | undefined;
   const closeAll = () =>
     (closing ??= (async () => {
-      for (const stop of [stages.recover, stages.feed, stages.app, stages.engine, stages.hub, () => sql.end({ timeout: 5 })]) {
+      for (const stop of [stages.recover, stages.regions, stages.feed, stages.app, stages.engine, stages.hub, () => sql.end({ timeout: 5 })]) {
         if (stop) await stop().catch((err) => logger.error({ err }, 'error while stopping'));
       }
     })());
@@ -82,6 +85,8 @@ export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}):
     const feed = createFeed({ sql, logger: logger.child({ part: 'feed' }), agentTokens: cfg.agentTokens, ...overrides.feed });
     feed.registerMetrics(registry);
     const hub = await createEventHub(sql);
+    const regions = new RegionRegistry({ sql, logger: logger.child({ part: 'regions' }), offlineAfterMs: cfg.agentOfflineAfter, offlineGraceMs: cfg.offlineGrace });
+    regions.registerMetrics(registry);
     stages.hub = () => hub.close();
 
     const { app } = await buildCtrlApp({
@@ -90,7 +95,9 @@ export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}):
       registry,
       checks: [engine.readinessCheck(), feed.readinessCheck()],
       routes: [
-        (a) => feed.routes(a),
+        (a) => (feed.routes(a), regions.trackStreams(a)),
+        clusterHeartbeatRoutes({ sql, agentTokens: cfg.agentTokens, regions }),
+        regionRoutes({ adminToken: cfg.adminToken, regions }),
         clusterStatusRoutes({ sql, agentTokens: cfg.agentTokens, hooks: workflows.hooks }),
         publicApiRoutes({ adminToken: cfg.adminToken, workflows, engine, hub }),
       ],
@@ -119,6 +126,8 @@ export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}):
     stages.engine = () => engine.stop();
     await feed.start();
     stages.feed = () => feed.close();
+    regions.start();
+    stages.regions = () => regions.close();
 
     const recover = setInterval(() => {
       recoverPendingDeployments(workflows.commands, RECOVER_AFTER_MS)

@@ -1,0 +1,46 @@
+// POST /v1/cluster/heartbeat: krane's sign of life (every 10 s and after each committed
+// cursor). Agent tokens only, and only for the token's own region (403 otherwise). The leader's
+// heartbeat is recorded (last seen, agent id/version, cursor, object counts) and moves the
+// region online at once; a standby replica's is acknowledged and not recorded, so the region's
+// liveness and lag always describe the agent that applies changes.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { issuesToDetails, validationError } from '../errors';
+import type { Sql } from '../store/db';
+import { recordHeartbeat } from '../store/regions';
+import { parseCursor } from '../sync/cursor';
+import { Heartbeat } from '../sync/liveness';
+import type { RegionRegistry } from '../workflow/regions';
+import { agentAuth, assertAgentRegion } from './auth';
+
+export interface ClusterHeartbeatDeps {
+  sql: Sql;
+  /** Agent tokens from configuration (REGION → token), besides those in the database. */
+  agentTokens?: Record<string, string>;
+  regions: RegionRegistry;
+}
+
+export function clusterHeartbeatRoutes(deps: ClusterHeartbeatDeps) {
+  return (app: FastifyInstance) => {
+    app.addHook('preHandler', agentAuth(deps.sql, deps.agentTokens));
+    app.post('/v1/cluster/heartbeat', async (req: FastifyRequest) => {
+      const r = Heartbeat.safeParse(req.body ?? {});
+      if (!r.success) throw validationError('invalid heartbeat', issuesToDetails(r.error.issues, 'body.'));
+      const hb = r.data;
+      assertAgentRegion(req, hb.region);
+      // Lag is counted past this cursor in SQL: only a well-formed one may be stored.
+      if (hb.cursor !== undefined) parseCursor(hb.cursor);
+      if (!hb.leader) return { recorded: false };
+      await recordHeartbeat(deps.sql, {
+        region: hb.region,
+        agentId: hb.agentId,
+        version: hb.version,
+        leader: hb.leader,
+        cursor: hb.cursor ?? null,
+        objects: hb.objects,
+        lastFullSyncAt: hb.lastFullSyncAt ? new Date(hb.lastFullSyncAt) : null,
+      });
+      await deps.regions.settle(hb.region, 'online');
+      return { recorded: true };
+    });
+  };
+}
