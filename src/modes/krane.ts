@@ -18,6 +18,7 @@ import type { ResourceController } from '../sync/wire';
 import { APPLY_FAILURE_POD, SENTINEL_NAMESPACE, WORKLOAD_NAMESPACE, type ResourceRef } from '../sync/wire';
 import { StatusReporter } from '../sync/reporter';
 import { Watcher } from '../sync/watcher';
+import { HeartbeatSender, objectCounts } from '../sync/heartbeat';
 
 /** What krane needs from the change-feed watcher (src/sync/watcher.ts). */
 export interface FeedWatcher {
@@ -25,6 +26,8 @@ export interface FeedWatcher {
   stop(): Promise<void>;
   /** Counters of src/sync/watcher.ts; readiness waits for the first completed full sync. */
   readonly stats?: { readonly snapshotsCompleted: number };
+  /** The committed cursor, reported in heartbeats. */
+  readonly cursor?: string;
 }
 
 export interface FeedWatcherOptions {
@@ -48,7 +51,7 @@ export interface KraneDeps {
   kubeConfig?: KubeConfig;
   registry?: Registry;
   /** Overrides for tests: how fast the status side retries and reports. */
-  tuning?: { minBackoffMs?: number; reporterFlushMs?: number; reporterRetryMs?: number; breakerResetMs?: number };
+  tuning?: { minBackoffMs?: number; reporterFlushMs?: number; reporterRetryMs?: number; breakerResetMs?: number; heartbeatMs?: number };
 }
 
 export interface KraneHandle {
@@ -130,6 +133,10 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
     },
   });
 
+  const heartbeat = new HeartbeatSender({
+    controlPlaneUrl: cfg.controlPlane, token: cfg.token, region: cfg.region, logger: logger.child({ part: 'heartbeat' }), intervalMs: tuning.heartbeatMs,
+    source: { cursor: () => watcher.cursor, fullSyncs: () => watcher.stats?.snapshotsCompleted ?? 0, objects: objectCounts(drift.reflectors), leader: () => true },
+  });
   if (watcher.stats) {
     const stats = watcher.stats;
     new client.Gauge({
@@ -162,6 +169,7 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
   try {
     await watcher.start();
     await app.listen({ host: cfg.listen.host, port: cfg.listen.port });
+    heartbeat.start();
   } catch (err) {
     controller.close();
     await Promise.allSettled([watcher.stop(), instancesWatch.stop(), sentinelWatch.stop(), drift.stop(), reporter.close(), app.close()]);
@@ -179,7 +187,7 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
     close() {
       closing ??= (async () => {
         // Stop taking new work first, then stop watching, then deliver what is buffered.
-        await watcher.stop();
+        await Promise.all([heartbeat.stop(), watcher.stop()]);
         controller.close();
         await Promise.all([instancesWatch.stop(), sentinelWatch.stop(), drift.stop()]);
         await reporter.close();
