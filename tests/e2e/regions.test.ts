@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { testStack, until } from '../helpers/stack';
 import WebSocket from 'ws';
 import { Watcher } from '../../src/sync/watcher';
+import { runCli } from '../helpers/cli';
 
 const stack = await testStack({
   ctrl: { settings: { agentOfflineAfter: '1500ms', offlineGrace: '2s' } },
@@ -103,4 +104,16 @@ test('ctrl /metrics carries per-region gauges', async () => {
   for (const name of ['unkey_region_up', 'unkey_region_last_seen_timestamp_seconds', 'unkey_region_lag_changes', 'unkey_region_lag_seconds', 'unkey_region_streams']) {
     assert.match(text, new RegExp(`^${name}\\{[^}]*region="us-east-1"`, 'm'), name);
   }
+});
+
+test('`regions ls` shows every region with status, lag and leader; --json prints the API answer', async () => {
+  const flags = ['--api', stack.ctrl.url, '--token', stack.adminToken];
+  const text = await until(async () => {
+    const r = await runCli(['regions', 'ls', ...flags]);
+    return r.code === 0 && /us-east-1\s+online/.test(r.stdout) && /eu-west-1\s+online/.test(r.stdout) ? r.stdout : undefined;
+  }, 15_000, 'regions ls shows both online');
+  assert.match(text, /^REGION\s+STATUS\s+LAST SEEN\s+LAG\s+LEADER/);
+  const json = await runCli(['regions', 'ls', '--json', ...flags]);
+  assert.equal(json.code, 0, json.stderr);
+  assert.deepEqual(JSON.parse(json.stdout).map((r: any) => r.name), ['eu-west-1', 'us-east-1']);
 });
