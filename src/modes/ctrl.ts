@@ -9,7 +9,7 @@ import { buildCtrlApp, createRegistry } from '../http';
 import { clusterStatusRoutes } from '../http/cluster-status';
 import { clusterHeartbeatRoutes } from '../http/cluster-heartbeat';
 import { regionRoutes } from '../http/api/regions';
-import { RegionRegistry } from '../workflow/regions';
+import { offlineCheck, RegionRegistry } from '../workflow/regions';
 import { createEventHub, publicApiRoutes } from '../http/api';
 import { createFeed, type FeedOptions } from '../sync/feed';
 import { createEngine, type Engine, type EngineOptions } from '../workflow/engine';
@@ -79,6 +79,7 @@ export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}):
         apexDomain: cfg.apexDomain,
         sentinelDefaults: { image: cfg.sentinelImage, replicas: SENTINEL_REPLICAS, cpuMillicores: SENTINEL_CPU_MILLICORES, memoryMib: SENTINEL_MEMORY_MIB },
         metrics: workflowMetrics(registry, sql),
+        offline: offlineCheck(sql, cfg.agentOfflineAfter, cfg.offlineGrace),
       },
       logger.child({ part: 'workflows' }),
     );

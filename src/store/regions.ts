@@ -100,3 +100,12 @@ export async function moveStatus(q: Queryable, region: string, status: 'online' 
     FROM moved`;
   return rows.length > 0;
 }
+
+/** When each of the regions was last seen (null: never), with the database's clock. */
+export async function lastSeen(q: Queryable, regions: readonly string[]): Promise<{ now: Date; seen: Map<string, Date | null> }> {
+  const rows = await q<{ region: string; lastSeenAt: Date | null; now: Date }[]>`
+    SELECT r AS region, l.last_seen_at, now() AS now
+    FROM unnest(${regions as string[]}::text[]) AS r LEFT JOIN region_liveness l ON l.region = r`;
+  const now = rows[0]?.now ?? new Date();
+  return { now, seen: new Map(rows.map((r) => [r.region, r.lastSeenAt])) };
+}

@@ -41,6 +41,8 @@ export * from './slack';
 export * from './waves';
 export * from './metrics';
 
+import type { OfflineCheck } from './regions';
+
 export interface WorkflowConfig {
   builder: Builder;
   deployTimeoutMs: number;
@@ -50,6 +52,8 @@ export interface WorkflowConfig {
   apexDomain: string;
   sentinelDefaults: { image: string; replicas: number; cpuMillicores: number; memoryMib: number };
   metrics?: WorkflowMetrics;
+  /** Ends deploy and sentinel waits on a region offline past the grace (src/workflow/regions.ts). */
+  offline?: OfflineCheck;
 }
 
 export interface Workflows {
@@ -70,7 +74,7 @@ const DEFAULT_RECHECK_MS = 5_000;
 /** Registers every workflow with the engine (before engine.start()). */
 export function registerWorkflows(engine: Engine, sql: Sql, cfg: WorkflowConfig, logger: Logger): Workflows {
   const recheckMs = cfg.recheckMs ?? DEFAULT_RECHECK_MS;
-  const sentinel = engine.register(sentinelService({ sql, timeoutMs: cfg.sentinelTimeoutMs, recheckMs }));
+  const sentinel = engine.register(sentinelService({ sql, timeoutMs: cfg.sentinelTimeoutMs, recheckMs, offline: cfg.offline }));
   const deploy = engine.register(
     deployService({
       sql,
@@ -81,6 +85,7 @@ export function registerWorkflows(engine: Engine, sql: Sql, cfg: WorkflowConfig,
       apexDomain: cfg.apexDomain,
       sentinelDefaults: cfg.sentinelDefaults,
       metrics: cfg.metrics ?? noMetrics,
+      offline: cfg.offline,
     }),
   );
   const desiredState = engine.register(desiredStateService({ sql, deploy }));

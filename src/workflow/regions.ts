@@ -15,7 +15,7 @@ import { AppError, type ErrorDetail } from '../errors';
 import type { Logger } from '../log';
 import type { Queryable, Sql } from '../store/db';
 import * as store from '../store/regions';
-import { lagOf, regionStatus, type Lag, type RegionStatus } from '../sync/liveness';
+import { lagOf, offlinePastGrace, regionStatus, type Lag, type RegionStatus } from '../sync/liveness';
 
 export interface RegionView {
   name: string;
@@ -53,6 +53,27 @@ export async function assertKnownRegions(q: Queryable, names: readonly string[],
   if (details.length === 0) return;
   const unknown = details.length === 1 ? `region ${JSON.stringify(names.find((n) => !set.has(n)))} is` : `regions ${names.filter((n) => !set.has(n)).map((n) => JSON.stringify(n)).join(', ')} are`;
   throw new AppError('ERR_REGION_UNKNOWN', `${unknown} not known (a region exists once it has an agent token); known regions: ${known.join(', ') || '(none)'}`, { details });
+}
+
+/** Says why a wait on `regions` should end: one of them offline past the grace; null otherwise. */
+export type OfflineCheck = (regions: readonly string[], startedAt: number) => Promise<string | null>;
+
+/**
+ * The check deploy and sentinel waits run on each re-check (src/workflow/wait.ts): a region
+ * offline (or never seen) for longer than the grace, counted from the later of when it went
+ * quiet and when the wait began, ends the wait with the region and its last sign of life named.
+ */
+export function offlineCheck(sql: Sql, offlineAfterMs: number, graceMs: number): OfflineCheck {
+  return async (regions, startedAt) => {
+    const { now, seen } = await store.lastSeen(sql, regions);
+    for (const region of regions) {
+      const lastSeenAt = seen.get(region) ?? null;
+      if (!offlinePastGrace({ lastSeenAt }, new Date(startedAt), now, offlineAfterMs, graceMs)) continue;
+      const when = lastSeenAt ? `last seen ${lastSeenAt.toISOString()}` : 'never seen';
+      return `region ${region} is offline (${when}); gave up after the offline grace of ${Math.round(graceMs / 1000)} s`;
+    }
+    return null;
+  };
 }
 
 export interface RegionRegistryOptions {

@@ -117,3 +117,19 @@ test('`regions ls` shows every region with status, lag and leader; --json prints
   assert.equal(json.code, 0, json.stderr);
   assert.deepEqual(JSON.parse(json.stdout).map((r: any) => r.name), ['eu-west-1', 'us-east-1']);
 });
+
+test('a deploy to an offline region fails after the offline grace, naming the region and when it was last seen', async () => {
+  await stack.stopKrane('eu-west-1');
+  await until(async () => (await regions()).get('eu-west-1').status === 'offline', 15_000, 'eu-west-1 offline');
+  const d = await stack.api('/v1/deployments', { body: { image: 'nginx:1.27', regions: ['eu-west-1'], replicas: 1 } });
+  assert.equal(d.status, 202);
+  // The deploy timeout is 5 minutes: failing within this deadline is the grace at work.
+  const failed = await until(async () => {
+    const r = await stack.api(`/v1/deployments/${d.body.id}`);
+    return r.body.status === 'failed' ? r.body : undefined;
+  }, 30_000, 'deploy failed');
+  assert.match(failed.error, /region eu-west-1 is offline \(last seen \d{4}-\d\d-\d\dT/);
+  assert.match(failed.error, /offline grace/);
+  await stack.restartKrane('eu-west-1');
+  await until(async () => (await regions()).get('eu-west-1').status === 'online', 15_000, 'eu-west-1 back online');
+});
