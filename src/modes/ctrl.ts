@@ -10,6 +10,7 @@ import { clusterStatusRoutes } from '../http/cluster-status';
 import { clusterHeartbeatRoutes } from '../http/cluster-heartbeat';
 import { regionRoutes } from '../http/api/regions';
 import { offlineCheck, RegionRegistry } from '../workflow/regions';
+import { rolloutRegions } from '../workflow/rollout-regions';
 import { createEventHub, publicApiRoutes } from '../http/api';
 import { createFeed, type FeedOptions } from '../sync/feed';
 import { createEngine, type Engine, type EngineOptions } from '../workflow/engine';
@@ -80,6 +81,7 @@ export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}):
         sentinelDefaults: { image: cfg.sentinelImage, replicas: SENTINEL_REPLICAS, cpuMillicores: SENTINEL_CPU_MILLICORES, memoryMib: SENTINEL_MEMORY_MIB },
         metrics: workflowMetrics(registry, sql),
         offline: offlineCheck(sql, cfg.agentOfflineAfter, cfg.offlineGrace),
+        rolloutRegions: rolloutRegions(sql, cfg.agentOfflineAfter),
       },
       logger.child({ part: 'workflows' }),
     );

@@ -109,3 +109,19 @@ export async function lastSeen(q: Queryable, regions: readonly string[]): Promis
   const now = rows[0]?.now ?? new Date();
   return { now, seen: new Map(rows.map((r) => [r.region, r.lastSeenAt])) };
 }
+
+/** Each sentinel's region and when that region was last seen, with the database's clock. */
+export async function sentinelRegionsSeen(q: Queryable, ids: readonly string[]): Promise<{ id: string; region: string; lastSeenAt: Date | null; now: Date }[]> {
+  if (ids.length === 0) return [];
+  return q<{ id: string; region: string; lastSeenAt: Date | null; now: Date }[]>`
+    SELECT s.id, s.region, l.last_seen_at, now() AS now
+    FROM sentinels s LEFT JOIN region_liveness l ON l.region = s.region
+    WHERE s.id = ANY(${ids as string[]}::text[])`;
+}
+
+/** Of the given sentinels, those whose desired image is `image` (their new image was written). */
+export async function sentinelsWithImage(q: Queryable, ids: readonly string[], image: string): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const rows = await q<{ id: string }[]>`SELECT id FROM sentinels WHERE id = ANY(${ids as string[]}::text[]) AND image = ${image} ORDER BY id`;
+  return rows.map((r) => r.id);
+}

@@ -42,6 +42,7 @@ export * from './waves';
 export * from './metrics';
 
 import type { OfflineCheck } from './regions';
+import type { RolloutRegions } from './rollout-regions';
 
 export interface WorkflowConfig {
   builder: Builder;
@@ -54,6 +55,8 @@ export interface WorkflowConfig {
   metrics?: WorkflowMetrics;
   /** Ends deploy and sentinel waits on a region offline past the grace (src/workflow/regions.ts). */
   offline?: OfflineCheck;
+  /** Lets fleet rollouts skip offline regions' sentinels (src/workflow/rollout-regions.ts). */
+  rolloutRegions?: RolloutRegions;
 }
 
 export interface Workflows {
@@ -90,7 +93,7 @@ export function registerWorkflows(engine: Engine, sql: Sql, cfg: WorkflowConfig,
   );
   const desiredState = engine.register(desiredStateService({ sql, deploy }));
   const slack = engine.register(slackNotifier());
-  const rollout = engine.register(rolloutService({ sql, sentinel, slack }));
+  const rollout = engine.register(rolloutService({ sql, sentinel, slack, regions: cfg.rolloutRegions }));
   const hooks = statusHooks({ sql, engine, deploy, sentinel, logger });
   return { sentinel, deploy, desiredState, rollout, hooks, commands: { sql, engine, deploy, desiredState, apexDomain: cfg.apexDomain } };
 }
