@@ -160,6 +160,8 @@ export const schemas = {
     kubeconfig: z.string().optional(),
     listen: listen('127.0.0.1:7071'),
     resyncInterval: duration('5m'),
+    /** Replicas elect a leader through the Lease krane-<region> in namespace unkey; only it streams and applies. */
+    leaderElect: boolFromString.default(true),
     /** Secret name added as imagePullSecret to workloads, for private registries. */
     imagePullSecret: z.string().optional(),
     logLevel,

@@ -73,6 +73,7 @@ program
   .option('--kubeconfig <file>', 'kubeconfig (default: in-cluster, then $KUBECONFIG)')
   .option('--listen <host:port>', 'health and metrics address (default 127.0.0.1:7071)')
   .option('--resync-interval <duration>', 'full resync audit interval (default 5m)')
+  .option('--leader-elect <bool>', 'elect one leader among replicas through the Lease krane-<region> in namespace unkey (default true)')
   .option('--image-pull-secret <name>', 'imagePullSecret added to workloads, for private registries')
   .option('--log-level <level>', 'log level (default info)')
   .action(async (opts: Record<string, unknown>) => {

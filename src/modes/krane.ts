@@ -19,6 +19,7 @@ import { APPLY_FAILURE_POD, SENTINEL_NAMESPACE, WORKLOAD_NAMESPACE, type Resourc
 import { StatusReporter } from '../sync/reporter';
 import { Watcher } from '../sync/watcher';
 import { HeartbeatSender, objectCounts } from '../sync/heartbeat';
+import { LeaderElector } from '../kube/leader';
 
 /** What krane needs from the change-feed watcher (src/sync/watcher.ts). */
 export interface FeedWatcher {
@@ -135,8 +136,13 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
 
   const heartbeat = new HeartbeatSender({
     controlPlaneUrl: cfg.controlPlane, token: cfg.token, region: cfg.region, logger: logger.child({ part: 'heartbeat' }), intervalMs: tuning.heartbeatMs,
-    source: { cursor: () => watcher.cursor, fullSyncs: () => watcher.stats?.snapshotsCompleted ?? 0, objects: objectCounts(drift.reflectors), leader: () => true },
+    source: { cursor: () => watcher.cursor, fullSyncs: () => watcher.stats?.snapshotsCompleted ?? 0, objects: objectCounts(drift.reflectors), leader: (): boolean => elector?.isLeader ?? true },
   });
+  // Only the leader streams and applies; one that loses the Lease shuts down (and is restarted
+  // by its pod's restart policy) rather than risk applying beside the new leader.
+  const elector: LeaderElector | undefined = cfg.leaderElect
+    ? new LeaderElector({ kubeConfig: api.config, region: cfg.region, identity: heartbeat.agentId, logger: logger.child({ part: 'leader' }), onStartedLeading: () => watcher.start(), onStoppedLeading: () => void handle.close() })
+    : undefined;
   if (watcher.stats) {
     const stats = watcher.stats;
     new client.Gauge({
@@ -167,19 +173,20 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
   sentinelWatch.start();
   drift.start();
   try {
-    await watcher.start();
+    if (elector) elector.start();
+    else await watcher.start();
     await app.listen({ host: cfg.listen.host, port: cfg.listen.port });
     heartbeat.start();
   } catch (err) {
     controller.close();
-    await Promise.allSettled([watcher.stop(), instancesWatch.stop(), sentinelWatch.stop(), drift.stop(), reporter.close(), app.close()]);
+    await Promise.allSettled([elector?.abandon(), watcher.stop(), instancesWatch.stop(), sentinelWatch.stop(), drift.stop(), reporter.close(), app.close()]);
     throw err;
   }
   const url = boundUrl(app.server, cfg.listen.host);
   logger.info({ url, region: cfg.region }, 'krane listening');
 
   let closing: Promise<void> | undefined;
-  return {
+  const handle: KraneHandle = {
     url,
     controller,
     reporter,
@@ -187,7 +194,7 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
     close() {
       closing ??= (async () => {
         // Stop taking new work first, then stop watching, then deliver what is buffered.
-        await Promise.all([heartbeat.stop(), watcher.stop()]);
+        await Promise.all([heartbeat.stop(), elector?.stop(), watcher.stop()]);
         controller.close();
         await Promise.all([instancesWatch.stop(), sentinelWatch.stop(), drift.stop()]);
         await reporter.close();
@@ -196,4 +203,5 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
       return closing;
     },
   };
+  return handle;
 }
