@@ -7,8 +7,9 @@
 // - Route groups are plain functions `(app) => void` registered as encapsulated plugins; auth is
 //   a preHandler hook inside each group, so /livez and /metrics stay unauthenticated.
 //   - api/: the public API under /v1 (admin token), the event WebSocket, /openapi.json.
-//   - cluster-feed.ts, cluster-status.ts: the cluster API under /v1/cluster (agent tokens, one
-//     region each; auth.ts): the change feed, desired-state lookups, krane's status reports.
+//   - cluster-feed.ts, cluster-status.ts, cluster-heartbeat.ts: the cluster API under
+//     /v1/cluster (agent tokens, one region each; auth.ts): the change feed, desired-state
+//     lookups, krane's status reports and heartbeats. api/regions.ts: GET /v1/regions.
 // - krane-app.ts: krane's own /livez, /readyz, /metrics.
 export * from './ctrl-app';
 export * from './health';

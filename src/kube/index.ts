@@ -12,6 +12,8 @@
 //   hand (per-resource serialised with the watcher's own applies).
 // - status/: pod and sentinel status derivation and the watchers feeding the reporter.
 // - metrics.ts: Prometheus gauges over the counters above.
+// - leader.ts: LeaderElector, Lease `krane-<region>` in namespace `unkey`; krane starts the feed
+//   watcher only while it leads (client-go's scheme: local observed time, resourceVersion writes).
 // The simulator used by tests and `dev` lives in sim/ and shares nothing with this code but HTTP.
 export * from './api';
 export * from './inventory';

@@ -8,7 +8,8 @@
 //   callers compose them into one transaction when they must commit together.
 // - feed.ts: the change feed's reads (a region's snapshot, desired state of many resources);
 //   events.ts: live events over NOTIFY, published in the writer's transaction; system.ts: the
-//   feed epoch; agent-tokens.ts: region-scoped agent tokens, stored hashed.
+//   feed epoch; agent-tokens.ts: region-scoped agent tokens, stored hashed; regions.ts: the
+//   known regions (from agent tokens) and their agents' liveness rows (region_liveness).
 //
 // pg_snapshot_xmin is cluster-wide: any long transaction on the same PostgreSQL server (even in
 // another database) holds the feed back until it ends.

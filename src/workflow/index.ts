@@ -11,7 +11,11 @@
 // - commands.ts: create / rollback / promote / start / stop as the API calls them, and the
 //   recovery sweep for deployments whose workflow never started.
 // - progress.ts, build.ts: the pure readiness rule and the pluggable image builder.
-// - wait.ts: waiting on krane's reports: awakeable + periodic re-check + deadline.
+// - wait.ts: waiting on krane's reports: awakeable + periodic re-check + deadline, and an
+//   optional offline check that ends the wait when a region stays offline past the grace.
+// - regions.ts: the region registry (liveness, lag, leader; `region.status` announced once
+//   across replicas), the known-region check and the offline check; rollout-regions.ts: what
+//   rollouts ask about regions (offline sentinels are skipped; failed-but-written are reverted).
 //
 // Keying: everything about one deployment runs on its key in arrival order; different
 // deployments run concurrently. State rows and outbox rows are written only inside runTx steps,
