@@ -19,6 +19,20 @@ export interface ClusterHeartbeatDeps {
   regions: RegionRegistry;
 }
 
+/**
+ * Counts open GET /v1/cluster/changes streams as signs of life. Call in the feed routes' scope
+ * after they are added, so the hook runs after their agent auth has set the request's region.
+ */
+export function trackFeedStreams(app: FastifyInstance, regions: RegionRegistry): void {
+  app.addHook('preHandler', async (req, reply) => {
+    const region = req.agentRegion;
+    if (!region || req.method !== 'GET' || !req.url.startsWith('/v1/cluster/changes')) return;
+    regions.streamOpened(region);
+    // The response's close fires once per poll, when the stream ends or the agent hangs up.
+    reply.raw.once('close', () => regions.streamClosed(region));
+  });
+}
+
 export function clusterHeartbeatRoutes(deps: ClusterHeartbeatDeps) {
   return (app: FastifyInstance) => {
     app.addHook('preHandler', agentAuth(deps.sql, deps.agentTokens));

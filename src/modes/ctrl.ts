@@ -7,7 +7,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { agentTokens as agentTokenStore, createDb, migrate, pendingMigrations, type Sql } from '../store';
 import { buildCtrlApp, createRegistry } from '../http';
 import { clusterStatusRoutes } from '../http/cluster-status';
-import { clusterHeartbeatRoutes } from '../http/cluster-heartbeat';
+import { clusterHeartbeatRoutes, trackFeedStreams } from '../http/cluster-heartbeat';
 import { regionRoutes } from '../http/api/regions';
 import { offlineCheck, RegionRegistry } from '../workflow/regions';
 import { rolloutRegions } from '../workflow/rollout-regions';
@@ -98,7 +98,7 @@ export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}):
       registry,
       checks: [engine.readinessCheck(), feed.readinessCheck()],
       routes: [
-        (a) => (feed.routes(a), regions.trackStreams(a)),
+        (a) => (feed.routes(a), trackFeedStreams(a, regions)),
         clusterHeartbeatRoutes({ sql, agentTokens: cfg.agentTokens, regions }),
         regionRoutes({ adminToken: cfg.adminToken, regions }),
         clusterStatusRoutes({ sql, agentTokens: cfg.agentTokens, hooks: workflows.hooks }),

@@ -9,7 +9,6 @@
 //
 // Also the check that deploys and sentinel deploys name known regions (ERR_REGION_UNKNOWN, a
 // 400 listing the known ones), and the per-region Prometheus gauges.
-import type { FastifyInstance } from 'fastify';
 import client from 'prom-client';
 import { AppError, type ErrorDetail } from '../errors';
 import type { Logger } from '../log';
@@ -114,21 +113,16 @@ export class RegionRegistry {
     return this.streams.get(region) ?? 0;
   }
 
-  /** Counts GET /v1/cluster/changes streams; call in the feed routes' scope after they are added,
-   *  so the hook runs after agent auth has set the request's region. */
-  trackStreams(app: FastifyInstance): void {
-    app.addHook('preHandler', async (req, reply) => {
-      const region = req.agentRegion;
-      if (!region || req.method !== 'GET' || !req.url.startsWith('/v1/cluster/changes')) return;
-      this.streams.set(region, this.streamCount(region) + 1);
-      void store.touchRegions(this.o.sql, [region]).then(() => this.settle(region, 'online')).catch((err) => this.o.logger.warn({ err, region }, 'could not record stream as sign of life'));
-      // The response's close: it fires when the stream ends or the agent hangs up, once per poll.
-      reply.raw.once('close', () => {
-        const n = this.streamCount(region) - 1;
-        if (n > 0) this.streams.set(region, n);
-        else this.streams.delete(region);
-      });
-    });
+  /** An agent opened a feed stream on this replica: a sign of life now and on every tick until it closes. */
+  streamOpened(region: string): void {
+    this.streams.set(region, this.streamCount(region) + 1);
+    void store.touchRegions(this.o.sql, [region]).then(() => this.settle(region, 'online')).catch((err) => this.o.logger.warn({ err, region }, 'could not record stream as sign of life'));
+  }
+
+  streamClosed(region: string): void {
+    const n = this.streamCount(region) - 1;
+    if (n > 0) this.streams.set(region, n);
+    else this.streams.delete(region);
   }
 
   /** Moves the announced status of one region; logs the change on the replica that made it. */
