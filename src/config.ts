@@ -176,6 +176,9 @@ export const schemas = {
     /** How long a crashed replica's workflows wait before another replica resumes them. */
     engineLease: duration('30s'),
     sentinelTimeout: duration('10m'),
+    /** Regions (DESIGN section 10): no sign of life this long is offline; deploys wait this long for one. */
+    agentOfflineAfter: duration('30s'),
+    offlineGrace: duration('60s'),
     /** Image new sentinels start with; fleet rollouts change it afterwards. */
     sentinelImage: z.string().min(1).default('ghcr.io/unkeyed/sentinel:latest'),
     /** Parent domain of generated hostnames (`<deployment>.<apex>`, `<env>-<app>.<apex>`). */
@@ -221,6 +224,8 @@ export const schemas = {
     kubeconfig: z.string().optional(),
     listen: listen('127.0.0.1:7071'),
     resyncInterval: duration('5m'),
+    /** Replicas elect a leader through the Lease krane-<region> in namespace unkey; only it streams and applies. */
+    leaderElect: boolFromString.default(true),
     /** Secret name added as imagePullSecret to workloads, for private registries. */
     imagePullSecret: z.string().optional(),
     /** Allows plain http to a control plane that is not on this machine (the token travels in clear). */

@@ -28,6 +28,7 @@ import {
   type CommandContext,
 } from './commands';
 import { durationArg, envArg, intArg, listArg, percentListArg } from './options';
+import { regionsLs } from './commands/regions';
 
 export interface ClientCommandDeps {
   /** The process environment (UNKEY_INFRA_API, UNKEY_INFRA_TOKEN, UNKEY_INFRA_DATA_DIR); main passes process.env. */
@@ -135,6 +136,8 @@ export function registerClientCommands(program: Command, deps: ClientCommandDeps
       .option('--replicas <n>', 'new replica count', intArg)
       .option('--no-wait', 'return once the deploy is queued'),
   ).action(action((ctx, o, [id]) => sentinelsDeploy(id!, o, ctx)));
+
+  apiOptions(program.command('regions').description('regions and their agents').command('ls').description('status, last seen, lag and leader of every region')).action(action((ctx, o) => regionsLs(o, ctx)));
 
   const invocations = program.command('invocations').description('workflow engine invocations (operators)');
   apiOptions(

@@ -9,10 +9,11 @@
 //   an onRequest hook inside each group (before any body is read), so /livez and /metrics stay
 //   unauthenticated.
 //   - api/: the public API under /v1 (admin token), the event WebSocket, /openapi.json.
-//   - cluster-feed.ts, cluster-status.ts: the cluster API under /v1/cluster (agent tokens, one
-//     region each; auth.ts's AgentAuth, one per process so a revocation cuts streams too): the
-//     change feed (policy in src/sync/feed.ts; http → sync only), desired-state lookups,
-//     krane's status reports.
+//   - cluster-feed.ts, cluster-status.ts, cluster-heartbeat.ts: the cluster API under
+//     /v1/cluster (agent tokens, one region each; auth.ts's AgentAuth, one per process so a
+//     revocation cuts streams too): the change feed (policy in src/sync/feed.ts; http → sync
+//     only), desired-state lookups, krane's status reports and heartbeats. api/regions.ts:
+//     GET /v1/regions.
 // - krane-app.ts: krane's own /livez, /readyz, /metrics.
 export * from './ctrl-app';
 export * from './health';

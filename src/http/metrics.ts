@@ -9,6 +9,10 @@ export function createRegistry(defaultLabels: Record<string, string> = {}): Regi
   const registry = new client.Registry();
   registry.setDefaultLabels(defaultLabels);
   client.collectDefaultMetrics({ register: registry });
+  // prom-client also exports these sums as gauges named `_total`, which Prometheus reserves for
+  // counters (promtool check metrics rejects them); the same numbers stay available per type in
+  // nodejs_active_handles, nodejs_active_requests and nodejs_active_resources.
+  for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) registry.removeSingleMetric(name);
   return registry;
 }
 

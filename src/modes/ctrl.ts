@@ -8,6 +8,10 @@ import { createDb, migrate, pendingMigrations, type Sql } from '../store';
 import { AgentAuth, buildCtrlApp, createRegistry } from '../http';
 import { clusterFeedRoutes } from '../http/cluster-feed';
 import { clusterStatusRoutes } from '../http/cluster-status';
+import { clusterHeartbeatRoutes, trackFeedStreams } from '../http/cluster-heartbeat';
+import { regionRoutes } from '../http/api/regions';
+import { offlineCheck, RegionRegistry } from '../workflow/regions';
+import { rolloutRegions } from '../workflow/rollout-regions';
 import { createEventHub, publicApiRoutes } from '../http/api';
 import { createFeed, type FeedOptions } from '../sync/feed';
 import { createEngine, type Engine, type EngineOptions } from '../workflow/engine';
@@ -40,7 +44,7 @@ const MIGRATION_WAIT_POLL_MS = 1_000;
 
 /** The workflows' settings from ctrl's configuration (the builder is the command one unless a
  *  test or `dev` gives its own). */
-function workflowConfig(cfg: CtrlConfig, overrides: CtrlOverrides, logger: Logger, metrics: WorkflowConfig['metrics']): WorkflowConfig {
+function workflowConfig(cfg: CtrlConfig, overrides: CtrlOverrides, logger: Logger, sql: Sql, metrics: WorkflowConfig['metrics']): WorkflowConfig {
   const builder =
     overrides.builder ??
     (cfg.buildCommand && cfg.buildRoot
@@ -56,6 +60,8 @@ function workflowConfig(cfg: CtrlConfig, overrides: CtrlOverrides, logger: Logge
     apexDomain: cfg.apexDomain,
     sentinelImage: cfg.sentinelImage,
     ...(metrics ? { metrics } : {}),
+    offline: offlineCheck(sql, cfg.agentOfflineAfter, cfg.offlineGrace),
+    rolloutRegions: rolloutRegions(sql, cfg.agentOfflineAfter),
   };
 }
 
@@ -67,11 +73,11 @@ export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}):
   // wake-up), then the engine (hands back leases), then LISTEN, then the pool. Each stage is
   // registered once it exists; close() is idempotent.
   type Stop = () => Promise<void>;
-  const stages: { recover?: Stop; feed?: Stop; app?: Stop; engine?: Stop; hub?: Stop; auth?: Stop } = {};
+  const stages: { recover?: Stop; feed?: Stop; app?: Stop; engine?: Stop; hub?: Stop; auth?: Stop; regions?: Stop } = {};
   let closing: Promise<void> | undefined;
   const closeAll = () =>
     (closing ??= (async () => {
-      for (const stop of [stages.recover, stages.feed, stages.app, stages.engine, stages.hub, stages.auth, () => sql.end({ timeout: 5 })]) {
+      for (const stop of [stages.recover, stages.regions, stages.feed, stages.app, stages.engine, stages.hub, stages.auth, () => sql.end({ timeout: 5 })]) {
         if (stop) await stop().catch((err) => logger.error({ err }, 'error while stopping'));
       }
     })());
@@ -82,7 +88,7 @@ export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}):
     }
     const registry = createRegistry({ service: 'ctrl' });
     const engine = createEngine({ sql, logger: logger.child({ part: 'engine' }), registry, leaseMs: cfg.engineLease, ...overrides.engine });
-    const workflows = registerWorkflows(engine, sql, workflowConfig(cfg, overrides, logger, workflowMetrics(registry, sql)), logger.child({ part: 'workflows' }));
+    const workflows = registerWorkflows(engine, sql, workflowConfig(cfg, overrides, logger, sql, workflowMetrics(registry, sql)), logger.child({ part: 'workflows' }));
     // One AgentAuth for the whole cluster API, so a revocation both refuses the token and cuts
     // its feed streams.
     const agentAuth = new AgentAuth({ sql, configured: cfg.agentTokens, adminToken: cfg.adminToken, logger: logger.child({ part: 'auth' }) });
@@ -90,6 +96,8 @@ export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}):
     const feed = createFeed({ sql, logger: logger.child({ part: 'feed' }), ...overrides.feed });
     feed.registerMetrics(registry);
     const hub = await createEventHub(sql);
+    const regions = new RegionRegistry({ sql, logger: logger.child({ part: 'regions' }), offlineAfterMs: cfg.agentOfflineAfter, offlineGraceMs: cfg.offlineGrace });
+    regions.registerMetrics(registry);
     stages.hub = () => hub.close();
 
     const { app } = await buildCtrlApp({
@@ -99,7 +107,9 @@ export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}):
       limits: { requestTimeoutMs: cfg.requestTimeout, idleTimeoutMs: cfg.idleTimeout, maxConnections: cfg.maxConnections },
       checks: [engine.readinessCheck(), feed.readinessCheck()],
       routes: [
-        clusterFeedRoutes({ sql, feed, auth: agentAuth }),
+        (a) => (clusterFeedRoutes({ sql, feed, auth: agentAuth })(a), trackFeedStreams(a, regions)),
+        clusterHeartbeatRoutes({ sql, auth: agentAuth, regions }),
+        regionRoutes({ adminToken: cfg.adminToken, regions }),
         clusterStatusRoutes({ sql, auth: agentAuth, hooks: workflows.hooks }),
         publicApiRoutes({ adminToken: cfg.adminToken, workflows, engine, hub, outbound: { allow: cfg.outboundAllow } }),
       ],
@@ -128,6 +138,8 @@ export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}):
     stages.engine = () => engine.stop();
     await feed.start();
     stages.feed = () => feed.close();
+    regions.start();
+    stages.regions = () => regions.close();
 
     const stopRecovery = startRecoverySweep(workflows.commands, logger, {
       everyMs: overrides.recoverEveryMs,

@@ -18,6 +18,8 @@ import { SENTINEL_NAMESPACE, WORKLOAD_NAMESPACE, type PermanentError, type Resou
 import { ApplyOutcomes } from '../kube/outcomes';
 import { StatusReporter } from '../sync/reporter';
 import { Watcher } from '../sync/watcher';
+import { HeartbeatSender, objectCounts } from '../sync/heartbeat';
+import { LeaderElector } from '../kube/leader';
 
 /** What krane needs from the change-feed watcher (src/sync/watcher.ts). */
 export interface FeedWatcher {
@@ -27,6 +29,8 @@ export interface FeedWatcher {
   readonly stats?: { readonly snapshotsCompleted: number };
   /** Starts a full sync now (after an operator confirmed a held GC pass). */
   resync?(): void;
+  /** The committed cursor, reported in heartbeats. */
+  readonly cursor?: string;
 }
 
 export interface FeedWatcherOptions {
@@ -50,7 +54,7 @@ export interface KraneDeps {
   kubeConfig?: KubeConfig;
   registry?: Registry;
   /** Overrides for tests: how fast the status side retries and reports. */
-  tuning?: { minBackoffMs?: number; reporterFlushMs?: number; reporterRetryMs?: number; breakerResetMs?: number };
+  tuning?: { minBackoffMs?: number; reporterFlushMs?: number; reporterRetryMs?: number; breakerResetMs?: number; heartbeatMs?: number };
 }
 
 export interface KraneHandle {
@@ -130,6 +134,15 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
     },
   });
 
+  const heartbeat = new HeartbeatSender({
+    controlPlaneUrl: cfg.controlPlane, token: cfg.token, region: cfg.region, logger: logger.child({ part: 'heartbeat' }), intervalMs: tuning.heartbeatMs,
+    source: { cursor: () => watcher.cursor, fullSyncs: () => watcher.stats?.snapshotsCompleted ?? 0, objects: objectCounts(drift.reflectors), leader: (): boolean => elector?.isLeader ?? true },
+  });
+  // Only the leader streams and applies; one that loses the Lease shuts down (and is restarted
+  // by its pod's restart policy) rather than risk applying beside the new leader.
+  const elector: LeaderElector | undefined = cfg.leaderElect
+    ? new LeaderElector({ kubeConfig: api.config, region: cfg.region, identity: heartbeat.agentId, logger: logger.child({ part: 'leader' }), onStartedLeading: () => watcher.start(), onStoppedLeading: () => void handle.close() })
+    : undefined;
   if (watcher.stats) registerFeedMetrics(registry, watcher.stats);
   const reflectors = [instancesWatch.reflector, sentinelWatch.deployments, sentinelWatch.pods, ...Object.values(drift.reflectors)];
   const app = buildKraneApp({
@@ -157,18 +170,20 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
   sentinelWatch.start();
   drift.start();
   try {
-    await watcher.start();
+    if (elector) elector.start();
+    else await watcher.start();
     await app.listen({ host: cfg.listen.host, port: cfg.listen.port });
+    heartbeat.start();
   } catch (err) {
     controller.close();
-    await Promise.allSettled([watcher.stop(), instancesWatch.stop(), sentinelWatch.stop(), drift.stop(), reporter.close(), app.close()]);
+    await Promise.allSettled([elector?.abandon(), watcher.stop(), instancesWatch.stop(), sentinelWatch.stop(), drift.stop(), reporter.close(), app.close()]);
     throw err;
   }
   const url = boundUrl(app.server, cfg.listen.host);
   logger.info({ url, region: cfg.region }, 'krane listening');
 
   let closing: Promise<void> | undefined;
-  return {
+  const handle: KraneHandle = {
     url,
     controller,
     reporter,
@@ -176,7 +191,7 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
     close() {
       closing ??= (async () => {
         // Stop taking new work first, then stop watching, then deliver what is buffered.
-        await watcher.stop();
+        await Promise.all([heartbeat.stop(), elector?.stop(), watcher.stop()]);
         controller.close();
         await Promise.all([instancesWatch.stop(), sentinelWatch.stop(), drift.stop()]);
         await reporter.close();
@@ -185,4 +200,5 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
       return closing;
     },
   };
+  return handle;
 }

@@ -10,7 +10,8 @@
 //   desired state of many resources); changes.ts: the outbox; events.ts: live events over
 //   NOTIFY, published in the writer's transaction; system.ts: the feed epoch and the oldest
 //   open transaction on the server; agent-tokens.ts: region-scoped agent tokens, stored
-//   hashed, revocations announced by NOTIFY.
+//   hashed, revocations announced by NOTIFY; regions.ts: the known regions (from agent tokens)
+//   and their agents' liveness rows (region_liveness).
 //
 // pg_snapshot_xmin is cluster-wide: any long transaction on the same PostgreSQL server (even in
 // another database) holds the feed back until it ends.

@@ -33,6 +33,9 @@
 //   complete snapshot whose events were all handled.
 //
 // reporter.ts and status*.ts (krane's status reports) belong to the reporter's part.
+// liveness.ts (a leaf: the heartbeat schema and the pure online/offline, lag and grace rules)
+// and heartbeat.ts (krane's sender: every 10 s and after each committed cursor) are the
+// regions part's.
 export * from './wire';
 export * from './cursor';
 export * from './desired';

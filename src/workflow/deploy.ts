@@ -20,6 +20,7 @@ import type { SentinelServiceDef } from './sentinel';
 import { evaluateProgress } from './progress';
 import { notifyHandler, openWaiter } from './wait';
 import type { WorkflowMetrics } from './metrics';
+import type { OfflineCheck } from './regions';
 
 export const DEPLOY_SERVICE = 'DeployService';
 export const INSTANCES_KEY = 'instances_awakeable';
@@ -36,6 +37,8 @@ export interface DeployDeps {
   /** Desired config of sentinels this workflow creates. */
   sentinelDefaults: { image: string; replicas: number; cpuMillicores: number; memoryMib: number };
   metrics: WorkflowMetrics;
+  /** Ends the wait when a region stays offline past the grace (src/workflow/regions.ts). */
+  offline?: OfflineCheck;
 }
 
 export const DeployInput = z
@@ -110,7 +113,7 @@ export function deployService(deps: DeployDeps) {
           const bad = results.find((r) => r.status !== 'READY');
           if (bad) throw new TerminalError(`sentinel ${bad.sentinelId} not ready: ${bad.reason ?? 'failed'}`, { code: 'ERR_DEPLOY_SENTINEL' });
 
-          await waitForInstances(ctx, deps, id);
+          await waitForInstances(ctx, deps, id, d.regions);
 
           await ctx.runTx('status-network', (tx) => deployments.setDeploymentStatus(tx, id, 'network').then(() => null));
           await ctx.runTx('domains', async (tx) => {
@@ -161,7 +164,7 @@ export function deployService(deps: DeployDeps) {
 
 export type DeployServiceDef = ReturnType<typeof deployService>;
 
-async function waitForInstances(ctx: Context, deps: DeployDeps, id: string): Promise<void> {
+async function waitForInstances(ctx: Context, deps: DeployDeps, id: string, regions: string[]): Promise<void> {
   const waiter = await openWaiter(ctx, INSTANCES_KEY);
   let checks = 0;
   const p = await waiter.until({
@@ -175,6 +178,7 @@ async function waitForInstances(ctx: Context, deps: DeployDeps, id: string): Pro
     },
     onTimeout: (last) =>
       new TerminalError(`timed out waiting for instances (${last.state === 'waiting' ? last.waitingFor.join(', ') : last.state})`, { code: 'ERR_DEPLOY_TIMEOUT' }),
+    ...(deps.offline ? { offline: (startedAt: number) => deps.offline!(regions, startedAt), onOffline: (reason: string) => new TerminalError(reason, { code: 'ERR_DEPLOY_REGION_OFFLINE' }) } : {}),
   });
   // Checks made by this process only: on a resume after a crash the journaled ones are replayed.
   if (checks) deps.metrics.polled(checks);

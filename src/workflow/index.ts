@@ -15,7 +15,11 @@
 // - commands.ts: create / rollback / promote / start / stop as the API calls them, and the
 //   recovery sweep for deployments whose workflow never started.
 // - progress.ts, build.ts: the pure readiness rule and the pluggable image builder.
-// - wait.ts: waiting on krane's reports: awakeable + periodic re-check + deadline.
+// - wait.ts: waiting on krane's reports: awakeable + periodic re-check + deadline, and an
+//   optional offline check that ends the wait when a region stays offline past the grace.
+// - regions.ts: the region registry (liveness, lag, leader; `region.status` announced once
+//   across replicas), the known-region check and the offline check; rollout-regions.ts: what
+//   rollouts ask about regions (offline sentinels are skipped; failed-but-written are reverted).
 //
 // Keying: everything about one deployment runs on its key in arrival order; different
 // deployments run concurrently. State rows and outbox rows are written only inside runTx steps,
@@ -49,6 +53,9 @@ export * from './secrets';
 export * from './waves';
 export * from './metrics';
 
+import type { OfflineCheck } from './regions';
+import type { RolloutRegions } from './rollout-regions';
+
 export interface WorkflowConfig {
   builder: Builder;
   deployTimeoutMs: number;
@@ -64,6 +71,10 @@ export interface WorkflowConfig {
   /** Where webhook posts may go (default: public https hosts only). */
   outbound?: OutboundPolicy;
   metrics?: WorkflowMetrics;
+  /** Ends deploy and sentinel waits on a region offline past the grace (src/workflow/regions.ts). */
+  offline?: OfflineCheck;
+  /** Lets fleet rollouts skip offline regions' sentinels (src/workflow/rollout-regions.ts). */
+  rolloutRegions?: RolloutRegions;
 }
 
 export interface SentinelSize {
@@ -98,7 +109,7 @@ const DEFAULT_RECHECK_MS = 5_000;
 /** Registers every workflow with the engine (before engine.start()). */
 export function registerWorkflows(engine: Engine, sql: Sql, cfg: WorkflowConfig, logger: Logger): Workflows {
   const recheckMs = cfg.recheckMs ?? DEFAULT_RECHECK_MS;
-  const sentinel = engine.register(sentinelService({ sql, timeoutMs: cfg.sentinelTimeoutMs, recheckMs }));
+  const sentinel = engine.register(sentinelService({ sql, timeoutMs: cfg.sentinelTimeoutMs, recheckMs, offline: cfg.offline }));
   const deploy = engine.register(
     deployService({
       sql,
@@ -109,11 +120,12 @@ export function registerWorkflows(engine: Engine, sql: Sql, cfg: WorkflowConfig,
       apexDomain: cfg.apexDomain,
       sentinelDefaults: { image: cfg.sentinelImage, ...(cfg.sentinelSize ?? SENTINEL_SIZE) },
       metrics: cfg.metrics ?? noMetrics,
+      offline: cfg.offline,
     }),
   );
   const desiredState = engine.register(desiredStateService({ sql, deploy }));
   const slack = engine.register(slackNotifier(cfg.outbound ? { outbound: cfg.outbound } : {}));
-  const rollout = engine.register(rolloutService({ sql, sentinel, slack }));
+  const rollout = engine.register(rolloutService({ sql, sentinel, slack, regions: cfg.rolloutRegions }));
   const hooks = statusHooks({ sql, engine, deploy, sentinel, logger });
   return { sentinel, deploy, desiredState, rollout, slack, hooks, commands: { sql, engine, deploy, desiredState, apexDomain: cfg.apexDomain, buildRoot: cfg.buildRoot } };
 }

@@ -44,7 +44,9 @@ export function workflowMetrics(registry: Registry, sql: Sql): WorkflowMetrics {
     },
   });
   new client.Gauge({
-    name: 'deployment_instances_total',
+    // The seed calls this gauge deployment_instances_total; Prometheus reserves `_total` for
+    // counters (promtool check metrics rejects it), so it has the conventional name (README).
+    name: 'deployment_instances',
     help: 'Instances krane reports',
     registers,
     async collect() {

@@ -14,6 +14,7 @@ import { defineObject, handler, TerminalError, type Context } from './engine';
 import { events, sentinels, type Sql } from '../store';
 import type { SentinelServiceDef } from './sentinel';
 import type { SlackNotifierDef } from './slack';
+import type { RolloutRegions } from './rollout-regions';
 import { computeWaves, DEFAULT_WAVE_PERCENTAGES, wavePercentageProblems } from './waves';
 
 export const ROLLOUT_SERVICE = 'SentinelRolloutService';
@@ -28,7 +29,7 @@ const TERMINAL: readonly RolloutStateName[] = ['idle', 'completed', 'cancelled']
 
 export interface SentinelOutcome {
   wave: number;
-  status: 'pending' | 'READY' | 'FAILED';
+  status: 'pending' | 'READY' | 'FAILED' | 'SKIPPED';
   reason?: string;
 }
 
@@ -43,6 +44,8 @@ export interface RolloutState {
   previousImages: Record<string, string>;
   succeededIds: string[];
   failedIds: string[];
+  /** Sentinels of regions offline when their wave started (reason in outcomes); absent in states saved before. */
+  skippedIds?: string[];
   outcomes: Record<string, SentinelOutcome>;
   skipped: number;
   slackWebhookUrl?: string;
@@ -73,6 +76,8 @@ export interface RolloutDeps {
   sql: Sql;
   sentinel: SentinelServiceDef;
   slack: SlackNotifierDef;
+  /** Offline regions' sentinels are skipped; RollbackAll also reverts failed ones (rollout-regions.ts). */
+  regions?: RolloutRegions;
 }
 
 const summary = (s: RolloutState | undefined): Summary => ({
@@ -148,6 +153,7 @@ export function rolloutService(deps: RolloutDeps) {
             previousImages: Object.fromEntries(todo.map((t) => [t.id, t.image])),
             succeededIds: [],
             failedIds: [],
+            skippedIds: [],
             outcomes: Object.fromEntries(todo.map((t) => [t.id, { wave: -1, status: 'pending' as const }])),
             skipped: fleet.length - todo.length,
             ...(input.slackWebhookUrl ? { slackWebhookUrl: input.slackWebhookUrl } : {}),
@@ -170,17 +176,25 @@ export function rolloutService(deps: RolloutDeps) {
           if (!wave) {
             s.state = 'completed';
             await save(ctx, s);
-            await notify(ctx, s, `completed: ${s.succeededIds.length} updated, ${s.failedIds.length} failed`);
+            await notify(ctx, s, `completed: ${s.succeededIds.length} updated, ${s.failedIds.length} failed, ${s.skippedIds?.length ?? 0} skipped (offline regions)`);
             return summary(s);
           }
           const n = s.currentWave + 1;
           await notify(ctx, s, `wave ${n}/${s.waves.length} started: ${wave.length} sentinels`);
           // allSettled: a sentinel call that errors (not just FAILED) is one failed sentinel,
           // never a failed wave invocation that would leave the rollout in_progress forever.
-          const results = await ctx.allSettled(wave.map((id) => ctx.call(deps.sentinel, 'deploy', { image: s.image }, { key: id })));
+          // Sentinels of regions offline as the wave starts are skipped, not waited for; a later
+          // rollout to the same image picks them up (they are still on the old one).
+          const offline = deps.regions ? await ctx.run('offline-sentinels', () => deps.regions!.offlineSentinels(wave)) : {};
+          const live = wave.filter((id) => !offline[id]);
+          for (const [id, reason] of Object.entries(offline)) {
+            (s.skippedIds ??= []).push(id);
+            s.outcomes[id] = { wave: s.currentWave, status: 'SKIPPED', reason };
+          }
+          const results = await ctx.allSettled(live.map((id) => ctx.call(deps.sentinel, 'deploy', { image: s.image }, { key: id })));
           const failed: string[] = [];
           results.forEach((r, i) => {
-            const id = wave[i]!;
+            const id = live[i]!;
             if (r.status === 'fulfilled' && r.value.status === 'READY') {
               s.succeededIds.push(id);
               s.outcomes[id] = { wave: s.currentWave, status: 'READY' };
@@ -197,7 +211,8 @@ export function rolloutService(deps: RolloutDeps) {
             await notify(ctx, s, `paused in wave ${n}: ${failed.length} failed (${failed.join(', ')})`);
             return summary(s);
           }
-          await notify(ctx, s, `wave ${n}/${s.waves.length} completed`);
+          const skippedNow = Object.keys(offline);
+          await notify(ctx, s, `wave ${n}/${s.waves.length} completed${skippedNow.length ? `, ${skippedNow.length} skipped in offline regions (${skippedNow.join(', ')})` : ''}`);
           s.currentWave++;
           await save(ctx, s, s.currentWave - 1);
           await ctx.send(def, 'runWave', { rolloutId }, { key: ROLLOUT_KEY });
@@ -235,8 +250,10 @@ export function rolloutService(deps: RolloutDeps) {
           s.state = 'rolling_back';
           await save(ctx, s);
           await notify(ctx, s, `rollback started: ${s.succeededIds.length} sentinels`);
-          // Only sentinels that reached the new image go back; failed ones never got there.
-          const ids = [...s.succeededIds];
+          // Sentinels that reached the new image go back, and so do failed ones whose new image
+          // was written (they may run it, or keep trying to); skipped ones never got it.
+          const written = deps.regions ? await ctx.run('failed-written', () => deps.regions!.written(s.failedIds, s.image)) : [];
+          const ids = [...s.succeededIds, ...written];
           const results = await ctx.allSettled(ids.map((id) => ctx.call(deps.sentinel, 'deploy', { image: s.previousImages[id]! }, { key: id })));
           s.reverted = results.filter((r) => r.status === 'fulfilled' && r.value.status === 'READY').length;
           s.state = 'cancelled';

@@ -7,6 +7,7 @@ import { defineObject, handler, TerminalError, TimeoutError } from './engine';
 import { events, sentinels, type Sql } from '../store';
 import { notifyHandler, openWaiter } from './wait';
 import { sentinelSpecHash } from '../sync/wire';
+import type { OfflineCheck } from './regions';
 import type { Sentinel, SentinelDesired } from '../store/sentinels';
 
 export const SENTINEL_SERVICE = 'SentinelService';
@@ -68,6 +69,8 @@ export interface SentinelServiceDeps {
   timeoutMs: number;
   /** Backstop re-check while waiting, in case a wake-up was lost. */
   recheckMs: number;
+  /** Ends the wait when the sentinel's region stays offline past the grace (src/workflow/regions.ts). */
+  offline?: OfflineCheck;
 }
 
 export function sentinelService(deps: SentinelServiceDeps) {
@@ -80,7 +83,7 @@ export function sentinelService(deps: SentinelServiceDeps) {
           if (!cur) throw new TerminalError(`sentinel ${id} not found`, { code: 'ERR_SENTINEL_NOT_FOUND' });
           const merged = mergeSentinelConfig(cur, req);
           const ready = sameConfig(cur, merged) && sentinelConverged(cur);
-          return { merged, ready };
+          return { merged, ready, region: cur.region };
         });
         if (plan.ready) return { sentinelId: id, status: 'READY' as const, image: plan.merged.image };
 
@@ -102,6 +105,8 @@ export function sentinelService(deps: SentinelServiceDeps) {
               return { done: !!cur && sentinelConverged(cur), info: null };
             },
             onTimeout: () => new TimeoutError(`sentinel did not converge within ${Math.round(deps.timeoutMs / 1000)} s`),
+            // An offline region is answered like a timeout: FAILED with the reason.
+            ...(deps.offline ? { offline: (startedAt: number) => deps.offline!([plan.region], startedAt), onOffline: (reason: string) => new TimeoutError(reason) } : {}),
           });
           outcome = 'ready';
         } catch (err) {

@@ -8,7 +8,16 @@ import { handler, TimeoutError } from './engine';
 
 export interface Waiter {
   /** Polls `probe` (journaled) until it reports done, waking early when notified. */
-  until<I>(o: { timeoutMs: number; recheckMs: number; probe: () => Promise<{ done: boolean; info: I }>; onTimeout: (last: I) => Error }): Promise<I>;
+  until<I>(o: {
+    timeoutMs: number;
+    recheckMs: number;
+    probe: () => Promise<{ done: boolean; info: I }>;
+    onTimeout: (last: I) => Error;
+    /** Why to stop waiting early because a region the wait depends on stays offline (null:
+     *  keep waiting); given when the wait began. See src/workflow/regions.ts#offlineCheck. */
+    offline?: (startedAt: number) => Promise<string | null>;
+    onOffline?: (reason: string) => Error;
+  }): Promise<I>;
 }
 
 /**
@@ -35,8 +44,13 @@ export async function openWaiter(ctx: Context, stateKey: string): Promise<Waiter
       const deadline = await ctx.run('deadline', () => Date.now() + o.timeoutMs);
       try {
         for (;;) {
-          const r = await ctx.run('check', async () => ({ ...(await o.probe()), now: Date.now() }));
+          const r = await ctx.run('check', async () => {
+            const probed = await o.probe();
+            const offline = !probed.done && o.offline ? await o.offline(deadline - o.timeoutMs) : null;
+            return { ...probed, now: Date.now(), offline };
+          });
           if (r.done) return r.info;
+          if (r.offline && o.onOffline) throw o.onOffline(r.offline);
           const left = deadline - r.now;
           if (left <= 0) throw o.onTimeout(r.info);
           try {

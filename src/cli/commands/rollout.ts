@@ -17,6 +17,7 @@ export interface RolloutView {
   succeededIds?: string[];
   failedIds?: string[];
   skipped?: number;
+  skippedIds?: string[];
   reverted?: number;
   waves?: { index: number; sentinels: { id: string; status: string; reason?: string; previousImage?: string }[] }[];
 }
@@ -33,6 +34,7 @@ export function renderRollout(r: RolloutView): string {
       (r.waves.length ? `  wave ${Math.min((r.currentWave ?? 0) + 1, r.waves.length)}/${r.waves.length}` : '') +
       `  succeeded ${r.succeededIds?.length ?? 0}  failed ${r.failedIds?.length ?? 0}` +
       (r.skipped ? `  already on image ${r.skipped}` : '') +
+      (r.skippedIds?.length ? `  skipped (offline regions) ${r.skippedIds.length}` : '') +
       (r.reverted !== undefined ? `  reverted ${r.reverted}` : ''),
   ];
   for (const w of r.waves) {
@@ -43,6 +45,7 @@ export function renderRollout(r: RolloutView): string {
     lines.push(
       `  wave ${String(w.index + 1).padEnd(3)} [${bar}] ${ready}/${w.sentinels.length} ready` +
         (failed.length ? `  ${failed.length} failed: ${failed.map((f) => `${f.id}${f.reason ? ` (${f.reason})` : ''}`).join(', ')}` : '') +
+        (count('SKIPPED') ? `  ${count('SKIPPED')} skipped: ${w.sentinels.filter((x) => x.status === 'SKIPPED').map((f) => `${f.id} (${f.reason})`).join(', ')}` : '') +
         (count('pending') && count('pending') < w.sentinels.length ? `  ${count('pending')} pending` : ''),
     );
   }

@@ -7,6 +7,7 @@ import { changeDesiredState, createDeployment, promoteDeployment, rollbackDeploy
 import type { Engine } from '../../workflow/engine';
 import { CreateDeploymentBody, IdParams, ListDeploymentsQuery } from './schemas';
 import { parse } from './parse';
+import { assertKnownRegions } from '../../workflow/regions';
 
 export interface DeploymentRouteDeps {
   workflows: Workflows;
@@ -49,6 +50,7 @@ export function deploymentRoutes(deps: DeploymentRouteDeps) {
   return (app: FastifyInstance) => {
     app.post('/v1/deployments', async (req, reply) => {
       const body = parse(CreateDeploymentBody, req.body, 'body');
+      await assertKnownRegions(sql, body.regions);
       const d = await createDeployment(cmd, body);
       return reply.status(202).send({ id: d.id, status: d.status });
     });

@@ -6,6 +6,7 @@ import type { Workflows } from '../../workflow';
 import type { Engine } from '../../workflow/engine';
 import { IdParams, ListSentinelsQuery, SentinelDeployBody, SentinelDeployQuery } from './schemas';
 import { parse } from './parse';
+import { assertKnownRegions } from '../../workflow/regions';
 
 export function sentinelRoutes(deps: { workflows: Workflows; engine: Engine }) {
   const { workflows, engine } = deps;
@@ -21,7 +22,9 @@ export function sentinelRoutes(deps: { workflows: Workflows; engine: Engine }) {
       const { id } = parse(IdParams, req.params, 'params');
       const body = parse(SentinelDeployBody, req.body ?? {}, 'body');
       const { wait } = parse(SentinelDeployQuery, req.query, 'query');
-      if (!(await sentinels.getSentinel(sql, id))) throw notFound('sentinel', id);
+      const sentinel = await sentinels.getSentinel(sql, id);
+      if (!sentinel) throw notFound('sentinel', id);
+      await assertKnownRegions(sql, [sentinel.region], 'sentinel.region');
       if (wait === 'false') {
         const { id: invocationId } = await engine.send(workflows.sentinel, 'deploy', body, { key: id });
         return reply.status(202).send({ sentinelId: id, invocationId });

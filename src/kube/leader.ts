@@ -1,0 +1,166 @@
+// Leader election among krane replicas of one cluster through a coordination.k8s.io/v1 Lease
+// (`krane-<region>` in namespace `unkey`), the way client-go's leaderelection does it: the
+// holder renews every retry period; a candidate takes the Lease once the record it last saw has
+// not changed for a whole lease duration. Expiry is judged by when this process last saw the
+// record change (its own clock), never by comparing clocks across machines. Writes carry the
+// resourceVersion they read, so of two candidates racing only one wins (the other gets 409).
+// A leader that cannot renew within the renew deadline steps down before others may take over.
+import { CoordinationV1Api, CoreV1Api, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from '../log';
+import { httpStatus } from './client';
+
+export const LEASE_NAMESPACE = 'unkey';
+export const leaseName = (region: string) => `krane-${region}`;
+
+/**
+ * 10 s lease, renewed every 2 s, given up after 7 s without a renewal: a dead leader is
+ * replaced within lease + retry = 12 s (the issue asks for 15 s), and a live one stops
+ * applying (renew deadline) before anyone else may start.
+ */
+export const DEFAULT_LEASE_MS = 10_000;
+export const DEFAULT_RETRY_MS = 2_000;
+export const DEFAULT_RENEW_DEADLINE_MS = 7_000;
+
+export interface LeaderElectorOptions {
+  kubeConfig: KubeConfig;
+  region: string;
+  identity: string;
+  logger: Logger;
+  leaseMs?: number;
+  retryMs?: number;
+  renewDeadlineMs?: number;
+  onStartedLeading(): void | Promise<void>;
+  onStoppedLeading(): void | Promise<void>;
+}
+
+export class LeaderElector {
+  private readonly api: CoordinationV1Api;
+  private readonly core: CoreV1Api;
+  private readonly leaseMs: number;
+  private readonly retryMs: number;
+  private readonly renewDeadlineMs: number;
+  private leading = false;
+  private lastRenewed = 0;
+  private observed: { key: string; at: number } | undefined;
+  private stopped = false;
+  private loop: Promise<void> | undefined;
+  private readonly wake = new AbortController();
+
+  constructor(private readonly o: LeaderElectorOptions) {
+    this.api = o.kubeConfig.makeApiClient(CoordinationV1Api);
+    this.core = o.kubeConfig.makeApiClient(CoreV1Api);
+    this.leaseMs = o.leaseMs ?? DEFAULT_LEASE_MS;
+    this.retryMs = o.retryMs ?? DEFAULT_RETRY_MS;
+    this.renewDeadlineMs = o.renewDeadlineMs ?? DEFAULT_RENEW_DEADLINE_MS;
+  }
+
+  get isLeader(): boolean {
+    return this.leading;
+  }
+
+  start(): void {
+    this.loop ??= this.run();
+  }
+
+  /** Stops campaigning; a leader steps down and releases the Lease so a standby takes over at once. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.wake.abort();
+    await this.loop;
+    if (this.leading) {
+      await this.setLeading(false);
+      await this.release().catch((err) => this.o.logger.warn({ err: (err as Error).message }, 'could not release lease'));
+    }
+  }
+
+  /** Stops campaigning without stepping down or releasing: what a crash looks like to the others. */
+  async abandon(): Promise<void> {
+    this.stopped = true;
+    this.wake.abort();
+    await this.loop;
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopped) {
+      let ok = false;
+      try {
+        ok = await this.tryAcquireOrRenew();
+      } catch (err) {
+        this.o.logger.warn({ err: (err as Error).message, status: httpStatus(err) }, 'lease request failed');
+      }
+      if (ok) {
+        this.lastRenewed = Date.now();
+        if (!this.leading) await this.setLeading(true);
+      } else if (this.leading && Date.now() - this.lastRenewed > this.renewDeadlineMs) {
+        await this.setLeading(false);
+      }
+      await sleep(this.retryMs, undefined, { signal: this.wake.signal }).catch(() => {});
+    }
+  }
+
+  private async setLeading(v: boolean): Promise<void> {
+    this.leading = v;
+    this.o.logger.info({ identity: this.o.identity, region: this.o.region }, v ? 'became leader' : 'stopped leading');
+    try {
+      await (v ? this.o.onStartedLeading() : this.o.onStoppedLeading());
+    } catch (err) {
+      this.o.logger.error({ err }, 'leadership callback failed');
+    }
+  }
+
+  private spec(now: Date, acquire: boolean, prev?: V1Lease) {
+    return {
+      holderIdentity: this.o.identity,
+      leaseDurationSeconds: Math.ceil(this.leaseMs / 1000),
+      acquireTime: acquire ? now : prev?.spec?.acquireTime ?? now,
+      renewTime: now,
+      leaseTransitions: (prev?.spec?.leaseTransitions ?? 0) + (acquire && prev ? 1 : 0),
+    };
+  }
+
+  /** One round: true when this replica holds the Lease afterwards. */
+  private async tryAcquireOrRenew(): Promise<boolean> {
+    const name = leaseName(this.o.region);
+    const now = new Date();
+    let lease: V1Lease;
+    try {
+      lease = await this.api.readNamespacedLease({ name, namespace: LEASE_NAMESPACE });
+    } catch (err) {
+      if (httpStatus(err) !== 404) throw err;
+      await this.ensureNamespace();
+      await this.api.createNamespacedLease({ namespace: LEASE_NAMESPACE, body: { metadata: { name, namespace: LEASE_NAMESPACE }, spec: this.spec(now, true) } });
+      return true;
+    }
+    const holder = lease.spec?.holderIdentity ?? '';
+    const key = `${holder}|${String(lease.spec?.renewTime ?? '')}|${lease.metadata?.resourceVersion ?? ''}`;
+    if (this.observed?.key !== key) this.observed = { key, at: Date.now() };
+    const mine = holder === this.o.identity;
+    const durationMs = (lease.spec?.leaseDurationSeconds ?? this.leaseMs / 1000) * 1000;
+    const expired = !holder || Date.now() - this.observed.at > durationMs;
+    if (!mine && !expired) return false;
+    try {
+      await this.api.replaceNamespacedLease({ name, namespace: LEASE_NAMESPACE, body: { ...lease, spec: this.spec(now, !mine, lease) } });
+      return true;
+    } catch (err) {
+      if (httpStatus(err) === 409) return false;
+      throw err;
+    }
+  }
+
+  private async release(): Promise<void> {
+    const name = leaseName(this.o.region);
+    const lease = await this.api.readNamespacedLease({ name, namespace: LEASE_NAMESPACE });
+    if (lease.spec?.holderIdentity !== this.o.identity) return;
+    await this.api.replaceNamespacedLease({ name, namespace: LEASE_NAMESPACE, body: { ...lease, spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1 } } });
+  }
+
+  /** Creates namespace `unkey` when it is missing (a fresh cluster or the simulator). */
+  private async ensureNamespace(): Promise<void> {
+    try {
+      await this.core.createNamespace({ body: { metadata: { name: LEASE_NAMESPACE } } });
+    } catch (err) {
+      if (httpStatus(err) !== 409) throw err;
+    }
+  }
+}

@@ -1,0 +1,127 @@
+// Regions and their agents' liveness (region_liveness, sql/0005_regions.sql). A region exists
+// when it has an unrevoked agent token: the list is read from agent_tokens here, so the token
+// module stays about tokens. Liveness rows are written by heartbeats and by whichever ctrl
+// replica holds an agent's open stream; the announced `status` moves only through
+// `moveStatus`, a conditional UPDATE that publishes its `region.status` event in the same
+// statement, so replicas racing on one change announce it once.
+import type { Queryable } from './db';
+import { EVENTS_CHANNEL } from './events';
+
+export interface RegionRow {
+  region: string;
+  lastSeenAt: Date | null;
+  agentId: string | null;
+  agentVersion: string | null;
+  agentLeader: boolean;
+  cursor: string | null;
+  objects: Record<string, number>;
+  lastFullSyncAt: Date | null;
+  /** Last announced status (what `region.status` events said), not recomputed. */
+  status: 'online' | 'offline' | 'never_seen';
+  /** Settled changes of the region past the agent's cursor, and when the oldest was made. */
+  pendingChanges: number;
+  oldestPendingAt: Date | null;
+  /** The database's clock, so every replica judges liveness by the same time. */
+  now: Date;
+}
+
+/** Names of the regions that have an agent token, sorted. */
+export async function knownRegions(q: Queryable): Promise<string[]> {
+  const rows = await q<{ region: string }[]>`SELECT DISTINCT region FROM agent_tokens WHERE revoked_at IS NULL ORDER BY region`;
+  return rows.map((r) => r.region);
+}
+
+export interface HeartbeatRow {
+  region: string;
+  agentId: string;
+  version: string;
+  leader: boolean;
+  cursor: string | null;
+  objects: Record<string, number>;
+  lastFullSyncAt: Date | null;
+}
+
+/** Records a heartbeat of the region's leading agent: it was seen now, with what it reported. */
+export async function recordHeartbeat(q: Queryable, h: HeartbeatRow): Promise<void> {
+  await q`INSERT INTO region_liveness (region, last_seen_at, agent_id, agent_version, agent_leader, cursor, objects, last_full_sync_at)
+          VALUES (${h.region}, now(), ${h.agentId}, ${h.version}, ${h.leader}, ${h.cursor}, ${q.json(h.objects)}, ${h.lastFullSyncAt})
+          ON CONFLICT (region) DO UPDATE SET
+            last_seen_at = now(), agent_id = EXCLUDED.agent_id, agent_version = EXCLUDED.agent_version,
+            agent_leader = EXCLUDED.agent_leader, cursor = COALESCE(EXCLUDED.cursor, region_liveness.cursor),
+            objects = EXCLUDED.objects, last_full_sync_at = COALESCE(EXCLUDED.last_full_sync_at, region_liveness.last_full_sync_at)`;
+}
+
+/** Marks regions as seen now (their agents hold an open feed stream on this replica). */
+export async function touchRegions(q: Queryable, regions: string[]): Promise<void> {
+  if (regions.length === 0) return;
+  await q`INSERT INTO region_liveness (region, last_seen_at) SELECT r, now() FROM unnest(${regions}::text[]) AS r
+          ON CONFLICT (region) DO UPDATE SET last_seen_at = now()`;
+}
+
+/**
+ * Every known region with its liveness row (if any) and its lag. Lag counts settled changes
+ * (txid < pg_snapshot_xmin, as the feed reads them) past the agent's cursor; a cursor of
+ * another feed epoch, or none yet, means everything of the region is pending.
+ */
+export async function listRegions(q: Queryable, only?: string): Promise<RegionRow[]> {
+  return q<RegionRow[]>`
+    WITH known AS (SELECT DISTINCT region FROM agent_tokens WHERE revoked_at IS NULL),
+         epoch AS (SELECT feed_epoch FROM system_state)
+    SELECT k.region, l.last_seen_at, l.agent_id, l.agent_version, COALESCE(l.agent_leader, false) AS agent_leader,
+           l.cursor, COALESCE(l.objects, '{}'::jsonb) AS objects, l.last_full_sync_at,
+           COALESCE(l.status, 'never_seen') AS status, lag.pending AS pending_changes, lag.oldest AS oldest_pending_at, now() AS now
+    FROM known k
+    LEFT JOIN region_liveness l ON l.region = k.region
+    CROSS JOIN epoch e
+    CROSS JOIN LATERAL (
+      SELECT count(*)::int AS pending, min(c.created_at) AS oldest
+      FROM deployment_changes c
+      WHERE c.region = k.region
+        AND c.txid < pg_snapshot_xmin(pg_current_snapshot())
+        AND (l.cursor IS NULL OR split_part(l.cursor, ':', 1) <> e.feed_epoch
+             OR (c.txid, c.id) > (split_part(l.cursor, ':', 2)::xid8, split_part(l.cursor, ':', 3)::bigint))
+    ) lag
+    WHERE ${only ?? null}::text IS NULL OR k.region = ${only ?? null}
+    ORDER BY k.region`;
+}
+
+/**
+ * Moves a region's announced status to `status` unless it is there already, and publishes the
+ * `region.status` live event in the same statement. Returns whether this call moved it: of
+ * several replicas noticing the same change, exactly one gets true.
+ */
+export async function moveStatus(q: Queryable, region: string, status: 'online' | 'offline'): Promise<boolean> {
+  const rows = await q`
+    WITH moved AS (
+      UPDATE region_liveness SET status = ${status}, status_changed_at = now()
+      WHERE region = ${region} AND status <> ${status}
+      RETURNING region, status, last_seen_at)
+    SELECT pg_notify(${EVENTS_CHANNEL}, json_build_object('type', 'region.status', 'region', region, 'status', status, 'lastSeenAt', last_seen_at)::text)
+    FROM moved`;
+  return rows.length > 0;
+}
+
+/** When each of the regions was last seen (null: never), with the database's clock. */
+export async function lastSeen(q: Queryable, regions: readonly string[]): Promise<{ now: Date; seen: Map<string, Date | null> }> {
+  const rows = await q<{ region: string; lastSeenAt: Date | null; now: Date }[]>`
+    SELECT r AS region, l.last_seen_at, now() AS now
+    FROM unnest(${regions as string[]}::text[]) AS r LEFT JOIN region_liveness l ON l.region = r`;
+  const now = rows[0]?.now ?? new Date();
+  return { now, seen: new Map(rows.map((r) => [r.region, r.lastSeenAt])) };
+}
+
+/** Each sentinel's region and when that region was last seen, with the database's clock. */
+export async function sentinelRegionsSeen(q: Queryable, ids: readonly string[]): Promise<{ id: string; region: string; lastSeenAt: Date | null; now: Date }[]> {
+  if (ids.length === 0) return [];
+  return q<{ id: string; region: string; lastSeenAt: Date | null; now: Date }[]>`
+    SELECT s.id, s.region, l.last_seen_at, now() AS now
+    FROM sentinels s LEFT JOIN region_liveness l ON l.region = s.region
+    WHERE s.id = ANY(${ids as string[]}::text[])`;
+}
+
+/** Of the given sentinels, those whose desired image is `image` (their new image was written). */
+export async function sentinelsWithImage(q: Queryable, ids: readonly string[], image: string): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const rows = await q<{ id: string }[]>`SELECT id FROM sentinels WHERE id = ANY(${ids as string[]}::text[]) AND image = ${image} ORDER BY id`;
+  return rows.map((r) => r.id);
+}

@@ -1,0 +1,60 @@
+// Lease leader election among krane replicas against the simulator, through the unchanged
+// @kubernetes/client-node: one leader at a time; a dead leader (no release) is replaced within
+// 15 s; a leader that stops releases the Lease and a standby takes over at once.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startSim } from './sim/helpers';
+import { until } from '../helpers/wait';
+import { LeaderElector, LEASE_NAMESPACE, leaseName } from '../../src/kube/leader';
+import { createLogger } from '../../src/log';
+
+const fx = await startSim();
+after(() => fx.close());
+const logger = createLogger('silent');
+
+function candidate(identity: string, region: string) {
+  const events: string[] = [];
+  const e = new LeaderElector({
+    kubeConfig: fx.kc,
+    region,
+    identity,
+    logger,
+    onStartedLeading: () => void events.push('start'),
+    onStoppedLeading: () => void events.push('stop'),
+  });
+  return { e, events };
+}
+
+test('one of two replicas leads; when it dies without releasing, the other takes over within 15 s', async () => {
+  const a = candidate('krane-a', 'r1');
+  const b = candidate('krane-b', 'r1');
+  a.e.start();
+  await until(() => a.e.isLeader, 10_000, 'a leads');
+  b.e.start();
+  // b has seen the Lease held and renewed: it stays a standby.
+  await until(async () => (await fx.objects.read({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: leaseName('r1'), namespace: LEASE_NAMESPACE } })) as any, 5_000, 'lease exists');
+  assert.equal(b.e.isLeader, false);
+  await a.e.abandon();
+  // The design figure is lease + retry = 12 s; the deadline leaves room for a loaded machine
+  // (timing itself is not asserted in tests).
+  await until(() => b.e.isLeader, 20_000, 'b takes over');
+  const lease: any = await fx.objects.read({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: leaseName('r1'), namespace: LEASE_NAMESPACE } });
+  assert.equal(lease.spec.holderIdentity, 'krane-b');
+  assert.equal(lease.spec.leaseTransitions, 1);
+  assert.deepEqual(b.events, ['start']);
+  await b.e.stop();
+  assert.deepEqual(b.events, ['start', 'stop']);
+});
+
+test('a leader that stops releases the Lease and the standby takes over without waiting for expiry', async () => {
+  const a = candidate('krane-a', 'r2');
+  const b = candidate('krane-b', 'r2');
+  a.e.start();
+  await until(() => a.e.isLeader, 10_000, 'a leads');
+  b.e.start();
+  await a.e.stop();
+  assert.equal(a.e.isLeader, false);
+  // Released: holder empty, so b acquires on its next round (2 s retry), well before 10 s expiry.
+  await until(() => b.e.isLeader, 6_000, 'b takes over after release');
+  await b.e.stop();
+});
