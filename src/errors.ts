@@ -47,6 +47,9 @@ const REGISTRY = {
   ERR_FEED_CURSOR_EXPIRED: E(410),
   ERR_FEED_UNAVAILABLE: E(503, true),
 
+  // The web view (only when running from a source tree that was never built)
+  ERR_WEB_NOT_BUILT: E(503),
+
   // The workflow engine
   ERR_ENGINE_INPUT_INVALID: E(400),
   ERR_ENGINE_OUTPUT_INVALID: E(500),
