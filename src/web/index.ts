@@ -3,11 +3,12 @@
 // - app/: the page itself, browser code (Preact, built by scripts/build-web.mjs into index.html,
 //   app.js and app.css; type-checked by app/tsconfig.json with the DOM library). It talks only to
 //   the public API under /v1 and the event WebSocket /v1/events, with the admin token the
-//   operator enters once (kept in sessionStorage, sent as a bearer header; only the WebSocket
-//   carries it as ?token=, because browsers cannot set its headers). Views refetch what they
-//   show when an event touches it, and after every reconnect (events sent while the socket was
-//   down are lost). Pure parts (models/, format.ts, live.ts's backoff) hold the logic and are
-//   unit-tested in Node; the views render them.
+//   operator enters once (kept in sessionStorage, sent as a bearer header; the WebSocket
+//   carries it as a subprotocol, because browsers cannot set its headers: never in a URL).
+//   Views refetch what they show when an event touches it, after every reconnect (events sent
+//   while the socket was down are lost), and every few seconds while it is down (the fallback).
+//   Pure parts (models/, format.ts, live.ts, api.ts's error reading, router.ts) hold the logic
+//   and are table-tested in Node; the views render them.
 // - assets.ts: the built files, embedded in the bundle at build time (nothing fetched at run
 //   time, no CDN), or read from dist/web when running from source.
 // - routes.ts: `webRoutes(app)`: GET /, /assets/app.js, /assets/app.css, public (the page holds

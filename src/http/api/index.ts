@@ -26,10 +26,21 @@ export interface PublicApiDeps {
   hub: EventHub;
 }
 
-/** Admin auth; the WebSocket also takes ?token= because browsers cannot set its headers. */
+/** Subprotocol prefix carrying a bearer token (base64url) on a browser's WebSocket, which cannot
+ *  set headers: it keeps the token out of URLs and access logs (the scheme Kubernetes uses). */
+const WS_TOKEN_PROTOCOL = 'base64url.bearer.';
+
+function websocketToken(req: FastifyRequest): string | undefined {
+  const offered = String(req.headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim());
+  const p = offered.find((x) => x.startsWith(WS_TOKEN_PROTOCOL));
+  return p ? Buffer.from(p.slice(WS_TOKEN_PROTOCOL.length), 'base64url').toString('utf8') : undefined;
+}
+
+/** Admin auth; the WebSocket also takes the token as a subprotocol (browsers) or ?token=. */
 function adminOrQueryToken(adminToken: string) {
   return async (req: FastifyRequest): Promise<void> => {
-    const token = bearerToken(req) ?? (req.url.startsWith('/v1/events') ? (req.query as { token?: string }).token : undefined);
+    const ws = req.url.startsWith('/v1/events');
+    const token = bearerToken(req) ?? (ws ? (websocketToken(req) ?? (req.query as { token?: string }).token) : undefined);
     if (!token) throw unauthorized();
     if (!tokensEqual(token, adminToken)) throw unauthorized('invalid admin token');
   };

@@ -1,8 +1,8 @@
 // The live event socket (/v1/events). It reconnects with exponential backoff when lost and
 // reports its state so the page can say so. Events sent while it was down are gone: every
 // (re)connect is announced (`onOpen`) so views refetch what they show.
-// The token travels as ?token= because browsers cannot set headers on a WebSocket; ctrl's
-// logs do not print request URLs (tests/web/server.test.ts holds that).
+// The token travels as a WebSocket subprotocol (`base64url.bearer.<token>`, as Kubernetes does),
+// because browsers cannot set headers on a WebSocket: it stays out of URLs and access logs.
 
 export type LiveState =
   | { kind: 'connecting' }
@@ -22,9 +22,20 @@ export function reconnectDelay(attempt: number, random: () => number = Math.rand
   return Math.round(base * (0.8 + 0.4 * random()));
 }
 
-export function eventsUrl(loc: { protocol: string; host: string }, token: string): string {
+export function eventsUrl(loc: { protocol: string; host: string }): string {
   const scheme = loc.protocol === 'https:' ? 'wss:' : 'ws:';
-  return `${scheme}//${loc.host}/v1/events?token=${encodeURIComponent(token)}`;
+  return `${scheme}//${loc.host}/v1/events`;
+}
+
+/** What ctrl selects (it echoes the first offered protocol; the token is never echoed back). */
+export const EVENTS_PROTOCOL = 'unkey-infra.events';
+
+/** Subprotocols offered on connect: ours, then the token, base64url without padding. */
+export function eventsProtocols(token: string): string[] {
+  let bin = '';
+  for (const b of new TextEncoder().encode(token)) bin += String.fromCharCode(b);
+  const b64 = btoa(bin).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  return [EVENTS_PROTOCOL, `base64url.bearer.${b64}`];
 }
 
 export interface SocketLike {
@@ -37,6 +48,7 @@ export interface SocketLike {
 
 export interface LiveOptions {
   url: string;
+  protocols?: string[];
   onEvent(e: { type: string } & Record<string, unknown>): void;
   onState(s: LiveState): void;
   /** Called on every established connection (its `hello`), the first one included. */
@@ -45,7 +57,7 @@ export interface LiveOptions {
    *  other failure to a browser, so the page checks its token over HTTP. */
   stillAuthorized(): Promise<boolean>;
   onUnauthorized(): void;
-  connect?: (url: string) => SocketLike;
+  connect?: (url: string, protocols: string[]) => SocketLike;
   timers?: { set(fn: () => void, ms: number): unknown; clear(h: unknown): void };
   random?: () => number;
   now?: () => number;
@@ -89,7 +101,7 @@ export class LiveConnection {
     if (this.#stopped) return;
     if (this.#attempt === 0) this.#o.onState({ kind: 'connecting' });
     let greeted = false;
-    const socket = (this.#o.connect ?? ((u) => new WebSocket(u) as unknown as SocketLike))(this.#o.url);
+    const socket = (this.#o.connect ?? ((u, p) => new WebSocket(u, p) as unknown as SocketLike))(this.#o.url, this.#o.protocols ?? []);
     this.#socket = socket;
     socket.onmessage = (ev) => {
       let e: { type?: unknown } & Record<string, unknown>;

@@ -6,7 +6,7 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { ApiError, createApi, type Api } from './api';
 import { SessionContext, useInterval, type LiveEventAny, type Session } from './hooks';
-import { eventsUrl, LiveConnection, type LiveState } from './live';
+import { eventsProtocols, eventsUrl, LiveConnection, type LiveState } from './live';
 import { liveLabel } from './models/shell';
 import { href, parseHash, type Route } from './router';
 import { forgetToken, storedToken, storeToken } from './session';
@@ -127,7 +127,8 @@ function useLive(token: string, api: Api, onUnauthorized: () => void) {
   const [generation, setGeneration] = useState(0);
   useEffect(() => {
     const conn = new LiveConnection({
-      url: eventsUrl(location, token),
+      url: eventsUrl(location),
+      protocols: eventsProtocols(token),
       onEvent: (e) => listeners.current.forEach((fn) => fn(e)),
       onState: setLive,
       onOpen: () => setGeneration((g) => g + 1),
