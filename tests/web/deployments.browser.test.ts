@@ -84,6 +84,12 @@ test('abort is offered only for progressive deployments; traffic says when this 
   const traffic = page.locator('[data-unavailable], [data-testid="traffic"]');
   await traffic.first().waitFor();
   if (await page.locator('[data-unavailable]').count()) assert.match(await page.locator('[data-unavailable]').innerText(), /not available on this server/);
+  // The canaries view says the same of the whole feature while ctrl lacks it.
+  await page.getByRole('link', { name: 'Canaries' }).click();
+  await page.getByRole('heading', { name: /Canaries and blue-green/ }).waitFor();
+  const status = (await stack.api('/v1/environments/default/traffic')).status;
+  if (status === 404) assert.match(await page.locator('[data-unavailable]').innerText(), /Progressive delivery \(canary and blue-green\): not available on this server/);
+  else await page.getByTestId('traffic').waitFor();
   await context.close();
 });
 

@@ -49,7 +49,8 @@ test('a start the API refuses is shown in its words, per field', async () => {
 test('waves advance live; a failure pauses; only resume/cancel/rollback as allowed; resume from the page completes', async () => {
   const { page, context, problems } = await openPage(browser, url + '#/rollout');
   await signIn(page, stack.adminToken);
-  await page.getByRole('heading', { name: 'Sentinel rollout' }).waitFor();
+  await page.getByRole('heading', { name: 'Sentinels and rollout' }).waitFor();
+  await until(async () => (await page.getByTestId('sentinels').locator('tbody tr').count()) === 4, 10_000, 'four sentinels listed');
   await page.evaluate('window.marker = 1');
 
   const start = await stack.api('/v1/sentinel-rollouts', { body: { image: 'sentinel:v2', wavePercentages: [25, 50, 100] } });
@@ -74,6 +75,7 @@ test('waves advance live; a failure pauses; only resume/cancel/rollback as allow
   await until(async () => (await page.getByTestId('rollout-state').innerText()).includes('completed'), 30_000, 'completed on the page');
   assert.deepEqual(await phases(page), ['done', 'failed', 'done']);
   assert.equal(await page.getByTestId('succeeded').locator('li').count(), 3);
+  await until(async () => (await page.getByTestId('sentinels').innerText()).split('sentinel:v2').length - 1 === 4, 10_000, 'every sentinel shows the new image');
   // Completed: nothing to resume, cancel or roll back; a new rollout can start.
   assert.ok(await page.getByRole('button', { name: 'Resume' }).isDisabled());
   assert.ok(await page.getByRole('button', { name: 'Cancel', exact: true }).isDisabled());

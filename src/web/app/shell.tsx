@@ -58,7 +58,7 @@ function Login({ reason, onToken }: { reason: string | null; onToken(t: string):
 const NAV: { label: string; route: Route; match: Route['view'][] }[] = [
   { label: 'Deployments', route: { view: 'deployments', env: 'default', status: '' }, match: ['deployments', 'deployment'] },
   { label: 'Regions', route: { view: 'regions' }, match: ['regions'] },
-  { label: 'Rollout', route: { view: 'rollout' }, match: ['rollout'] },
+  { label: 'Sentinels', route: { view: 'rollout' }, match: ['rollout'] },
   { label: 'Canaries', route: { view: 'canaries', env: 'default' }, match: ['canaries'] },
 ];
 

@@ -11,6 +11,7 @@ import { useDebounced, useEvents, useResource, useSession } from '../hooks';
 import { allowedIn, failedOf, parseWaves, rolloutActions, skippedOf, waveProgress, type RolloutAction, type WaveProgress } from '../models/rollout';
 import type { RolloutView as Rollout } from '../types';
 import { ActionButton, Badge, ErrorBox, Loading, Outcome } from './common';
+import { SentinelsPanel } from './sentinels';
 
 export function Waves({ waves }: { waves: WaveProgress[] }) {
   if (waves.length === 0) return <p class="muted">No waves.</p>;
@@ -161,7 +162,7 @@ export function RolloutView() {
   return (
     <section aria-labelledby="view-title">
       <h1 id="view-title" tabIndex={-1}>
-        Sentinel rollout
+        Sentinels and rollout
       </h1>
       <ErrorBox error={res.error} title="Could not read the rollout" />
       {!r ? (
@@ -173,6 +174,7 @@ export function RolloutView() {
           {rolloutActions(r.state).start && <StartForm onStarted={reload} />}
         </>
       )}
+      <SentinelsPanel />
     </section>
   );
 }
