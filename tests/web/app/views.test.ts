@@ -13,6 +13,8 @@ import { RegionsTable } from '../../../src/web/app/views/regions';
 import { RolloutDetails, Waves } from '../../../src/web/app/views/rollout';
 import { CanaryChart, chartedIds } from '../../../src/web/app/views/canaries';
 import { WeightsTable } from '../../../src/web/app/views/traffic';
+import { DeploymentsTable } from '../../../src/web/app/views/deployments';
+import { unavailableAction } from '../../../src/web/app/views/deployment';
 
 const text = (html: string) => html.replace(/<[^>]+>/g, ' ').replace(/&amp;/g, '&').replace(/\s+/g, ' ').trim();
 
@@ -81,4 +83,18 @@ test('traffic weights, strategies and the canary chart', () => {
   const chart = render(h(CanaryChart, { id: 'canary', series, now: 120_000 }));
   assert.match(chart, /<circle class="dot v-fail"/);
   assert.match(text(chart), /canary : weight 50% \(line, left axis\); last analysis 0.9 \(fail\)/);
+});
+
+test('the deployments table shows status, source, per-region ready/wanted, age and error', () => {
+  const d = {
+    id: 'd1', status: 'failed', desiredState: 'running', error: 'CrashLoopBackOff in eu-west-1', image: null, buildContext: 'apps/web', regions: ['eu-west-1'], replicas: 1,
+    cpuMillicores: 100, memoryMib: 128, port: 8080, command: [], env: {}, environmentId: 'default', rolledBackFrom: null, createdAt: '2026-01-01T00:00:00Z', updatedAt: '',
+  };
+  const html = render(h(DeploymentsTable, { rows: [{ d, regions: [{ region: 'eu-west-1', ready: 0, wanted: 1, failed: 1, reason: 'CrashLoopBackOff' }] }], env: 'default', now: Date.parse('2026-01-01T00:03:00Z') }));
+  assert.match(html, /<tr data-id="d1" data-status="failed">/);
+  assert.equal(text(html).split('Error ')[1], 'd1 failed build: apps/web eu-west-1 0/1 · 1 failed 3m CrashLoopBackOff in eu-west-1');
+  const missing = unavailableAction(new ApiError(404, 'ERR_NOT_FOUND', 'no route POST /v1/deployments/d1/abort'), 'Abort');
+  assert.equal(missing.message, 'Abort is not available on this server (no route POST /v1/deployments/d1/abort)');
+  const real = new ApiError(409, 'ERR_DEPLOYMENT_STATE', 'not running');
+  assert.equal(unavailableAction(real, 'Stop'), real);
 });

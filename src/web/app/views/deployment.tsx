@@ -3,13 +3,13 @@
 // One deployment: its step timeline (the deploy workflow's journal), regions and instances,
 // domains and traffic weights, and the actions its state allows, each confirmed first.
 import { useState } from 'preact/hooks';
-import type { ApiError } from '../api';
+import { ApiError } from '../api';
 import { age, duration, timestamp } from '../format';
 import { useDebounced, useEvents, useNow, useResource, useSession } from '../hooks';
 import { deploymentActions, source, type DeploymentAction } from '../models/deployments';
 import { href } from '../router';
 import type { DeploymentDetail } from '../types';
-import { ActionButton, Badge, ErrorBox, Loading, Outcome } from './common';
+import { ActionButton, Badge, ErrorBox, isUnavailable, Loading, Outcome } from './common';
 import { StrategyLine, TrafficPanel } from './traffic';
 
 const enc = encodeURIComponent;
@@ -36,6 +36,11 @@ const QUESTIONS: Record<DeploymentAction, (d: DeploymentDetail) => { title: stri
     done: 'Abort requested.',
   }),
 };
+
+/** A route this ctrl does not serve (abort, before progressive delivery) is said as such. */
+export function unavailableAction(err: ApiError, label: string): ApiError {
+  return isUnavailable(err) ? new ApiError(err.status, err.code, `${label} is not available on this server (${err.message})`) : err;
+}
 
 const LABELS: Record<DeploymentAction, string> = { stop: 'Stop', start: 'Start', rollback: 'Roll back', promote: 'Promote', abort: 'Abort' };
 
@@ -65,7 +70,7 @@ function Actions({ d, onChanged }: { d: DeploymentDetail; onChanged(): void }) {
                 setCreated(a === 'rollback' ? ((r as { id?: string } | null)?.id ?? null) : null);
                 onChanged();
               }}
-              onError={(err) => (setMessage(null), setCreated(null), setError(err))}
+              onError={(err) => (setMessage(null), setCreated(null), setError(unavailableAction(err, LABELS[a])))}
             />
           );
         })}

@@ -65,6 +65,49 @@ function Filters({ env, status }: { env: string; status: string }) {
   );
 }
 
+export function DeploymentsTable({ rows, env, now }: { rows: Row[]; env: string; now: number }) {
+  return (
+    <table class="cards" data-testid="deployments">
+      <caption class="sr-only">Deployments of environment {env}, newest first</caption>
+      <thead>
+        <tr>
+          <th scope="col">Deployment</th>
+          <th scope="col">Status</th>
+          <th scope="col">Source</th>
+          <th scope="col">Regions (ready/wanted)</th>
+          <th scope="col">Age</th>
+          <th scope="col">Error</th>
+        </tr>
+      </thead>
+      <tbody>
+        {rows.map((r) => (
+          <tr key={r.d.id} data-id={r.d.id} data-status={r.d.status}>
+            <th scope="row" data-label="Deployment">
+              <a href={href({ view: 'deployment', id: r.d.id })}>{r.d.id}</a>
+            </th>
+            <td data-label="Status">
+              <Badge status={r.d.status} />
+              {r.d.desiredState === 'stopped' && r.d.status !== 'stopped' && <small class="muted"> (stopping)</small>}
+            </td>
+            <td data-label="Source" class="mono">
+              {source(r.d)}
+            </td>
+            <td data-label="Regions">
+              <Regions regions={r.regions} />
+            </td>
+            <td data-label="Age">
+              <time dateTime={r.d.createdAt}>{age(r.d.createdAt, now)}</time>
+            </td>
+            <td data-label="Error" class="error-cell">
+              {r.d.error ?? ''}
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
 export function DeploymentsView({ env, status }: { env: string; status: string }) {
   const { api } = useSession();
   const now = useNow();
@@ -119,44 +162,7 @@ export function DeploymentsView({ env, status }: { env: string; status: string }
       ) : rows.length === 0 ? (
         <p class="muted">No deployments{status ? ` with status ${status.replace(/_/g, ' ')}` : ''} in environment {env}.</p>
       ) : (
-        <table class="cards" data-testid="deployments">
-          <caption class="sr-only">Deployments of environment {env}, newest first</caption>
-          <thead>
-            <tr>
-              <th scope="col">Deployment</th>
-              <th scope="col">Status</th>
-              <th scope="col">Source</th>
-              <th scope="col">Regions (ready/wanted)</th>
-              <th scope="col">Age</th>
-              <th scope="col">Error</th>
-            </tr>
-          </thead>
-          <tbody>
-            {rows.map((r) => (
-              <tr key={r.d.id} data-id={r.d.id} data-status={r.d.status}>
-                <th scope="row" data-label="Deployment">
-                  <a href={href({ view: 'deployment', id: r.d.id })}>{r.d.id}</a>
-                </th>
-                <td data-label="Status">
-                  <Badge status={r.d.status} />
-                  {r.d.desiredState === 'stopped' && r.d.status !== 'stopped' && <small class="muted"> (stopping)</small>}
-                </td>
-                <td data-label="Source" class="mono">
-                  {source(r.d)}
-                </td>
-                <td data-label="Regions">
-                  <Regions regions={r.regions} />
-                </td>
-                <td data-label="Age">
-                  <time dateTime={r.d.createdAt}>{age(r.d.createdAt, now)}</time>
-                </td>
-                <td data-label="Error" class="error-cell">
-                  {r.d.error ?? ''}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <DeploymentsTable rows={rows} env={env} now={now} />
       )}
     </section>
   );
