@@ -14,5 +14,10 @@
 // - routes.ts: `webRoutes(app)`: GET /, /assets/app.js, /assets/app.css, public (the page holds
 //   no data), with CSP (no inline script), nosniff, no-referrer and no framing.
 //
-// May import: errors.ts (server side). app/ imports nothing outside app/ but preact.
+// May import: errors.ts (server side). app/ imports nothing outside app/ but preact, and the
+// API's JSON shapes type-only from cli/api-types.ts (erased at build: no server code reaches
+// the browser bundle).
+//
+// Registered in ctrl by http/ctrl-app.ts (`webRoutes(app)`), beside the probes: outside /v1,
+// so no auth hook applies. Browser tests: tests/web/*.browser.test.ts; docs/web.md.
 export { webRoutes, SECURITY_HEADERS, CONTENT_SECURITY_POLICY } from './routes';
