@@ -2,7 +2,7 @@
 // embeds them into the bundle; it also writes them to dist/web, which ctrl reads when it runs
 // from source (tests, tsx). Run alone (`node scripts/build-web.mjs`) it only writes dist/web.
 import { build } from 'esbuild';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 
@@ -35,7 +35,13 @@ export async function buildWeb() {
   }
   if (!files['app.js'] || !files['app.css']) throw new Error(`web build produced ${Object.keys(files).join(', ')}`);
   mkdirSync(webOutDir, { recursive: true });
-  for (const [name, text] of Object.entries(files)) writeFileSync(join(webOutDir, name), text);
+  // Write then rename: test files build concurrently while ctrls read dist/web, and a reader
+  // must see a whole file, old or new, never a half-written one.
+  for (const [name, text] of Object.entries(files)) {
+    const tmp = join(webOutDir, `.${name}.${process.pid}.tmp`);
+    writeFileSync(tmp, text);
+    renameSync(tmp, join(webOutDir, name));
+  }
   return files;
 }
 
