@@ -47,8 +47,11 @@ const REGISTRY = {
   ERR_FEED_CURSOR_EXPIRED: E(410),
   ERR_FEED_UNAVAILABLE: E(503, true),
 
-  // The web view (only when running from a source tree that was never built)
+  // The web view: served only once built (a source tree that was never built answers 503);
+  // the page's own failures (ctrl unreachable, no token typed) never travel over HTTP.
   ERR_WEB_NOT_BUILT: E(503),
+  ERR_WEB_UNREACHABLE: E(null, true),
+  ERR_WEB_NO_TOKEN: E(null),
 
   // The workflow engine
   ERR_ENGINE_INPUT_INVALID: E(400),

@@ -47,7 +47,7 @@ export function createApi(token: string, fetchImpl: typeof fetch = (...a) => fet
         credentials: 'omit',
       });
     } catch (err) {
-      throw new ApiError(0, 'ERR_UNREACHABLE', `ctrl could not be reached (${err instanceof Error ? err.message : String(err)})`);
+      throw new ApiError(0, 'ERR_WEB_UNREACHABLE', `ctrl could not be reached (${err instanceof Error ? err.message : String(err)})`);
     }
     const text = await res.text();
     let body: unknown = null;

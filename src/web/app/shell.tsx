@@ -31,7 +31,7 @@ function Login({ reason, onToken }: { reason: string | null; onToken(t: string):
     e.preventDefault();
     const input = (e.currentTarget as HTMLFormElement).elements.namedItem('token') as HTMLInputElement;
     const token = input.value.trim();
-    if (!token) return setError(new ApiError(0, 'ERR_TOKEN_MISSING', 'enter the admin token'));
+    if (!token) return setError(new ApiError(0, 'ERR_WEB_NO_TOKEN', 'enter the admin token'));
     setBusy(true);
     createApi(token)(PROBE).then(
       () => (setBusy(false), onToken(token)),
