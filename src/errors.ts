@@ -51,6 +51,12 @@ const REGISTRY = {
   ERR_FEED_SYNC_BUSY: E(503, true),
   ERR_FEED_TOO_MANY_STREAMS: E(429, true),
 
+  // The web view: served only once built (a source tree that was never built answers 503);
+  // the page's own failures (ctrl unreachable, no token typed) never travel over HTTP.
+  ERR_WEB_NOT_BUILT: E(503),
+  ERR_WEB_UNREACHABLE: E(null, true),
+  ERR_WEB_NO_TOKEN: E(null),
+
   // The workflow engine
   ERR_ENGINE_INPUT_INVALID: E(400),
   ERR_ENGINE_OUTPUT_INVALID: E(500),

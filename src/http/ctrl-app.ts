@@ -7,6 +7,7 @@ import { ping, pendingMigrations, type Sql } from '../store';
 import { errorHandler, notFoundHandler } from './error-handler';
 import { healthRoutes, type ReadinessCheck } from './health';
 import { createRegistry, instrumentHttp, metricsRoute, type Registry } from './metrics';
+import { webRoutes } from '../web';
 
 /** Connection limits (src/config.ts has their defaults and why). */
 export interface ConnectionLimits {
@@ -89,6 +90,7 @@ export async function buildCtrlApp(deps: CtrlAppDeps): Promise<{ app: FastifyIns
   const checks = [...databaseChecks(deps.sql), ...(deps.checks ?? [])];
   healthRoutes(app, () => checks);
   metricsRoute(app, registry);
+  webRoutes(app);
   for (const r of deps.routes ?? []) await app.register(async (scope) => r(scope));
   return { app, registry };
 }

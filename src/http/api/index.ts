@@ -28,7 +28,17 @@ export interface PublicApiDeps {
   outbound: OutboundPolicy;
 }
 
-/** The ?token= of the event WebSocket (browsers cannot set its headers); given twice is a 400. */
+/** Subprotocol prefix carrying a bearer token (base64url) on a browser's WebSocket, which cannot
+ *  set headers: it keeps the token out of URLs and access logs (the scheme Kubernetes uses). */
+const WS_TOKEN_PROTOCOL = 'base64url.bearer.';
+
+function websocketToken(req: FastifyRequest): string | undefined {
+  const offered = String(req.headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim());
+  const p = offered.find((x) => x.startsWith(WS_TOKEN_PROTOCOL));
+  return p ? Buffer.from(p.slice(WS_TOKEN_PROTOCOL.length), 'base64url').toString('utf8') : undefined;
+}
+
+/** The ?token= of the event WebSocket (older clients; browsers use the subprotocol); given twice is a 400. */
 function queryToken(req: FastifyRequest): string | undefined {
   const token = (req.query as Record<string, unknown>).token;
   if (Array.isArray(token)) throw validationError('invalid request query: token', [{ field: 'token', message: 'must be given once' }]);
@@ -47,7 +57,7 @@ function adminGuard(adminToken: string) {
   const checkHeader = adminAuth(adminToken);
   return async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
     try {
-      const fromQuery = req.routeOptions.url === EVENTS_PATH && !req.headers.authorization ? queryToken(req) : undefined;
+      const fromQuery = req.routeOptions.url === EVENTS_PATH && !req.headers.authorization ? (websocketToken(req) ?? queryToken(req)) : undefined;
       if (fromQuery === undefined) await checkHeader(req);
       else if (!tokensEqual(fromQuery, adminToken)) throw unauthorized('invalid admin token');
     } catch (err) {

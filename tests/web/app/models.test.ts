@@ -1,0 +1,134 @@
+// Table tests of the web view's pure parts: what the page shows is decided here, in Node, and
+// the views only render it.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { age, duration, span } from '../../../src/web/app/format';
+import { href, parseHash, type Route } from '../../../src/web/app/router';
+import { errorFromResponse } from '../../../src/web/app/api';
+import { applyRegion, applyStatus, deploymentActions, filterRows, type Row } from '../../../src/web/app/models/deployments';
+import { regionRows } from '../../../src/web/app/models/regions';
+import { failedOf, parseWaves, rolloutActions, skippedOf, waveProgress } from '../../../src/web/app/models/rollout';
+import { liveLabel } from '../../../src/web/app/models/shell';
+import type { DeploymentSummary, RegionView, RolloutView } from '../../../src/web/app/types';
+
+test('span and duration read as people read time', () => {
+  const cases: [number, string][] = [[-5, '0s'], [0, '0s'], [59_999, '59s'], [60_000, '1m'], [3_600_000, '1h'], [3_660_000, '1h 1m'], [90_000_000, '1d 1h'], [NaN, '–']];
+  for (const [ms, want] of cases) assert.equal(span(ms), want, String(ms));
+  assert.equal(duration('2026-01-01T00:00:00Z', null), 'running');
+  assert.equal(duration('2026-01-01T00:00:00Z', '2026-01-01T00:00:00.340Z'), '340 ms');
+  assert.equal(duration('2026-01-01T00:00:00Z', '2026-01-01T00:00:01.250Z'), '1.3 s');
+  assert.equal(duration('2026-01-01T00:00:00Z', '2026-01-01T00:02:03Z'), '2m 3s');
+  assert.equal(age(null, 0), '–');
+  assert.equal(age('garbage', 0), '–');
+});
+
+test('routes survive a round trip through the fragment', () => {
+  const routes: Route[] = [
+    { view: 'deployments', env: 'default', status: '' },
+    { view: 'deployments', env: 'prod env', status: 'ready' },
+    { view: 'deployment', id: 'dep_1/2' },
+    { view: 'regions' },
+    { view: 'rollout' },
+    { view: 'canaries', env: 'default' },
+    { view: 'canaries', env: 'staging' },
+  ];
+  for (const r of routes) assert.deepEqual(parseHash(href(r)), r, href(r));
+  assert.deepEqual(parseHash(''), { view: 'deployments', env: 'default', status: '' });
+  assert.deepEqual(parseHash('#/nonsense'), { view: 'deployments', env: 'default', status: '' });
+  assert.deepEqual(parseHash('#/deployments/%E0%A4%A'), { view: 'deployment', id: '%E0%A4%A' }, 'a bad escape is kept, not thrown');
+});
+
+test('API errors keep the API\'s words; anything else is described by its status', () => {
+  const e = errorFromResponse(400, 'Bad Request', { error: { code: 'ERR_API_INVALID', message: 'bad body', details: [{ field: 'replicas', message: 'too big' }, null] } });
+  assert.deepEqual([e.status, e.code, e.message, e.details], [400, 'ERR_API_INVALID', 'bad body', [{ field: 'replicas', message: 'too big' }]]);
+  const p = errorFromResponse(502, 'Bad Gateway', '<html>');
+  assert.deepEqual([p.code, p.message], ['ERR_UNKNOWN', 'HTTP 502 Bad Gateway']);
+});
+
+const dep = (o: Partial<DeploymentSummary> = {}): DeploymentSummary => ({
+  id: 'd1', status: 'deploying', desiredState: 'running', error: null, image: 'nginx:1', buildContext: null, regions: ['a', 'b'], replicas: 2,
+  cpuMillicores: 100, memoryMib: 128, port: 8080, command: [], envKeys: [], readOnlyRootFilesystem: false, environmentId: 'default', rolledBackFrom: null, createdAt: '', updatedAt: '', ...o,
+});
+
+test('live events patch the deployments list; an unknown deployment asks for a reload', () => {
+  const rows: Row[] = [{ d: dep() }];
+  const known = applyStatus(rows, { type: 'deployment.status', deploymentId: 'd1', environmentId: 'default', status: 'ready', error: null });
+  assert.equal(known.known, true);
+  assert.equal(known.rows[0]!.d.status, 'ready');
+  const unknown = applyStatus(rows, { type: 'deployment.status', deploymentId: 'd2', environmentId: 'default', status: 'ready', error: null });
+  assert.deepEqual(unknown, { rows, known: false });
+  const withRegion = applyRegion(rows, { type: 'deployment.region', deploymentId: 'd1', region: 'b', wanted: 2, running: 1, failed: 0, reason: null });
+  assert.deepEqual(withRegion[0]!.regions, [
+    { region: 'a', ready: 0, wanted: 2, failed: 0, reason: null },
+    { region: 'b', ready: 1, wanted: 2, failed: 0, reason: null },
+  ]);
+  assert.deepEqual(filterRows(known.rows, 'failed'), []);
+  assert.equal(filterRows(known.rows, '').length, 1);
+});
+
+test('deployment actions are offered only in the states the API accepts them', () => {
+  const on = (d: Partial<DeploymentSummary> & { strategy?: { type: string } }) =>
+    Object.entries(deploymentActions({ ...dep(), ...d })).filter(([, s]) => s.enabled).map(([a]) => a).sort();
+  assert.deepEqual(on({ status: 'ready' }), ['promote', 'rollback', 'stop']);
+  assert.deepEqual(on({ status: 'stopped', desiredState: 'stopped' }), ['rollback', 'start']);
+  assert.deepEqual(on({ status: 'failed' }), ['rollback']);
+  assert.deepEqual(on({ status: 'deploying', strategy: { type: 'canary' } }), ['abort', 'rollback', 'stop']);
+  assert.deepEqual(on({ status: 'ready', strategy: { type: 'canary' } }), ['promote', 'rollback', 'stop'], 'a finished canary cannot be aborted');
+  assert.deepEqual(on({ status: 'pending', image: null }), ['stop']);
+});
+
+const region = (o: Partial<RegionView>): RegionView => ({ name: 'x', status: 'online', lastSeenAt: null, agent: null, lag: null, lastFullSyncAt: null, objects: null, ...o });
+
+test('regions: offline and never-seen come first, flagged in words', () => {
+  const now = Date.parse('2026-01-01T00:10:00Z');
+  const rows = regionRows([
+    region({ name: 'b', lastSeenAt: '2026-01-01T00:09:55Z', agent: { id: 'k1', version: '1.0', leader: true }, lag: { changes: 3, seconds: 1 }, objects: { deployments: 2, sentinels: 1 } }),
+    region({ name: 'c', status: 'never_seen' }),
+    region({ name: 'a', status: 'offline', lastSeenAt: '2026-01-01T00:05:00Z', objects: 7 }),
+  ], now);
+  assert.deepEqual(rows.map((r) => [r.name, r.flagged, r.statusLabel, r.lastSeen]), [
+    ['a', true, 'offline', '5m ago'],
+    ['c', true, 'never seen', 'never'],
+    ['b', false, 'online', '5s ago'],
+  ]);
+  assert.deepEqual([rows[2]!.leader, rows[2]!.lag, rows[2]!.objects, rows[0]!.objects], ['k1 (leader) v1.0', '3 changes, 1s', '2 deployments, 1 sentinels', '7']);
+});
+
+test('rollout actions follow the API\'s state rules', () => {
+  const table: [string, string[]][] = [
+    ['idle', ['start']], ['in_progress', ['cancel']], ['paused', ['cancel', 'resume', 'rollback']],
+    ['rolling_back', []], ['cancelled', ['rollback', 'start']], ['completed', ['start']],
+  ];
+  for (const [state, want] of table) {
+    const got = Object.entries(rolloutActions(state)).filter(([, ok]) => ok).map(([a]) => a).sort();
+    assert.deepEqual(got, want, state);
+  }
+});
+
+test('waves: progress, phase, failures with reasons, skipped with or without reasons', () => {
+  const r: RolloutView = {
+    state: 'paused', currentWave: 1, wavePercentages: [25, 50, 100],
+    waves: [
+      { index: 0, sentinels: [{ id: 's1', status: 'READY' }] },
+      { index: 1, sentinels: [{ id: 's2', status: 'FAILED', reason: 'CrashLoopBackOff' }, { id: 's3', status: 'pending' }] },
+      { index: 2, sentinels: [{ id: 's4' }, { id: 's5' }] },
+    ],
+    succeededIds: ['s1'], failedIds: ['s2'], skippedIds: ['s5', { id: 's6', reason: 'region offline' }],
+  };
+  assert.deepEqual(waveProgress(r).map((w) => [w.index, w.percentage, w.total, w.succeeded, w.failed, w.skipped, w.pending, w.phase]), [
+    [0, 25, 1, 1, 0, 0, 0, 'done'],
+    [1, 50, 2, 0, 1, 0, 1, 'failed'],
+    [2, 100, 2, 0, 0, 1, 1, 'waiting'],
+  ]);
+  assert.deepEqual(failedOf(r), [{ id: 's2', reason: 'CrashLoopBackOff' }]);
+  assert.deepEqual(skippedOf(r), [{ id: 's5' }, { id: 's6', reason: 'region offline' }]);
+  assert.deepEqual(waveProgress({ ...r, state: 'in_progress', failedIds: [], waves: [r.waves![0]!, { index: 1, sentinels: [{ id: 's3' }] }] }).map((w) => w.phase), ['done', 'running']);
+  assert.deepEqual(parseWaves(' 1, 5 25 ,100 '), [1, 5, 25, 100]);
+  assert.equal(parseWaves('  '), undefined);
+});
+
+test('the header says whether the page is live, in words', () => {
+  assert.deepEqual(liveLabel({ kind: 'live' }, 0), { text: 'Live', tone: 'ok' });
+  assert.match(liveLabel({ kind: 'reconnecting', attempt: 2, retryAt: 3500 }, 1000).text, /^Connection lost: reconnecting in 3s/);
+  assert.match(liveLabel({ kind: 'reconnecting', attempt: 2, retryAt: 500 }, 1000).text, /reconnecting…/);
+});
