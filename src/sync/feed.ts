@@ -116,6 +116,7 @@ export function createFeed(opts: FeedOptions): Feed {
   const deps: StreamDeps = { tailer, logger, heartbeatMs: opts.heartbeatMs ?? DEFAULT_HEARTBEAT_MS, retentionTtlMs: ttl, writeStallMs: stallMs, closing: closing.signal };
   let timer: NodeJS.Timeout | undefined;
   let cleaning: Promise<number> | undefined;
+  let seenXmax: Position = { txid: '0', id: '0' };
 
   const cleanup = () => {
     cleaning ??= deleteExpired(sql, ttl)
@@ -133,10 +134,13 @@ export function createFeed(opts: FeedOptions): Feed {
   async function resume(raw: string): Promise<{ epoch: string; position: Position }> {
     const c = parseCursor(raw);
     if (c.epoch !== tailer.epoch) throw gone('cursor belongs to another feed epoch (database restored?): start over with a full sync');
-    // Past the buffer's head only: every position the tailer handed out is settled, so older.
-    if (comparePositions(c, tailer.buffer.head) > 0) {
-      const xmax = await snapshotXmax(sql);
-      if (comparePositions(c, { txid: xmax, id: '0' }) > 0) {
+    // Past the buffer's head only (every position the tailer handed out is settled, so older),
+    // and past the highest xmax seen so far: xmax only grows while this process runs (a
+    // restore means stopping ctrl), so each agent costs one query, not one per poll, when its
+    // cursor is an empty feed's (xmin, 0) boundary ahead of the buffer's head.
+    if (comparePositions(c, tailer.buffer.head) > 0 && comparePositions(c, seenXmax) > 0) {
+      seenXmax = { txid: await snapshotXmax(sql), id: '0' };
+      if (comparePositions(c, seenXmax) > 0) {
         throw gone('cursor is ahead of this database (restored from an older backup?): start over with a full sync');
       }
     }
