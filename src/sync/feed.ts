@@ -116,6 +116,7 @@ export function createFeed(opts: FeedOptions): Feed {
   const deps: StreamDeps = { tailer, logger, heartbeatMs: opts.heartbeatMs ?? DEFAULT_HEARTBEAT_MS, retentionTtlMs: ttl, writeStallMs: stallMs, closing: closing.signal };
   let timer: NodeJS.Timeout | undefined;
   let cleaning: Promise<number> | undefined;
+  let seenXmax: Position = { txid: '0', id: '0' };
 
   const cleanup = () => {
     cleaning ??= deleteExpired(sql, ttl)
@@ -133,10 +134,13 @@ export function createFeed(opts: FeedOptions): Feed {
   async function resume(raw: string): Promise<{ epoch: string; position: Position }> {
     const c = parseCursor(raw);
     if (c.epoch !== tailer.epoch) throw gone('cursor belongs to another feed epoch (database restored?): start over with a full sync');
-    // Past the buffer's head only: every position the tailer handed out is settled, so older.
-    if (comparePositions(c, tailer.buffer.head) > 0) {
-      const xmax = await snapshotXmax(sql);
-      if (comparePositions(c, { txid: xmax, id: '0' }) > 0) {
+    // Past the buffer's head only (every position the tailer handed out is settled, so older),
+    // and past the highest xmax seen so far: xmax only grows while this process runs (a
+    // restore means stopping ctrl), so each agent costs one query, not one per poll, when its
+    // cursor is an empty feed's (xmin, 0) boundary ahead of the buffer's head.
+    if (comparePositions(c, tailer.buffer.head) > 0 && comparePositions(c, seenXmax) > 0) {
+      seenXmax = { txid: await snapshotXmax(sql), id: '0' };
+      if (comparePositions(c, seenXmax) > 0) {
         throw gone('cursor is ahead of this database (restored from an older backup?): start over with a full sync');
       }
     }
@@ -185,9 +189,23 @@ export function createFeed(opts: FeedOptions): Feed {
     return {
       abandon: done,
       run(out) {
-        const signal = AbortSignal.any([req.signal, admitted.cut.signal]);
+        // One controller fed by both sources (AbortSignal.any is costly at a thousand polls a
+        // second on Node 20: it tracks its sources through weak references).
+        const both = new AbortController();
+        const abort = () => both.abort();
+        if (req.signal.aborted || admitted.cut.signal.aborted) both.abort();
+        req.signal.addEventListener('abort', abort, { once: true });
+        admitted.cut.signal.addEventListener('abort', abort, { once: true });
+        const unhook = () => {
+          req.signal.removeEventListener('abort', abort);
+          admitted.cut.signal.removeEventListener('abort', abort);
+        };
+        const signal = both.signal;
         const waitMs = Math.min(req.waitMs ?? waitLimitMs, waitLimitMs);
-        const p = runStream(deps, { region: req.region, from, waitMs, signal, releaseSnapshotSlot: releaseSlot }, out).finally(done);
+        const p = runStream(deps, { region: req.region, from, waitMs, signal, releaseSnapshotSlot: releaseSlot }, out).finally(() => {
+          unhook();
+          done();
+        });
         streams.add(p);
         void p.catch(() => {}).finally(() => streams.delete(p));
         return p;
