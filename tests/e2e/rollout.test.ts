@@ -10,7 +10,8 @@ import { cilium, sentinels, tenancy, withTx } from '../../src/store';
 import { sentinelObjectName } from '../../src/kube/manifests/names';
 import { SENTINEL_NAMESPACE } from '../../src/sync/wire';
 
-const stack = await testStack({ regions: ['us-east-1'], ctrl: { settings: { sentinelTimeout: '2s' } } });
+// The Slack receivers listen on loopback over http: allow-listed (any port), as an operator would.
+const stack = await testStack({ regions: ['us-east-1'], ctrl: { settings: { sentinelTimeout: '2s', outboundAllow: '127.0.0.1' } } });
 const sim = stack.regions.get('us-east-1')!.sim.sim;
 const WAVES = [10, 30, 60, 100];
 
