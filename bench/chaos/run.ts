@@ -1,0 +1,124 @@
+// One chaos schedule on a running cluster: workload and faults together, then heal, then the
+// invariants. Returns what it saw; bench/chaos.ts and the CI test aggregate and judge.
+import type { ChaosCluster } from './cluster';
+import { faultRunner } from './faults';
+import { diffRegion, percentile, stepsTwice, wrongDeletions, type Deletion, type Violation } from './invariants';
+import { listenStatus, readActual, readDeletions, readDesired, sampleDesired } from './observe';
+import { generateSchedule, type Fault, type ScheduleOptions } from './schedule';
+import { Workload } from './workload';
+
+/** After healing, the cluster must equal desired state within this (issue 10). */
+export const CONVERGE_WITHIN_MS = 30_000;
+/** After healing, every workflow must be terminal and every waiting call answered by then. */
+const SETTLE_WITHIN_MS = 90_000;
+/** Desired-state sampling period: the deletion check's resolution. */
+const SAMPLE_EVERY_MS = 250;
+const POLL_MS = 500;
+const TERMINAL = ['completed', 'failed', 'cancelled'];
+
+export interface ScheduleResult {
+  seed: number;
+  faults: Fault[];
+  faultErrors: string[];
+  violations: Violation[];
+  /** ms from heal until both regions equalled desired state (undefined: never within the limit). */
+  convergenceMs?: number;
+  calls: { total: number; byStatus: Record<string, number> };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export async function runSchedule(c: ChaosCluster, seed: number, durationMs: number, opts: Partial<ScheduleOptions> = {}): Promise<ScheduleResult> {
+  const faults = generateSchedule(seed, { durationMs, ctrlReplicas: c.ctrls.length, regions: c.regions.length, meanGapMs: 2_500, ...opts });
+  const since = await auditHeads(c);
+  const sampler = sampleDesired(c.sql, SAMPLE_EVERY_MS);
+  const status = await listenStatus(c.sql);
+  const workload = new Workload({ seed: seed ^ 0x5bd1e995, ctrlUrls: c.ctrls.map((n) => n.url), adminToken: c.adminToken, regions: c.regions.map((r) => r.name), durationMs, gapMs: 700 });
+  const runner = faultRunner(c);
+  const faultsDone = runner.run(faults);
+  await workload.run();
+  await faultsDone;
+  await runner.healAll();
+  const healAt = Date.now();
+  const violations: Violation[] = [];
+
+  const convergenceMs = await waitConverged(c, healAt, violations);
+  await workload.settle(Math.max(0, healAt + SETTLE_WITHIN_MS - Date.now()));
+  for (const call of workload.calls) {
+    if (call.endedAt === undefined) violations.push({ kind: 'call-unanswered', detail: { what: call.what, replica: call.replica, waitingMs: Date.now() - call.startedAt } });
+  }
+  workload.abort();
+  await waitTerminal(c, healAt, violations);
+  violations.push(...(await failures(c)));
+  sampler.stop();
+  await status.stop();
+  violations.push(...stepsTwice(status.events));
+  const deletions = await deletionsSince(c, since);
+  const touched = (key: string, from: number, to: number) => workload.touches.some((t) => t.key === key && t.t >= from - 1_000 && t.t <= to);
+  violations.push(...wrongDeletions(deletions, sampler.samples, touched));
+
+  const byStatus: Record<string, number> = {};
+  for (const call of workload.calls) {
+    const k = call.endedAt === undefined ? 'unanswered' : call.error ? 'network-error' : String(call.status);
+    byStatus[k] = (byStatus[k] ?? 0) + 1;
+  }
+  return { seed, faults, faultErrors: runner.errors, violations, ...(convergenceMs !== undefined ? { convergenceMs } : {}), calls: { total: workload.calls.length, byStatus } };
+}
+
+/** Polls until every region equals desired state; records the last difference if it never does. */
+async function waitConverged(c: ChaosCluster, healAt: number, violations: Violation[]): Promise<number | undefined> {
+  let last: Record<string, string[]> = {};
+  while (Date.now() - healAt < CONVERGE_WITHIN_MS) {
+    try {
+      const desired = await readDesired(c.sql);
+      last = {};
+      for (const r of c.regions) {
+        const d = diffRegion(desired.get(r.name) ?? new Map(), await readActual(r.simUrl));
+        if (d.length) last[r.name] = d;
+      }
+      if (Object.keys(last).length === 0) return Date.now() - healAt;
+    } catch (err) {
+      last = { error: [(err as Error).message] };
+    }
+    await sleep(POLL_MS);
+  }
+  violations.push({ kind: 'not-converged', detail: { afterMs: CONVERGE_WITHIN_MS, differences: last } });
+  return undefined;
+}
+
+async function waitTerminal(c: ChaosCluster, healAt: number, violations: Violation[]): Promise<void> {
+  let open: { id: string; service: string; handler: string; status: string; attempts: number }[] = [];
+  do {
+    open = await c.sql<typeof open>`
+      SELECT id, service, handler, status, attempts FROM engine_invocations WHERE status <> ALL(${TERMINAL}) ORDER BY created_at`;
+    if (open.length === 0) return;
+    await sleep(POLL_MS);
+  } while (Date.now() - healAt < SETTLE_WITHIN_MS);
+  for (const o of open) violations.push({ kind: 'workflow-not-terminal', detail: o });
+}
+
+/** With healthy images only, every failure is an infrastructure fault reaching the workflows. */
+async function failures(c: ChaosCluster): Promise<Violation[]> {
+  const out: Violation[] = [];
+  const inv = await c.sql<{ id: string; service: string; handler: string; error: unknown }[]>`
+    SELECT id, service, handler, error FROM engine_invocations WHERE status = 'failed' ORDER BY created_at`;
+  for (const i of inv) out.push({ kind: 'workflow-failed', detail: i });
+  const deps = await c.sql<{ id: string; error: string | null }[]>`SELECT id, error FROM deployments WHERE status = 'failed' ORDER BY created_at`;
+  for (const d of deps) out.push({ kind: 'deployment-failed', detail: d });
+  return out;
+}
+
+async function auditHeads(c: ChaosCluster): Promise<number[]> {
+  return Promise.all(c.regions.map(async (r) => (await fetch(`${r.simUrl}/_sim/audit/deletions?since=999999999`).then((x) => x.json()) as { lastSeq: number }).lastSeq));
+}
+
+async function deletionsSince(c: ChaosCluster, since: number[]): Promise<Deletion[]> {
+  const out: Deletion[] = [];
+  for (const [i, r] of c.regions.entries()) {
+    const { entries } = await readDeletions(r.simUrl);
+    for (const e of entries) if (e.seq > since[i]!) out.push({ region: r.name, t: Date.parse(e.time), kind: e.kind, name: e.name, cause: e.cause, labels: e.labels });
+  }
+  return out;
+}
+
+export { percentile };
