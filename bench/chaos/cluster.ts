@@ -100,25 +100,7 @@ export async function startCluster(bundle: string, pg: Postgres, runDirPath: str
   }
 
   const regions: RegionNode[] = [];
-  for (const [i, region] of REGIONS.entries()) {
-    const simPort = await freePort();
-    const kubeconfig = join(dir, `${region}.kubeconfig`);
-    const sim: Child = { name: `sim-${region}`, args: ['kube-sim', `--port=${simPort}`, `--ready-delay=${READY_DELAY_MS}`, `--kubeconfig-out=${kubeconfig}`, '--log-level=warn'], starts: 0 };
-    startChild(sim, bundle, logDir);
-    const simUrl = `http://127.0.0.1:${simPort}`;
-    await waitHttp(`${simUrl}/_sim/info`, START_TIMEOUT_MS);
-    const kraneProxy = new FaultProxy(ctrls.map((c) => ({ host: '127.0.0.1', port: Number(new URL(c.url).port) })));
-    await kraneProxy.listen();
-    const kranePort = await freePort();
-    const krane: Child = {
-      name: `krane-${region}`,
-      args: ['krane', `--region=${region}`, `--control-plane=${kraneProxy.url}`, `--token=${tokens[i]}`, `--kubeconfig=${kubeconfig}`, `--listen=127.0.0.1:${kranePort}`, '--log-level=info'],
-      starts: 0,
-    };
-    startChild(krane, bundle, logDir);
-    await waitHttp(`http://127.0.0.1:${kranePort}/livez`, START_TIMEOUT_MS);
-    regions.push({ name: region, token: tokens[i]!, simUrl, sim, krane, kraneProxy });
-  }
+  for (const [i, region] of REGIONS.entries()) regions.push(await startRegion(bundle, dir, region, tokens[i]!, ctrls));
 
   return {
     dir,
@@ -141,4 +123,26 @@ export async function startCluster(bundle: string, pg: Postgres, runDirPath: str
       if (!keepLogs) rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** A region: its simulator, then its krane behind a proxy that balances over the ctrl replicas. */
+async function startRegion(bundle: string, dir: string, region: string, token: string, ctrls: CtrlNode[]): Promise<RegionNode> {
+  const logDir = join(dir, 'logs');
+  const simPort = await freePort();
+  const kubeconfig = join(dir, `${region}.kubeconfig`);
+  const sim: Child = { name: `sim-${region}`, args: ['kube-sim', `--port=${simPort}`, `--ready-delay=${READY_DELAY_MS}`, `--kubeconfig-out=${kubeconfig}`, '--log-level=warn'], starts: 0 };
+  startChild(sim, bundle, logDir);
+  const simUrl = `http://127.0.0.1:${simPort}`;
+  await waitHttp(`${simUrl}/_sim/info`, START_TIMEOUT_MS);
+  const kraneProxy = new FaultProxy(ctrls.map((c) => ({ host: '127.0.0.1', port: Number(new URL(c.url).port) })));
+  await kraneProxy.listen();
+  const kranePort = await freePort();
+  const krane: Child = {
+    name: `krane-${region}`,
+    args: ['krane', `--region=${region}`, `--control-plane=${kraneProxy.url}`, `--token=${token}`, `--kubeconfig=${kubeconfig}`, `--listen=127.0.0.1:${kranePort}`, '--log-level=info'],
+    starts: 0,
+  };
+  startChild(krane, bundle, logDir);
+  await waitHttp(`http://127.0.0.1:${kranePort}/livez`, START_TIMEOUT_MS);
+  return { name: region, token, simUrl, sim, krane, kraneProxy };
 }

@@ -27,6 +27,8 @@ export interface ChaosReport {
   violationsByKind: Record<string, number>;
   convergenceAfterHealMs: { p50?: number; p99?: number; max?: number };
   calls: Record<string, number>;
+  /** Deployments by final status and resources wanted, summed over schedules: the workload did work. */
+  outcome: { deployments: Record<string, number>; wantedResources: number };
   /** Where the logs of schedules with violations were kept. */
   logs?: string;
 }
@@ -90,6 +92,17 @@ export function aggregate(o: ChaosOptions, results: readonly ScheduleResult[], l
     violationsByKind: byKind,
     convergenceAfterHealMs: { p50: percentile(conv, 50), p99: percentile(conv, 99), max: percentile(conv, 100) },
     calls,
+    outcome: sumOutcomes(results),
     ...(logs ? { logs } : {}),
   };
+}
+
+function sumOutcomes(results: readonly ScheduleResult[]): ChaosReport['outcome'] {
+  const deployments: Record<string, number> = {};
+  let wantedResources = 0;
+  for (const r of results) {
+    wantedResources += r.outcome.wantedResources;
+    for (const [k, n] of Object.entries(r.outcome.deployments)) deployments[k] = (deployments[k] ?? 0) + n;
+  }
+  return { deployments, wantedResources };
 }

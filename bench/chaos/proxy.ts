@@ -4,9 +4,9 @@
 // - cut(): every open connection is destroyed now, the way a reset or a dead peer looks;
 // - cutMidChunk(): the next chunk from upstream on each connection is forwarded only in part
 //   and then the connection is destroyed, so a streamed NDJSON line arrives cut in the middle;
-// - blackhole: nothing moves: open connections stop reading, new ones are accepted but not
-//   connected upstream, like a partitioned network where TCP keeps retransmitting. Leaving it
-//   lets the held bytes through, as retransmission would.
+// - blackhole: nothing moves: bytes read from either side are held, new connections are
+//   accepted but not connected upstream, like a partitioned network where TCP keeps
+//   retransmitting. Leaving it lets the held bytes through, as retransmission would.
 // Several upstreams: a new connection goes to them in turn and tries the next one when one
 // refuses, the way a load balancer in front of two ctrl replicas behaves.
 import { createServer, connect, type Server, type Socket } from 'node:net';
@@ -21,6 +21,8 @@ export interface Upstream {
 interface Pair {
   client: Socket;
   upstream?: Socket;
+  /** An upstream connection is being made (so pass() does not dial a second one). */
+  dialing: boolean;
   /** Set by cutMidChunk: the next upstream chunk is truncated and the pair destroyed. */
   cutNext: boolean;
   /** Chunks held while the proxy black-holes, per direction. */
@@ -67,12 +69,19 @@ export class FaultProxy {
     return this.#pairs.size;
   }
 
+  /** Bytes held back by a black hole, both directions. */
+  get heldBytes(): number {
+    let n = 0;
+    for (const p of this.#pairs) for (const c of [...p.held.toUpstream, ...p.held.toClient]) n += c.length;
+    return n;
+  }
+
   /** Back to plain forwarding: held bytes flow, pending connections connect. */
   pass(): void {
     this.#mode = 'pass';
     this.#delayMs = 0;
     for (const p of this.#pairs) {
-      if (!p.upstream) this.#connectUpstream(p);
+      if (!p.upstream && !p.dialing) this.#connectUpstream(p);
       else this.#flushHeld(p);
       p.client.resume();
       p.upstream?.resume();
@@ -86,10 +95,6 @@ export class FaultProxy {
 
   blackhole(): void {
     this.#mode = 'blackhole';
-    for (const p of this.#pairs) {
-      p.client.pause();
-      p.upstream?.pause();
-    }
   }
 
   cut(): void {
@@ -110,22 +115,22 @@ export class FaultProxy {
 
   #accept(client: Socket): void {
     this.stats.connections++;
-    const pair: Pair = { client, cutNext: false, held: { toUpstream: [], toClient: [] } };
+    const pair: Pair = { client, dialing: false, cutNext: false, held: { toUpstream: [], toClient: [] } };
     this.#pairs.add(pair);
     client.on('error', () => this.#destroy(pair));
     client.on('close', () => this.#destroy(pair));
     client.on('data', (chunk: Buffer) => this.#forward(pair, 'toUpstream', chunk));
-    if (this.#mode === 'blackhole') client.pause();
-    else this.#connectUpstream(pair);
+    if (this.#mode !== 'blackhole') this.#connectUpstream(pair);
   }
 
-  #connectUpstream(pair: Pair, attempt = 0): void {
-    const target = this.upstreams[(this.#next + attempt) % this.upstreams.length]!;
-    if (attempt === 0) this.#next = (this.#next + 1) % this.upstreams.length;
+  #connectUpstream(pair: Pair, attempt = 0, base = this.#next++): void {
+    const target = this.upstreams[(base + attempt) % this.upstreams.length]!;
     const up = connect(target.port, target.host);
+    pair.dialing = true;
     let connected = false;
     up.once('connect', () => {
       connected = true;
+      pair.dialing = false;
       pair.upstream = up;
       this.#flushHeld(pair);
     });
@@ -133,7 +138,7 @@ export class FaultProxy {
     up.on('error', () => {
       // A refused connection tries the next upstream once around, then gives up like a
       // balancer with no healthy backend: the client sees its connection closed.
-      if (!connected && attempt + 1 < this.upstreams.length && this.#pairs.has(pair)) this.#connectUpstream(pair, attempt + 1);
+      if (!connected && attempt + 1 < this.upstreams.length && this.#pairs.has(pair)) this.#connectUpstream(pair, attempt + 1, base);
       else this.#destroy(pair);
     });
     up.on('close', () => connected && this.#destroy(pair));

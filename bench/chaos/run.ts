@@ -10,7 +10,7 @@ import { Workload } from './workload';
 /** After healing, the cluster must equal desired state within this (issue 10). */
 export const CONVERGE_WITHIN_MS = 30_000;
 /** After healing, every workflow must be terminal and every waiting call answered by then. */
-const SETTLE_WITHIN_MS = 90_000;
+const SETTLE_WITHIN_MS = 60_000;
 /** Desired-state sampling period: the deletion check's resolution. */
 const SAMPLE_EVERY_MS = 250;
 const POLL_MS = 500;
@@ -24,6 +24,8 @@ export interface ScheduleResult {
   /** ms from heal until both regions equalled desired state (undefined: never within the limit). */
   convergenceMs?: number;
   calls: { total: number; byStatus: Record<string, number> };
+  /** What the workload left behind: deployments by status, resources wanted per region. */
+  outcome: { deployments: Record<string, number>; wantedResources: number };
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -62,7 +64,15 @@ export async function runSchedule(c: ChaosCluster, seed: number, durationMs: num
     const k = call.endedAt === undefined ? 'unanswered' : call.error ? 'network-error' : String(call.status);
     byStatus[k] = (byStatus[k] ?? 0) + 1;
   }
-  return { seed, faults, faultErrors: runner.errors, violations, ...(convergenceMs !== undefined ? { convergenceMs } : {}), calls: { total: workload.calls.length, byStatus } };
+  return {
+    seed,
+    faults,
+    faultErrors: runner.errors,
+    violations,
+    ...(convergenceMs !== undefined ? { convergenceMs } : {}),
+    calls: { total: workload.calls.length, byStatus },
+    outcome: await outcome(c),
+  };
 }
 
 /** Polls until every region equals desired state; records the last difference if it never does. */
@@ -106,6 +116,12 @@ async function failures(c: ChaosCluster): Promise<Violation[]> {
   const deps = await c.sql<{ id: string; error: string | null }[]>`SELECT id, error FROM deployments WHERE status = 'failed' ORDER BY created_at`;
   for (const d of deps) out.push({ kind: 'deployment-failed', detail: d });
   return out;
+}
+
+async function outcome(c: ChaosCluster): Promise<ScheduleResult['outcome']> {
+  const rows = await c.sql<{ status: string; n: number }[]>`SELECT status, count(*)::int AS n FROM deployments GROUP BY status`;
+  const desired = await readDesired(c.sql);
+  return { deployments: Object.fromEntries(rows.map((r) => [r.status, r.n])), wantedResources: [...desired.values()].reduce((n, m) => n + m.size, 0) };
 }
 
 async function auditHeads(c: ChaosCluster): Promise<number[]> {
