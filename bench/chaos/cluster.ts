@@ -76,33 +76,8 @@ export async function startCluster(bundle: string, pg: Postgres, runDirPath: str
   const agentTokens = REGIONS.map((r, i) => `${r}=${tokens[i]}`).join(',');
 
   const ctrls: CtrlNode[] = [];
-  for (let i = 0; i < CTRL_REPLICAS; i++) {
-    const pgProxy = new FaultProxy([{ host: '127.0.0.1', port: pg.port }]);
-    const proxyPort = await pgProxy.listen();
-    const port = await freePort();
-    const args = [
-      'ctrl',
-      `--database-url=postgres://postgres:postgres@127.0.0.1:${proxyPort}/${name}`,
-      `--listen=127.0.0.1:${port}`,
-      `--admin-token=${adminToken}`,
-      `--agent-tokens=${agentTokens}`,
-      `--engine-lease=${ENGINE_LEASE}`,
-      '--deploy-timeout=3m',
-      '--sentinel-timeout=3m',
-      '--log-level=info',
-    ];
-    const node: CtrlNode = { child: { name: `ctrl-${i}`, args, starts: 0 }, url: `http://127.0.0.1:${port}`, pgProxy };
-    ctrls.push(node);
-    // Replicas start one after the other, so they never race on migrations; restarts skip them.
-    startChild(node.child, bundle, logDir);
-    await waitHttp(`${node.url}/readyz`, START_TIMEOUT_MS);
-    node.child.args.push('--no-migrate');
-  }
-
   const regions: RegionNode[] = [];
-  for (const [i, region] of REGIONS.entries()) regions.push(await startRegion(bundle, dir, region, tokens[i]!, ctrls));
-
-  return {
+  const cluster: ChaosCluster = {
     dir,
     pg,
     sql,
@@ -123,6 +98,36 @@ export async function startCluster(bundle: string, pg: Postgres, runDirPath: str
       if (!keepLogs) rmSync(dir, { recursive: true, force: true });
     },
   };
+  try {
+    // Replicas start one after the other, so they never race on migrations; restarts skip them.
+    for (let i = 0; i < CTRL_REPLICAS; i++) {
+      const pgProxy = new FaultProxy([{ host: '127.0.0.1', port: pg.port }]);
+      const proxyPort = await pgProxy.listen();
+      const port = await freePort();
+      const args = [
+        'ctrl',
+        `--database-url=postgres://postgres:postgres@127.0.0.1:${proxyPort}/${name}`,
+        `--listen=127.0.0.1:${port}`,
+        `--admin-token=${adminToken}`,
+        `--agent-tokens=${agentTokens}`,
+        `--engine-lease=${ENGINE_LEASE}`,
+        '--deploy-timeout=3m',
+        '--sentinel-timeout=3m',
+        '--log-level=info',
+      ];
+      const node: CtrlNode = { child: { name: `ctrl-${i}`, args, starts: 0 }, url: `http://127.0.0.1:${port}`, pgProxy };
+      ctrls.push(node);
+      startChild(node.child, bundle, logDir);
+      await waitHttp(`${node.url}/readyz`, START_TIMEOUT_MS);
+      node.child.args.push('--no-migrate');
+    }
+    for (const [i, region] of REGIONS.entries()) regions.push(await startRegion(bundle, dir, region, tokens[i]!, ctrls));
+  } catch (err) {
+    // Nothing half-started is left running; the logs stay for the diagnosis.
+    await cluster.close(true);
+    throw err;
+  }
+  return cluster;
 }
 
 /** A region: its simulator, then its krane behind a proxy that balances over the ctrl replicas. */
@@ -143,6 +148,12 @@ async function startRegion(bundle: string, dir: string, region: string, token: s
     starts: 0,
   };
   startChild(krane, bundle, logDir);
-  await waitHttp(`http://127.0.0.1:${kranePort}/livez`, START_TIMEOUT_MS);
+  try {
+    await waitHttp(`http://127.0.0.1:${kranePort}/livez`, START_TIMEOUT_MS);
+  } catch (err) {
+    for (const c of [krane, sim]) await killChild(c);
+    await kraneProxy.close();
+    throw err;
+  }
   return { name: region, token, simUrl, sim, krane, kraneProxy };
 }

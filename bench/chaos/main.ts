@@ -12,6 +12,8 @@ export interface ChaosOptions {
   seed: number;
   schedules: number;
   durationMs: number;
+  /** How long after healing workflows and waiting calls get to finish (default SETTLE_WITHIN_MS). */
+  settleMs?: number;
   /** Progress lines on stderr (the JSON report alone goes to stdout). */
   log?: (line: string) => void;
 }
@@ -55,7 +57,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
       const cluster = await startCluster(bundle, pg, dir, `chaos_${i}`);
       let r: ScheduleResult | undefined;
       try {
-        r = await runSchedule(cluster, seed, o.durationMs);
+        r = await runSchedule(cluster, seed, o.durationMs, o.settleMs);
         results.push(r);
         log(`schedule ${i + 1}/${o.schedules} seed ${seed}: ${r.faults.length} faults, ${r.violations.length} violations, converged ${r.convergenceMs ?? 'never'} ms`);
       } finally {

@@ -9,8 +9,12 @@ import { Workload } from './workload';
 
 /** After healing, the cluster must equal desired state within this (issue 10). */
 export const CONVERGE_WITHIN_MS = 30_000;
-/** After healing, every workflow must be terminal and every waiting call answered by then. */
-const SETTLE_WITHIN_MS = 60_000;
+/**
+ * After healing, every workflow must be terminal and every waiting call answered by then: a
+ * sentinel deploy that was waiting needs its rollout (minReadySeconds 5 per surge step) after
+ * the cluster converged, so twice the convergence limit leaves room without hiding a hang.
+ */
+export const SETTLE_WITHIN_MS = 60_000;
 /** Desired-state sampling period: the deletion check's resolution. */
 const SAMPLE_EVERY_MS = 250;
 const POLL_MS = 500;
@@ -30,7 +34,7 @@ export interface ScheduleResult {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export async function runSchedule(c: ChaosCluster, seed: number, durationMs: number, opts: Partial<ScheduleOptions> = {}): Promise<ScheduleResult> {
+export async function runSchedule(c: ChaosCluster, seed: number, durationMs: number, settleMs = SETTLE_WITHIN_MS, opts: Partial<ScheduleOptions> = {}): Promise<ScheduleResult> {
   const faults = generateSchedule(seed, { durationMs, ctrlReplicas: c.ctrls.length, regions: c.regions.length, meanGapMs: 2_500, ...opts });
   const since = await auditHeads(c);
   const sampler = sampleDesired(c.sql, SAMPLE_EVERY_MS);
@@ -45,12 +49,15 @@ export async function runSchedule(c: ChaosCluster, seed: number, durationMs: num
   const violations: Violation[] = [];
 
   const convergenceMs = await waitConverged(c, healAt, violations);
-  await workload.settle(Math.max(0, healAt + SETTLE_WITHIN_MS - Date.now()));
+  await workload.settle(Math.max(0, healAt + settleMs - Date.now()));
   for (const call of workload.calls) {
     if (call.endedAt === undefined) violations.push({ kind: 'call-unanswered', detail: { what: call.what, replica: call.replica, waitingMs: Date.now() - call.startedAt } });
   }
   workload.abort();
-  await waitTerminal(c, healAt, violations);
+  await waitTerminal(c, healAt + settleMs, violations);
+  // Workflows that ended after the first look may have changed desired state again (a failed
+  // deploy stops its topology): the cluster must follow that too.
+  await waitConverged(c, Date.now(), violations, 'after workflows ended');
   violations.push(...(await failures(c)));
   sampler.stop();
   await status.stop();
@@ -76,7 +83,7 @@ export async function runSchedule(c: ChaosCluster, seed: number, durationMs: num
 }
 
 /** Polls until every region equals desired state; records the last difference if it never does. */
-async function waitConverged(c: ChaosCluster, healAt: number, violations: Violation[]): Promise<number | undefined> {
+async function waitConverged(c: ChaosCluster, healAt: number, violations: Violation[], phase = 'after heal'): Promise<number | undefined> {
   let last: Record<string, string[]> = {};
   while (Date.now() - healAt < CONVERGE_WITHIN_MS) {
     try {
@@ -92,18 +99,18 @@ async function waitConverged(c: ChaosCluster, healAt: number, violations: Violat
     }
     await sleep(POLL_MS);
   }
-  violations.push({ kind: 'not-converged', detail: { afterMs: CONVERGE_WITHIN_MS, differences: last } });
+  violations.push({ kind: 'not-converged', detail: { phase, afterMs: CONVERGE_WITHIN_MS, differences: last } });
   return undefined;
 }
 
-async function waitTerminal(c: ChaosCluster, healAt: number, violations: Violation[]): Promise<void> {
+async function waitTerminal(c: ChaosCluster, deadline: number, violations: Violation[]): Promise<void> {
   let open: { id: string; service: string; handler: string; status: string; attempts: number }[] = [];
   do {
     open = await c.sql<typeof open>`
       SELECT id, service, handler, status, attempts FROM engine_invocations WHERE status <> ALL(${TERMINAL}) ORDER BY created_at`;
     if (open.length === 0) return;
     await sleep(POLL_MS);
-  } while (Date.now() - healAt < SETTLE_WITHIN_MS);
+  } while (Date.now() < deadline);
   for (const o of open) violations.push({ kind: 'workflow-not-terminal', detail: o });
 }
 
