@@ -29,12 +29,16 @@ export interface ChaosReport {
   violationsByKind: Record<string, number>;
   convergenceAfterHealMs: { p50?: number; p99?: number; max?: number };
   calls: Record<string, number>;
+  /** 5xx answers to calls that do not wait on a workflow (at most 20 shown). */
+  serverErrors: ScheduleResult['serverErrors'];
   /** Deployments by final status and resources wanted, summed over schedules: the workload did work. */
   outcome: { deployments: Record<string, number>; wantedResources: number };
   /** Where the logs of schedules with violations were kept. */
   logs?: string;
 }
 
+/** Enough to see the kinds of 5xx answers without drowning the report in a long run. */
+const SHOWN_SERVER_ERRORS = 20;
 const ROOT = resolve(import.meta.dirname, '..', '..');
 
 /** The built single-file program; built here when missing so the harness runs real processes. */
@@ -94,6 +98,7 @@ export function aggregate(o: ChaosOptions, results: readonly ScheduleResult[], l
     violationsByKind: byKind,
     convergenceAfterHealMs: { p50: percentile(conv, 50), p99: percentile(conv, 99), max: percentile(conv, 100) },
     calls,
+    serverErrors: results.flatMap((r) => r.serverErrors).slice(0, SHOWN_SERVER_ERRORS),
     outcome: sumOutcomes(results),
     ...(logs ? { logs } : {}),
   };

@@ -19,6 +19,8 @@ export const SETTLE_WITHIN_MS = 60_000;
 const SAMPLE_EVERY_MS = 250;
 const POLL_MS = 500;
 const TERMINAL = ['completed', 'failed', 'cancelled'];
+/** Workload calls that wait on a workflow's result (engine.call behind the API). */
+const WAITING_CALLS = new Set(['sentinel-deploy', 'rollout-start', 'rollout-resume']);
 
 export interface ScheduleResult {
   seed: number;
@@ -28,6 +30,8 @@ export interface ScheduleResult {
   /** ms from heal until both regions equalled desired state (undefined: never within the limit). */
   convergenceMs?: number;
   calls: { total: number; byStatus: Record<string, number> };
+  /** 5xx answers to calls that do not wait on a workflow: not violations, but worth reading. */
+  serverErrors: { what: string; status: number; body: unknown }[];
   /** What the workload left behind: deployments by status, resources wanted per region. */
   outcome: { deployments: Record<string, number>; wantedResources: number };
 }
@@ -52,6 +56,11 @@ export async function runSchedule(c: ChaosCluster, seed: number, durationMs: num
   await workload.settle(Math.max(0, healAt + settleMs - Date.now()));
   for (const call of workload.calls) {
     if (call.endedAt === undefined) violations.push({ kind: 'call-unanswered', detail: { what: call.what, replica: call.replica, waitingMs: Date.now() - call.startedAt } });
+    // A call that waits on a workflow and gets a 5xx lost track of work that goes on: engine
+    // waits must ride out infrastructure faults (DESIGN §10). Network errors are left out: they
+    // come from a replica killed mid-call, which no server can answer through.
+    else if (call.what === 'sentinel-deploy' && (call.body as { status?: string } | null)?.status === 'FAILED') violations.push({ kind: 'workflow-failed', detail: { what: call.what, body: call.body } });
+    else if (WAITING_CALLS.has(call.what) && (call.status ?? 0) >= 500) violations.push({ kind: 'call-failed', detail: { what: call.what, replica: call.replica, status: call.status, body: call.body } });
   }
   workload.abort();
   await waitTerminal(c, healAt + settleMs, violations);
@@ -67,9 +76,11 @@ export async function runSchedule(c: ChaosCluster, seed: number, durationMs: num
   violations.push(...wrongDeletions(deletions, sampler.samples, touched));
 
   const byStatus: Record<string, number> = {};
+  const serverErrors: ScheduleResult['serverErrors'] = [];
   for (const call of workload.calls) {
     const k = call.endedAt === undefined ? 'unanswered' : call.error ? 'network-error' : String(call.status);
     byStatus[k] = (byStatus[k] ?? 0) + 1;
+    if ((call.status ?? 0) >= 500 && !WAITING_CALLS.has(call.what)) serverErrors.push({ what: call.what, status: call.status!, body: call.body });
   }
   return {
     seed,
@@ -78,6 +89,7 @@ export async function runSchedule(c: ChaosCluster, seed: number, durationMs: num
     violations,
     ...(convergenceMs !== undefined ? { convergenceMs } : {}),
     calls: { total: workload.calls.length, byStatus },
+    serverErrors,
     outcome: await outcome(c),
   };
 }
