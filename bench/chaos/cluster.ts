@@ -10,12 +10,14 @@ import { freePort } from '../../src/net';
 import { FaultProxy } from './proxy';
 import { killChild, startChild, startPostgres, waitHttp, type Child, type Postgres } from './processes';
 
+/** Two of each: the fewest that show cross-region and cross-replica faults. */
 export const REGIONS = ['us-east-1', 'eu-west-1'];
 export const CTRL_REPLICAS = 2;
 /** A killed replica's workflows resume elsewhere after this lease; short so healing is quick. */
 const ENGINE_LEASE = '5s';
-/** Pods of the simulator become Ready after this many ms. */
+/** Pods of the simulator become Ready after this many ms: fast, yet not instant, like a real pull. */
 const READY_DELAY_MS = 50;
+/** Generous: on a busy 2-core machine a cold node start of the bundle takes seconds. */
 const START_TIMEOUT_MS = 60_000;
 
 export interface CtrlNode {

@@ -17,10 +17,11 @@ export const CONVERGE_WITHIN_MS = 30_000;
 export const SETTLE_WITHIN_MS = 60_000;
 /** Desired-state sampling period: the deletion check's resolution. */
 const SAMPLE_EVERY_MS = 250;
+/** Convergence and terminal-state polling: fine enough for the p50, light on the database. */
 const POLL_MS = 500;
 const TERMINAL = ['completed', 'failed', 'cancelled'];
 /** Workload calls that wait on a workflow's result (engine.call behind the API). */
-const WAITING_CALLS = new Set(['sentinel-deploy', 'rollout-start', 'rollout-resume']);
+const WAITING_CALLS = new Set(['sentinel-deploy', 'rollout-start', 'rollout-resume', 'rollout-cancel', 'rollout-rollback']);
 
 export interface ScheduleResult {
   seed: number;

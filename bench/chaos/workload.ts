@@ -79,7 +79,7 @@ export class Workload {
       else if (x < 0.5) this.#track(this.#stopOrStart(rand));
       else if (x < 0.6) this.#track(this.#rollback(rand));
       else if (x < 0.85) this.#track(this.#sentinelDeploy(rand));
-      else this.#track(this.#rollout());
+      else this.#track(this.#rollout(rand));
     }
   }
 
@@ -136,11 +136,20 @@ export class Workload {
     await this.api('sentinel-deploy', `/v1/sentinels/${id}/deploy`, { replicas: 1 + Math.floor(rand() * 2) });
   }
 
-  async #rollout(): Promise<void> {
+  /** Starts a rollout or moves the current one on (resume, sometimes cancel, roll back). */
+  async #rollout(rand: () => number): Promise<void> {
     const cur = await this.api('rollout-status', '/v1/sentinel-rollouts/current');
     const state = (cur.body as { state?: string } | null)?.state;
     if (state === 'paused') {
       await this.api('rollout-resume', '/v1/sentinel-rollouts/current/resume', {});
+      return;
+    }
+    if (state === 'in_progress' && rand() < 0.3) {
+      await this.api('rollout-cancel', '/v1/sentinel-rollouts/current/cancel', {});
+      return;
+    }
+    if (state === 'cancelled' && rand() < 0.5) {
+      await this.api('rollout-rollback', '/v1/sentinel-rollouts/current/rollback', {});
       return;
     }
     if (state !== 'idle' && state !== 'completed' && state !== 'cancelled') return;
