@@ -127,12 +127,18 @@ async function waitTerminal(c: ChaosCluster, deadline: number, violations: Viola
   for (const o of open) violations.push({ kind: 'workflow-not-terminal', detail: o });
 }
 
-/** With healthy images only, every failure is an infrastructure fault reaching the workflows. */
+/**
+ * Refusals the workload provokes itself: two of its rollout actions race (both saw a running
+ * rollout, the second cancel finds it cancelled). They are answers about state, not faults.
+ */
+const WORKLOAD_REFUSALS = new Set(['ERR_ROLLOUT_STATE', 'ERR_ROLLOUT_IN_PROGRESS']);
+
+/** With healthy images only, every other failure is an infrastructure fault reaching the workflows. */
 async function failures(c: ChaosCluster): Promise<Violation[]> {
   const out: Violation[] = [];
-  const inv = await c.sql<{ id: string; service: string; handler: string; error: unknown }[]>`
+  const inv = await c.sql<{ id: string; service: string; handler: string; error: { code?: string } | null }[]>`
     SELECT id, service, handler, error FROM engine_invocations WHERE status = 'failed' ORDER BY created_at`;
-  for (const i of inv) out.push({ kind: 'workflow-failed', detail: i });
+  for (const i of inv) if (!WORKLOAD_REFUSALS.has(i.error?.code ?? '')) out.push({ kind: 'workflow-failed', detail: i });
   const deps = await c.sql<{ id: string; error: string | null }[]>`SELECT id, error FROM deployments WHERE status = 'failed' ORDER BY created_at`;
   for (const d of deps) out.push({ kind: 'deployment-failed', detail: d });
   return out;
