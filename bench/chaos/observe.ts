@@ -1,0 +1,122 @@
+// What the harness watches while a schedule runs, through SQL reads on its own connection and
+// the simulator's HTTP API only (no code of ctrl or krane): a timeline of desired state (which
+// resources each region should run), the deployment status events ctrl publishes with NOTIFY,
+// and each region's actual managed objects.
+import type postgres from 'postgres';
+import type { DesiredSpec, StatusEvent } from './invariants';
+
+/** Managed-object selector (API.md "Labels on Kubernetes objects"). */
+const MANAGED = 'app.kubernetes.io/managed-by=krane';
+/** The channel ctrl publishes live events on (one NOTIFY per status write). */
+const EVENTS_CHANNEL = 'unkey_events';
+
+export interface Sample {
+  t: number;
+  /** Resource key → spec, per region: `deployment/<id>` and `sentinel/<id>`. */
+  wanted: Map<string, Map<string, DesiredSpec>>;
+}
+
+/**
+ * Desired state as the feed derives it: a topology is wanted when running and its deployment
+ * has an image; a sentinel when running.
+ */
+export async function readDesired(sql: postgres.Sql): Promise<Sample['wanted']> {
+  const out = new Map<string, Map<string, DesiredSpec>>();
+  const put = (region: string, key: string, spec: DesiredSpec) => {
+    if (!out.has(region)) out.set(region, new Map());
+    out.get(region)!.set(key, spec);
+  };
+  const [topo, sent] = await Promise.all([
+    sql<{ id: string; region: string; replicas: number; image: string }[]>`
+      SELECT t.deployment_id AS id, t.region, t.replicas, d.image FROM deployment_topology t
+      JOIN deployments d ON d.id = t.deployment_id WHERE t.desired_status = 'running' AND d.image IS NOT NULL`,
+    sql<{ id: string; region: string; replicas: number; image: string }[]>`
+      SELECT id, region, replicas, image FROM sentinels WHERE desired_state = 'running'`,
+  ]);
+  for (const r of topo) put(r.region, `deployment/${r.id}`, { replicas: r.replicas, image: r.image });
+  for (const r of sent) put(r.region, `sentinel/${r.id}`, { replicas: r.replicas, image: r.image });
+  return out;
+}
+
+/** Samples desired state every `everyMs` until stopped; a failed read (PostgreSQL down) is a gap. */
+export function sampleDesired(sql: postgres.Sql, everyMs: number): { samples: Sample[]; stop(): void } {
+  const samples: Sample[] = [];
+  let stopped = false;
+  const loop = async () => {
+    while (!stopped) {
+      const t = Date.now();
+      try {
+        samples.push({ t, wanted: await readDesired(sql) });
+      } catch {
+        // gap while the database is unreachable
+      }
+      await new Promise((r) => setTimeout(r, everyMs));
+    }
+  };
+  void loop();
+  return { samples, stop: () => (stopped = true) };
+}
+
+/** Deployment status events, tagged with the LISTEN session that saw them. */
+export async function listenStatus(sql: postgres.Sql): Promise<{ events: StatusEvent[]; stop(): Promise<void> }> {
+  const events: StatusEvent[] = [];
+  let session = 0;
+  const sub = await sql.listen(
+    EVENTS_CHANNEL,
+    (payload) => {
+      try {
+        const e = JSON.parse(payload) as { type: string; deploymentId?: string; status?: string; error?: string | null };
+        if (e.type === 'deployment.status' && e.deploymentId && e.status) {
+          events.push({ t: Date.now(), session, deploymentId: e.deploymentId, status: e.status, error: e.error ?? null });
+        }
+      } catch {
+        // not ours
+      }
+    },
+    // Called on every (re)connect: events missed in between must not look consecutive.
+    () => void session++,
+  );
+  return { events, stop: () => sub.unlisten() };
+}
+
+async function listItems(url: string): Promise<any[]> {
+  const r = await fetch(url, { signal: AbortSignal.timeout(5_000) });
+  if (!r.ok) throw new Error(`${url}: ${r.status}`);
+  return ((await r.json()) as { items: any[] }).items;
+}
+
+/** A region's managed workloads as the cluster has them (objects being deleted count as gone). */
+export async function readActual(simUrl: string): Promise<Map<string, DesiredSpec>> {
+  const out = new Map<string, DesiredSpec>();
+  const q = `labelSelector=${encodeURIComponent(MANAGED)}`;
+  const [sts, deps] = await Promise.all([
+    listItems(`${simUrl}/apis/apps/v1/namespaces/unkey/statefulsets?${q}`),
+    listItems(`${simUrl}/apis/apps/v1/namespaces/sentinel/deployments?${q}`),
+  ]);
+  const spec = (o: any): DesiredSpec => ({ replicas: o.spec?.replicas ?? 1, image: o.spec?.template?.spec?.containers?.[0]?.image ?? '' });
+  for (const o of sts) {
+    const id = o.metadata?.labels?.['unkey.com/deployment.id'];
+    if (id && !o.metadata.deletionTimestamp) out.set(`deployment/${id}`, spec(o));
+  }
+  for (const o of deps) {
+    const id = o.metadata?.labels?.['unkey.com/sentinel.id'];
+    if (id && !o.metadata.deletionTimestamp) out.set(`sentinel/${id}`, spec(o));
+  }
+  return out;
+}
+
+export interface AuditEntry {
+  seq: number;
+  time: string;
+  cause: string;
+  kind: string;
+  namespace?: string;
+  name: string;
+  labels: Record<string, string>;
+  userAgent?: string;
+}
+
+export async function readDeletions(simUrl: string): Promise<{ entries: AuditEntry[]; dropped: number }> {
+  const r = await fetch(`${simUrl}/_sim/audit/deletions`, { signal: AbortSignal.timeout(5_000) });
+  return (await r.json()) as { entries: AuditEntry[]; dropped: number };
+}

@@ -1,0 +1,79 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { diffRegion, percentile, resourceKey, stepsTwice, wrongDeletions, type Deletion, type DesiredSpec, type StatusEvent, type WantedSample } from '../../bench/chaos/invariants';
+
+const spec = (image: string, replicas: number): DesiredSpec => ({ image, replicas });
+
+test('diffRegion: equal, missing, extra and different specs', () => {
+  const desired = new Map([
+    ['deployment/a', spec('nginx:1', 2)],
+    ['sentinel/s', spec('sentinel:v1', 1)],
+  ]);
+  assert.deepEqual(diffRegion(desired, new Map(desired)), []);
+  assert.deepEqual(diffRegion(desired, new Map([['deployment/a', spec('nginx:1', 2)]])), ['sentinel/s: missing']);
+  assert.deepEqual(diffRegion(new Map(), new Map([['deployment/x', spec('i', 1)]])), ['deployment/x: not wanted but present']);
+  assert.deepEqual(diffRegion(desired, new Map([['deployment/a', spec('nginx:1', 1)], ['sentinel/s', spec('sentinel:v0', 1)]])), [
+    'deployment/a: has nginx:1×1, wants nginx:1×2',
+    'sentinel/s: has sentinel:v0×1, wants sentinel:v1×1',
+  ]);
+});
+
+const ev = (deploymentId: string, status: string, session = 1, t = 0): StatusEvent => ({ t, session, deploymentId, status, error: null });
+
+test('stepsTwice: the same once-per-run status twice in a row on one session', () => {
+  const cases: { name: string; events: StatusEvent[]; twice: string[] }[] = [
+    { name: 'a normal run', events: [ev('a', 'deploying'), ev('a', 'network'), ev('a', 'ready')], twice: [] },
+    { name: 'ready twice', events: [ev('a', 'network'), ev('a', 'ready'), ev('a', 'ready')], twice: ['a:ready'] },
+    { name: 'ready, stop, start, ready', events: [ev('a', 'ready'), ev('a', 'stopped'), ev('a', 'deploying'), ev('a', 'network'), ev('a', 'ready')], twice: [] },
+    { name: 'start and workflow both write deploying', events: [ev('a', 'deploying'), ev('a', 'deploying')], twice: [] },
+    { name: 'interleaved deployments', events: [ev('a', 'ready'), ev('b', 'ready'), ev('a', 'network')], twice: [] },
+    { name: 'a reconnect in between may have missed events', events: [ev('a', 'ready', 1), ev('a', 'ready', 2)], twice: [] },
+    { name: 'failed twice', events: [ev('a', 'failed'), ev('a', 'failed')], twice: ['a:failed'] },
+  ];
+  for (const c of cases) {
+    assert.deepEqual(
+      stepsTwice(c.events).map((v) => `${v.detail.deploymentId}:${v.detail.status}`),
+      c.twice,
+      c.name,
+    );
+  }
+});
+
+const managed = (extra: Record<string, string>) => ({ 'app.kubernetes.io/managed-by': 'krane', ...extra });
+const depLabels = managed({ 'app.kubernetes.io/component': 'deployment', 'unkey.com/deployment.id': 'd1' });
+
+test('resourceKey maps managed objects back to their resource', () => {
+  assert.equal(resourceKey(depLabels), 'deployment/d1');
+  assert.equal(resourceKey(managed({ 'app.kubernetes.io/component': 'sentinel', 'unkey.com/sentinel.id': 's1' })), 'sentinel/s1');
+  assert.equal(resourceKey(managed({ 'app.kubernetes.io/component': 'gossip' })), undefined);
+  assert.equal(resourceKey({ 'unkey.com/deployment.id': 'd1' }), undefined);
+});
+
+const sample = (t: number, keys: string[]): WantedSample => ({ t, wanted: new Map([['r1', new Map(keys.map((k) => [k, {}]))]]) });
+const del = (t: number, over: Partial<Deletion> = {}): Deletion => ({ region: 'r1', t, kind: 'StatefulSet', name: 'd1', cause: 'request', labels: depLabels, ...over });
+
+test('wrongDeletions: wanted before and after, untouched by the workload', () => {
+  const wanted = [sample(0, ['deployment/d1']), sample(250, ['deployment/d1']), sample(500, ['deployment/d1'])];
+  const stoppedAt250 = [sample(0, ['deployment/d1']), sample(250, []), sample(500, [])];
+  const never = () => false;
+  const cases: { name: string; d: Deletion; samples: WantedSample[]; touched?: () => boolean; wrong: boolean }[] = [
+    { name: 'deleted while wanted', d: del(300), samples: wanted, wrong: true },
+    { name: 'deleted after a stop', d: del(300), samples: stoppedAt250, wrong: false },
+    { name: 'deleted between stop and sample', d: del(200), samples: stoppedAt250, wrong: false },
+    { name: 'the workload stopped and started it in the gap', d: del(300), samples: wanted, touched: () => true, wrong: false },
+    { name: 'a cascade (judged through its owner)', d: del(300, { cause: 'cascade' }), samples: wanted, wrong: false },
+    { name: 'a pod (controllers replace pods)', d: del(300, { kind: 'Pod' }), samples: wanted, wrong: false },
+    { name: 'not managed by krane', d: del(300, { labels: { 'unkey.com/deployment.id': 'd1' } }), samples: wanted, wrong: false },
+    { name: 'no sample after it', d: del(900), samples: wanted, wrong: false },
+    { name: 'another region', d: del(300, { region: 'r2' }), samples: wanted, wrong: false },
+  ];
+  for (const c of cases) assert.equal(wrongDeletions([c.d], c.samples, c.touched ?? never).length, c.wrong ? 1 : 0, c.name);
+});
+
+test('percentile: nearest rank', () => {
+  assert.equal(percentile([], 50), undefined);
+  assert.equal(percentile([5], 99), 5);
+  assert.equal(percentile([4, 1, 3, 2], 50), 2);
+  assert.equal(percentile([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 99), 10);
+  assert.equal(percentile([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 100), 10);
+});
