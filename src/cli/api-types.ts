@@ -1,7 +1,7 @@
 // The shapes ctrl's public API answers with (src/http/api), as the client reads them. Dates
 // arrive as ISO strings. Kept apart from the server's types so the client depends only on the
 // JSON contract, not on store rows.
-export type { LiveEvent } from '../store/events';
+export type { LiveEvent } from '../live-events';
 
 export interface DeploymentSummary {
   id: string;

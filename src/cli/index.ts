@@ -20,7 +20,7 @@
 // Imports: the client talks to ctrl over HTTP only, so it imports none of the server's parts
 // (no modes, http, store, sync, workflow or kube code). Outside this folder it may import
 // ../config (flag and environment names, duration parsing, the dev data-dir default) and, as a
-// type only, the LiveEvent union of ../store/events (the JSON the event socket sends; erased at
+// type only, the LiveEvent union of ../live-events (the JSON the event socket sends; erased at
 // build). src/modes/dev.ts imports dev-file.ts, never the other way round.
 //
 // Concurrency: one command per process run, one client per command; `--wait` holds one socket

@@ -2,14 +2,12 @@
 // made by a workflow on any ctrl replica reaches clients connected to every replica. Published
 // inside the writer's transaction, an event is delivered at commit and never for a rollback.
 import type { Queryable, Sql } from './db';
+import type { LiveEvent } from '../live-events';
 
 export const EVENTS_CHANNEL = 'unkey_events';
 
-export type LiveEvent =
-  | { type: 'deployment.status'; deploymentId: string; environmentId: string; status: string; error: string | null }
-  | { type: 'deployment.region'; deploymentId: string; region: string; wanted: number; running: number; failed: number; reason: string | null }
-  | { type: 'sentinel.status'; sentinelId: string; region: string; deployStatus: string; health: string; runningImage: string | null }
-  | { type: 'rollout.wave'; state: string; wave: number; waves: number; succeeded: number; failed: number };
+/** The contract's one definition is in the kernel, so clients share it without importing the store. */
+export type { LiveEvent };
 
 /**
  * PostgreSQL refuses a NOTIFY payload of 8000 bytes or more, and the refusal fails the whole

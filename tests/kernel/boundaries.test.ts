@@ -53,7 +53,7 @@ const WRONG: Array<[string, string, string]> = [
   ['workflows-know-no-transport', 'src/workflow/rollout.ts', 'src/http/api/index.ts'],
   ['http-is-not-wiring', 'src/http/ctrl-app.ts', 'src/kube/sim/admin.ts'],
   ['cli-uses-the-public-api-only', 'src/cli/api-types.ts', 'src/store/events.ts'],
-  ['web-is-browser-code', 'src/web/app.ts', 'src/errors.ts'],
+  ['web-is-browser-code', 'src/web/app/app.ts', 'src/errors.ts'],
 ];
 
 test('every boundary rule and the cycle check fire on a deliberately wrong import', async () => {
