@@ -23,6 +23,8 @@ const REGISTRY = {
   ERR_REQUEST_INVALID: E(400),
   ERR_NOT_FOUND: E(404),
   ERR_INTERNAL: E(500),
+  /** The database is unreachable or restarting (src/store/retryable.ts): try again shortly. */
+  ERR_DATABASE_UNAVAILABLE: E(503, true),
   ERR_AUTH_UNAUTHORIZED: E(401),
   ERR_AUTH_FORBIDDEN: E(403),
 

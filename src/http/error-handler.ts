@@ -3,12 +3,20 @@
 // src/errors.ts gives it; fastify's own validation and parse errors become 400s; anything else
 // is a 500 that logs the cause but never leaks internals to the client.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { specOf, type ErrorDetail } from '../errors';
+import { AppError, specOf, type ErrorDetail } from '../errors';
+import { isRetryableDbError } from '../store/retryable';
 
 /** Seconds a client should wait before retrying a retryable failure (an outage, a restart). */
 const RETRY_AFTER_S = 1;
 
 export function errorHandler(err: FastifyError | Error, req: FastifyRequest, reply: FastifyReply): void {
+  // A request that met the database down (a restart, a failover, a cut connection) can simply be
+  // retried: say so with a 503, instead of a 500 that reads as a bug. The driver's text names
+  // hosts and ports, so it goes to the log only.
+  if (!specOf(err) && isRetryableDbError(err)) {
+    req.log.warn({ err }, 'database unavailable');
+    err = new AppError('ERR_DATABASE_UNAVAILABLE', 'the database is unavailable; retry shortly', { cause: err });
+  }
   const spec = specOf(err);
   if (spec?.status) {
     const details = (err as { details?: ErrorDetail[] }).details ?? [];

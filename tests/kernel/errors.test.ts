@@ -74,3 +74,18 @@ test('a retryable failure tells the client when to come back', async () => {
   assert.equal(notRetryable.status, 400);
   assert.equal(notRetryable.retryAfter, undefined);
 });
+
+test('a database that is away answers 503 with Retry-After, not a 500, and keeps the driver text out', async () => {
+  // What postgres.js throws when the server is unreachable or shut down mid-request (seen by the
+  // chaos harness as 500s on deploy, rollback and status reads during PostgreSQL restarts).
+  const refused = Object.assign(new Error('connect ECONNREFUSED 10.0.0.7:5432'), { code: 'ECONNREFUSED' });
+  const closed = Object.assign(new Error('write CONNECTION_CLOSED db:5432'), { code: 'CONNECTION_CLOSED' });
+  const shutdown = Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' });
+  for (const err of [refused, closed, shutdown]) {
+    const r = await answer(err);
+    assert.equal(r.status, 503, err.message);
+    assert.equal(r.body.error.code, 'ERR_DATABASE_UNAVAILABLE');
+    assert.equal(r.retryAfter, '1');
+    assert.doesNotMatch(r.body.error.message, /5432|administrator/);
+  }
+});
