@@ -12,8 +12,9 @@ import { newId } from '../../src/ids';
 import { tenancy } from '../../src/store';
 
 // The "build" names an image after the deployment, so the test can tell it deployed that image.
-const stack = await testStack({ regions: ['us-east-1'], ctrl: { settings: { buildCommand: 'test -f Dockerfile && echo "registry.local/built:$UNKEY_DEPLOYMENT_ID"' } } });
+// Build contexts must lie under --build-root (required with --build-command): the test's own directory.
 const tmp = mkdtempSync(join(tmpdir(), 'unkey-cli-options-'));
+const stack = await testStack({ regions: ['us-east-1'], ctrl: { settings: { buildRoot: tmp, buildCommand: 'test -f Dockerfile && echo "registry.local/built:$UNKEY_DEPLOYMENT_ID"' } } });
 after(() => rmSync(tmp, { recursive: true, force: true }));
 const env = { UNKEY_INFRA_API: stack.ctrl.url, UNKEY_INFRA_TOKEN: stack.adminToken };
 const cli = (argv: string[]) => runCli(argv, { env, cwd: tmp, watch: { pollMs: 200 } });

@@ -13,7 +13,8 @@ import { SENTINEL_NAMESPACE } from '../../src/sync/wire';
 
 /** A stack with a fleet of four healthy sentinels (one per environment) on sentinel:v1. */
 async function fleetStack(readyDelayMs = 20) {
-  const stack = await testStack({ regions: ['us-east-1'], readyDelayMs });
+  // The Slack stand-in listens on 127.0.0.1 over plain http: allowed explicitly (SSRF policy).
+  const stack = await testStack({ regions: ['us-east-1'], readyDelayMs, ctrl: { settings: { outboundAllow: '127.0.0.1' } } });
   const ids: string[] = [];
   await withTx(stack.db.sql, async (tx) => {
     for (let i = 0; i < 4; i++) {

@@ -18,7 +18,7 @@ test('ctrl killed mid-deploy and restarted: the deploy completes exactly once', 
   const url = `http://127.0.0.1:${port}`;
   const adminToken = 'admin-token-for-crash-test';
   const regions = ['us-east-1', 'eu-west-1'];
-  const tokens = Object.fromEntries(regions.map((r) => [r, `tok-${r}`]));
+  const tokens = Object.fromEntries(regions.map((r) => [r, `tok-${r}-crash-test`]));
   const env = cleanEnv({
     UNKEY_INFRA_DATABASE_URL: db.url,
     UNKEY_INFRA_ADMIN_TOKEN: adminToken,

@@ -66,12 +66,13 @@ test('?deploymentId= delivers only that deployment, ?type= only that kind (prefi
   const regionOnly = await listen({ type: 'deployment.region' });
   // B changes first and is seen whole on the unfiltered socket, then A: events reach every
   // socket in the one order the hub receives them, so when onlyA has A's change it has
-  // already been offered B's, and any leak of B would be in it.
+  // already been offered B's, and any leak of B would be in it. The stop's own status is the
+  // evidence: a deployment stopped before krane reported its pods sends no region event.
+  const stoppedOn = (list: LiveEvent[], id: string) => statusOf(list, id).includes('stopped');
   assert.equal((await stack.api(`/v1/deployments/${b}/stop`, { method: 'POST' })).status, 200);
-  await until(() => all.seen().some((e) => e.type === 'deployment.region' && e.deploymentId === b), 30_000, 'B stopping on the unfiltered socket');
+  await until(() => stoppedOn(all.seen(), b), 30_000, 'B stopped on the unfiltered socket');
   assert.equal((await stack.api(`/v1/deployments/${a}/stop`, { method: 'POST' })).status, 200);
-  await until(() => onlyA.seen().some((e) => e.type === 'deployment.region' && e.deploymentId === a), 30_000, 'A stopping on the filtered socket');
-  await until(() => regionOnly.seen().some((e) => e.type === 'deployment.region' && e.deploymentId === a), 30_000, 'A on the type socket');
+  await until(() => stoppedOn(onlyA.seen(), a), 30_000, 'A stopped on the filtered socket');
   assert.ok(
     onlyA.seen().every((e) => 'deploymentId' in e && e.deploymentId === a),
     `only A: ${JSON.stringify(onlyA.seen())}`,

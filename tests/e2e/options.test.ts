@@ -11,9 +11,11 @@ import { testStack, until } from '../helpers/stack';
 import { newId } from '../../src/ids';
 import { tenancy } from '../../src/store';
 
+// Build contexts must lie under --build-root (required with --build-command).
+const buildRoot = mkdtempSync(join(tmpdir(), 'unkey-options-'));
 const stack = await testStack({
   regions: ['us-east-1'],
-  ctrl: { settings: { sentinelImage: 'registry.local/sentinel:custom', apexDomain: 'apps.example.test', buildCommand: 'echo "no such base image" >&2; exit 1' } },
+  ctrl: { settings: { buildRoot, sentinelImage: 'registry.local/sentinel:custom', apexDomain: 'apps.example.test', buildCommand: 'echo "no such base image" >&2; exit 1' } },
 });
 
 async function deploy(body: Record<string, unknown>): Promise<string> {
@@ -84,7 +86,7 @@ test('409s: promote a deployment that is not ready, start a failed one, roll bac
   assert.equal(start.status, 409, JSON.stringify(start.body));
   assert.equal(start.body.error.code, 'ERR_DEPLOYMENT_STATE_CONFLICT');
 
-  const ctx = mkdtempSync(join(tmpdir(), 'unkey-options-'));
+  const ctx = mkdtempSync(join(buildRoot, 'app-'));
   writeFileSync(join(ctx, 'Dockerfile'), 'FROM scratch\n');
   const unbuilt = await settled(await deploy({ buildContext: ctx }));
   assert.equal(unbuilt.status, 'failed');

@@ -13,7 +13,8 @@ import { SENTINEL_NAMESPACE } from '../../src/sync/wire';
 import { Watcher } from '../../src/sync/watcher';
 
 const stack = await testStack({
-  ctrl: { settings: { sentinelTimeout: '3s', agentOfflineAfter: '1500ms', offlineGrace: '2s' } },
+  // outboundAllow: the Slack stand-in is plain http on 127.0.0.1 (refused by the SSRF policy otherwise).
+  ctrl: { settings: { sentinelTimeout: '3s', agentOfflineAfter: '1500ms', offlineGrace: '2s', outboundAllow: '127.0.0.1' } },
   krane: {
     tuning: { minBackoffMs: 50, reporterRetryMs: 100, breakerResetMs: 500, heartbeatMs: 200 },
     createWatcher: (o) => new Watcher({ ...o, backoffMinMs: 50, backoffMaxMs: 200 }),

@@ -54,6 +54,9 @@ async function lineProxy(upstream: string, cutAfter: (req: number, line: any, ur
       ur.on('error', () => res.destroy());
     });
     up.on('error', () => res.destroy());
+    // A client that goes away takes its upstream poll with it, as real proxies do; otherwise
+    // the poll holds one of the token's stream slots on ctrl until its wait runs out.
+    res.on('close', () => up.destroy());
     req.pipe(up);
   });
   await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
