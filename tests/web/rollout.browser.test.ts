@@ -72,11 +72,14 @@ test('waves advance live; a failure pauses; only resume/cancel/rollback as allow
   await screenshot(page, 'rollout');
 
   sim.setFault(SENTINEL_NAMESPACE, sentinelObjectName(victim), undefined);
+  // The click only sends the resume: until the handler saves, the stored state is still the
+  // pause seen above, so a pause counts only when it is a newer one.
+  const pausedAt = (await stack.api('/v1/sentinel-rollouts/current')).body.updatedAt;
   await page.getByRole('button', { name: 'Resume' }).click();
   await page.getByRole('dialog').getByRole('button', { name: 'Resume' }).click();
   const settled = await until(async () => {
     const c = (await stack.api('/v1/sentinel-rollouts/current')).body;
-    return c.state === 'completed' || c.state === 'paused' ? c : undefined;
+    return c.state === 'completed' || (c.state === 'paused' && c.updatedAt !== pausedAt) ? c : undefined;
   }, 90_000, 'rollout settled after resume');
   assert.equal(settled.state, 'completed', `failed: ${JSON.stringify(settled.failedIds)}`);
   await until(async () => (await page.getByTestId('rollout-state').innerText()).includes('completed'), 15_000, 'completed on the page');
