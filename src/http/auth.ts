@@ -91,6 +91,8 @@ export class AgentAuth {
   private readonly known = new Map<string, AgentIdentity & { until: number }>();
   private readonly unknown = new Map<string, number>();
   private readonly revokedIds = new Set<string>();
+  /** Hashes of configured tokens that ctrl refuses (stored for another region): never looked up. */
+  private readonly refused = new Set<string>();
   private readonly listeners = new Set<(tokenId: string) => void>();
   private started: Promise<void> | undefined;
   private unlisten: (() => Promise<void>) | undefined;
@@ -118,8 +120,12 @@ export class AgentAuth {
     for (const [region, token] of Object.entries(this.opts.configured ?? {})) {
       const row = await agentTokens.ensureAgentToken(sql, region, token);
       if (row.revoked) logger?.warn({ tokenId: row.id, region }, 'configured agent token is revoked: refused');
-      else if (row.region !== region) logger?.error({ tokenId: row.id, region, storedRegion: row.region }, 'configured agent token belongs to another region: refused');
-      else this.known.set(agentTokens.hashToken(token), { region, tokenId: row.id, until: Infinity });
+      else if (row.region !== region) {
+        // Refused for both regions: serving it for the stored one would contradict the flag
+        // and this line, and the same secret configured twice is a mistake either way.
+        this.refused.add(agentTokens.hashToken(token));
+        logger?.error({ tokenId: row.id, region, storedRegion: row.region }, 'configured agent token belongs to another region: refused');
+      } else this.known.set(agentTokens.hashToken(token), { region, tokenId: row.id, until: Infinity });
     }
     this.unlisten = await agentTokens.listenRevocations(
       sql,
@@ -129,8 +135,26 @@ export class AgentAuth {
       () => {
         this.known.clear();
         this.opts.logger?.warn('token revocation listener reconnected: token cache cleared');
+        void this.catchUpRevocations();
       },
     );
+  }
+
+  /**
+   * Revocations whose NOTIFY was lost while the listener was down: their streams would run on
+   * until their wait limit, so they are found in the table and cut like any other.
+   */
+  private async catchUpRevocations(): Promise<void> {
+    try {
+      for (const t of await agentTokens.listAgentTokens(this.opts.sql)) if (t.revokedAt && !this.revokedIds.has(t.id)) this.revoked(t.id);
+    } catch (err) {
+      this.opts.logger?.warn({ err }, 'could not re-read revoked agent tokens after the listener reconnected');
+    }
+  }
+
+  /** Whether this replica knows the token id as revoked (a stream admitted meanwhile is refused). */
+  isRevoked(tokenId: string): boolean {
+    return this.revokedIds.has(tokenId);
   }
 
   /** Subscribes to revocations seen by this replica; returns the unsubscribe function. */
@@ -151,6 +175,7 @@ export class AgentAuth {
     if (token.length < agentTokens.MIN_TOKEN_LENGTH) return undefined;
     await this.start();
     const key = agentTokens.hashToken(token);
+    if (this.refused.has(key)) return undefined;
     const now = Date.now();
     const hit = this.known.get(key);
     if (hit && hit.until > now) return { region: hit.region, tokenId: hit.tokenId };

@@ -10,7 +10,7 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { issuesToDetails, notFound, validationError } from '../errors';
+import { issuesToDetails, notFound, unauthorized, validationError } from '../errors';
 import { getSentinelDesired, getTopologyDesired } from '../store/desired-state';
 import type { Sql } from '../store/db';
 import { sentinelState, topologyState } from '../sync/desired';
@@ -121,18 +121,31 @@ export function clusterFeedRoutes(deps: ClusterFeedDeps) {
           waitMs: q.wait !== undefined ? q.wait * 1000 : undefined,
           signal: clientGone.signal,
         });
+        // Revoked after this request was authenticated but before its stream was admitted:
+        // the revocation's cut found nothing to cut, so it is refused here.
+        if (deps.auth.isRevoked(req.agentTokenId!)) {
+          stream.abandon();
+          throw unauthorized('invalid agent token');
+        }
         reply.hijack();
         const res = reply.raw;
-        res.writeHead(200, {
-          'content-type': 'application/x-ndjson',
-          'cache-control': 'no-store',
-          // Proxies must pass lines through as they come, not buffer the long poll.
-          'x-accel-buffering': 'no',
-          // One poll per connection: the socket closes with the response, so no half-dead
-          // keep-alive socket of a vanished agent outlives its poll or holds up shutdown.
-          connection: 'close',
-        });
-        res.flushHeaders();
+        try {
+          res.writeHead(200, {
+            'content-type': 'application/x-ndjson',
+            'cache-control': 'no-store',
+            // Proxies must pass lines through as they come, not buffer the long poll.
+            'x-accel-buffering': 'no',
+            // One poll per connection: the socket closes with the response, so no half-dead
+            // keep-alive socket of a vanished agent outlives its poll or holds up shutdown.
+            connection: 'close',
+          });
+          res.flushHeaders();
+        } catch (err) {
+          // run() is what releases the stream's slots; a stream that never runs must hand
+          // them back itself.
+          stream.abandon();
+          throw err;
+        }
         res.on('close', () => clientGone.abort());
         await stream.run(sinkFor(res)).then(
           () => {

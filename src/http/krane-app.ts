@@ -2,10 +2,10 @@
 // operator's confirmation of a held GC pass (no other API; krane pulls from ctrl).
 // Readiness names each failing part: the status watches have not completed a list, or the
 // status reporter's circuit to ctrl is open.
-import { timingSafeEqual } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from '../log';
 import { unauthorized } from '../errors';
+import { bearerToken, tokensEqual } from './auth';
 import { errorHandler, notFoundHandler } from './error-handler';
 import { healthRoutes, type ReadinessCheck } from './health';
 import { metricsRoute, type Registry } from './metrics';
@@ -34,12 +34,16 @@ export function buildKraneApp(deps: KraneAppDeps): FastifyInstance {
 }
 
 function gcConfirmRoute(app: FastifyInstance, gc: NonNullable<KraneAppDeps['gcConfirm']>): void {
-  const expected = Buffer.from(`Bearer ${gc.token}`);
-  app.post('/gc/confirm', async (req) => {
-    const given = Buffer.from(req.headers.authorization ?? '');
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw unauthorized("confirming krane's gc needs krane's agent token");
-    const approved = gc.confirm();
-    req.log.warn({ approved }, 'gc confirmed by an operator');
-    return { approved };
+  // A scope of its own, so the token check (before the body is read) guards only this route.
+  void app.register(async (scope) => {
+    scope.addHook('onRequest', async (req) => {
+      const token = bearerToken(req);
+      if (!token || !tokensEqual(token, gc.token)) throw unauthorized("confirming krane's gc needs krane's agent token");
+    });
+    scope.post('/gc/confirm', async (req) => {
+      const approved = gc.confirm();
+      req.log.warn({ approved }, 'gc confirmed by an operator');
+      return { approved };
+    });
   });
 }

@@ -2,7 +2,8 @@
 // delete more than `maxFraction` of krane's managed objects, and more than a handful, is
 // refused and held until an operator confirms it (`unkey-infra krane gc --confirm`, which calls
 // POST /gc/confirm on krane's own port). A confirmation approves exactly the resources that
-// were held; the next full sync's GC may delete those (and only those beyond the limit).
+// were held, for the next GC pass only (krane asks for a full sync at once). A pass that would
+// take every managed object is always held, however few they are.
 //
 // `decide` is pure (data in, data out, table-tested); GcBrake keeps the held and approved sets.
 // Everything runs on krane's event loop: no locking.
@@ -21,8 +22,14 @@ export interface GcPlan {
   maxFraction: number;
 }
 
-/** True when the pass may run without a confirmation. */
+/**
+ * True when the pass may run without a confirmation. A pass that takes every managed object is
+ * never "a handful", however small the region: that is what an empty database looks like
+ * (normal deletes come through the feed, not GC). maxFraction 1 turns the brake off entirely.
+ */
 export function withinLimit(p: GcPlan): boolean {
+  if (p.maxFraction >= 1) return true;
+  if (p.managed > 0 && p.wouldDelete >= p.managed) return false;
   return p.wouldDelete <= GC_BRAKE_MIN_OBJECTS || p.wouldDelete <= p.maxFraction * p.managed;
 }
 
@@ -46,14 +53,15 @@ export class GcBrake {
     return this.held?.objects ?? 0;
   }
 
-  /** Decides a pass; a refused pass replaces what was held, an approved one uses up the approval. */
+  /**
+   * Decides a pass; a refused pass replaces what was held. An approval is good for the next pass
+   * only, whatever it decides: kept past a pass that did not need it, it would let the same wipe
+   * through unasked days later (same resource ids after the same bad restore).
+   */
   check(plan: Omit<GcPlan, 'maxFraction'>, doomed: ReadonlySet<string>): GcDecision {
     const d = decide({ ...plan, maxFraction: this.maxFraction }, doomed, this.approved);
-    if (!d.run) this.held = { resources: new Set(doomed), objects: plan.wouldDelete };
-    else {
-      this.held = undefined;
-      if (d.approved) this.approved = new Set();
-    }
+    this.approved = new Set();
+    this.held = d.run ? undefined : { resources: new Set(doomed), objects: plan.wouldDelete };
     return d;
   }
 

@@ -46,6 +46,7 @@ export class LeaderElector {
   private stopped = false;
   private loop: Promise<void> | undefined;
   private readonly wake = new AbortController();
+  private deadline: NodeJS.Timeout | undefined;
 
   constructor(private readonly o: LeaderElectorOptions) {
     this.api = o.kubeConfig.makeApiClient(CoordinationV1Api);
@@ -69,6 +70,7 @@ export class LeaderElector {
     this.wake.abort();
     await this.loop;
     if (this.leading) {
+      clearTimeout(this.deadline);
       await this.setLeading(false);
       await this.release().catch((err) => this.o.logger.warn({ err: (err as Error).message }, 'could not release lease'));
     }
@@ -85,21 +87,36 @@ export class LeaderElector {
     while (!this.stopped) {
       let ok = false;
       try {
-        ok = await this.tryAcquireOrRenew();
+        // A round that does not come back (a half-open link to the API server: client-node sets
+        // no timeout) is given up on, so the loop keeps trying and stop() never hangs on it.
+        ok = await withTimeout(this.tryAcquireOrRenew(), this.renewDeadlineMs);
       } catch (err) {
         this.o.logger.warn({ err: (err as Error).message, status: httpStatus(err) }, 'lease request failed');
       }
-      if (ok) {
+      if (ok && !this.stopped) {
         this.lastRenewed = Date.now();
+        this.armDeadline();
         if (!this.leading) await this.setLeading(true);
-      } else if (this.leading && Date.now() - this.lastRenewed > this.renewDeadlineMs) {
-        await this.setLeading(false);
       }
       await sleep(this.retryMs, undefined, { signal: this.wake.signal }).catch(() => {});
     }
+    clearTimeout(this.deadline);
+  }
+
+  /**
+   * Steps down renewDeadlineMs after the last renewal, on a timer of its own: a check after each
+   * round would wait for that round, and a request can hang far longer than the lease lasts,
+   * while a standby takes over after leaseMs.
+   */
+  private armDeadline(): void {
+    clearTimeout(this.deadline);
+    this.deadline = setTimeout(() => {
+      if (this.leading && !this.stopped) void this.setLeading(false);
+    }, this.renewDeadlineMs);
   }
 
   private async setLeading(v: boolean): Promise<void> {
+    if (this.leading === v) return;
     this.leading = v;
     this.o.logger.info({ identity: this.o.identity, region: this.o.region }, v ? 'became leader' : 'stopped leading');
     try {
@@ -163,4 +180,14 @@ export class LeaderElector {
       if (httpStatus(err) !== 409) throw err;
     }
   }
+}
+
+/** `p`, or a rejection once `ms` have passed (p itself is left to settle on its own). */
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  let t: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    t = setTimeout(() => reject(new Error(`lease request took longer than ${ms} ms`)), ms);
+  });
+  p.catch(() => {}); // a round given up on may still fail later; nobody is waiting for it
+  return Promise.race([p, late]).finally(() => clearTimeout(t));
 }

@@ -138,10 +138,19 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
     controlPlaneUrl: cfg.controlPlane, token: cfg.token, region: cfg.region, logger: logger.child({ part: 'heartbeat' }), intervalMs: tuning.heartbeatMs,
     source: { cursor: () => watcher.cursor, fullSyncs: () => watcher.stats?.snapshotsCompleted ?? 0, objects: objectCounts(drift.reflectors), leader: (): boolean => elector?.isLeader ?? true },
   });
-  // Only the leader streams and applies; one that loses the Lease shuts down (and is restarted
-  // by its pod's restart policy) rather than risk applying beside the new leader.
+  // Only the leader streams and applies; one that loses the Lease stops its stream at once and
+  // shuts down (its pod's restart policy brings it back as a candidate) rather than risk
+  // applying beside the new leader. The Lease can be lost before `handle` exists (during listen).
+  let lostLease = false;
+  let closeAll: (() => Promise<void>) | undefined;
+  const stepDown = () => {
+    lostLease = true;
+    controller.close();
+    void watcher.stop();
+    void closeAll?.();
+  };
   const elector: LeaderElector | undefined = cfg.leaderElect
-    ? new LeaderElector({ kubeConfig: api.config, region: cfg.region, identity: heartbeat.agentId, logger: logger.child({ part: 'leader' }), onStartedLeading: () => watcher.start(), onStoppedLeading: () => void handle.close() })
+    ? new LeaderElector({ kubeConfig: api.config, region: cfg.region, identity: heartbeat.agentId, logger: logger.child({ part: 'leader' }), onStartedLeading: () => watcher.start(), onStoppedLeading: stepDown })
     : undefined;
   if (watcher.stats) registerFeedMetrics(registry, watcher.stats);
   const reflectors = [instancesWatch.reflector, sentinelWatch.deployments, sentinelWatch.pods, ...Object.values(drift.reflectors)];
@@ -200,5 +209,7 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
       return closing;
     },
   };
+  closeAll = () => handle.close();
+  if (lostLease) void handle.close();
   return handle;
 }

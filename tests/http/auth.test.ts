@@ -138,3 +138,13 @@ test('a revoked token passed again in --agent-tokens stays revoked, and ctrl say
   await waitFor(() => lines.some((l) => /revoked/.test(l.msg) && l.tokenId === row!.id && l.region === 'sa-east-1'), 5_000, 'a log line naming the revoked token');
   assert.ok(!JSON.stringify(lines).includes(configured['sa-east-1']), 'the token itself is never logged');
 });
+
+test('a configured token already stored for another region is refused, as the log says, not served for the stored one', async () => {
+  const token = 'configured-token-moved-region-0123';
+  await ensureAgentToken(db.sql, 'me-south-1', token);
+  // The same token configured again under another region (an operator's copy-paste).
+  const s = await startFeedServer(db.url, { waitLimitMs: 500, agentTokens: { 'me-central-1': token } } as never);
+  after(() => s.close());
+  assert.equal((await readFeed(s.url, token, { wait: '0.1' })).status, 401);
+  assert.equal((await readFeed(s.url, token, { wait: '0.1', region: 'me-south-1' })).status, 401);
+});

@@ -7,7 +7,9 @@ test('withinLimit: refused only past both the share and the handful', () => {
   const rows: [number, number, number, boolean][] = [
     // wouldDelete, managed, maxFraction, allowed
     [0, 0, 0.5, true],
-    [10, 10, 0.5, true], // a handful always goes
+    [9, 10, 0.5, true], // a handful goes
+    [10, 10, 0.5, false], // but never every managed object of a small region (an empty database)
+    [3, 3, 0.5, false],
     [11, 20, 0.5, false],
     [10, 20, 0.5, true],
     [11, 22, 0.5, true], // exactly half
@@ -35,4 +37,15 @@ test('GcBrake: holds, confirms once, and the approval is used up', () => {
   assert.equal(b.confirm(), 0, 'nothing held, nothing to confirm');
   assert.deepEqual(b.check({ wouldDelete: 20, managed: 20 }, doomed), { run: true, approved: true });
   assert.deepEqual(b.check({ wouldDelete: 20, managed: 20 }, doomed), { run: false }, 'an approval is good for one pass');
+});
+
+test('GcBrake: an approval does not outlive the next pass, whatever that pass was', () => {
+  const b = new GcBrake(0.5);
+  const doomed = new Set(['a', 'b']);
+  assert.deepEqual(b.check({ wouldDelete: 20, managed: 20 }, doomed), { run: false });
+  b.confirm();
+  // The operator fixed the database instead: the next pass is small and runs on its own.
+  assert.deepEqual(b.check({ wouldDelete: 1, managed: 20 }, new Set(['c'])), { run: true, approved: false });
+  // Days later the same wipe comes back: it needs a new confirmation.
+  assert.deepEqual(b.check({ wouldDelete: 20, managed: 20 }, doomed), { run: false });
 });

@@ -88,7 +88,8 @@ test('deploy/krane-rbac.yaml grants exactly what krane uses, and nothing cluster
     { ref: r('cilium_network_policy', 'cnp-rbac'), state: policyState({ policyId: 'cnp-rbac', environmentId: 'env-rbac' }) },
   ];
   const ctrl = await fakeCtrl();
-  const cfg = { region: 'us-east-1', controlPlane: ctrl.url, token: 'secret', listen: { host: '127.0.0.1', port: 0 }, resyncInterval: 60_000, logLevel: 'silent' } as KraneConfig;
+  // The GC brake off (fraction 1): this GC deletes every managed object on purpose.
+  const cfg = { region: 'us-east-1', controlPlane: ctrl.url, token: 'secret', listen: { host: '127.0.0.1', port: 0 }, resyncInterval: 60_000, logLevel: 'silent', gcMaxFraction: 1 } as KraneConfig;
   const krane = await startKrane(cfg, { logger, kubeConfig: own.sim.kubeConfig(), createWatcher: snapshotWatcher(items) });
   try {
     await until(async () => (await fetch(`${krane.url}/readyz`)).status === 200);

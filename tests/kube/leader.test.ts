@@ -58,3 +58,54 @@ test('a leader that stops releases the Lease and the standby takes over without 
   await until(() => b.e.isLeader, 6_000, 'b takes over after release');
   await b.e.stop();
 });
+
+/** A TCP relay to the simulator that can freeze: bytes stop flowing both ways, sockets stay open. */
+async function freezableRelay(target: URL) {
+  const { createServer, connect } = await import('node:net');
+  let frozen = false;
+  const pairs: [import('node:net').Socket, import('node:net').Socket][] = [];
+  const srv = createServer((client) => {
+    const upstream = connect(Number(target.port), target.hostname);
+    pairs.push([client, upstream]);
+    client.on('data', (d) => frozen || upstream.write(d));
+    upstream.on('data', (d) => frozen || client.write(d));
+    client.on('error', () => upstream.destroy());
+    upstream.on('error', () => client.destroy());
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+  });
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  after(() => {
+    for (const [c, u] of pairs) (c.destroy(), u.destroy());
+    srv.close();
+  });
+  return { port: (srv.address() as import('node:net').AddressInfo).port, freeze: () => void (frozen = true) };
+}
+
+test('a leader whose Lease requests hang (a half-open link) steps down by the renew deadline, not when they return', async () => {
+  const { KubeConfig } = await import('@kubernetes/client-node');
+  const cluster = fx.kc.getCurrentCluster()!;
+  const target = new URL(cluster.server);
+  const relay = await freezableRelay(target);
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ ...cluster, name: 'relay', server: `${target.protocol}//127.0.0.1:${relay.port}` }],
+    users: [fx.kc.getCurrentUser()!],
+    contexts: [{ name: 'relay', cluster: 'relay', user: fx.kc.getCurrentUser()!.name }],
+    currentContext: 'relay',
+  });
+  const events: string[] = [];
+  const e = new LeaderElector({
+    kubeConfig: kc, region: 'r-hang', identity: 'krane-hang', logger, leaseMs: 3_000, retryMs: 200, renewDeadlineMs: 1_000,
+    onStartedLeading: () => void events.push('start'),
+    onStoppedLeading: () => void events.push('stop'),
+  });
+  e.start();
+  await until(() => e.isLeader, 10_000, 'leads');
+  relay.freeze();
+  // Another replica may take the Lease once it has not changed for leaseMs (3 s): this one must
+  // have stopped before that, although no request of its own ever comes back.
+  await until(() => !e.isLeader, 2_900, 'stepped down while its requests hang');
+  assert.deepEqual(events, ['start', 'stop']);
+  await e.abandon();
+});

@@ -7,7 +7,8 @@ import { adminAuth } from '../auth';
 
 export function regionRoutes(deps: { adminToken: string; regions: RegionRegistry }) {
   return (app: FastifyInstance) => {
-    app.addHook('preHandler', adminAuth(deps.adminToken));
+    // onRequest, like every route: the token is checked before anything of the request is read.
+    app.addHook('onRequest', adminAuth(deps.adminToken));
     app.get('/v1/regions', async () => deps.regions.list());
   };
 }
