@@ -32,6 +32,9 @@ export interface RegionTopology {
   running: number;
   pending: number;
   failed: { podName: string; reason: string | null }[];
+  /** The region's agent liveness (null: ctrl has no registry, or the region is not known). */
+  regionStatus?: 'online' | 'offline' | 'never_seen' | null;
+  regionLastSeenAt?: string | null;
 }
 
 export interface DeploymentDetail extends DeploymentSummary {

@@ -10,6 +10,8 @@ export interface RegionState {
   pending: number;
   failed: number;
   reason: string | null;
+  /** Set while the region's agent is offline: when it was last seen (null: never). */
+  offline?: { lastSeenAt: string | null };
 }
 
 export interface ProgressState {
@@ -32,7 +34,11 @@ export function fromDeployment(d: DeploymentDetail): ProgressState {
   const regions = [...new Set([...d.regions, ...byRegion.keys()])].sort().map((region): RegionState => {
     const t = byRegion.get(region);
     if (!t) return { region, wanted: d.replicas, running: 0, pending: 0, failed: 0, reason: null };
-    return { region, wanted: t.wanted, running: t.running, pending: t.pending, failed: t.failed.length, reason: t.failed[0]?.reason ?? null };
+    const down = t.regionStatus === 'offline' || t.regionStatus === 'never_seen';
+    return {
+      region, wanted: t.wanted, running: t.running, pending: t.pending, failed: t.failed.length, reason: t.failed[0]?.reason ?? null,
+      ...(down ? { offline: { lastSeenAt: t.regionLastSeenAt ?? null } } : {}),
+    };
   });
   return { id: d.id, status: d.status, error: d.error, regions };
 }
@@ -64,6 +70,8 @@ export function applyEvent(s: ProgressState, e: LiveEvent): ProgressState {
       pending: Math.max(0, Math.min(prev?.pending ?? 0, e.wanted - e.running - e.failed)),
       failed: e.failed,
       reason: e.reason,
+      // Liveness comes with snapshots only; an event keeps what the last one said.
+      ...(prev?.offline ? { offline: prev.offline } : {}),
     });
     const regions = known ? s.regions.map((r) => (r.region === e.region ? next(r) : r)) : [...s.regions, next(undefined)].sort((a, b) => a.region.localeCompare(b.region));
     return { ...s, regions };

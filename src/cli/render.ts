@@ -146,7 +146,16 @@ function bar(r: RegionState): string {
 
 function regionText(r: RegionState): string {
   const extra = [r.pending ? `${r.pending} starting` : '', r.failed ? `${r.failed} failed${r.reason ? `: ${r.reason}` : ''}` : ''].filter(Boolean);
-  return `${r.running}/${r.wanted} ready${extra.length ? `, ${extra.join(', ')}` : ''}`;
+  const counts = `${r.running}/${r.wanted} ready${extra.length ? `, ${extra.join(', ')}` : ''}`;
+  return r.offline ? `${offlineText(r.offline.lastSeenAt)}, ${counts}` : counts;
+}
+
+/** "offline (last seen 12:03:04)": the local time of day, which is what a waiting user compares. */
+function offlineText(lastSeenAt: string | null): string {
+  if (!lastSeenAt) return 'offline (never seen)';
+  const t = new Date(lastSeenAt);
+  const hms = [t.getHours(), t.getMinutes(), t.getSeconds()].map((n) => String(n).padStart(2, '0')).join(':');
+  return `offline (last seen ${hms})`;
 }
 
 /**

@@ -68,6 +68,7 @@ test('ctrl serves its OpenAPI document, reports the engine and the feed in /read
   assert.equal(doc.openapi, '3.1.0');
   assert.ok(doc.paths['/v1/deployments'].post.requestBody.content['application/json'].schema.properties.regions);
   assert.ok(doc.paths['/v1/sentinel-rollouts']);
+  assert.ok(doc.paths['/v1/regions'].get);
   const ready = await fetch(`${stack.ctrl.url}/readyz`).then((r) => r.json() as Promise<any>);
   assert.deepEqual(ready.checks.map((c: any) => c.name).sort(), ['database', 'engine', 'feed', 'migrations']);
   const metrics = await fetch(`${stack.ctrl.url}/metrics`).then((r) => r.text());

@@ -133,3 +133,23 @@ test('a deploy to an offline region fails after the offline grace, naming the re
   await stack.restartKrane('eu-west-1');
   await until(async () => (await regions()).get('eu-west-1').status === 'online', 15_000, 'eu-west-1 back online');
 });
+
+test('deploy --wait shows a region as offline, with when it was last seen, while it waits; the API says so per region', async () => {
+  await stack.stopKrane('eu-west-1');
+  try {
+    await until(async () => (await regions()).get('eu-west-1').status === 'offline', 15_000, 'eu-west-1 offline');
+    const r = await runCli(['deploy', '--image', 'nginx:1.27', '--regions', 'us-east-1,eu-west-1', '--replicas', '1', '--wait', '--api', stack.ctrl.url, '--token', stack.adminToken], { watch: { pollMs: 200 } });
+    assert.equal(r.code, 1, r.stdout + r.stderr);
+    assert.match(r.stdout, /eu-west-1\s+offline \(last seen \d\d:\d\d:\d\d\)/, r.stdout);
+    assert.doesNotMatch(r.stdout, /us-east-1\s+offline/, r.stdout);
+    const id = /deployment (dep-[a-z0-9]+)/.exec(r.stdout)![1];
+    const topology = (await stack.api(`/v1/deployments/${id}`)).body.topology as any[];
+    const eu = topology.find((t) => t.region === 'eu-west-1');
+    assert.equal(eu.regionStatus, 'offline');
+    assert.ok(eu.regionLastSeenAt);
+    assert.equal(topology.find((t) => t.region === 'us-east-1').regionStatus, 'online');
+  } finally {
+    await stack.restartKrane('eu-west-1');
+  }
+  await until(async () => (await regions()).get('eu-west-1').status === 'online', 15_000, 'eu-west-1 back online');
+});

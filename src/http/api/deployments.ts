@@ -7,11 +7,13 @@ import { changeDesiredState, createDeployment, promoteDeployment, rollbackDeploy
 import type { Engine } from '../../workflow/engine';
 import { CreateDeploymentBody, IdParams, ListDeploymentsQuery } from './schemas';
 import { parse } from './parse';
-import { assertKnownRegions } from '../../workflow/regions';
+import { assertKnownRegions, type RegionRegistry } from '../../workflow/regions';
 
 export interface DeploymentRouteDeps {
   workflows: Workflows;
   engine: Engine;
+  /** Each region's liveness in the detail view, so `deploy --wait` can say a region is offline. */
+  regions?: RegionRegistry;
 }
 
 /** A deployment as every view shows it. Env values are secrets (API keys, database URLs): views
@@ -65,18 +67,20 @@ export function deploymentRoutes(deps: DeploymentRouteDeps) {
       const { id } = parse(IdParams, req.params, 'params');
       const d = await deployments.getDeployment(sql, id);
       if (!d) throw notFound('deployment', id);
-      const [progress, inst, doms, invocations] = await Promise.all([
+      const [progress, inst, doms, invocations, liveness] = await Promise.all([
         deployments.deploymentProgress(sql, id),
         instances.listInstances(sql, id),
         domains.listDomains(sql, { deploymentId: id }),
         engine.listInvocations({ target: workflows.deploy.name, key: id, limit: 20 }),
+        deps.regions ? deps.regions.list() : Promise.resolve([]),
       ]);
+      const live = new Map(liveness.map((r) => [r.name, r]));
       // Step history: the journal of the newest deploy run (earlier runs: GET /v1/invocations).
       const latest = invocations.find((i) => i.handler === 'deploy');
       const journal = latest ? (await engine.getInvocation(latest.id)).journal : [];
       return {
         ...summary(d),
-        topology: progress,
+        topology: progress.map((t) => ({ ...t, regionStatus: live.get(t.region)?.status ?? null, regionLastSeenAt: live.get(t.region)?.lastSeenAt ?? null })),
         instances: inst.map((i) => ({ region: i.region, podName: i.podName, address: i.address, status: i.status, reason: i.reason, updatedAt: i.updatedAt })),
         domains: doms.map((x) => ({ hostname: x.hostname, kind: x.kind })),
         steps: journal.map((j) => ({ name: j.name, kind: j.kind, status: j.status, failure: j.failure, createdAt: j.createdAt, completedAt: j.completedAt })),

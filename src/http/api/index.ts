@@ -9,6 +9,7 @@ import type { OutboundPolicy, Workflows } from '../../workflow';
 import type { Engine } from '../../workflow/engine';
 import { adminAuth, tokensEqual } from '../auth';
 import { deploymentRoutes } from './deployments';
+import type { RegionRegistry } from '../../workflow/regions';
 import { EVENTS_PATH, eventRoutes, type EventHub } from './events';
 import { invocationRoutes } from './invocations';
 import { sentinelRoutes } from './sentinels';
@@ -26,6 +27,8 @@ export interface PublicApiDeps {
   hub: EventHub;
   /** Where outbound requests (Slack webhooks) may go; checked at the API and again at send time. */
   outbound: OutboundPolicy;
+  /** Region liveness shown in deployment details (absent in tests that run without a registry). */
+  regions?: RegionRegistry;
 }
 
 /** Subprotocol prefix carrying a bearer token (base64url) on a browser's WebSocket, which cannot
