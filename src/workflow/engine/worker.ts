@@ -13,7 +13,7 @@ import { newId } from '../../ids';
 import type { EngineMetrics } from './metrics';
 import { decode } from './codec';
 import { Context } from './context';
-import { resolveHandler, type AnyDef, type ChildOptions, type ChildTarget, type ExecutionTarget } from './types';
+import { resolveHandler, type TraceHooks, type AnyDef, type ChildOptions, type ChildTarget, type ExecutionTarget } from './types';
 import { LeaseLostError, TerminalError, fromFailure } from './errors';
 import { Execution } from './execution';
 import type { ExecutionCore, Outcome, Runtime } from './execution-core';
@@ -41,6 +41,7 @@ export interface WorkerOptions {
   metrics: (counts: () => { running: number; parked: number }) => EngineMetrics;
   /** The client side (the engine), for what handlers ask of it: awakeables and cancels. */
   client: WorkerClient;
+  tracing: TraceHooks | null;
 }
 
 export interface WorkerClient {
@@ -83,6 +84,7 @@ export class Worker implements Runtime {
    *  (else this process would claim its own running invocations and replay them). */
   #renewFailed = false;
   readonly #metrics: EngineMetrics;
+  readonly #trace: TraceHooks | null;
 
   constructor(o: WorkerOptions) {
     this.sql = o.sql;
@@ -97,6 +99,7 @@ export class Worker implements Runtime {
     this.#defs = o.defs;
     this.#results = o.results;
     this.#client = o.client;
+    this.#trace = o.tracing;
     this.#metrics = o.metrics(() => ({ running: this.#running.size, parked: this.#parked.size }));
   }
 
@@ -179,6 +182,7 @@ export class Worker implements Runtime {
     const worker = delayMs === null && this.#defs.has(target.service) ? this.claimWorker() : null;
     const id = newId('inv');
     const key = opts.key ?? null;
+    const traceContext = this.captureTrace();
     const r = await store
       .startInvocation(this.sql, {
         id,
@@ -192,13 +196,14 @@ export class Worker implements Runtime {
         worker,
         leaseMs: this.leaseMs,
         parent: { id: exec.id, epoch: exec.epoch, seq, entry, name: `${target.service}/${target.handler}` },
+        traceContext,
       })
       .catch((err: unknown) => {
         // engine_start's fence on the parent (SQLSTATE UE001): this process lost the parent's lease.
         throw (err as { code?: unknown }).code === 'UE001' ? new LeaseLostError(exec.id) : err;
       });
     if (!r.deduped && r.status === 'running' && r.epoch) {
-      this.launch({ id, service: target.service, handler: target.handler, key, kind: target.kind, input: target.input, epoch: r.epoch, cancelRequested: false }, []);
+      this.launch({ id, service: target.service, handler: target.handler, key, kind: target.kind, input: target.input, epoch: r.epoch, cancelRequested: false, traceContext }, []);
     } else if (r.status === 'scheduled' && delayMs !== null) {
       this.armTimer(Date.now() + delayMs);
     }
@@ -259,7 +264,26 @@ export class Worker implements Runtime {
         );
       }
     }
+    if (this.#trace && exec.target.traceContext) {
+      const ended = finish?.ok && outcome;
+      this.#trace.finished(exec.target.traceContext, ended && outcome.status !== 'completed' ? outcome.error.message : null, !ended);
+    }
     if (wasRunning) this.#slotFreed();
+  }
+
+  /** The caller's trace carrier for an invocation it starts (null with tracing off). */
+  captureTrace(): string | null {
+    return this.#trace ? this.#trace.capture() : null;
+  }
+
+  /** Runs a handler in its invocation's trace context, read first when not known in memory. */
+  #traced(target: ExecutionTarget, run: () => Promise<unknown>): () => Promise<unknown> {
+    const hooks = this.#trace;
+    if (!hooks) return run;
+    return async () => {
+      if (target.traceContext === undefined) target.traceContext = await store.traceContextOf(this.sql, target.id);
+      return hooks.restore(target.traceContext, run);
+    };
   }
 
   // ---- execution ------------------------------------------------------------------------------
@@ -291,7 +315,7 @@ export class Worker implements Runtime {
     }
     const ctx = new Context(exec, this.logger);
     void exec.execute(
-      () => h.def.run(ctx, h.def.input.parse(target.input)),
+      this.#traced(target, () => h.def.run(ctx, h.def.input.parse(target.input))),
       (out) => {
         const r = h.def.output.safeParse(out);
         if (!r.success) {
