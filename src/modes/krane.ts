@@ -6,6 +6,7 @@ import { boundUrl } from '../net';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { runsInCluster, type KraneConfig } from '../config';
 import { createLogger, type Logger } from '../log';
+import { startTracing } from '../tracing';
 import { createRegistry, type Registry } from '../http/metrics';
 import { buildKraneApp } from '../http/krane-app';
 import { KubeClient, loadKubeConfig } from '../kube/client';
@@ -75,6 +76,7 @@ const defaultWatcher: FeedWatcherFactory = (o) => new Watcher(o);
 
 export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promise<KraneHandle> {
   const logger = deps.logger ?? createLogger(cfg.logLevel, { service: 'krane', region: cfg.region });
+  const tracing = startTracing({ serviceName: 'krane', endpoint: cfg.otlpEndpoint });
   const registry = deps.registry ?? createRegistry({ service: 'krane', region: cfg.region });
   const api = new KubeClient(deps.kubeConfig ?? loadKubeConfig({ file: cfg.kubeconfig, inCluster: runsInCluster() }));
   const resyncMs = cfg.resyncInterval;
@@ -177,6 +179,7 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
   } catch (err) {
     controller.close();
     await Promise.allSettled([elector?.abandon(), watcher.stop(), instancesWatch.stop(), sentinelWatch.stop(), drift.stop(), reporter.close(), app.close()]);
+    await tracing.shutdown();
     throw err;
   }
   const url = boundUrl(app.server, cfg.listen.host);
@@ -196,6 +199,7 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
         await Promise.all([instancesWatch.stop(), sentinelWatch.stop(), drift.stop()]);
         await reporter.close();
         await app.close();
+        await tracing.shutdown();
       })();
       return closing;
     },
