@@ -11,6 +11,11 @@
 // first check; the status-report path sends `notifyInstances` (shared) when the deployment's
 // instances are all running or any failed. A periodic re-check backs it up, and a deadline
 // fails the deploy. A stop during the wait also notifies, and the deploy ends `stopped`.
+//
+// Tracing (seed 001): the invocation's durable span is deployment.workflow (planned by
+// createDeployment); deployment.build, deployment.topology.create, deployment.events.emit (the
+// outbox rows, so krane's deployment.apply.<region> are its children) and one
+// deployment.status.poll per check are opened inside step bodies, so a replay emits none again.
 import { z } from 'zod';
 import { defineObject, handler, TerminalError, TimeoutError, CancelledError, type Context } from './engine';
 import { cilium, deployments, domains, instances, sentinels, tenancy, topology, type Sql } from '../store';
@@ -21,6 +26,7 @@ import { evaluateProgress } from './progress';
 import { notifyHandler, openWaiter } from './wait';
 import type { WorkflowMetrics } from './metrics';
 import type { OfflineCheck } from './regions';
+import { annotate, fail, planSpan, recordError, withSpan } from '../tracing';
 
 export const DEPLOY_SERVICE = 'DeployService';
 export const INSTANCES_KEY = 'instances_awakeable';
@@ -70,6 +76,8 @@ export function deployService(deps: DeployDeps) {
           if (!row) throw new TerminalError(`deployment ${id} not found`, { code: 'ERR_DEPLOY_NOT_FOUND' });
           return { status: row.status, image: row.image, buildContext: row.buildContext, regions: row.regions, replicas: row.replicas, environmentId: row.environmentId };
         });
+        annotate({ 'deployment.id': id, 'environment.id': d.environmentId, 'deployment.regions': d.regions });
+        const attributes = { 'deployment.id': id };
         if (TERMINAL_STATUSES.has(d.status)) {
           return { deploymentId: id, status: d.status === 'ready' || d.status === 'stopped' ? d.status : 'failed', error: null } as DeployOutput;
         }
@@ -78,23 +86,31 @@ export function deployService(deps: DeployDeps) {
             await ctx.runTx('status-building', (tx) => deployments.setDeploymentStatus(tx, id, 'building').then(() => null));
             const image = await ctx.run(
               'build',
-              async () => {
-                const started = Date.now();
-                const built = await deps.builder.build({ deploymentId: id, buildContext: d.buildContext! });
-                deps.metrics.built((Date.now() - started) / 1000);
-                return built;
-              },
+              () =>
+                withSpan('deployment.build', { attributes }, async () => {
+                  const started = Date.now();
+                  const built = await deps.builder.build({ deploymentId: id, buildContext: d.buildContext! });
+                  deps.metrics.built((Date.now() - started) / 1000);
+                  return built;
+                }),
               { maxAttempts: 2 },
             );
             await ctx.runTx('image', (tx) => deployments.setDeploymentImage(tx, id, image).then(() => null));
           }
           await ctx.runTx('topologies', async (tx) => {
-            const row = await deployments.lockDeployment(tx, id);
-            if (row?.desiredState === 'stopped') throw new TerminalError('stopped before it became ready', { code: STOPPED });
-            await deployments.setDeploymentStatus(tx, id, 'deploying');
-            for (const region of d.regions) {
-              await topology.upsertTopology(tx, { deploymentId: id, region, workspaceId: row!.workspaceId, replicas: d.replicas, desiredStatus: 'running' });
-            }
+            const row = await withSpan('deployment.topology.create', { attributes: { ...attributes, 'deployment.regions': d.regions } }, async () => {
+              const locked = await deployments.lockDeployment(tx, id);
+              if (locked?.desiredState === 'stopped') throw new TerminalError('stopped before it became ready', { code: STOPPED });
+              await deployments.setDeploymentStatus(tx, id, 'deploying');
+              return locked!;
+            });
+            // The topology rows and their outbox rows: the events krane applies, each
+            // carrying this span's traceparent.
+            await withSpan('deployment.events.emit', { attributes: { ...attributes, 'deployment.regions': d.regions } }, async () => {
+              for (const region of d.regions) {
+                await topology.upsertTopology(tx, { deploymentId: id, region, workspaceId: row.workspaceId, replicas: d.replicas, desiredStatus: 'running' });
+              }
+            });
             return null;
           });
           const sentinelIds = await ctx.runTx('sentinels', async (tx) => {
@@ -109,7 +125,7 @@ export function deployService(deps: DeployDeps) {
             }
             return ids;
           });
-          const results = await ctx.all(sentinelIds.map((sid) => ctx.call(deps.sentinel, 'deploy', {}, { key: sid })));
+          const results = await ctx.all(sentinelIds.map((sid) => planSpan('sentinel.deploy', { 'sentinel.id': sid, 'deployment.id': id }, () => ctx.call(deps.sentinel, 'deploy', {}, { key: sid }))));
           const bad = results.find((r) => r.status !== 'READY');
           if (bad) throw new TerminalError(`sentinel ${bad.sentinelId} not ready: ${bad.reason ?? 'failed'}`, { code: 'ERR_DEPLOY_SENTINEL' });
 
@@ -136,6 +152,7 @@ export function deployService(deps: DeployDeps) {
           return { deploymentId: id, status: 'ready' as const, error: null };
         } catch (err) {
           const reason = err instanceof TimeoutError ? 'timed out waiting for instances' : (err as Error).message;
+          fail(reason);
           const outcome = await ctx.runTx('cleanup', async (tx) => {
             const row = await deployments.lockDeployment(tx, id);
             // Stopped and started again while this deploy wound down: the start has queued a
@@ -170,12 +187,16 @@ async function waitForInstances(ctx: Context, deps: DeployDeps, id: string, regi
   const p = await waiter.until({
     timeoutMs: deps.timeoutMs,
     recheckMs: deps.recheckMs,
-    probe: async () => {
-      checks++;
-      const d = await deployments.getDeployment(deps.sql, id);
-      const progress = evaluateProgress(await deployments.deploymentProgress(deps.sql, id), d?.desiredState ?? 'stopped');
-      return { done: progress.state !== 'waiting', info: progress };
-    },
+    probe: () =>
+      withSpan('deployment.status.poll', { attributes: { 'deployment.id': id } }, async (span) => {
+        checks++;
+        const d = await deployments.getDeployment(deps.sql, id);
+        const progress = evaluateProgress(await deployments.deploymentProgress(deps.sql, id), d?.desiredState ?? 'stopped');
+        span?.setAttribute('deployment.progress', progress.state);
+        // The check that saw instances fail is where the failure shows in the trace.
+        if (progress.state === 'failed' && span) recordError(span, progress.reason);
+        return { done: progress.state !== 'waiting', info: progress };
+      }),
     onTimeout: (last) =>
       new TerminalError(`timed out waiting for instances (${last.state === 'waiting' ? last.waitingFor.join(', ') : last.state})`, { code: 'ERR_DEPLOY_TIMEOUT' }),
     ...(deps.offline ? { offline: (startedAt: number) => deps.offline!(regions, startedAt), onOffline: (reason: string) => new TerminalError(reason, { code: 'ERR_DEPLOY_REGION_OFFLINE' }) } : {}),

@@ -1,0 +1,139 @@
+// Seed 001's span tree for a deployment, with the whole system in process and the SDK's
+// in-memory exporter: the workflow span and its children in ctrl, krane's apply span per
+// region joining the same trace through the change feed, errors on the span that failed, the
+// trace id in GET /v1/deployments/:id, and a ctrl restart mid-deploy that resumes the trace
+// without emitting any span twice.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { SpanStatusCode } from '@opentelemetry/api';
+import { startTracing } from '../../src/tracing';
+import { testStack, until } from '../helpers/stack';
+import { idOf, named, one, parentOf, spansOf } from './spans';
+
+// Installed before the stack starts, so ctrl's engine gets the trace hooks.
+const exporter = new InMemorySpanExporter();
+startTracing({ serviceName: 'test', exporter });
+
+const buildRoot = realpathSync(mkdtempSync(join(tmpdir(), 'unkey-trace-build-')));
+const regions = ['us-east-1', 'eu-west-1'];
+const stack = await testStack({
+  regions,
+  // Pods take a moment, so the restart test finds the deploy still waiting.
+  readyDelayMs: 300,
+  ctrl: { builder: { build: async (r) => `registry.local/built:${r.deploymentId}` }, settings: { buildRoot } },
+});
+
+function buildContext(): string {
+  const dir = mkdtempSync(join(buildRoot, 'ctx-'));
+  writeFileSync(join(dir, 'Dockerfile'), 'FROM scratch\n');
+  return dir;
+}
+
+async function create(body: Record<string, unknown>): Promise<string> {
+  const r = await stack.api('/v1/deployments', { body: { regions, replicas: 1, ...body } });
+  assert.equal(r.status, 202, JSON.stringify(r.body));
+  return r.body.id;
+}
+
+/** Waits for the deployment to end and its workflow span to be exported; returns its trace. */
+async function finishedTrace(id: string): Promise<{ d: any; spans: ReadableSpan[] }> {
+  const d = await until(async () => {
+    const r = await stack.api(`/v1/deployments/${id}`);
+    return ['ready', 'failed'].includes(r.body.status) ? r.body : undefined;
+  }, 30_000, `deployment ${id} finished`);
+  assert.match(d.traceId ?? '', /^[0-9a-f]{32}$/, 'GET /v1/deployments/:id shows the trace id');
+  // The apply spans end when krane's apply returns, which can trail the workflow's end a little.
+  await until(() => named(spansOf(exporter, d.traceId), 'deployment.workflow').length > 0 && regions.every((r) => named(spansOf(exporter, d.traceId), `deployment.apply.${r}`).length > 0), 10_000, 'the trace exported');
+  return { d, spans: spansOf(exporter, d.traceId) };
+}
+
+test('a deployment is one trace: deployment.workflow with build, topology, events, polls and sentinel deploys; krane applies under events.emit', async () => {
+  const id = await create({ buildContext: buildContext() });
+  const { d, spans } = await finishedTrace(id);
+  assert.equal(d.status, 'ready', d.error);
+
+  const root = one(spans, 'deployment.workflow');
+  assert.equal(parentOf(root), undefined, 'the workflow span is the root');
+  assert.equal(root.attributes['deployment.id'], id);
+  assert.equal(root.attributes['environment.id'], 'default');
+  assert.deepEqual(root.attributes['deployment.regions'], regions);
+  assert.equal(root.status.code, SpanStatusCode.UNSET);
+
+  for (const name of ['deployment.build', 'deployment.topology.create', 'deployment.events.emit']) {
+    const s = one(spans, name);
+    assert.equal(parentOf(s), idOf(root), `${name} is a child of the workflow span`);
+    assert.equal(s.attributes['deployment.id'], id);
+  }
+  const polls = named(spans, 'deployment.status.poll');
+  assert.ok(polls.length >= 1);
+  for (const p of polls) assert.equal(parentOf(p), idOf(root));
+  assert.equal(polls.at(-1)!.attributes['deployment.progress'], 'ready');
+
+  const sentinelDeploys = named(spans, 'sentinel.deploy');
+  assert.equal(sentinelDeploys.length, regions.length, 'one sentinel.deploy per region');
+  for (const s of sentinelDeploys) assert.equal(parentOf(s), idOf(root));
+  assert.deepEqual(sentinelDeploys.map((s) => s.attributes.region).sort(), [...regions].sort());
+
+  // Across the feed: krane's apply of each region's change is a child of the write that made it.
+  const emit = one(spans, 'deployment.events.emit');
+  for (const region of regions) {
+    const applies = named(spans, `deployment.apply.${region}`);
+    assert.ok(applies.length >= 1, `krane applied in ${region}`);
+    for (const a of applies) {
+      assert.equal(parentOf(a), idOf(emit));
+      assert.equal(a.attributes['resource.id'], id);
+      assert.equal(a.attributes.region, region);
+    }
+  }
+  // krane's report of those applies links back to them from ctrl.
+  await until(() => exporter.getFinishedSpans().some((s) => s.name === 'deployment.status.report' && s.links.some((l) => l.context.traceId === d.traceId)), 10_000, 'a linked status report');
+});
+
+test('a failed deployment records the error on the workflow span and on the poll that saw the crash', async () => {
+  const id = await create({ image: 'registry.local/app:crash-1' });
+  const { d, spans } = await finishedTrace(id);
+  assert.equal(d.status, 'failed');
+  const root = one(spans, 'deployment.workflow');
+  assert.equal(root.status.code, SpanStatusCode.ERROR);
+  assert.equal(root.status.message, d.error);
+  const failedPolls = named(spans, 'deployment.status.poll').filter((p) => p.status.code === SpanStatusCode.ERROR);
+  assert.equal(failedPolls.length, 1, 'the check that saw the failure, and only it');
+  assert.equal(failedPolls[0]!.attributes['deployment.progress'], 'failed');
+  assert.equal(named(spans, 'deployment.build').length, 0, 'an image deploy builds nothing');
+});
+
+test('ctrl restarted mid-deploy: the new process continues the same trace and emits no span twice', async () => {
+  const id = await create({ buildContext: buildContext() });
+  // Past the topology step (its spans are out) but not finished.
+  const early = await until(async () => {
+    const [row] = await stack.db.sql<{ traceparent: string; status: string }[]>`SELECT traceparent, status FROM deployments WHERE id = ${id}`;
+    return row!.status === 'deploying' ? row! : undefined;
+  }, 20_000, 'deploy in progress');
+  const traceId = early.traceparent.split('-')[1]!;
+  await until(() => named(spansOf(exporter, traceId), 'deployment.events.emit').length === 1, 10_000, 'the emit span');
+  assert.equal(named(spansOf(exporter, traceId), 'deployment.workflow').length, 0, 'not finished before the restart');
+
+  await stack.restartCtrl();
+  const { d, spans } = await finishedTrace(id);
+  assert.equal(d.status, 'ready', d.error);
+  assert.equal(d.traceId, traceId);
+
+  for (const name of ['deployment.workflow', 'deployment.build', 'deployment.topology.create', 'deployment.events.emit']) one(spans, name);
+  assert.equal(named(spans, 'sentinel.deploy').length, regions.length);
+  // Each check the journal holds was executed once, by one of the two processes: one span each.
+  const [inv] = await stack.db.sql<{ id: string; leaseEpoch: number }[]>`
+    SELECT id, lease_epoch FROM engine_invocations WHERE service = 'DeployService' AND object_key = ${id} AND handler = 'deploy'`;
+  assert.ok(inv!.leaseEpoch >= 2, 'the new process claimed the invocation and replayed it');
+  const [stored] = await stack.db.sql<{ carrier: string }[]>`SELECT carrier FROM engine_trace_contexts WHERE invocation_id = ${inv!.id}`;
+  assert.ok(stored!.carrier.includes(traceId), 'the trace context is stored with the invocation');
+  const [checks] = await stack.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM engine_journal WHERE invocation_id = ${inv!.id} AND name = 'check'`;
+  assert.equal(named(spans, 'deployment.status.poll').length, checks!.n);
+  const root = one(spans, 'deployment.workflow');
+  for (const s of spans.filter((x) => x.name.startsWith('deployment.') && x.name !== 'deployment.workflow' && !x.name.startsWith('deployment.apply.'))) {
+    assert.equal(parentOf(s), idOf(root), `${s.name} continues under the same workflow span`);
+  }
+});
