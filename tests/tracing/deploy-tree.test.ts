@@ -137,3 +137,25 @@ test('ctrl restarted mid-deploy: the new process continues the same trace and em
     assert.equal(parentOf(s), idOf(root), `${s.name} continues under the same workflow span`);
   }
 });
+
+test('a fleet rollout traces each wave as rollout.wave, its sentinel deploys as sentinel.deploy, and krane applies them under those', async () => {
+  const r = await stack.api('/v1/sentinel-rollouts', { body: { image: 'sentinel:traced', wavePercentages: [50, 100] } });
+  assert.equal(r.status, 202, JSON.stringify(r.body));
+  await until(async () => (await stack.api('/v1/sentinel-rollouts/current')).body.state === 'completed', 30_000, 'rollout completed');
+  const waves = await until(() => {
+    const w = exporter.getFinishedSpans().filter((s) => s.name === 'rollout.wave' && s.attributes['rollout.image'] === 'sentinel:traced');
+    return w.length === 2 ? w.sort((a, b) => Number(a.attributes['rollout.wave']) - Number(b.attributes['rollout.wave'])) : undefined;
+  }, 10_000, 'two wave spans');
+  const traceId = waves[0]!.spanContext().traceId;
+  assert.equal(waves[1]!.spanContext().traceId, traceId, 'one rollout, one trace');
+  assert.equal(parentOf(waves[1]!), idOf(waves[0]!), 'the second wave was scheduled by the first');
+  await until(() => spansOf(exporter, traceId).filter((s) => s.name.startsWith('sentinel.apply.')).length >= 2, 10_000, 'krane applied both');
+  const spans = spansOf(exporter, traceId);
+  for (const wave of waves) {
+    const [deploy, ...more] = named(spans, 'sentinel.deploy').filter((s) => parentOf(s) === idOf(wave));
+    assert.ok(deploy && more.length === 0, 'one sentinel per wave');
+    assert.equal(deploy.status.code, SpanStatusCode.UNSET);
+    const applies = spans.filter((s) => s.name === `sentinel.apply.${deploy.attributes.region}` && parentOf(s) === idOf(deploy));
+    assert.ok(applies.length >= 1, 'krane applied the sentinel inside the deploy span');
+  }
+});
