@@ -12,7 +12,7 @@ import { buildKraneApp } from '../http/krane-app';
 import { KubeClient, loadKubeConfig } from '../kube/client';
 import { ApplyController } from '../kube/apply-controller';
 import { DriftWatch } from '../kube/drift';
-import { registerFeedMetrics, registerKubeMetrics } from '../kube/metrics';
+import { instanceStartupHistogram, registerFeedMetrics, registerKubeMetrics } from '../kube/metrics';
 import { InstanceStatusWatcher, SentinelStatusWatcher } from '../kube/status';
 import type { ResourceController } from '../sync/wire';
 import { SENTINEL_NAMESPACE, WORKLOAD_NAMESPACE, type PermanentError, type ResourceRef } from '../sync/wire';
@@ -108,8 +108,10 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
     onGc: (status) => reporter.gc(status),
   });
   const watchLogger = logger.child({ part: 'status' });
+  const startup = instanceStartupHistogram(registry);
   const instancesWatch = new InstanceStatusWatcher({
     api, namespace: WORKLOAD_NAMESPACE, sink: reporter, logger: watchLogger, relistIntervalMs: resyncMs, minBackoffMs: tuning.minBackoffMs,
+    onStartup: (seconds) => startup.observe(seconds),
   });
   const sentinelWatch = new SentinelStatusWatcher({
     api, namespace: SENTINEL_NAMESPACE, sink: reporter, logger: watchLogger, relistIntervalMs: resyncMs, minBackoffMs: tuning.minBackoffMs,

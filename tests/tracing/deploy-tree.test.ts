@@ -89,6 +89,12 @@ test('a deployment is one trace: deployment.workflow with build, topology, event
       assert.equal(a.attributes.region, region);
     }
   }
+  // Each krane counted the startup of its region's instance (seed 001's histogram).
+  for (const region of regions) {
+    const text = await (await fetch(`${stack.regions.get(region)!.krane.url}/metrics`)).text();
+    const count = Number(/^deployment_instance_startup_time_seconds_count(?:\{[^}]*\})? (\d+)/m.exec(text)?.[1] ?? 0);
+    assert.ok(count >= 1, `${region} krane observed instance startups:\n${text.split('\n').filter((l) => l.includes('startup')).join('\n')}`);
+  }
   // krane's report of those applies links back to them from ctrl.
   await until(() => exporter.getFinishedSpans().some((s) => s.name === 'deployment.status.report' && s.links.some((l) => l.context.traceId === d.traceId)), 10_000, 'a linked status report');
 });
