@@ -129,6 +129,7 @@ export class Dispatcher {
       try {
         if (state.action === 'apply') await controller.apply(ref, state);
         else await controller.delete(ref);
+        logger.debug({ resource: ref, action: state.action }, 'resource handled');
         return;
       } catch (err) {
         if (err instanceof PermanentError) {
