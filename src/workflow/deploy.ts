@@ -19,6 +19,7 @@
 import { z } from 'zod';
 import { defineObject, handler, TerminalError, TimeoutError, CancelledError, type Context } from './engine';
 import { cilium, deployments, domains, instances, sentinels, tenancy, topology, type Sql } from '../store';
+import type { TxSql } from '../store/db';
 import { newId } from '../ids';
 import type { Builder } from './build';
 import type { SentinelServiceDef } from './sentinel';
@@ -97,22 +98,7 @@ export function deployService(deps: DeployDeps) {
             );
             await ctx.runTx('image', (tx) => deployments.setDeploymentImage(tx, id, image).then(() => null));
           }
-          await ctx.runTx('topologies', async (tx) => {
-            const row = await withSpan('deployment.topology.create', { attributes: { ...attributes, 'deployment.regions': d.regions } }, async () => {
-              const locked = await deployments.lockDeployment(tx, id);
-              if (locked?.desiredState === 'stopped') throw new TerminalError('stopped before it became ready', { code: STOPPED });
-              await deployments.setDeploymentStatus(tx, id, 'deploying');
-              return locked!;
-            });
-            // The topology rows and their outbox rows: the events krane applies, each
-            // carrying this span's traceparent.
-            await withSpan('deployment.events.emit', { attributes: { ...attributes, 'deployment.regions': d.regions } }, async () => {
-              for (const region of d.regions) {
-                await topology.upsertTopology(tx, { deploymentId: id, region, workspaceId: row.workspaceId, replicas: d.replicas, desiredStatus: 'running' });
-              }
-            });
-            return null;
-          });
+          await ctx.runTx('topologies', (tx) => createTopologies(tx, id, d));
           const sentinelIds = await ctx.runTx('sentinels', async (tx) => {
             const env = await tenancy.getEnvironment(tx, d.environmentId);
             if (!env) throw new TerminalError(`environment ${d.environmentId} not found`, { code: 'ERR_DEPLOY_ENVIRONMENT' });
@@ -152,23 +138,13 @@ export function deployService(deps: DeployDeps) {
           return { deploymentId: id, status: 'ready' as const, error: null };
         } catch (err) {
           const reason = err instanceof TimeoutError ? 'timed out waiting for instances' : (err as Error).message;
-          fail(reason);
-          const outcome = await ctx.runTx('cleanup', async (tx) => {
-            const row = await deployments.lockDeployment(tx, id);
-            // Stopped and started again while this deploy wound down: the start has queued a
-            // fresh deploy behind this one, so leave its running topologies alone.
-            if (row?.desiredState === 'running' && err instanceof TerminalError && err.code === STOPPED) return 'requeued' as const;
-            // Whatever ended the deploy, a stop that arrived meanwhile (even during the sentinel
-            // wait) makes it `stopped`, which a later start can resume, rather than `failed`.
-            const stopped = row?.desiredState === 'stopped';
-            await topology.setTopologyStatus(tx, id, 'stopped');
-            await instances.deleteInstancesOf(tx, id);
-            const done = await deployments.setDeploymentStatus(tx, id, stopped ? 'stopped' : 'failed', stopped ? null : reason);
-            if (done) deps.metrics.finished(stopped ? 'stopped' : 'failed', done.createdAt);
-            return stopped ? ('stopped' as const) : ('failed' as const);
-          });
+          const outcome = await ctx.runTx('cleanup', (tx) => cleanUp(tx, deps, id, err, reason));
           if (err instanceof CancelledError) throw err;
-          if (outcome === 'failed') return { deploymentId: id, status: 'failed' as const, error: reason };
+          // A stop is an answer, not an error; a failure shows on the workflow span.
+          if (outcome === 'failed') {
+            fail(reason);
+            return { deploymentId: id, status: 'failed' as const, error: reason };
+          }
           return { deploymentId: id, status: 'stopped' as const, error: null };
         }
       }),
@@ -180,6 +156,43 @@ export function deployService(deps: DeployDeps) {
 }
 
 export type DeployServiceDef = ReturnType<typeof deployService>;
+
+/** The cleanup step of a deploy that did not become ready. */
+async function cleanUp(tx: TxSql, deps: DeployDeps, id: string, err: unknown, reason: string): Promise<'requeued' | 'stopped' | 'failed'> {
+  const row = await deployments.lockDeployment(tx, id);
+  // Stopped and started again while this deploy wound down: the start has queued a
+  // fresh deploy behind this one, so leave its running topologies alone.
+  if (row?.desiredState === 'running' && err instanceof TerminalError && err.code === STOPPED) return 'requeued';
+  // Whatever ended the deploy, a stop that arrived meanwhile (even during the sentinel
+  // wait) makes it `stopped`, which a later start can resume, rather than `failed`.
+  const stopped = row?.desiredState === 'stopped';
+  await topology.setTopologyStatus(tx, id, 'stopped');
+  await instances.deleteInstancesOf(tx, id);
+  const done = await deployments.setDeploymentStatus(tx, id, stopped ? 'stopped' : 'failed', stopped ? null : reason);
+  if (done) deps.metrics.finished(stopped ? 'stopped' : 'failed', done.createdAt);
+  return stopped ? 'stopped' : 'failed';
+}
+
+/**
+ * The topology step: the deployment goes `deploying`, then one topology row (with its outbox
+ * row) per region. Two spans, as seed 001 names them; the outbox rows carry events.emit's
+ * traceparent, so krane's deployment.apply.<region> spans become its children.
+ */
+async function createTopologies(tx: TxSql, id: string, d: { regions: string[]; replicas: number }): Promise<null> {
+  const attributes = { 'deployment.id': id, 'deployment.regions': d.regions };
+  const row = await withSpan('deployment.topology.create', { attributes }, async () => {
+    const locked = await deployments.lockDeployment(tx, id);
+    if (locked?.desiredState === 'stopped') throw new TerminalError('stopped before it became ready', { code: STOPPED });
+    await deployments.setDeploymentStatus(tx, id, 'deploying');
+    return locked!;
+  });
+  await withSpan('deployment.events.emit', { attributes }, async () => {
+    for (const region of d.regions) {
+      await topology.upsertTopology(tx, { deploymentId: id, region, workspaceId: row.workspaceId, replicas: d.replicas, desiredStatus: 'running' });
+    }
+  });
+  return null;
+}
 
 async function waitForInstances(ctx: Context, deps: DeployDeps, id: string, regions: string[]): Promise<void> {
   const waiter = await openWaiter(ctx, INSTANCES_KEY);

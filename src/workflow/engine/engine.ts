@@ -257,7 +257,7 @@ export class Engine {
     // Run it here only if this process has the definition; otherwise a process that does claims it.
     const worker = delayMs === null && this.#defs.get(target.name) === target ? this.#worker.claimWorker() : null;
     const id = newId('inv');
-    const traceContext = this.#worker.captureTrace();
+    const traceContext = this.#worker.trace.capture();
     const r = await store.startInvocation(this.sql, {
       id,
       service: h.service,

@@ -13,6 +13,7 @@ import { newId } from '../../ids';
 import type { EngineMetrics } from './metrics';
 import { decode } from './codec';
 import { Context } from './context';
+import { EngineTrace } from './trace';
 import { resolveHandler, type TraceHooks, type AnyDef, type ChildOptions, type ChildTarget, type ExecutionTarget } from './types';
 import { LeaseLostError, TerminalError, fromFailure } from './errors';
 import { Execution } from './execution';
@@ -84,7 +85,7 @@ export class Worker implements Runtime {
    *  (else this process would claim its own running invocations and replay them). */
   #renewFailed = false;
   readonly #metrics: EngineMetrics;
-  readonly #trace: TraceHooks | null;
+  readonly trace: EngineTrace;
 
   constructor(o: WorkerOptions) {
     this.sql = o.sql;
@@ -99,7 +100,7 @@ export class Worker implements Runtime {
     this.#defs = o.defs;
     this.#results = o.results;
     this.#client = o.client;
-    this.#trace = o.tracing;
+    this.trace = new EngineTrace(o.tracing, o.sql);
     this.#metrics = o.metrics(() => ({ running: this.#running.size, parked: this.#parked.size }));
   }
 
@@ -182,7 +183,7 @@ export class Worker implements Runtime {
     const worker = delayMs === null && this.#defs.has(target.service) ? this.claimWorker() : null;
     const id = newId('inv');
     const key = opts.key ?? null;
-    const traceContext = this.captureTrace();
+    const traceContext = this.trace.capture();
     const r = await store
       .startInvocation(this.sql, {
         id,
@@ -264,26 +265,8 @@ export class Worker implements Runtime {
         );
       }
     }
-    if (this.#trace && exec.target.traceContext) {
-      const ended = finish?.ok && outcome;
-      this.#trace.finished(exec.target.traceContext, ended && outcome.status !== 'completed' ? outcome.error.message : null, !ended);
-    }
+    this.trace.finished(exec.target, finish, outcome);
     if (wasRunning) this.#slotFreed();
-  }
-
-  /** The caller's trace carrier for an invocation it starts (null with tracing off). */
-  captureTrace(): string | null {
-    return this.#trace ? this.#trace.capture() : null;
-  }
-
-  /** Runs a handler in its invocation's trace context, read first when not known in memory. */
-  #traced(target: ExecutionTarget, run: () => Promise<unknown>): () => Promise<unknown> {
-    const hooks = this.#trace;
-    if (!hooks) return run;
-    return async () => {
-      if (target.traceContext === undefined) target.traceContext = await store.traceContextOf(this.sql, target.id);
-      return hooks.restore(target.traceContext, run);
-    };
   }
 
   // ---- execution ------------------------------------------------------------------------------
@@ -315,7 +298,7 @@ export class Worker implements Runtime {
     }
     const ctx = new Context(exec, this.logger);
     void exec.execute(
-      this.#traced(target, () => h.def.run(ctx, h.def.input.parse(target.input))),
+      this.trace.wrap(target, () => h.def.run(ctx, h.def.input.parse(target.input))),
       (out) => {
         const r = h.def.output.safeParse(out);
         if (!r.success) {
