@@ -13,7 +13,7 @@
 // <kind>.apply.<region> (deployment.apply.us-east-1), a child of that write, so the agent's
 // work shows in the deployment's trace; the controller's reports read it as their context.
 import type { Logger } from '../log';
-import { withSpan } from '../tracing';
+import { failActiveSpan, withSpan } from '../tracing';
 import { PermanentError, RetryLaterError, type ResourceController } from './wire';
 import { refKey, type DesiredState, type ResourceRef } from './wire';
 
@@ -134,6 +134,7 @@ export class Dispatcher {
       } catch (err) {
         if (err instanceof PermanentError) {
           logger.warn({ err, resource: ref }, 'resource rejected permanently');
+          failActiveSpan(err);
           await this.opts.onPermanentFailure?.(ref, err);
           return;
         }

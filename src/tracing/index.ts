@@ -26,6 +26,6 @@
 //   on SIGTERM: await tracing.shutdown() (flushes the batch).
 export { startTracing, tracesUrl } from './provider';
 export type { TracingHandle, TracingOptions } from './provider';
-export { withSpan, recordError, currentTraceparent, parseTraceparent, traceIdOf, contextOf, formatTraceparent, tracingEnabled } from './spans';
+export { withSpan, recordError, failActiveSpan, currentTraceparent, parseTraceparent, traceIdOf, contextOf, formatTraceparent, tracingEnabled } from './spans';
 export type { SpanOptions } from './spans';
 export { planSpan, annotate, fail, engineTraceHooks } from './durable';

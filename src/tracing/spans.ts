@@ -46,6 +46,14 @@ export function recordError(span: Span, err: unknown): void {
   span.setStatus({ code: SpanStatusCode.ERROR, message: e.message });
 }
 
+/** Records an error on the active span: for failures that are handled, not thrown (a
+ *  permanent refusal is reported and moved past, yet the apply did fail). */
+export function failActiveSpan(err: unknown): void {
+  if (!activeTracer()) return;
+  const span = trace.getActiveSpan();
+  if (span) recordError(span, err);
+}
+
 export interface SpanOptions {
   attributes?: Attributes;
   /** Parent by traceparent instead of the active context (a change line, a report). */
