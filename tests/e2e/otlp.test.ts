@@ -4,6 +4,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
+import { once } from 'node:events';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -65,41 +66,46 @@ function output(child: ChildProcess): string[] {
   return lines;
 }
 
-test('ctrl and krane export one trace per deployment to an OTLP/HTTP receiver: the whole tree, across the feed', async () => {
-  const receiver = await startReceiver();
+// The batch exporter's default 5 s delay only slows the tests down.
+const FAST = { OTEL_BSP_SCHEDULE_DELAY: '100' };
+const region = 'us-east-1';
+const adminToken = 'admin-token-for-otlp-test';
+const agentToken = 'agent-token-for-otlp-test';
+const children = new Set<ChildProcess>();
+after(() => children.forEach((c) => c.kill('SIGKILL')));
+
+/** ctrl (--otlp-endpoint) and one krane (OTEL_EXPORTER_OTLP_ENDPOINT) as processes of the
+ *  bundle, on a fresh database, with a simulated cluster whose pods are ready after `readyDelay`. */
+async function startSystem(receiverUrl: string, readyDelay: number, ctrlEnv: Record<string, string> = {}) {
   const db = await testDb();
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const region = 'us-east-1';
-  const adminToken = 'admin-token-for-otlp-test';
-  const agentToken = 'agent-token-for-otlp-test';
-  // The batch exporter's default 5 s delay only slows the test down.
-  const fast = { OTEL_BSP_SCHEDULE_DELAY: '100' };
-  const children: ChildProcess[] = [];
-  after(() => children.forEach((c) => c.kill('SIGKILL')));
-
-  const ctrl = spawnBundle(['ctrl', '--otlp-endpoint', receiver.url], {
-    env: cleanEnv({
-      ...fast,
-      UNKEY_INFRA_DATABASE_URL: db.url,
-      UNKEY_INFRA_ADMIN_TOKEN: adminToken,
-      UNKEY_INFRA_AGENT_TOKENS: `${region}=${agentToken}`,
-      UNKEY_INFRA_LISTEN: `127.0.0.1:${port}`,
-      UNKEY_INFRA_LOG_LEVEL: 'warn',
-    }),
+  const env = cleanEnv({
+    ...FAST,
+    ...ctrlEnv,
+    UNKEY_INFRA_DATABASE_URL: db.url,
+    UNKEY_INFRA_ADMIN_TOKEN: adminToken,
+    UNKEY_INFRA_AGENT_TOKENS: `${region}=${agentToken}`,
+    UNKEY_INFRA_LISTEN: `127.0.0.1:${port}`,
+    UNKEY_INFRA_LOG_LEVEL: 'warn',
   });
-  children.push(ctrl);
-  await waitForHttp(`${url}/readyz`);
+  const startCtrl = async () => {
+    const ctrl = spawnBundle(['ctrl', '--otlp-endpoint', receiverUrl], { env });
+    children.add(ctrl);
+    await waitForHttp(`${url}/readyz`);
+    return ctrl;
+  };
+  const ctrl = await startCtrl();
 
   const kubeconfig = join(mkdtempSync(join(tmpdir(), 'otlp-kube-')), 'kubeconfig');
-  const sim = await startKubeSim(loadConfig('kubeSim', { port: 0, readyDelay: 50, logLevel: 'silent', kubeconfigOut: kubeconfig }, {}), { minReadyScale: 0.001 });
+  const sim = await startKubeSim(loadConfig('kubeSim', { port: 0, readyDelay, logLevel: 'silent', kubeconfigOut: kubeconfig }, {}), { minReadyScale: 0.001 });
   after(() => sim.close());
   const kranePort = await freePort();
   const krane = spawnBundle(
     ['krane', '--region', region, '--control-plane', url, '--token', agentToken, '--kubeconfig', kubeconfig, '--listen', `127.0.0.1:${kranePort}`, '--leader-elect', 'false', '--log-level', 'debug'],
-    { env: cleanEnv({ ...fast, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url }) },
+    { env: cleanEnv({ ...FAST, OTEL_EXPORTER_OTLP_ENDPOINT: receiverUrl }) },
   );
-  children.push(krane);
+  children.add(krane);
   const kraneLog = output(krane);
   // Connected and past its first full sync, so the deployment reaches it as a change (a
   // snapshot line carries no traceparent: it is the resource's state, not a write).
@@ -111,24 +117,37 @@ test('ctrl and krane export one trace per deployment to an OTLP/HTTP receiver: t
       headers: { authorization: `Bearer ${adminToken}`, ...(body ? { 'content-type': 'application/json' } : {}) },
       ...(body ? { body: JSON.stringify(body) } : {}),
     }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
+  const finished = (id: string) =>
+    until(async () => {
+      const r = await api(`/v1/deployments/${id}`);
+      return ['ready', 'failed'].includes(r.body.status) ? r.body : undefined;
+    }, 30_000, 'deploy finished');
+  return { db, ctrl, startCtrl, kraneLog, api, finished };
+}
+
+/** Waits until the receiver holds every name of `tree` in the trace; returns the trace's spans. */
+function received(receiver: { spans: ReceivedSpan[] }, traceId: string, tree: string[]): Promise<ReceivedSpan[]> {
+  return until(() => {
+    const mine = receiver.spans.filter((s) => s.traceId === traceId);
+    return tree.every((n) => mine.some((s) => s.name === n)) ? mine : undefined;
+  }, 20_000, 'the spans in the receiver').catch((err: Error) => {
+    throw new Error(`${err.message}; received: ${JSON.stringify(receiver.spans.map((s) => [s.service, s.name, s.traceId]))}`);
+  });
+}
+
+test('ctrl and krane export one trace per deployment to an OTLP/HTTP receiver: the whole tree, across the feed', async () => {
+  const receiver = await startReceiver();
+  const { api, finished, kraneLog } = await startSystem(receiver.url, 50);
 
   const created = await api('/v1/deployments', { image: 'nginx:1.27', regions: [region], replicas: 1 });
   assert.equal(created.status, 202, JSON.stringify(created.body));
-  const d = await until(async () => {
-    const r = await api(`/v1/deployments/${created.body.id}`);
-    return ['ready', 'failed'].includes(r.body.status) ? r.body : undefined;
-  }, 30_000, 'deploy finished');
+  const d = await finished(created.body.id);
   assert.equal(d.status, 'ready', d.error);
   const traceId: string = d.traceId;
   assert.match(traceId, /^[0-9a-f]{32}$/);
 
   const tree = ['deployment.workflow', 'deployment.topology.create', 'deployment.events.emit', 'deployment.status.poll', 'sentinel.deploy', `deployment.apply.${region}`];
-  const spans = await until(() => {
-    const mine = receiver.spans.filter((s) => s.traceId === traceId);
-    return tree.every((n) => mine.some((s) => s.name === n)) ? mine : undefined;
-  }, 20_000, 'the whole tree in the receiver').catch((err: Error) => {
-    throw new Error(`${err.message}; received: ${JSON.stringify(receiver.spans.map((s) => [s.service, s.name, s.traceId]))}`);
-  });
+  const spans = await received(receiver, traceId, tree);
 
   const root = spans.find((s) => s.name === 'deployment.workflow')!;
   assert.equal(root.service, 'ctrl');
@@ -148,4 +167,37 @@ test('ctrl and krane export one trace per deployment to an OTLP/HTTP receiver: t
   const logged = kraneLog.map((l) => JSON.parse(l)).find((l) => l.msg === 'resource handled' && l.trace_id === traceId);
   assert.ok(logged, 'a krane log line with the trace id');
   assert.equal(logged.span_id, apply.spanId);
+});
+
+test('ctrl SIGKILLed mid-deploy and started again: the deploy keeps its trace, and no span arrives twice', async () => {
+  const receiver = await startReceiver();
+  // Slow pods, so the deploy is waiting for them when ctrl dies; a short lease, so the new
+  // process takes the invocation over in about a second.
+  const sys = await startSystem(receiver.url, 2_500, { UNKEY_INFRA_ENGINE_LEASE: '1500ms' });
+  const created = await sys.api('/v1/deployments', { image: 'nginx:1.27', regions: [region], replicas: 1 });
+  assert.equal(created.status, 202, JSON.stringify(created.body));
+  const id = created.body.id as string;
+  const traceId = (await sys.api(`/v1/deployments/${id}`)).body.traceId as string;
+  await received(receiver, traceId, ['deployment.events.emit', `deployment.apply.${region}`]);
+  const [mid] = await sys.db.sql<{ status: string }[]>`SELECT status FROM deployments WHERE id = ${id}`;
+  assert.notEqual(mid!.status, 'ready', 'killed before the deploy finished');
+  sys.ctrl.kill('SIGKILL');
+  await once(sys.ctrl, 'exit');
+
+  await sys.startCtrl();
+  const d = await sys.finished(id);
+  assert.equal(d.status, 'ready', d.error);
+  assert.equal(d.traceId, traceId);
+  const spans = await received(receiver, traceId, ['deployment.workflow']);
+  const count = (name: string) => spans.filter((s) => s.name === name).length;
+  for (const name of ['deployment.workflow', 'deployment.topology.create', 'deployment.events.emit', 'sentinel.deploy']) assert.equal(count(name), 1, name);
+  assert.equal(new Set(spans.map((s) => s.spanId)).size, spans.length, 'no span exported twice');
+  const [inv] = await sys.db.sql<{ id: string; leaseEpoch: number }[]>`
+    SELECT id, lease_epoch FROM engine_invocations WHERE service = 'DeployService' AND object_key = ${id} AND handler = 'deploy'`;
+  assert.ok(inv!.leaseEpoch >= 2, 'the new process replayed the invocation');
+  const [checks] = await sys.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM engine_journal WHERE invocation_id = ${inv!.id} AND name = 'check'`;
+  // Each journaled check ran once; one run by the killed process may not have been exported.
+  assert.ok(count('deployment.status.poll') <= checks!.n && count('deployment.status.poll') >= 1, `${count('deployment.status.poll')} polls, ${checks!.n} checks`);
+  const root = spans.find((s) => s.name === 'deployment.workflow')!;
+  for (const s of spans.filter((x) => x.service === 'ctrl' && x.name !== 'deployment.workflow')) assert.equal(s.parentSpanId, root.spanId, s.name);
 });
