@@ -165,3 +165,15 @@ test('a fleet rollout traces each wave as rollout.wave, its sentinel deploys as 
     assert.ok(applies.length >= 1, 'krane applied the sentinel inside the deploy span');
   }
 });
+
+test('an operator sentinel deploy is a trace of its own: sentinel.deploy, with krane applying it inside', async () => {
+  const { body } = await stack.api('/v1/sentinels?limit=10');
+  const sentinel = body.sentinels.find((s: any) => s.region === 'us-east-1');
+  const r = await stack.api(`/v1/sentinels/${sentinel.id}/deploy`, { body: { image: 'sentinel:operator' } });
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  assert.equal(r.body.status, 'READY');
+  const deploy = await until(() => exporter.getFinishedSpans().find((s) => s.name === 'sentinel.deploy' && s.attributes['sentinel.image'] === 'sentinel:operator'), 10_000, 'the span');
+  assert.equal(parentOf(deploy), undefined, 'the root of its own trace');
+  assert.equal(deploy.attributes['sentinel.id'], sentinel.id);
+  await until(() => spansOf(exporter, deploy.spanContext().traceId).some((s) => s.name === 'sentinel.apply.us-east-1' && parentOf(s) === idOf(deploy)), 10_000, 'krane applied it in the trace');
+});
