@@ -1,5 +1,5 @@
 // `deploy --wait` ends by printing the deployment's trace id (with tracing on in ctrl), the
-// same one GET /v1/deployments/:id returns.
+// same one GET /v1/deployments/:id returns; `deployments get` shows it too.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
@@ -19,4 +19,7 @@ test('deploy --wait prints the trace id at the end', async () => {
   const traceId = (await stack.api(`/v1/deployments/${id}`)).body.traceId;
   assert.match(traceId, /^[0-9a-f]{32}$/);
   assert.match(r.stdout, new RegExp(`is ready after .*\\n(.*\\n)*  trace: ${traceId}\\n$`), r.stdout);
+  const get = await runCli(['deployments', 'get', id!, '--api', stack.ctrl.url, '--token', stack.adminToken]);
+  assert.equal(get.code, 0, get.stderr);
+  assert.match(get.stdout, new RegExp(`^trace:\\s+${traceId}$`, 'm'));
 });
