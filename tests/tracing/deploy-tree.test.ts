@@ -78,8 +78,12 @@ test('a deployment is one trace: deployment.workflow with build, topology, event
   for (const s of sentinelDeploys) assert.equal(parentOf(s), idOf(root));
   assert.deepEqual(sentinelDeploys.map((s) => s.attributes.region).sort(), [...regions].sort());
 
-  // Across the feed: krane's apply of each region's change is a child of the write that made it.
+  // Across the feed: the outbox rows carry the write's span, and krane's apply of each
+  // region's change is its child.
   const emit = one(spans, 'deployment.events.emit');
+  const rows = await stack.db.sql<{ traceparent: string }[]>`
+    SELECT traceparent FROM deployment_changes WHERE resource_type = 'deployment_topology' AND resource_id = ${id}`;
+  assert.deepEqual(rows.map((r) => r.traceparent), regions.map(() => `00-${d.traceId}-${idOf(emit)}-01`));
   for (const region of regions) {
     const applies = named(spans, `deployment.apply.${region}`);
     assert.ok(applies.length >= 1, `krane applied in ${region}`);
@@ -176,4 +180,20 @@ test('an operator sentinel deploy is a trace of its own: sentinel.deploy, with k
   assert.equal(parentOf(deploy), undefined, 'the root of its own trace');
   assert.equal(deploy.attributes['sentinel.id'], sentinel.id);
   await until(() => spansOf(exporter, deploy.spanContext().traceId).some((s) => s.name === 'sentinel.apply.us-east-1' && parentOf(s) === idOf(deploy)), 10_000, 'krane applied it in the trace');
+});
+
+test('the NDJSON change line carries the outbox row traceparent (a snapshot line carries none)', async () => {
+  const feed = async (query: string) => {
+    const r = await fetch(`${stack.ctrl.url}/v1/cluster/changes?${query}`, { headers: { authorization: `Bearer ${stack.regions.get('us-east-1')!.token}` } });
+    return (await r.text()).trim().split('\n').map((l) => JSON.parse(l));
+  };
+  const snapshot = await feed('wait=1');
+  assert.ok(snapshot.filter((l) => l.type === 'change').every((l) => !('traceparent' in l)));
+  const head = snapshot.find((l) => l.type === 'snapshot_end').cursor;
+  const id = await create({ image: 'nginx:1.27' });
+  const line = await until(async () => (await feed(`cursor=${encodeURIComponent(head)}&wait=1`)).find((l) => l.type === 'change' && l.resource.id === id), 10_000, 'the change line');
+  const [row] = await stack.db.sql<{ traceparent: string }[]>`
+    SELECT traceparent FROM deployment_changes WHERE resource_id = ${id} AND region = 'us-east-1' ORDER BY id DESC LIMIT 1`;
+  assert.match(line.traceparent, /^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
+  assert.equal(line.traceparent, row!.traceparent);
 });
