@@ -48,6 +48,13 @@ module.exports = {
       to: { path: parts('http', 'sync', 'workflow', 'kube', 'cli', 'modes', 'web') },
     },
     {
+      name: 'tracing-is-a-leaf',
+      severity: 'error',
+      comment: 'tracing is used by every part (the engine through hooks); it may import only the kernel',
+      from: { path: '^src/tracing/' },
+      to: { path: '^src/[^/]+/', pathNot: '^src/tracing/' },
+    },
+    {
       name: 'wire-is-a-leaf',
       severity: 'error',
       comment: 'sync/wire is shared by both ends; it may import only the kernel',

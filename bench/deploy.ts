@@ -2,14 +2,24 @@
 // simulators' ready delay 0, over 20 deploys to two regions (issue 6: p50 < 1 s). The first
 // deploy of an environment also creates and converges its sentinels; it is a warm-up and
 // reported apart. Everything runs in-process on its own embedded PostgreSQL.
+//
+// Tracing overhead (issue 17): the same run measures with tracing off and on, in alternating
+// rounds (off, on, off, on) so drift on a shared machine hits both alike. On means the real
+// thing: the OTLP/HTTP exporter with its batch processor, posting to a receiver in this
+// process that counts spans and discards them.
 // Prints one JSON object on the last stdout line.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { startPostgres } from '../tests/helpers/postgres';
-import { startStack } from '../src/modes/stack';
+import { startStack, type StackHandle } from '../src/modes/stack';
 import { Watcher } from '../src/sync/watcher';
+import { startTracing } from '../src/tracing';
 
-/** The issue's sample size. */
+/** The issue's sample size, per mode (tracing off, tracing on). */
 const DEPLOYS = 20;
+/** Alternating rounds per mode; each round is a fresh stack on the same database. */
+const ROUNDS = 2;
 /** Status polling step: small against the latencies measured, cheap for Postgres. */
 const POLL_MS = 2;
 
@@ -19,18 +29,33 @@ const pct = (xs: number[], p: number) => {
 };
 
 const pg = await startPostgres();
-const stack = await startStack({
-  databaseUrl: pg.adminUrl,
-  regions: ['us-east-1', 'eu-west-1'],
-  readyDelayMs: 0,
-  logLevel: 'silent',
-  // minReadySeconds of sentinels would add 5 real seconds to the warm-up only; scale it away.
-  sim: { minReadyScale: 0 },
-  krane: { createWatcher: (o) => new Watcher(o) },
-});
-const sql = stack.ctrl.sql;
 
-async function deployOnce(): Promise<number> {
+/** An OTLP/HTTP receiver that counts what it is sent. */
+let spansReceived = 0;
+const receiver = createServer((req, res) => {
+  let body = '';
+  req.on('data', (d) => (body += d));
+  req.on('end', () => {
+    for (const rs of JSON.parse(body || '{}').resourceSpans ?? []) for (const ss of rs.scopeSpans ?? []) spansReceived += ss.spans?.length ?? 0;
+    res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+  });
+});
+await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+
+function stackUp(): Promise<StackHandle> {
+  return startStack({
+    databaseUrl: pg.adminUrl,
+    regions: ['us-east-1', 'eu-west-1'],
+    readyDelayMs: 0,
+    logLevel: 'silent',
+    // minReadySeconds of sentinels would add 5 real seconds to the warm-up only; scale it away.
+    sim: { minReadyScale: 0 },
+    krane: { createWatcher: (o) => new Watcher(o) },
+  });
+}
+
+async function deployOnce(stack: StackHandle): Promise<number> {
   const t0 = performance.now();
   const r = await fetch(`${stack.ctrl.url}/v1/deployments`, {
     method: 'POST',
@@ -39,17 +64,41 @@ async function deployOnce(): Promise<number> {
   });
   const { id } = (await r.json()) as { id: string };
   for (;;) {
-    const [row] = await sql<{ status: string; error: string | null }[]>`SELECT status, error FROM deployments WHERE id = ${id}`;
+    const [row] = await stack.ctrl.sql<{ status: string; error: string | null }[]>`SELECT status, error FROM deployments WHERE id = ${id}`;
     if (row?.status === 'ready') return performance.now() - t0;
     if (row?.status === 'failed') throw new Error(`deploy failed: ${row.error}`);
     await new Promise((res) => setTimeout(res, POLL_MS));
   }
 }
 
+/** One round: a fresh stack (tracing as set when it starts), a warm-up deploy, then `n` measured. */
+async function round(tracing: boolean, n: number): Promise<{ warmup: number; samples: number[] }> {
+  const handle = tracing ? startTracing({ serviceName: 'bench', endpoint: receiverUrl }) : null;
+  const stack = await stackUp();
+  try {
+    const warmup = await deployOnce(stack);
+    const samples: number[] = [];
+    for (let i = 0; i < n; i++) samples.push(await deployOnce(stack));
+    return { warmup, samples };
+  } finally {
+    await stack.close();
+    await handle?.shutdown();
+  }
+}
+
+const summary = (xs: number[]) => ({ p50: pct(xs, 50), p99: pct(xs, 99), min: Math.round(Math.min(...xs)), max: Math.round(Math.max(...xs)) });
+
 try {
-  const warmup = await deployOnce();
-  const samples: number[] = [];
-  for (let i = 0; i < DEPLOYS; i++) samples.push(await deployOnce());
+  const off: number[] = [];
+  const on: number[] = [];
+  let firstDeployWithSentinelsMs = 0;
+  for (let i = 0; i < ROUNDS; i++) {
+    const a = await round(false, DEPLOYS / ROUNDS);
+    if (i === 0) firstDeployWithSentinelsMs = Math.round(a.warmup);
+    off.push(...a.samples);
+    on.push(...(await round(true, DEPLOYS / ROUNDS)).samples);
+  }
+  const p50Off = pct(off, 50);
   console.log(
     JSON.stringify({
       bench: 'deploy',
@@ -57,12 +106,19 @@ try {
       regions: 2,
       replicas: 2,
       readyDelayMs: 0,
-      firstDeployWithSentinelsMs: Math.round(warmup),
-      createToReadyMs: { p50: pct(samples, 50), p99: pct(samples, 99), min: Math.round(Math.min(...samples)), max: Math.round(Math.max(...samples)) },
+      firstDeployWithSentinelsMs,
+      createToReadyMs: summary(off),
+      tracing: {
+        onCreateToReadyMs: summary(on),
+        p50OverheadMs: pct(on, 50) - p50Off,
+        p50OverheadPct: Math.round(((pct(on, 50) - p50Off) / p50Off) * 1000) / 10,
+        spansExported: spansReceived,
+        rounds: ROUNDS,
+      },
       target: { p50Ms: 1000 },
     }),
   );
 } finally {
-  await stack.close();
+  receiver.close();
   await pg.stop();
 }

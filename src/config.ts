@@ -82,6 +82,17 @@ const databaseUrl = z
 
 const logLevel = z.enum(LOG_LEVELS).default('info');
 
+/** OTLP/HTTP base URL traces go to (src/tracing); absent: tracing off. */
+const otlpEndpoint = z
+  .string()
+  .optional()
+  .transform((v) => (v ? v.trim() || undefined : undefined))
+  .refine((v) => v === undefined || /^https?:\/\/[^/]/.test(v), 'must be an http(s) URL, e.g. http://127.0.0.1:4318');
+
+/** Standard OpenTelemetry variables that fill a key when neither its flag nor its
+ *  UNKEY_INFRA_* variable is set (collectors and operators already set these). */
+const STANDARD_ENV: Record<string, string> = { otlpEndpoint: 'OTEL_EXPORTER_OTLP_ENDPOINT' };
+
 /** `us-east-1=tok1,eu-west-1=tok2` → { 'us-east-1': 'tok1', … } */
 const agentTokens = z
   .string()
@@ -187,6 +198,7 @@ export const schemas = {
       .regex(/^[a-z0-9]([a-z0-9.-]{0,200}[a-z0-9])?$/, 'must be a lowercase DNS name')
       .default('unkey.local'),
     ...ctrlLimits,
+    otlpEndpoint,
     logLevel,
   })
     .refine((c) => !c.buildCommand || !!c.buildRoot, { path: ['buildRoot'], message: 'is required with --build-command: build contexts must lie inside it', when: () => true })
@@ -236,6 +248,7 @@ export const schemas = {
      * never empty a region, while ordinary clean-ups stay far below it.
      */
     gcMaxFraction: z.coerce.number().gt(0, 'must be greater than 0').max(1, 'must be at most 1').default(0.5),
+    otlpEndpoint,
     logLevel,
   }).superRefine((c, ctx) => {
     if (!c.insecure && c.controlPlane.startsWith('http://') && !isLoopbackUrl(c.controlPlane)) {
@@ -257,6 +270,7 @@ export const schemas = {
     fresh: boolFromString.default(false),
     listen: listen('127.0.0.1:7070'),
     readyDelay: z.coerce.number().int().min(0).default(1000),
+    otlpEndpoint,
     logLevel: logLevel.default('warn'),
   }),
   kraneGc: z.object({
@@ -318,7 +332,8 @@ export function loadConfig<M extends Mode>(
   const raw: Record<string, unknown> = {};
   for (const key of Object.keys(schema.shape)) {
     const fromFlag = flags[key];
-    raw[key] = fromFlag !== undefined ? fromFlag : env[envName(key)];
+    const standard = STANDARD_ENV[key];
+    raw[key] = fromFlag !== undefined ? fromFlag : (env[envName(key)] ?? (standard ? env[standard] : undefined));
   }
   const parsed = schema.safeParse(raw);
   if (!parsed.success) {

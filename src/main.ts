@@ -39,6 +39,7 @@ program
   .option('--request-timeout <duration>', 'a client must send its whole request within this (default 30s)')
   .option('--idle-timeout <duration>', 'close connections silent for this long; must exceed --sentinel-timeout (default 15m)')
   .option('--max-connections <n>', 'open connections at once; more are refused (default 10000)')
+  .option('--otlp-endpoint <url>', 'export traces over OTLP/HTTP to this base URL (default: off; also OTEL_EXPORTER_OTLP_ENDPOINT)')
   .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent (default info)')
   .action(async (opts: Record<string, unknown>) => {
     const cfg = loadConfig('ctrl', { ...opts, migrate: undefined, noMigrate: opts.migrate === false ? true : undefined });
@@ -114,6 +115,7 @@ const krane = program
   .option('--image-pull-secret <name>', 'imagePullSecret added to workloads, for private registries')
   .option('--insecure', 'allow plain http to a control plane that is not on this machine')
   .option('--gc-max-fraction <share>', 'GC brake: hold a pass deleting more than this share of managed objects (default 0.5)')
+  .option('--otlp-endpoint <url>', 'export traces over OTLP/HTTP to this base URL (default: off; also OTEL_EXPORTER_OTLP_ENDPOINT)')
   .option('--log-level <level>', 'log level (default info)')
   .action(async (opts: Record<string, unknown>) => {
     const cfg = loadConfig('krane', opts);
@@ -157,6 +159,7 @@ program
   .option('--fresh', 'wipe the data directory first')
   .option('--listen <host:port>', 'ctrl API address (default 127.0.0.1:7070)')
   .option('--ready-delay <ms>', 'milliseconds until a simulated pod is Ready (default 1000)')
+  .option('--otlp-endpoint <url>', 'export traces over OTLP/HTTP to this base URL (default: off; also OTEL_EXPORTER_OTLP_ENDPOINT)')
   .option('--log-level <level>', 'log level (default warn)')
   .action(async (opts: Record<string, unknown>) => {
     const cfg = loadConfig('dev', opts);

@@ -21,6 +21,9 @@ export interface DeploymentSummary {
   readOnlyRootFilesystem: boolean;
   environmentId: string;
   rolledBackFrom: string | null;
+  /** Trace of the deployment's workflow in the OTLP backend; null when tracing was off
+   *  (absent from a ctrl older than tracing). */
+  traceId?: string | null;
   createdAt: string;
   updatedAt: string;
 }

@@ -65,6 +65,7 @@ export function deploymentDetail(d: DeploymentDetail, now: number): string {
     ...(d.command.length ? ([['command', d.command.join(' ')]] as [string, string][]) : []),
     ...(d.envKeys.length ? ([['env', d.envKeys.join(', ')]] as [string, string][]) : []),
     ...(d.rolledBackFrom ? ([['rolled back from', d.rolledBackFrom]] as [string, string][]) : []),
+    ...(d.traceId ? ([['trace', d.traceId]] as [string, string][]) : []),
     ['created', `${d.createdAt} (${age(d.createdAt, now)})`],
   ];
   const width = Math.max(...fields.map(([k]) => k.length));

@@ -22,6 +22,7 @@ import { forbidden, issuesToDetails, validationError } from '../errors';
 import { applyFailures, cilium, instances, sentinels, withTx, type Sql } from '../store';
 import { DeploymentStatusReport, RegionStatusReport, SentinelStatusReport, type ApplyReport } from '../sync/wire';
 import { AgentAuth, assertAgentRegion } from './auth';
+import { withSpan } from '../tracing';
 
 export interface ClusterStatusDeps {
   sql: Sql;
@@ -59,6 +60,14 @@ function outcomes(applies: ApplyReport[]): applyFailures.ApplyOutcome[] {
 }
 
 /** A resource's last outcome in the list, when it is a failure (the ones that stand). */
+/** Stores a report inside a span linked to the apply spans it answers (krane's
+ *  deployment.apply.<region>), when any was traced; untraced reports make no span. */
+function linkedToApplies(name: string, region: string, applies: ApplyReport[], store: () => Promise<unknown>): Promise<unknown> {
+  const links = applies.map((a) => a.traceparent).filter((tp): tp is string => !!tp);
+  if (links.length === 0) return store();
+  return withSpan(name, { attributes: { region, 'report.applies': applies.length }, links }, store);
+}
+
 function standingFailures(applies: ApplyReport[]): Extract<ApplyReport, { outcome: 'failed' }>[] {
   const last = new Map<string, ApplyReport>();
   for (const a of applies) last.set(`${a.resource.type}/${a.resource.id}`, a);
@@ -99,11 +108,13 @@ export function clusterStatusRoutes(deps: ClusterStatusDeps) {
       const deletes = live.filter((i) => i.deleted);
       // A gone deployment's successes still clear its failure rows of this region.
       const applies = report.applies;
-      await withTx(sql, async (tx) => {
-        await instances.deleteInstances(tx, region, deletes);
-        await instances.upsertInstances(tx, upserts);
-        await applyFailures.recordApplyOutcomes(tx, region, outcomes(applies));
-      });
+      await linkedToApplies('deployment.status.report', region, applies, () =>
+        withTx(sql, async (tx) => {
+          await instances.deleteInstances(tx, region, deletes);
+          await instances.upsertInstances(tx, upserts);
+          await applyFailures.recordApplyOutcomes(tx, region, outcomes(applies));
+        }),
+      );
       for (const a of applies) if (a.outcome === 'succeeded' && a.recreated) req.log.warn({ resource: a.resource, why: a.recreated }, 'krane recreated an object for an immutable field change');
       for (const f of standingFailures(applies)) req.log.warn({ deploymentId: f.resource.id, region, code: f.code, reason: f.reason }, 'krane could not apply deployment');
       if (deps.hooks) await deps.hooks.deploymentsReported(region, ids.filter((id) => !gone.has(id)));
@@ -127,14 +138,14 @@ export function clusterStatusRoutes(deps: ClusterStatusDeps) {
         if (p?.region !== region) throw forbidden(`cilium network policy ${a.resource.id} is not in region ${region}`);
       }
       const failed = standingFailures(report.applies);
-      await withTx(sql, async (tx) => {
+      await linkedToApplies('sentinel.status.report', region, report.applies, () => withTx(sql, async (tx) => {
         for (const s of report.sentinels) {
           const { sentinelId, specHash, ...observed } = s;
           await sentinels.updateSentinelObserved(tx, sentinelId, region, { ...observed, observedSpecHash: specHash });
         }
         await applyFailures.recordApplyOutcomes(tx, region, outcomes(report.applies));
         for (const f of failed) if (f.resource.type === 'sentinel') await sentinels.markSentinelApplyFailed(tx, f.resource.id, region);
-      });
+      }));
       for (const f of failed) req.log.error({ resource: f.resource, code: f.code, reason: f.reason }, 'krane could not apply sentinel resource');
       if (deps.hooks) await deps.hooks.sentinelsReported(region, ids);
       return { accepted: { sentinels: report.sentinels.length, applies: report.applies.length } };

@@ -66,3 +66,17 @@ export function registerFeedMetrics(registry: client.Registry, stats: object): v
     },
   });
 }
+
+/**
+ * Seed 001's deployment_instance_startup_time_seconds: from an instance's creation to running
+ * (Ready), as krane sees it. Buckets from half a second (a small image already on the node) to
+ * ten minutes (a large pull on a cold node), where a deploy would have timed out anyway.
+ */
+export function instanceStartupHistogram(registry: client.Registry): client.Histogram {
+  return new client.Histogram({
+    name: 'deployment_instance_startup_time_seconds',
+    help: 'Seconds from an instance (pod) being created to it running (Ready), observed by krane',
+    buckets: [0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600],
+    registers: [registry],
+  });
+}

@@ -15,6 +15,7 @@ import { rolloutRegions } from '../workflow/rollout-regions';
 import { createEventHub, publicApiRoutes } from '../http/api';
 import { createFeed, type FeedOptions } from '../sync/feed';
 import { createEngine, type Engine, type EngineOptions } from '../workflow/engine';
+import { engineTraceHooks, startTracing, tracingEnabled } from '../tracing';
 import { commandBuilder, noBuilder, registerWorkflows, startRecoverySweep, workflowMetrics, type Builder, type WorkflowConfig, type Workflows } from '../workflow';
 
 export interface CtrlHandle {
@@ -68,6 +69,7 @@ function workflowConfig(cfg: CtrlConfig, overrides: CtrlOverrides, logger: Logge
 export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}): Promise<CtrlHandle> {
   const logger = overrides.logger ?? createLogger(cfg.logLevel, { service: 'ctrl' });
   const sql = createDb(cfg.databaseUrl, { applicationName: 'unkey-infra-ctrl' });
+  const tracing = startTracing({ serviceName: 'ctrl', endpoint: cfg.otlpEndpoint });
   // Shutdown runs in a fixed order whatever got started: the feed first (open long polls get
   // their `end` line), then the server (no status report is accepted that could not send its
   // wake-up), then the engine (hands back leases), then LISTEN, then the pool. Each stage is
@@ -77,7 +79,7 @@ export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}):
   let closing: Promise<void> | undefined;
   const closeAll = () =>
     (closing ??= (async () => {
-      for (const stop of [stages.recover, stages.regions, stages.feed, stages.app, stages.engine, stages.hub, stages.auth, () => sql.end({ timeout: 5 })]) {
+      for (const stop of [stages.recover, stages.regions, stages.feed, stages.app, stages.engine, stages.hub, stages.auth, () => sql.end({ timeout: 5 }), () => tracing.shutdown()]) {
         if (stop) await stop().catch((err) => logger.error({ err }, 'error while stopping'));
       }
     })());
@@ -87,7 +89,9 @@ export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}):
       logger.info({ applied: r.applied, skipped: r.skipped }, 'migrations done');
     }
     const registry = createRegistry({ service: 'ctrl' });
-    const engine = createEngine({ sql, logger: logger.child({ part: 'engine' }), registry, leaseMs: cfg.engineLease, ...overrides.engine });
+    // Only with tracing on does the engine store and read trace carriers.
+    const tracingOpt = tracingEnabled() ? { tracing: engineTraceHooks } : {};
+    const engine = createEngine({ sql, logger: logger.child({ part: 'engine' }), registry, leaseMs: cfg.engineLease, ...tracingOpt, ...overrides.engine });
     const workflows = registerWorkflows(engine, sql, workflowConfig(cfg, overrides, logger, sql, workflowMetrics(registry, sql)), logger.child({ part: 'workflows' }));
     // One AgentAuth for the whole cluster API, so a revocation both refuses the token and cuts
     // its feed streams.

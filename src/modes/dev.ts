@@ -11,6 +11,7 @@ import { join, resolve } from 'node:path';
 import { freePort } from '../net';
 import type { DevConfig } from '../config';
 import { createLogger } from '../log';
+import { startTracing } from '../tracing';
 import { startStack, type StackHandle } from './stack';
 import { DEV_FILE, type DevFile } from '../cli/dev-file';
 import { isRoot, loadEmbeddedPostgres, pgDataDir, wipeDataDir } from './dev-postgres';
@@ -26,6 +27,8 @@ export interface DevHandle {
 
 export async function startDev(cfg: DevConfig): Promise<DevHandle> {
   const logger = createLogger(cfg.logLevel, { service: 'dev' });
+  // One provider for the whole process: ctrl and every krane here share it.
+  const tracing = startTracing({ serviceName: 'dev', endpoint: cfg.otlpEndpoint });
   const dataDir = resolve(cfg.dataDir);
   if (cfg.fresh) await wipeDataDir(dataDir);
   await mkdir(dataDir, { recursive: true });
@@ -68,6 +71,7 @@ export async function startDev(cfg: DevConfig): Promise<DevHandle> {
     });
   } catch (err) {
     await pg.stop();
+    await tracing.shutdown();
     throw err;
   }
   const file: DevFile = {
@@ -89,6 +93,7 @@ export async function startDev(cfg: DevConfig): Promise<DevHandle> {
     async close() {
       await stack.close();
       await pg.stop();
+      await tracing.shutdown();
     },
   };
 }

@@ -6,12 +6,13 @@ import { boundUrl } from '../net';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { runsInCluster, type KraneConfig } from '../config';
 import { createLogger, type Logger } from '../log';
+import { startTracing } from '../tracing';
 import { createRegistry, type Registry } from '../http/metrics';
 import { buildKraneApp } from '../http/krane-app';
 import { KubeClient, loadKubeConfig } from '../kube/client';
 import { ApplyController } from '../kube/apply-controller';
 import { DriftWatch } from '../kube/drift';
-import { registerFeedMetrics, registerKubeMetrics } from '../kube/metrics';
+import { instanceStartupHistogram, registerFeedMetrics, registerKubeMetrics } from '../kube/metrics';
 import { InstanceStatusWatcher, SentinelStatusWatcher } from '../kube/status';
 import type { ResourceController } from '../sync/wire';
 import { SENTINEL_NAMESPACE, WORKLOAD_NAMESPACE, type PermanentError, type ResourceRef } from '../sync/wire';
@@ -75,6 +76,7 @@ const defaultWatcher: FeedWatcherFactory = (o) => new Watcher(o);
 
 export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promise<KraneHandle> {
   const logger = deps.logger ?? createLogger(cfg.logLevel, { service: 'krane', region: cfg.region });
+  const tracing = startTracing({ serviceName: 'krane', endpoint: cfg.otlpEndpoint });
   const registry = deps.registry ?? createRegistry({ service: 'krane', region: cfg.region });
   const api = new KubeClient(deps.kubeConfig ?? loadKubeConfig({ file: cfg.kubeconfig, inCluster: runsInCluster() }));
   const resyncMs = cfg.resyncInterval;
@@ -106,8 +108,10 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
     onGc: (status) => reporter.gc(status),
   });
   const watchLogger = logger.child({ part: 'status' });
+  const startup = instanceStartupHistogram(registry);
   const instancesWatch = new InstanceStatusWatcher({
     api, namespace: WORKLOAD_NAMESPACE, sink: reporter, logger: watchLogger, relistIntervalMs: resyncMs, minBackoffMs: tuning.minBackoffMs,
+    onStartup: (seconds) => startup.observe(seconds),
   });
   const sentinelWatch = new SentinelStatusWatcher({
     api, namespace: SENTINEL_NAMESPACE, sink: reporter, logger: watchLogger, relistIntervalMs: resyncMs, minBackoffMs: tuning.minBackoffMs,
@@ -186,6 +190,7 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
   } catch (err) {
     controller.close();
     await Promise.allSettled([elector?.abandon(), watcher.stop(), instancesWatch.stop(), sentinelWatch.stop(), drift.stop(), reporter.close(), app.close()]);
+    await tracing.shutdown();
     throw err;
   }
   const url = boundUrl(app.server, cfg.listen.host);
@@ -205,6 +210,7 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
         await Promise.all([instancesWatch.stop(), sentinelWatch.stop(), drift.stop()]);
         await reporter.close();
         await app.close();
+        await tracing.shutdown();
       })();
       return closing;
     },

@@ -11,6 +11,7 @@
 // Cleanup deletes a prefix in (txid, id) order and always keeps its boundary row (see
 // deleteExpired), which is what lets `retentionFloor` tell an expired cursor from a valid one.
 import type { Queryable, TxSql } from './db';
+import { currentTraceparent } from '../tracing';
 
 /** Values of deployment_changes.resource_type: the kinds of desired state the outbox tracks.
  *  The store owns its column's values; the wire (src/sync/wire) names the same kinds on its
@@ -42,17 +43,21 @@ export interface FeedRow extends Position {
   resourceType: ResourceType;
   resourceId: string;
   region: string;
+  /** W3C traceparent of the write that caused the change (null or absent: not traced). */
+  traceparent?: string | null;
 }
 
 /**
  * Inserts the change row and rings the doorbell in one statement. The notification is
  * delivered only when the surrounding transaction commits, and duplicates within one
  * transaction collapse (same channel and payload), so a bulk write rings once per region.
+ * The row carries the active trace context (the span of the write), so the agent's apply of
+ * the change joins that trace; with tracing off it is null.
  */
 export async function recordChange(tx: TxSql, resourceType: ResourceType, resourceId: string, region: string): Promise<void> {
   await tx`WITH ins AS (
-             INSERT INTO deployment_changes (resource_type, resource_id, region)
-             VALUES (${resourceType}, ${resourceId}, ${region}) RETURNING region)
+             INSERT INTO deployment_changes (resource_type, resource_id, region, traceparent)
+             VALUES (${resourceType}, ${resourceId}, ${region}, ${currentTraceparent()}) RETURNING region)
            SELECT pg_notify(${FEED_CHANNEL}, region) FROM ins`;
 }
 
@@ -79,7 +84,9 @@ export interface TailResult {
   pending: boolean;
 }
 
-type PackedRow = [string, ResourceType, string, string, string];
+type PackedRow = [string, ResourceType, string, string, string, string | null];
+
+const unpack = ([id, resourceType, resourceId, region, txid, traceparent]: PackedRow): FeedRow => ({ id, resourceType, resourceId, region, txid, traceparent: traceparent ?? null });
 
 /**
  * The tailer's one query per poll: settled rows of every region after `after`, whether
@@ -90,7 +97,7 @@ export async function tailSettled(q: Queryable, after: Position, limit: number):
   const [r] = await q<{ epoch: string; firstPending: string | null; rows: PackedRow[] }[]>`
     WITH s AS (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin),
     batch AS (
-      SELECT c.id, c.resource_type, c.resource_id, c.region, c.txid
+      SELECT c.id, c.resource_type, c.resource_id, c.region, c.txid, c.traceparent
       FROM deployment_changes c, s
       WHERE (c.txid, c.id) > (${after.txid}::xid8, ${after.id}::bigint) AND c.txid < s.xmin
       ORDER BY c.txid, c.id
@@ -99,13 +106,13 @@ export async function tailSettled(q: Queryable, after: Position, limit: number):
            (SELECT c.txid::text || ':' || c.id::text FROM deployment_changes c, s
             WHERE (c.txid, c.id) > (${after.txid}::xid8, ${after.id}::bigint) AND c.txid >= s.xmin
             ORDER BY c.txid, c.id LIMIT 1) AS first_pending,
-           COALESCE((SELECT json_agg(json_build_array(b.id::text, b.resource_type, b.resource_id, b.region, b.txid::text)
+           COALESCE((SELECT json_agg(json_build_array(b.id::text, b.resource_type, b.resource_id, b.region, b.txid::text, b.traceparent)
                                      ORDER BY b.txid, b.id) FROM batch b), '[]'::json) AS rows`;
   return {
     epoch: r!.epoch,
     firstPending: r!.firstPending,
     pending: r!.firstPending !== null,
-    rows: r!.rows.map(([id, resourceType, resourceId, region, txid]) => ({ id, resourceType, resourceId, region, txid })),
+    rows: r!.rows.map(unpack),
   };
 }
 
@@ -116,7 +123,7 @@ export async function tailSettled(q: Queryable, after: Position, limit: number):
  */
 export async function readRegion(q: Queryable, region: string, after: Position, upTo: Position, limit: number): Promise<FeedRow[]> {
   return q<FeedRow[]>`
-    SELECT id::text AS id, resource_type, resource_id, region, txid::text AS txid
+    SELECT id::text AS id, resource_type, resource_id, region, txid::text AS txid, traceparent
     FROM deployment_changes
     WHERE region = ${region}
       AND (txid, id) > (${after.txid}::xid8, ${after.id}::bigint)
@@ -143,18 +150,18 @@ export async function readRegionRetained(
       SELECT txid, id, created_at < now() - make_interval(secs => ${ttlMs / 1000}) AS expired
       FROM deployment_changes ORDER BY txid, id LIMIT 1),
     page AS (
-      SELECT id, resource_type, resource_id, region, txid FROM deployment_changes
+      SELECT id, resource_type, resource_id, region, txid, traceparent FROM deployment_changes
       WHERE region = ${region}
         AND (txid, id) > (${after.txid}::xid8, ${after.id}::bigint)
         AND (txid, id) <= (${upTo.txid}::xid8, ${upTo.id}::bigint)
       ORDER BY txid, id
       LIMIT ${limit})
     SELECT (SELECT o.expired AND (o.txid, o.id) > (${after.txid}::xid8, ${after.id}::bigint) FROM oldest o) AS behind,
-           COALESCE((SELECT json_agg(json_build_array(p.id::text, p.resource_type, p.resource_id, p.region, p.txid::text)
+           COALESCE((SELECT json_agg(json_build_array(p.id::text, p.resource_type, p.resource_id, p.region, p.txid::text, p.traceparent)
                                      ORDER BY p.txid, p.id) FROM page p), '[]'::json) AS rows`;
   return {
     behind: r!.behind === true,
-    rows: r!.rows.map(([id, resourceType, resourceId, region, txid]) => ({ id, resourceType, resourceId, region, txid })),
+    rows: r!.rows.map(unpack),
   };
 }
 

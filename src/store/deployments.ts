@@ -27,6 +27,8 @@ export interface NewDeployment extends Scope {
   /** Containers get a read-only root filesystem (absent: false). */
   readOnlyRootFilesystem?: boolean;
   rolledBackFrom?: string | null;
+  /** W3C traceparent of the deployment's workflow span (null: tracing was off). */
+  traceparent?: string | null;
 }
 
 export interface Deployment extends NewDeployment {
@@ -35,6 +37,7 @@ export interface Deployment extends NewDeployment {
   desiredState: RunState;
   error: string | null;
   rolledBackFrom: string | null;
+  traceparent: string | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -42,16 +45,16 @@ export interface Deployment extends NewDeployment {
 const columns = (q: Queryable) => q`
   id, workspace_id, project_id, app_id, environment_id, image, build_context, cpu_millicores,
   memory_mib, replicas, port, command, env, regions, read_only_root_filesystem, status, desired_state, error,
-  rolled_back_from, created_at, updated_at`;
+  rolled_back_from, traceparent, created_at, updated_at`;
 
 export async function insertDeployment(q: Queryable, d: NewDeployment): Promise<Deployment> {
   const [row] = await q<Deployment[]>`
     INSERT INTO deployments (id, workspace_id, project_id, app_id, environment_id, image, build_context,
                              cpu_millicores, memory_mib, replicas, port, command, env, regions, read_only_root_filesystem,
-                             rolled_back_from)
+                             rolled_back_from, traceparent)
     VALUES (${d.id}, ${d.workspaceId}, ${d.projectId}, ${d.appId}, ${d.environmentId}, ${d.image}, ${d.buildContext},
             ${d.cpuMillicores}, ${d.memoryMib}, ${d.replicas}, ${d.port}, ${q.json(d.command)}, ${q.json(d.env)},
-            ${d.regions}, ${d.readOnlyRootFilesystem ?? false}, ${d.rolledBackFrom ?? null})
+            ${d.regions}, ${d.readOnlyRootFilesystem ?? false}, ${d.rolledBackFrom ?? null}, ${d.traceparent ?? null})
     RETURNING ${columns(q)}`;
   return row!;
 }

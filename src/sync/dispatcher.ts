@@ -8,7 +8,12 @@
 // and counts as handled; any other error is retried a few times in place, then the submit
 // rejects and the watcher holds its cursor before that event. A RetryLaterError's retryAfterMs
 // (a 429's Retry-After) is the least wait before the next try.
+//
+// An event carrying a traceparent (ctrl traced the write behind it) is handled inside the span
+// <kind>.apply.<region> (deployment.apply.us-east-1), a child of that write, so the agent's
+// work shows in the deployment's trace; the controller's reports read it as their context.
 import type { Logger } from '../log';
+import { failActiveSpan, withSpan } from '../tracing';
 import { PermanentError, RetryLaterError, type ResourceController } from './wire';
 import { refKey, type DesiredState, type ResourceRef } from './wire';
 
@@ -24,6 +29,9 @@ export interface DispatcherOptions {
   sleep?: (ms: number) => Promise<void>;
 }
 
+/** Seed 001 names the deployment's apply span deployment.apply.<region>; the others follow suit. */
+const SPAN_PREFIX: Record<ResourceRef['type'], string> = { deployment_topology: 'deployment', sentinel: 'sentinel', cilium_network_policy: 'cilium' };
+
 const defaultSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 interface Waiter {
@@ -33,7 +41,7 @@ interface Waiter {
 
 interface Slot {
   running: boolean;
-  next?: { ref: ResourceRef; state: DesiredState; waiters: Waiter[] };
+  next?: { ref: ResourceRef; state: DesiredState; traceparent: string | undefined; waiters: Waiter[] };
 }
 
 export class Dispatcher {
@@ -52,7 +60,7 @@ export class Dispatcher {
   }
 
   /** Resolves once the event (or a newer one of the same resource that replaced it) is handled. */
-  submit(ref: ResourceRef, state: DesiredState): Promise<void> {
+  submit(ref: ResourceRef, state: DesiredState, traceparent?: string): Promise<void> {
     const key = refKey(ref);
     let slot = this.slots.get(key);
     if (!slot) this.slots.set(key, (slot = { running: false }));
@@ -61,8 +69,9 @@ export class Dispatcher {
       if (slot.next) {
         slot.next.ref = ref;
         slot.next.state = state;
+        slot.next.traceparent = traceparent;
         slot.next.waiters.push({ resolve, reject });
-      } else slot.next = { ref, state, waiters: [{ resolve, reject }] };
+      } else slot.next = { ref, state, traceparent, waiters: [{ resolve, reject }] };
     });
     if (!slot.running) void this.pump(key, slot);
     return p;
@@ -90,7 +99,7 @@ export class Dispatcher {
       await this.acquire();
       let err: unknown;
       try {
-        await this.handle(job.ref, job.state);
+        await this.traced(job.ref, job.state, job.traceparent);
       } catch (e) {
         err = e;
       } finally {
@@ -108,16 +117,24 @@ export class Dispatcher {
     this.slots.delete(key);
   }
 
+  private traced(ref: ResourceRef, state: DesiredState, traceparent: string | undefined): Promise<void> {
+    if (!traceparent) return this.handle(ref, state);
+    const attributes = { region: ref.region, 'resource.type': ref.type, 'resource.id': ref.id, action: state.action };
+    return withSpan(`${SPAN_PREFIX[ref.type]}.apply.${ref.region}`, { parent: traceparent, attributes }, () => this.handle(ref, state));
+  }
+
   private async handle(ref: ResourceRef, state: DesiredState): Promise<void> {
     const { controller, logger } = this.opts;
     for (let attempt = 0; ; attempt++) {
       try {
         if (state.action === 'apply') await controller.apply(ref, state);
         else await controller.delete(ref);
+        logger.debug({ resource: ref, action: state.action }, 'resource handled');
         return;
       } catch (err) {
         if (err instanceof PermanentError) {
           logger.warn({ err, resource: ref }, 'resource rejected permanently');
+          failActiveSpan(err);
           await this.opts.onPermanentFailure?.(ref, err);
           return;
         }

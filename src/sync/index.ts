@@ -23,7 +23,7 @@
 //   desired.ts maps rows to the wire's desired states (pure).
 // - This folder knows no HTTP: src/http/cluster-feed.ts authenticates, calls feed.open() and
 //   writes the lines into the response. sync may import the kernel (errors, ids, log, health),
-//   store and its own wire; never http, workflow or modes.
+//   store, tracing and its own wire; never http, workflow or modes.
 //
 // krane side:
 // - watcher.ts holds the cursor and one stream at a time, reconnecting with jittered backoff;
@@ -31,6 +31,11 @@
 //   different resources concurrently up to a bound, calling the ResourceController
 //   (wire/controller.ts). Cursors are committed only past handled events; GC runs only after a
 //   complete snapshot whose events were all handled.
+//
+// Tracing (src/tracing): an outbox row carries the traceparent of the write that made it; an
+// incremental `change` line repeats it (coalesced: the newest row's), and the dispatcher runs
+// a traced event inside <kind>.apply.<region>, a child of that write. Snapshot lines carry
+// none: they are a resource's state, not a write. With tracing off no line has the field.
 //
 // reporter.ts and status*.ts (krane's status reports) belong to the reporter's part.
 // liveness.ts (a leaf: the heartbeat schema and the pure online/offline, lag and grace rules)

@@ -66,6 +66,7 @@ function changeLines(epoch: string, region: string, rows: FeedRow[], states: Des
     cursor: encodeCursor(epoch, r),
     resource: { type: r.resourceType, id: r.resourceId, region },
     state: states[i]!,
+    ...(r.traceparent ? { traceparent: r.traceparent } : {}),
   }));
 }
 

@@ -225,6 +225,7 @@ export class Tailer {
               cursor: encodeCursor(this.epoch, e),
               resource: { type: e.resourceType, id: e.resourceId, region: e.region },
               state: all[i],
+              ...(e.traceparent ? { traceparent: e.traceparent } : {}),
             });
             buffer.account(e, line.length * BYTES_PER_LINE_BYTE);
             return line;

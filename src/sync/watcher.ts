@@ -279,7 +279,7 @@ export class Watcher {
               if (line.resource.region !== this.o.region) throw new ProtocolError(`change for region ${line.resource.region}`);
               if (!snapshotDone && !snapshot) throw new ProtocolError('change before snapshot_begin');
               await this.dispatcher.waitForRoom(MAX_BACKLOG);
-              const job = this.dispatcher.submit(line.resource, line.state).then(() => {
+              const job = this.dispatcher.submit(line.resource, line.state, line.traceparent).then(() => {
                 this.stats.events++;
               });
               if (!snapshotDone) {

@@ -12,6 +12,7 @@ import type { DeployServiceDef } from './deploy';
 import type { DesiredStateServiceDef } from './desired-state';
 import { resolveBuildContext } from './build';
 import { specOf, storedFields, type DeploymentSpec } from './spec';
+import { currentTraceparent, planSpan } from '../tracing';
 
 export interface CommandDeps {
   sql: Sql;
@@ -45,16 +46,29 @@ export async function createDeployment(deps: CommandDeps, input: CreateDeploymen
   const env = await tenancy.getEnvironment(deps.sql, input.environmentId);
   if (!env) throw validationError('unknown environment', [{ field: 'environmentId', message: `environment ${input.environmentId} not found` }]);
   const buildContext = input.buildContext ? await checkedBuildContext(deps, input.buildContext) : null;
+  const id = newId('dep');
+  // The workflow's span is planned here, so the row and the invocation carry its ids from the
+  // start; the invocation's end (on whichever replica) emits it.
+  const attributes = { 'deployment.id': id, 'environment.id': env.id, 'deployment.regions': input.regions };
+  return planSpan('deployment.workflow', attributes, () => insertAndStart(deps, { id, env, buildContext, input, rolledBackFrom }));
+}
+
+async function insertAndStart(
+  deps: CommandDeps,
+  a: { id: string; env: tenancy.Environment; buildContext: string | null; input: CreateDeploymentInput; rolledBackFrom: string | null },
+): Promise<Deployment> {
+  const { env, input } = a;
   const d = await deployments.insertDeployment(deps.sql, {
-    id: newId('dep'),
+    id: a.id,
     workspaceId: env.workspaceId,
     projectId: env.projectId,
     appId: env.appId,
     environmentId: env.id,
     image: input.image ?? null,
-    buildContext,
+    buildContext: a.buildContext,
     ...storedFields(input),
-    rolledBackFrom,
+    rolledBackFrom: a.rolledBackFrom,
+    traceparent: currentTraceparent(),
   });
   // If this process dies between the insert and the send, recoverPendingDeployments starts the
   // workflow later with the same idempotency key.

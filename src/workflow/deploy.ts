@@ -11,9 +11,15 @@
 // first check; the status-report path sends `notifyInstances` (shared) when the deployment's
 // instances are all running or any failed. A periodic re-check backs it up, and a deadline
 // fails the deploy. A stop during the wait also notifies, and the deploy ends `stopped`.
+//
+// Tracing (seed 001): the invocation's durable span is deployment.workflow (planned by
+// createDeployment); deployment.build, deployment.topology.create, deployment.events.emit (the
+// outbox rows, so krane's deployment.apply.<region> are its children) and one
+// deployment.status.poll per check are opened inside step bodies, so a replay emits none again.
 import { z } from 'zod';
 import { defineObject, handler, TerminalError, TimeoutError, CancelledError, type Context } from './engine';
 import { cilium, deployments, domains, instances, sentinels, tenancy, topology, type Sql } from '../store';
+import type { TxSql } from '../store/db';
 import { newId } from '../ids';
 import type { Builder } from './build';
 import type { SentinelServiceDef } from './sentinel';
@@ -21,6 +27,7 @@ import { evaluateProgress } from './progress';
 import { notifyHandler, openWaiter } from './wait';
 import type { WorkflowMetrics } from './metrics';
 import type { OfflineCheck } from './regions';
+import { annotate, fail, planSpan, recordError, withSpan } from '../tracing';
 
 export const DEPLOY_SERVICE = 'DeployService';
 export const INSTANCES_KEY = 'instances_awakeable';
@@ -70,6 +77,8 @@ export function deployService(deps: DeployDeps) {
           if (!row) throw new TerminalError(`deployment ${id} not found`, { code: 'ERR_DEPLOY_NOT_FOUND' });
           return { status: row.status, image: row.image, buildContext: row.buildContext, regions: row.regions, replicas: row.replicas, environmentId: row.environmentId };
         });
+        annotate({ 'deployment.id': id, 'environment.id': d.environmentId, 'deployment.regions': d.regions });
+        const attributes = { 'deployment.id': id };
         if (TERMINAL_STATUSES.has(d.status)) {
           return { deploymentId: id, status: d.status === 'ready' || d.status === 'stopped' ? d.status : 'failed', error: null } as DeployOutput;
         }
@@ -78,25 +87,18 @@ export function deployService(deps: DeployDeps) {
             await ctx.runTx('status-building', (tx) => deployments.setDeploymentStatus(tx, id, 'building').then(() => null));
             const image = await ctx.run(
               'build',
-              async () => {
-                const started = Date.now();
-                const built = await deps.builder.build({ deploymentId: id, buildContext: d.buildContext! });
-                deps.metrics.built((Date.now() - started) / 1000);
-                return built;
-              },
+              () =>
+                withSpan('deployment.build', { attributes }, async () => {
+                  const started = Date.now();
+                  const built = await deps.builder.build({ deploymentId: id, buildContext: d.buildContext! });
+                  deps.metrics.built((Date.now() - started) / 1000);
+                  return built;
+                }),
               { maxAttempts: 2 },
             );
             await ctx.runTx('image', (tx) => deployments.setDeploymentImage(tx, id, image).then(() => null));
           }
-          await ctx.runTx('topologies', async (tx) => {
-            const row = await deployments.lockDeployment(tx, id);
-            if (row?.desiredState === 'stopped') throw new TerminalError('stopped before it became ready', { code: STOPPED });
-            await deployments.setDeploymentStatus(tx, id, 'deploying');
-            for (const region of d.regions) {
-              await topology.upsertTopology(tx, { deploymentId: id, region, workspaceId: row!.workspaceId, replicas: d.replicas, desiredStatus: 'running' });
-            }
-            return null;
-          });
+          await ctx.runTx('topologies', (tx) => createTopologies(tx, id, d));
           const sentinelIds = await ctx.runTx('sentinels', async (tx) => {
             const env = await tenancy.getEnvironment(tx, d.environmentId);
             if (!env) throw new TerminalError(`environment ${d.environmentId} not found`, { code: 'ERR_DEPLOY_ENVIRONMENT' });
@@ -109,7 +111,7 @@ export function deployService(deps: DeployDeps) {
             }
             return ids;
           });
-          const results = await ctx.all(sentinelIds.map((sid) => ctx.call(deps.sentinel, 'deploy', {}, { key: sid })));
+          const results = await ctx.all(sentinelIds.map((sid) => planSpan('sentinel.deploy', { 'sentinel.id': sid, 'deployment.id': id }, () => ctx.call(deps.sentinel, 'deploy', {}, { key: sid }))));
           const bad = results.find((r) => r.status !== 'READY');
           if (bad) throw new TerminalError(`sentinel ${bad.sentinelId} not ready: ${bad.reason ?? 'failed'}`, { code: 'ERR_DEPLOY_SENTINEL' });
 
@@ -136,22 +138,13 @@ export function deployService(deps: DeployDeps) {
           return { deploymentId: id, status: 'ready' as const, error: null };
         } catch (err) {
           const reason = err instanceof TimeoutError ? 'timed out waiting for instances' : (err as Error).message;
-          const outcome = await ctx.runTx('cleanup', async (tx) => {
-            const row = await deployments.lockDeployment(tx, id);
-            // Stopped and started again while this deploy wound down: the start has queued a
-            // fresh deploy behind this one, so leave its running topologies alone.
-            if (row?.desiredState === 'running' && err instanceof TerminalError && err.code === STOPPED) return 'requeued' as const;
-            // Whatever ended the deploy, a stop that arrived meanwhile (even during the sentinel
-            // wait) makes it `stopped`, which a later start can resume, rather than `failed`.
-            const stopped = row?.desiredState === 'stopped';
-            await topology.setTopologyStatus(tx, id, 'stopped');
-            await instances.deleteInstancesOf(tx, id);
-            const done = await deployments.setDeploymentStatus(tx, id, stopped ? 'stopped' : 'failed', stopped ? null : reason);
-            if (done) deps.metrics.finished(stopped ? 'stopped' : 'failed', done.createdAt);
-            return stopped ? ('stopped' as const) : ('failed' as const);
-          });
+          const outcome = await ctx.runTx('cleanup', (tx) => cleanUp(tx, deps, id, err, reason));
           if (err instanceof CancelledError) throw err;
-          if (outcome === 'failed') return { deploymentId: id, status: 'failed' as const, error: reason };
+          // A stop is an answer, not an error; a failure shows on the workflow span.
+          if (outcome === 'failed') {
+            fail(reason);
+            return { deploymentId: id, status: 'failed' as const, error: reason };
+          }
           return { deploymentId: id, status: 'stopped' as const, error: null };
         }
       }),
@@ -164,18 +157,59 @@ export function deployService(deps: DeployDeps) {
 
 export type DeployServiceDef = ReturnType<typeof deployService>;
 
+/** The cleanup step of a deploy that did not become ready. */
+async function cleanUp(tx: TxSql, deps: DeployDeps, id: string, err: unknown, reason: string): Promise<'requeued' | 'stopped' | 'failed'> {
+  const row = await deployments.lockDeployment(tx, id);
+  // Stopped and started again while this deploy wound down: the start has queued a
+  // fresh deploy behind this one, so leave its running topologies alone.
+  if (row?.desiredState === 'running' && err instanceof TerminalError && err.code === STOPPED) return 'requeued';
+  // Whatever ended the deploy, a stop that arrived meanwhile (even during the sentinel
+  // wait) makes it `stopped`, which a later start can resume, rather than `failed`.
+  const stopped = row?.desiredState === 'stopped';
+  await topology.setTopologyStatus(tx, id, 'stopped');
+  await instances.deleteInstancesOf(tx, id);
+  const done = await deployments.setDeploymentStatus(tx, id, stopped ? 'stopped' : 'failed', stopped ? null : reason);
+  if (done) deps.metrics.finished(stopped ? 'stopped' : 'failed', done.createdAt);
+  return stopped ? 'stopped' : 'failed';
+}
+
+/**
+ * The topology step: the deployment goes `deploying`, then one topology row (with its outbox
+ * row) per region. Two spans, as seed 001 names them; the outbox rows carry events.emit's
+ * traceparent, so krane's deployment.apply.<region> spans become its children.
+ */
+async function createTopologies(tx: TxSql, id: string, d: { regions: string[]; replicas: number }): Promise<null> {
+  const attributes = { 'deployment.id': id, 'deployment.regions': d.regions };
+  const row = await withSpan('deployment.topology.create', { attributes }, async () => {
+    const locked = await deployments.lockDeployment(tx, id);
+    if (locked?.desiredState === 'stopped') throw new TerminalError('stopped before it became ready', { code: STOPPED });
+    await deployments.setDeploymentStatus(tx, id, 'deploying');
+    return locked!;
+  });
+  await withSpan('deployment.events.emit', { attributes }, async () => {
+    for (const region of d.regions) {
+      await topology.upsertTopology(tx, { deploymentId: id, region, workspaceId: row.workspaceId, replicas: d.replicas, desiredStatus: 'running' });
+    }
+  });
+  return null;
+}
+
 async function waitForInstances(ctx: Context, deps: DeployDeps, id: string, regions: string[]): Promise<void> {
   const waiter = await openWaiter(ctx, INSTANCES_KEY);
   let checks = 0;
   const p = await waiter.until({
     timeoutMs: deps.timeoutMs,
     recheckMs: deps.recheckMs,
-    probe: async () => {
-      checks++;
-      const d = await deployments.getDeployment(deps.sql, id);
-      const progress = evaluateProgress(await deployments.deploymentProgress(deps.sql, id), d?.desiredState ?? 'stopped');
-      return { done: progress.state !== 'waiting', info: progress };
-    },
+    probe: () =>
+      withSpan('deployment.status.poll', { attributes: { 'deployment.id': id } }, async (span) => {
+        checks++;
+        const d = await deployments.getDeployment(deps.sql, id);
+        const progress = evaluateProgress(await deployments.deploymentProgress(deps.sql, id), d?.desiredState ?? 'stopped');
+        span?.setAttribute('deployment.progress', progress.state);
+        // The check that saw instances fail is where the failure shows in the trace.
+        if (progress.state === 'failed' && span) recordError(span, progress.reason);
+        return { done: progress.state !== 'waiting', info: progress };
+      }),
     onTimeout: (last) =>
       new TerminalError(`timed out waiting for instances (${last.state === 'waiting' ? last.waitingFor.join(', ') : last.state})`, { code: 'ERR_DEPLOY_TIMEOUT' }),
     ...(deps.offline ? { offline: (startedAt: number) => deps.offline!(regions, startedAt), onOffline: (reason: string) => new TerminalError(reason, { code: 'ERR_DEPLOY_REGION_OFFLINE' }) } : {}),

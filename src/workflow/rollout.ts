@@ -16,6 +16,7 @@ import type { SentinelServiceDef } from './sentinel';
 import type { SlackNotifierDef } from './slack';
 import type { RolloutRegions } from './rollout-regions';
 import { computeWaves, DEFAULT_WAVE_PERCENTAGES, wavePercentageProblems } from './waves';
+import { annotate, fail, planSpan } from '../tracing';
 
 export const ROLLOUT_SERVICE = 'SentinelRolloutService';
 export const ROLLOUT_KEY = 'singleton';
@@ -164,7 +165,7 @@ export function rolloutService(deps: RolloutDeps) {
           await save(ctx, s);
           await notify(ctx, s, `started: ${todo.length} sentinels in ${s.waves.length} waves (${s.skipped} already on the image)`);
           if (s.state === 'completed') await notify(ctx, s, 'completed: nothing to update');
-          else await ctx.send(def, 'runWave', { rolloutId: s.rolloutId }, { key: ROLLOUT_KEY });
+          else await sendWave(ctx, s.rolloutId);
           return summary(s);
         }),
 
@@ -180,6 +181,7 @@ export function rolloutService(deps: RolloutDeps) {
             return summary(s);
           }
           const n = s.currentWave + 1;
+          annotate({ 'rollout.id': rolloutId, 'rollout.wave': n, 'rollout.waves': s.waves.length, 'rollout.image': s.image, 'rollout.sentinels': wave.length });
           await notify(ctx, s, `wave ${n}/${s.waves.length} started: ${wave.length} sentinels`);
           // allSettled: a sentinel call that errors (not just FAILED) is one failed sentinel,
           // never a failed wave invocation that would leave the rollout in_progress forever.
@@ -191,7 +193,9 @@ export function rolloutService(deps: RolloutDeps) {
             (s.skippedIds ??= []).push(id);
             s.outcomes[id] = { wave: s.currentWave, status: 'SKIPPED', reason };
           }
-          const results = await ctx.allSettled(live.map((id) => ctx.call(deps.sentinel, 'deploy', { image: s.image }, { key: id })));
+          const results = await ctx.allSettled(
+            live.map((id) => planSpan('sentinel.deploy', { 'sentinel.id': id, 'rollout.wave': n }, () => ctx.call(deps.sentinel, 'deploy', { image: s.image }, { key: id }))),
+          );
           const failed: string[] = [];
           results.forEach((r, i) => {
             const id = live[i]!;
@@ -206,6 +210,7 @@ export function rolloutService(deps: RolloutDeps) {
           });
           s.failedIds.push(...failed);
           if (failed.length) {
+            fail(`${failed.length} of ${wave.length} sentinels failed`);
             s.state = 'paused';
             await save(ctx, s);
             await notify(ctx, s, `paused in wave ${n}: ${failed.length} failed (${failed.join(', ')})`);
@@ -215,7 +220,7 @@ export function rolloutService(deps: RolloutDeps) {
           await notify(ctx, s, `wave ${n}/${s.waves.length} completed${skippedNow.length ? `, ${skippedNow.length} skipped in offline regions (${skippedNow.join(', ')})` : ''}`);
           s.currentWave++;
           await save(ctx, s, s.currentWave - 1);
-          await ctx.send(def, 'runWave', { rolloutId }, { key: ROLLOUT_KEY });
+          await sendWave(ctx, rolloutId);
           return summary(s);
         }),
 
@@ -227,7 +232,7 @@ export function rolloutService(deps: RolloutDeps) {
           s.state = 'in_progress';
           await save(ctx, s);
           await notify(ctx, s, `resumed at wave ${s.currentWave + 1}/${s.waves.length}`);
-          await ctx.send(def, 'runWave', { rolloutId: s.rolloutId }, { key: ROLLOUT_KEY });
+          await sendWave(ctx, s.rolloutId);
           return summary(s);
         }),
 
@@ -269,6 +274,12 @@ export function rolloutService(deps: RolloutDeps) {
     // The webhook URL is a credential: invocation views show it nowhere (input, state, status).
     { secretState: { [STATE]: [SECRET_FIELD] } },
     );
+  }
+
+  /** Each wave is an invocation of its own and so the durable span rollout.wave (a child of
+   *  whatever scheduled it: the start, the previous wave, a resume). */
+  function sendWave(ctx: Context, rolloutId: string) {
+    return planSpan('rollout.wave', { 'rollout.id': rolloutId }, () => ctx.send(def, 'runWave', { rolloutId }, { key: ROLLOUT_KEY }));
   }
 
   def = define();

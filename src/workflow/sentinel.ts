@@ -9,6 +9,7 @@ import { notifyHandler, openWaiter } from './wait';
 import { sentinelSpecHash } from '../sync/wire';
 import type { OfflineCheck } from './regions';
 import type { Sentinel, SentinelDesired } from '../store/sentinels';
+import { annotate, fail } from '../tracing';
 
 export const SENTINEL_SERVICE = 'SentinelService';
 /** State key holding the awakeable a suspended deploy waits on. */
@@ -85,6 +86,8 @@ export function sentinelService(deps: SentinelServiceDeps) {
           const ready = sameConfig(cur, merged) && sentinelConverged(cur);
           return { merged, ready, region: cur.region };
         });
+        // The durable span sentinel.deploy, when the caller planned one (a deploy, a rollout wave, the API).
+        annotate({ 'sentinel.id': id, region: plan.region, 'sentinel.image': plan.merged.image });
         if (plan.ready) return { sentinelId: id, status: 'READY' as const, image: plan.merged.image };
 
         // The waiter's awakeable exists and is findable before the write, so a convergence
@@ -122,6 +125,7 @@ export function sentinelService(deps: SentinelServiceDeps) {
           });
         }
         if (outcome === 'ready') return { sentinelId: id, status: 'READY' as const, image: plan.merged.image };
+        fail(reason ?? 'failed');
         return { sentinelId: id, status: 'FAILED' as const, image: plan.merged.image, ...(reason ? { reason } : {}) };
       }),
     },

@@ -46,6 +46,8 @@ const WRONG: Array<[string, string, string]> = [
   ['store-returns-rows', 'src/store/instances.ts', 'src/sync/wire/index.ts'],
   ['store-returns-rows', 'src/store/events.ts', 'src/workflow/deploy.ts'],
   ['wire-is-a-leaf', 'src/sync/wire/protocol.ts', 'src/store/db.ts'],
+  ['tracing-is-a-leaf', 'src/tracing/spans.ts', 'src/workflow/engine/index.ts'],
+  ['engine-knows-no-transport-and-no-deployments', 'src/workflow/engine/worker.ts', 'src/tracing/index.ts'],
   ['feed-knows-no-transport-or-workflows', 'src/sync/feed.ts', 'src/http/cluster-feed.ts'],
   ['krane-never-touches-the-store', 'src/kube/apply-controller.ts', 'src/store/topology.ts'],
   ['krane-never-touches-the-store', 'src/kube/client.ts', 'src/kube/sim/server.ts'],

@@ -55,17 +55,20 @@ export async function followDeployment(ctx: CommandContext, client: ApiClient, i
   if (r.outcome === 'error') throw r.error;
   if (opts.json && r.deployment) ctx.io.out(`${JSON.stringify(r.deployment, null, 2)}\n`);
   const status = r.deployment?.status ?? r.state?.status ?? 'unknown';
+  // The trace shows where the time went (or what failed) in the tracing backend.
+  const traceId = r.deployment?.traceId ?? null;
   switch (r.outcome) {
     case 'ready': {
       if (!opts.json) {
         const domains = r.deployment?.domains.map((d) => d.hostname) ?? [];
-        ctx.io.out(`deployment ${id} is ready after ${duration(elapsed())}${domains.length ? `\n  domains: ${domains.join(', ')}` : ''}\n`);
+        const lines = [`deployment ${id} is ready after ${duration(elapsed())}`, ...(domains.length ? [`  domains: ${domains.join(', ')}`] : []), ...(traceId ? [`  trace: ${traceId}`] : [])];
+        ctx.io.out(`${lines.join('\n')}\n`);
       }
       return EXIT_OK;
     }
     case 'failed':
       throw new CliError('ERR_CLI_DEPLOY_FAILED', `deployment ${id} failed: ${r.deployment?.error ?? r.state?.error ?? 'no reason given'}`, {
-        hints: [`details: unkey-infra deployments get ${id}`],
+        hints: [`details: unkey-infra deployments get ${id}`, ...(traceId ? [`trace: ${traceId}`] : [])],
       });
     case 'stopped':
       throw new CliError('ERR_CLI_DEPLOY_STOPPED', `deployment ${id} ended ${status} before it became ready`, { exitCode: EXIT_FAILED });

@@ -8,6 +8,7 @@ import type { Engine } from '../../workflow/engine';
 import { CreateDeploymentBody, IdParams, ListDeploymentsQuery } from './schemas';
 import { parse } from './parse';
 import { assertKnownRegions, type RegionRegistry } from '../../workflow/regions';
+import { traceIdOf } from '../../tracing';
 
 export interface DeploymentRouteDeps {
   workflows: Workflows;
@@ -39,6 +40,8 @@ function summary(d: Deployment) {
     appId: d.appId,
     environmentId: d.environmentId,
     rolledBackFrom: d.rolledBackFrom,
+    /** The workflow's trace (null: ctrl traced nothing when it was created). */
+    traceId: traceIdOf(d.traceparent),
     createdAt: d.createdAt,
     updatedAt: d.updatedAt,
   };

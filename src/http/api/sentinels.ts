@@ -7,6 +7,7 @@ import type { Engine } from '../../workflow/engine';
 import { IdParams, ListSentinelsQuery, SentinelDeployBody, SentinelDeployQuery } from './schemas';
 import { parse } from './parse';
 import { assertKnownRegions } from '../../workflow/regions';
+import { planSpan } from '../../tracing';
 
 export function sentinelRoutes(deps: { workflows: Workflows; engine: Engine }) {
   const { workflows, engine } = deps;
@@ -25,12 +26,14 @@ export function sentinelRoutes(deps: { workflows: Workflows; engine: Engine }) {
       const sentinel = await sentinels.getSentinel(sql, id);
       if (!sentinel) throw notFound('sentinel', id);
       await assertKnownRegions(sql, [sentinel.region], 'sentinel.region');
+      // Each operator deploy is a trace of its own: the invocation ends its sentinel.deploy span.
+      const attributes = { 'sentinel.id': id, region: sentinel.region };
       if (wait === 'false') {
-        const { id: invocationId } = await engine.send(workflows.sentinel, 'deploy', body, { key: id });
+        const { id: invocationId } = await planSpan('sentinel.deploy', attributes, () => engine.send(workflows.sentinel, 'deploy', body, { key: id }));
         return reply.status(202).send({ sentinelId: id, invocationId });
       }
       // Waits up to the sentinel timeout (10 minutes by default); ?wait=false returns at once.
-      return engine.call(workflows.sentinel, 'deploy', body, { key: id });
+      return planSpan('sentinel.deploy', attributes, () => engine.call(workflows.sentinel, 'deploy', body, { key: id }));
     });
   };
 }

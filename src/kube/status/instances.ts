@@ -7,7 +7,7 @@ import type { InstanceReport } from '../../sync/wire';
 import { KINDS, type KubeClient } from '../client';
 import { LABEL, MANAGED_SELECTOR } from '../manifests';
 import { Reflector } from '../reflector';
-import { instanceReport } from './pod';
+import { instanceReport, podStartup } from './pod';
 import type { StatusSink } from '../../sync/wire';
 
 export interface InstanceWatcherOptions {
@@ -17,11 +17,22 @@ export interface InstanceWatcherOptions {
   logger: Logger;
   relistIntervalMs: number;
   minBackoffMs?: number;
+  /** Called once per pod that became running while this watcher ran, with its startup time. */
+  onStartup?: (seconds: number) => void;
 }
+
+/**
+ * Ready transitions are stamped in whole seconds by real API servers, so one up to this much
+ * before the watcher started may still be one it saw happen.
+ */
+const STARTUP_SLACK_MS = 1_000;
 
 export class InstanceStatusWatcher {
   readonly reflector: Reflector;
   private readonly last = new Map<string, string>();
+  /** Pods whose startup was observed (or is too old to count), so each counts once. */
+  private readonly started = new Set<string>();
+  private readonly since = Date.now();
 
   constructor(private readonly o: InstanceWatcherOptions) {
     this.reflector = new Reflector({
@@ -50,11 +61,27 @@ export class InstanceStatusWatcher {
     const r = instanceReport(pod, type === 'delete');
     if (!r) return;
     const key = `${r.deploymentId}/${r.podName}`;
+    this.observeStartup(pod, type === 'delete');
     const text = JSON.stringify(r);
     if (type === 'delete') this.last.delete(key);
     else if (!relist && this.last.get(key) === text) return;
     else this.last.set(key, text);
     this.emit(r);
+  }
+
+  /** A pod that was already running when krane started is not counted: its startup was seen
+   *  (and counted) by the krane before, or by nobody, and a relist must not count it again. */
+  private observeStartup(pod: V1Pod, deleted: boolean): void {
+    const uid = pod.metadata?.uid ?? `${pod.metadata?.namespace}/${pod.metadata?.name}`;
+    if (deleted) {
+      this.started.delete(uid);
+      return;
+    }
+    if (!this.o.onStartup || this.started.has(uid)) return;
+    const s = podStartup(pod);
+    if (!s) return;
+    this.started.add(uid);
+    if (s.readyAt >= this.since - STARTUP_SLACK_MS) this.o.onStartup(s.seconds);
   }
 
   private emit(r: InstanceReport): void {

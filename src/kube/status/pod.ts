@@ -85,3 +85,20 @@ export function instanceReport(pod: V1Pod, deleted = false): InstanceReport | un
   const s = podState(pod);
   return { deploymentId, podName, address: podAddress(pod), status: s.status, reason: s.reason, cpuMillicores: cpu, memoryMib: mem, deleted };
 }
+
+/** A Kubernetes timestamp as the client hands it over (Date, or RFC 3339 text) in ms; NaN if absent. */
+function millis(t: Date | string | undefined): number {
+  return t === undefined ? NaN : new Date(t).getTime();
+}
+
+/**
+ * An instance's startup time (deployment_instance_startup_time_seconds): from the pod's creation
+ * to its Ready transition, with the time it became ready, or null while it is not running.
+ */
+export function podStartup(pod: V1Pod): { seconds: number; readyAt: number } | null {
+  if (podState(pod).status !== 'running') return null;
+  const created = millis(pod.metadata?.creationTimestamp as Date | string | undefined);
+  const readyAt = millis(pod.status?.conditions?.find((c) => c.type === 'Ready')?.lastTransitionTime as Date | string | undefined);
+  if (!Number.isFinite(created) || !Number.isFinite(readyAt)) return null;
+  return { seconds: Math.max(0, (readyAt - created) / 1000), readyAt };
+}

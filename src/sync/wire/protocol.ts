@@ -83,8 +83,15 @@ const kindOf: Record<ResourceType, ApplyState['kind']> = {
   cilium_network_policy: 'cilium_network_policy',
 };
 
+/**
+ * W3C traceparent (`00-<trace>-<span>-<flags>`) of the write that caused a change, or of the
+ * apply a report is about. Loosely checked: a malformed one only loses the trace link (the
+ * reader parses it leniently), it must never fail an event.
+ */
+const traceparent = z.string().max(128).optional();
+
 export const ChangeEvent = z
-  .object({ type: z.literal('change'), cursor: z.string().optional(), resource: ResourceRef, state: DesiredState })
+  .object({ type: z.literal('change'), cursor: z.string().optional(), resource: ResourceRef, state: DesiredState, traceparent })
   .refine((e) => e.state.action === 'delete' || e.state.kind === kindOf[e.resource.type], {
     message: 'state kind does not match resource type',
     path: ['state', 'kind'],
@@ -123,10 +130,12 @@ export type InstanceReport = z.infer<typeof InstanceReport>;
  * the last entry per resource wins at both ends (the reporter's buffer and ctrl).
  */
 export const ApplyReport = z.discriminatedUnion('outcome', [
-  z.object({ resource: ResourceRef, outcome: z.literal('failed'), code: z.string().regex(/^ERR_[A-Z_]+$/).max(64), reason: z.string().min(1).max(2048) }),
+  z.object({ resource: ResourceRef, outcome: z.literal('failed'), code: z.string().regex(/^ERR_[A-Z_]+$/).max(64), reason: z.string().min(1).max(2048), traceparent }),
   z.object({
     resource: ResourceRef,
     outcome: z.literal('succeeded'),
+    /** The apply span (krane's deployment.apply.<region>) this outcome ended, for ctrl to link to. */
+    traceparent,
     /** Set when krane had to delete and create an object again (a change to an immutable field): why. */
     recreated: z.string().max(2048).optional(),
   }),

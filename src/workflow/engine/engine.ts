@@ -10,7 +10,7 @@ import type { ReadinessCheck } from '../../health';
 import type { Registry } from 'prom-client';
 import { engineMetrics } from './metrics';
 import { defineObject, defineService } from './definitions';
-import { resolveHandler, type AnyDef, type HandlerName, type Handlers, type InputOf, type ObjectDef, type OutputOf, type ServiceDef } from './types';
+import { resolveHandler, type TraceHooks, type AnyDef, type HandlerName, type Handlers, type InputOf, type ObjectDef, type OutputOf, type ServiceDef } from './types';
 import { CancelledError, TerminalError, invalidInput, toFailure } from './errors';
 import { parseAwakeableId } from './execution-core';
 import * as store from './invocation-store';
@@ -46,6 +46,8 @@ export interface EngineOptions {
   retentionMs?: number;
   /** How often the purge runs (tests shorten it to see the timer work as wired). */
   purgeEveryMs?: number;
+  /** Tracing (src/tracing's engineTraceHooks); absent: nothing traced, nothing stored. */
+  tracing?: TraceHooks;
 }
 
 /** 50 in flight per process keeps the pool (and two cores) busy without queueing on it. */
@@ -112,6 +114,7 @@ export class Engine {
       results: this.#results,
       metrics: (counts) => engineMetrics(opts.registry, counts),
       client: this,
+      tracing: opts.tracing ?? null,
     });
     this.#purgeEveryMs = opts.purgeEveryMs ?? PURGE_EVERY_MS;
   }
@@ -254,6 +257,7 @@ export class Engine {
     // Run it here only if this process has the definition; otherwise a process that does claims it.
     const worker = delayMs === null && this.#defs.get(target.name) === target ? this.#worker.claimWorker() : null;
     const id = newId('inv');
+    const traceContext = this.#worker.trace.capture();
     const r = await store.startInvocation(this.sql, {
       id,
       service: h.service,
@@ -265,9 +269,10 @@ export class Engine {
       delayMs,
       worker,
       leaseMs: this.leaseMs,
+      traceContext,
     });
     if (!r.deduped && r.status === 'running' && r.epoch) {
-      this.#worker.launch({ id, service: h.service, handler: h.handler, key, kind: h.kind, input, epoch: r.epoch, cancelRequested: false }, []);
+      this.#worker.launch({ id, service: h.service, handler: h.handler, key, kind: h.kind, input, epoch: r.epoch, cancelRequested: false, traceContext }, []);
     } else if (r.status === 'scheduled' && delayMs !== null) {
       this.#worker.armTimer(Date.now() + delayMs);
     }

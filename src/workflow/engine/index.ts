@@ -14,6 +14,8 @@
 //   step-attempts.ts (a step's retries); outage.ts (waiting out the database).
 // - invocation-store.ts (invocation rows, claims, leases) and journal-store.ts (journal and
 //   object state): the engine's only SQL. views.ts + redact.ts: operator views.
+// - trace.ts: the opaque trace carrier of an invocation (TraceHooks given as an option; the
+//   engine imports no tracing code): stored at start, current around every execution.
 //
 // Faults
 // - Infrastructure errors never reach handler code: bookkeeping writes retry (backoff, no
@@ -91,7 +93,7 @@
 export { createEngine, Engine } from './engine';
 export type { EngineOptions, ClientOptions, SendClientOptions, InvocationView, JournalEntryView } from './engine';
 export { handler, defineService, defineObject } from './definitions';
-export type { AnyDef, HandlerDef, HandlerSecrets, ObjectDef, ObjectOptions, SecretPath, ServiceDef, HandlerName, InputOf, OutputOf, RunOptions } from './types';
+export type { TraceHooks, AnyDef, HandlerDef, HandlerSecrets, ObjectDef, ObjectOptions, SecretPath, ServiceDef, HandlerName, InputOf, OutputOf, RunOptions } from './types';
 export { REDACTED } from './redact';
 export { Context } from './context';
 export type { CallOptions, SendOptions } from './context';

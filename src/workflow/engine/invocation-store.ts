@@ -69,6 +69,8 @@ export interface StartArgs {
   worker: string | null;
   leaseMs: number;
   parent?: { id: string; epoch: number; seq: number; entry: 'call' | 'send'; name: string };
+  /** Opaque trace carrier (TraceHooks), stored with a new invocation; null: none (tracing off). */
+  traceContext?: string | null;
 }
 
 export interface StartResult {
@@ -83,11 +85,35 @@ export interface StartResult {
 
 export async function startInvocation(sql: Queryable, a: StartArgs): Promise<StartResult> {
   const p = a.parent;
+  if (a.traceContext) return startTraced(sql, a, a.traceContext);
   const [row] = await sql<{ r: StartResult }[]>`
     SELECT engine_start(${a.id}, ${a.service}, ${a.handler}, ${a.key}, ${a.kind}, ${json(a.input) ?? 'null'}::text::jsonb,
       ${a.idempotencyKey}, ${a.delayMs}::int, ${a.worker}, ${a.leaseMs}::int,
       ${p?.id ?? null}, ${p?.epoch ?? null}::int, ${p?.seq ?? null}::int, ${p?.entry ?? null}, ${p?.name ?? null}) AS r`;
   return row!.r;
+}
+
+/** startInvocation plus its trace carrier in one statement (sql/0007_tracing.sql): a new
+ *  invocation is never visible to a claim without it. A deduplicated start keeps the first's. */
+async function startTraced(sql: Queryable, a: StartArgs, carrier: string): Promise<StartResult> {
+  const p = a.parent;
+  const [row] = await sql<{ r: StartResult }[]>`
+    WITH s AS (
+      SELECT engine_start(${a.id}, ${a.service}, ${a.handler}, ${a.key}, ${a.kind}, ${json(a.input) ?? 'null'}::text::jsonb,
+        ${a.idempotencyKey}, ${a.delayMs}::int, ${a.worker}, ${a.leaseMs}::int,
+        ${p?.id ?? null}, ${p?.epoch ?? null}::int, ${p?.seq ?? null}::int, ${p?.entry ?? null}, ${p?.name ?? null}) AS r),
+    t AS (
+      INSERT INTO engine_trace_contexts (invocation_id, carrier)
+      SELECT ${a.id}, ${carrier} FROM s WHERE (s.r->>'deduped')::boolean IS NOT TRUE
+      ON CONFLICT (invocation_id) DO NOTHING)
+    SELECT r FROM s`;
+  return row!.r;
+}
+
+/** The trace carrier stored with an invocation (null: none). */
+export async function traceContextOf(sql: Queryable, id: string): Promise<string | null> {
+  const [row] = await sql<{ carrier: string }[]>`SELECT carrier FROM engine_trace_contexts WHERE invocation_id = ${id}`;
+  return row?.carrier ?? null;
 }
 
 export interface WakeInfo {
@@ -279,7 +305,8 @@ export async function purgeFinished(sql: Queryable, olderThanMs: number, limit: 
            AND completed_at < now() - make_interval(secs => ${olderThanMs}::float8 / 1000)
          ORDER BY completed_at LIMIT ${limit}::int)
       RETURNING id),
-    j AS (DELETE FROM engine_journal WHERE invocation_id IN (SELECT id FROM gone))
+    j AS (DELETE FROM engine_journal WHERE invocation_id IN (SELECT id FROM gone)),
+    t AS (DELETE FROM engine_trace_contexts WHERE invocation_id IN (SELECT id FROM gone))
     SELECT id FROM gone`;
   return rows.length;
 }

@@ -81,6 +81,19 @@ export interface ExecutionTarget {
   input: unknown;
   epoch: number;
   cancelRequested: boolean;
+  /** The trace carrier stored with it; undefined: not known yet (read when it executes). */
+  traceContext?: string | null;
+}
+
+/**
+ * Tracing, as the engine sees it (src/tracing implements it; the engine knows no spans): an
+ * opaque carrier captured when an invocation starts, stored with it, made current whenever any
+ * process executes it, and handed back once when it ends (or leaves this process unfinished).
+ */
+export interface TraceHooks {
+  capture(): string | null;
+  restore<T>(carrier: string | null, fn: () => T): T;
+  finished(carrier: string | null, failure: string | null, abandoned: boolean): void;
 }
 
 /** A call or send from a handler, validated against the target's schema. */

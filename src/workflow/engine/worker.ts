@@ -13,7 +13,8 @@ import { newId } from '../../ids';
 import type { EngineMetrics } from './metrics';
 import { decode } from './codec';
 import { Context } from './context';
-import { resolveHandler, type AnyDef, type ChildOptions, type ChildTarget, type ExecutionTarget } from './types';
+import { EngineTrace } from './trace';
+import { resolveHandler, type TraceHooks, type AnyDef, type ChildOptions, type ChildTarget, type ExecutionTarget } from './types';
 import { LeaseLostError, TerminalError, fromFailure } from './errors';
 import { Execution } from './execution';
 import type { ExecutionCore, Outcome, Runtime } from './execution-core';
@@ -41,6 +42,7 @@ export interface WorkerOptions {
   metrics: (counts: () => { running: number; parked: number }) => EngineMetrics;
   /** The client side (the engine), for what handlers ask of it: awakeables and cancels. */
   client: WorkerClient;
+  tracing: TraceHooks | null;
 }
 
 export interface WorkerClient {
@@ -83,6 +85,7 @@ export class Worker implements Runtime {
    *  (else this process would claim its own running invocations and replay them). */
   #renewFailed = false;
   readonly #metrics: EngineMetrics;
+  readonly trace: EngineTrace;
 
   constructor(o: WorkerOptions) {
     this.sql = o.sql;
@@ -97,6 +100,7 @@ export class Worker implements Runtime {
     this.#defs = o.defs;
     this.#results = o.results;
     this.#client = o.client;
+    this.trace = new EngineTrace(o.tracing, o.sql);
     this.#metrics = o.metrics(() => ({ running: this.#running.size, parked: this.#parked.size }));
   }
 
@@ -179,6 +183,7 @@ export class Worker implements Runtime {
     const worker = delayMs === null && this.#defs.has(target.service) ? this.claimWorker() : null;
     const id = newId('inv');
     const key = opts.key ?? null;
+    const traceContext = this.trace.capture();
     const r = await store
       .startInvocation(this.sql, {
         id,
@@ -192,13 +197,14 @@ export class Worker implements Runtime {
         worker,
         leaseMs: this.leaseMs,
         parent: { id: exec.id, epoch: exec.epoch, seq, entry, name: `${target.service}/${target.handler}` },
+        traceContext,
       })
       .catch((err: unknown) => {
         // engine_start's fence on the parent (SQLSTATE UE001): this process lost the parent's lease.
         throw (err as { code?: unknown }).code === 'UE001' ? new LeaseLostError(exec.id) : err;
       });
     if (!r.deduped && r.status === 'running' && r.epoch) {
-      this.launch({ id, service: target.service, handler: target.handler, key, kind: target.kind, input: target.input, epoch: r.epoch, cancelRequested: false }, []);
+      this.launch({ id, service: target.service, handler: target.handler, key, kind: target.kind, input: target.input, epoch: r.epoch, cancelRequested: false, traceContext }, []);
     } else if (r.status === 'scheduled' && delayMs !== null) {
       this.armTimer(Date.now() + delayMs);
     }
@@ -259,6 +265,7 @@ export class Worker implements Runtime {
         );
       }
     }
+    this.trace.finished(exec.target, finish, outcome);
     if (wasRunning) this.#slotFreed();
   }
 
@@ -291,7 +298,7 @@ export class Worker implements Runtime {
     }
     const ctx = new Context(exec, this.logger);
     void exec.execute(
-      () => h.def.run(ctx, h.def.input.parse(target.input)),
+      this.trace.wrap(target, () => h.def.run(ctx, h.def.input.parse(target.input))),
       (out) => {
         const r = h.def.output.safeParse(out);
         if (!r.success) {
