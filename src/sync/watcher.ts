@@ -211,7 +211,13 @@ export class Watcher {
     const url = new URL('/v1/cluster/changes', this.o.controlPlaneUrl);
     url.searchParams.set('region', this.o.region);
     if (!full) url.searchParams.set('cursor', this.committed!);
-    if (this.o.waitSeconds !== undefined) url.searchParams.set('wait', String(this.o.waitSeconds));
+    // A long poll lasts up to ctrl's wait limit (tens of seconds) and goes on with changes after
+    // its snapshot; the next full sync is due when the resync interval says, so every poll asks
+    // to end by then and the loop's next round is that full sync (a resync interval shorter
+    // than the wait would otherwise only ever run at the wait's pace).
+    const dueAt = (full ? Date.now() : this.lastSnapshotAt) + this.o.resyncIntervalMs;
+    const wait = Math.min(this.o.waitSeconds ?? Infinity, Math.max(0.1, (dueAt - Date.now()) / 1000));
+    if (wait !== undefined && Number.isFinite(wait)) url.searchParams.set('wait', wait.toFixed(3));
     const ac = new AbortController();
     this.current = ac;
     let idle: NodeJS.Timeout | undefined;

@@ -1,7 +1,11 @@
-// kubernetes-models has no Cilium types, so the CiliumNetworkPolicy builder is checked against
-// this hand-kept subset of the cilium.io/v2 CRD schema: the fields krane uses, with their types.
+// The CiliumNetworkPolicy builder is checked against the published cilium.io/v2 CRD schema, as
+// generated from Cilium's own CRD by @kubernetes-models/cilium (source: the ciliumnetworkpolicies
+// CRD of github.com/cilium/cilium, pkg/k8s/apis/cilium.io/client/crds/v2). A CRD schema lets
+// unknown fields through (the API server prunes them silently, so a misspelt rule would simply
+// vanish), hence also this strict subset: the fields krane uses, and nothing else.
 import assert from 'node:assert/strict';
 import { z } from 'zod';
+import { CiliumNetworkPolicy } from '@kubernetes-models/cilium/cilium.io/v2/CiliumNetworkPolicy';
 
 const labelMap = z.record(z.string().max(316), z.string().max(63));
 const selector = z.object({ matchLabels: labelMap.optional(), matchExpressions: z.array(z.unknown()).optional() }).strict();
@@ -29,7 +33,13 @@ const schema = z
   })
   .strict();
 
+/** The published CRD schema alone. */
+export function validatePublishedCilium(o: unknown): void {
+  new CiliumNetworkPolicy(o as never).validate();
+}
+
 export function validateCiliumPolicy(o: unknown): void {
+  validatePublishedCilium(o);
   const r = schema.safeParse(o);
   assert.ok(r.success, r.success ? '' : JSON.stringify(r.error.issues));
 }

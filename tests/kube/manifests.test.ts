@@ -17,7 +17,7 @@ import type { ZodObject } from 'zod';
 import { CiliumPolicyApply, DeploymentApply, SentinelApply, type ApplyState } from '../../src/sync/wire';
 import { ANNOTATION, buildObjects, LABEL, manifestHash, objectName, type ManifestObject } from '../../src/kube/manifests';
 import { deploymentState, policyState, sentinelState } from './fixtures';
-import { validateCiliumPolicy } from './cilium-schema';
+import { validateCiliumPolicy, validatePublishedCilium } from './cilium-schema';
 
 const models: Record<string, (o: object) => { validate(): void }> = {
   'v1/Service': (o) => new Service(o as never),
@@ -280,4 +280,12 @@ test('a default NetworkPolicy in unkey admits only sentinels to workloads, so te
   const open = blocks.find((b: any) => b.cidr === '0.0.0.0/0');
   assert.ok(open, 'the internet is reachable');
   for (const cidr of ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '169.254.0.0/16', '100.64.0.0/10']) assert.ok(open.except.includes(cidr), cidr);
+});
+
+test('the published Cilium CRD schema itself accepts the builder\'s policy and refuses a malformed one', () => {
+  const objs = buildObjects(policyState({ policyId: 'cnp-bad', environmentId: 'env-bad' }) as never);
+  const cnp = structuredClone(objs.find((o) => o.kind === 'CiliumNetworkPolicy')) as any;
+  validatePublishedCilium(cnp);
+  assert.throws(() => validatePublishedCilium({ ...cnp, spec: { ...cnp.spec, endpointSelector: 'everything' } }));
+  assert.throws(() => validatePublishedCilium({ ...cnp, spec: { ...cnp.spec, ingress: [{ toPorts: [{ ports: [{ port: 80 }] }] }] } }), 'a port is a string in the CRD');
 });
