@@ -10,8 +10,15 @@ CREATE TABLE engine_trace_contexts (
   carrier text NOT NULL
 );
 
--- The W3C traceparent of the write that caused a change, so the agent's apply joins its trace.
-ALTER TABLE deployment_changes ADD COLUMN traceparent text;
+-- Adding a nullable column is a catalog change, but it takes an exclusive lock on each table.
+-- During a rolling upgrade an older replica may be deploying, locking deployments and then
+-- writing deployment_changes: the tables are altered in that same order (no deadlock), and a
+-- lock that cannot be had soon fails the migration (retried by the next start) instead of
+-- queueing every feed read and write behind it.
+SET LOCAL lock_timeout = '5s';
 
 -- The trace of a deployment's workflow (GET /v1/deployments/:id shows its trace id).
 ALTER TABLE deployments ADD COLUMN traceparent text;
+
+-- The W3C traceparent of the write that caused a change, so the agent's apply joins its trace.
+ALTER TABLE deployment_changes ADD COLUMN traceparent text;

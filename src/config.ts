@@ -93,6 +93,19 @@ const otlpEndpoint = z
  *  UNKEY_INFRA_* variable is set (collectors and operators already set these). */
 const STANDARD_ENV: Record<string, string> = { otlpEndpoint: 'OTEL_EXPORTER_OTLP_ENDPOINT' };
 
+/**
+ * A standard OpenTelemetry variable is the environment's, not the operator's word to us (an
+ * operator or a cluster-wide default may inject it): OTEL_SDK_DISABLED=true keeps tracing off,
+ * and a value we cannot use is ignored with a warning rather than refusing to start.
+ */
+function standardEnv(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const v = env[name]?.trim();
+  if (!v || env.OTEL_SDK_DISABLED?.toLowerCase() === 'true') return undefined;
+  if (/^https?:\/\/[^/]/.test(v)) return v;
+  process.stderr.write(`unkey-infra: ignoring ${name}=${JSON.stringify(v)}: not an http(s) URL (tracing stays off)\n`);
+  return undefined;
+}
+
 /** `us-east-1=tok1,eu-west-1=tok2` → { 'us-east-1': 'tok1', … } */
 const agentTokens = z
   .string()
@@ -333,7 +346,7 @@ export function loadConfig<M extends Mode>(
   for (const key of Object.keys(schema.shape)) {
     const fromFlag = flags[key];
     const standard = STANDARD_ENV[key];
-    raw[key] = fromFlag !== undefined ? fromFlag : (env[envName(key)] ?? (standard ? env[standard] : undefined));
+    raw[key] = fromFlag !== undefined ? fromFlag : (env[envName(key)] ?? (standard ? standardEnv(env, standard) : undefined));
   }
   const parsed = schema.safeParse(raw);
   if (!parsed.success) {

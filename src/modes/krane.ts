@@ -111,7 +111,11 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
   const startup = instanceStartupHistogram(registry);
   const instancesWatch = new InstanceStatusWatcher({
     api, namespace: WORKLOAD_NAMESPACE, sink: reporter, logger: watchLogger, relistIntervalMs: resyncMs, minBackoffMs: tuning.minBackoffMs,
-    onStartup: (seconds) => startup.observe(seconds),
+    // Standbys watch pods too (their readiness and reports stay warm), but only the leader
+    // counts a startup: summed across replicas, each pod would count once per krane.
+    onStartup: (seconds) => {
+      if (elector?.isLeader ?? true) startup.observe(seconds);
+    },
   });
   const sentinelWatch = new SentinelStatusWatcher({
     api, namespace: SENTINEL_NAMESPACE, sink: reporter, logger: watchLogger, relistIntervalMs: resyncMs, minBackoffMs: tuning.minBackoffMs,

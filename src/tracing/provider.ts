@@ -89,13 +89,32 @@ export function startTracing(opts: TracingOptions): TracingHandle {
   const mine: Active = { tracer: provider.getTracer('unkey-infra'), ids, provider, contextManager };
   active = mine;
   return {
-    flush: () => provider.forceFlush(),
+    flush: () => bounded(provider.forceFlush(), 'flush'),
     shutdown: async () => {
       if (active !== mine) return;
       active = null;
-      await provider.shutdown();
+      await bounded(provider.shutdown(), 'shutdown');
       trace.disable();
       context.disable();
     },
   };
+}
+
+/**
+ * The last export on shutdown gets this long. A collector that is down must neither fail a
+ * clean shutdown (it would replace the real exit reason) nor eat into the pod's termination
+ * grace (the exporter's own timeout is 10 s, the batch processor's 30 s): the spans are lost,
+ * and said so on stderr, which is the one output still certain to exist at this point.
+ */
+const SHUTDOWN_EXPORT_MS = 2_000;
+
+async function bounded(p: Promise<void>, what: string): Promise<void> {
+  let t: NodeJS.Timeout | undefined;
+  const late = new Promise<string>((resolve) => {
+    t = setTimeout(() => resolve(`took longer than ${SHUTDOWN_EXPORT_MS} ms`), SHUTDOWN_EXPORT_MS);
+    t.unref();
+  });
+  const problem = await Promise.race([p.then(() => null, (err: unknown) => String((err as Error)?.message ?? err)), late]);
+  clearTimeout(t);
+  if (problem) process.stderr.write(`unkey-infra: trace export on ${what} failed (${problem}); buffered spans are dropped\n`);
 }

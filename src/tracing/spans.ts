@@ -60,6 +60,12 @@ export interface SpanOptions {
   parent?: string | null;
   /** Spans this one follows from without being their child (a status report's applies). */
   links?: readonly (string | null | undefined)[];
+  /**
+   * Only as a child: with no span in the parent context, `fn` runs untraced. For the steps of a
+   * workflow started without a trace (recovered, or begun before tracing was on), which would
+   * otherwise each start a trace of their own, one per poll.
+   */
+  childOnly?: boolean;
 }
 
 /**
@@ -68,14 +74,9 @@ export interface SpanOptions {
  */
 export function withSpan<T>(name: string, opts: SpanOptions, fn: (span: Span | null) => Promise<T> | T): Promise<T> {
   const a = activeTracer();
-  if (!a) {
-    try {
-      return Promise.resolve(fn(null));
-    } catch (err) {
-      return Promise.reject(err);
-    }
-  }
+  if (!a) return untraced(fn);
   const parent = opts.parent !== undefined ? contextOf(opts.parent) : context.active();
+  if (opts.childOnly && !trace.getSpan(parent)) return untraced(fn);
   const links: Link[] = [];
   for (const tp of opts.links ?? []) {
     const sc = parseTraceparent(tp);
@@ -91,4 +92,12 @@ export function withSpan<T>(name: string, opts: SpanOptions, fn: (span: Span | n
       span.end();
     }
   });
+}
+
+function untraced<T>(fn: (span: Span | null) => Promise<T> | T): Promise<T> {
+  try {
+    return Promise.resolve(fn(null));
+  } catch (err) {
+    return Promise.reject(err);
+  }
 }

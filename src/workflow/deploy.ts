@@ -88,7 +88,7 @@ export function deployService(deps: DeployDeps) {
             const image = await ctx.run(
               'build',
               () =>
-                withSpan('deployment.build', { attributes }, async () => {
+                withSpan('deployment.build', { attributes, childOnly: true }, async () => {
                   const started = Date.now();
                   const built = await deps.builder.build({ deploymentId: id, buildContext: d.buildContext! });
                   deps.metrics.built((Date.now() - started) / 1000);
@@ -180,13 +180,13 @@ async function cleanUp(tx: TxSql, deps: DeployDeps, id: string, err: unknown, re
  */
 async function createTopologies(tx: TxSql, id: string, d: { regions: string[]; replicas: number }): Promise<null> {
   const attributes = { 'deployment.id': id, 'deployment.regions': d.regions };
-  const row = await withSpan('deployment.topology.create', { attributes }, async () => {
+  const row = await withSpan('deployment.topology.create', { attributes, childOnly: true }, async () => {
     const locked = await deployments.lockDeployment(tx, id);
     if (locked?.desiredState === 'stopped') throw new TerminalError('stopped before it became ready', { code: STOPPED });
     await deployments.setDeploymentStatus(tx, id, 'deploying');
     return locked!;
   });
-  await withSpan('deployment.events.emit', { attributes }, async () => {
+  await withSpan('deployment.events.emit', { attributes, childOnly: true }, async () => {
     for (const region of d.regions) {
       await topology.upsertTopology(tx, { deploymentId: id, region, workspaceId: row.workspaceId, replicas: d.replicas, desiredStatus: 'running' });
     }
@@ -201,7 +201,7 @@ async function waitForInstances(ctx: Context, deps: DeployDeps, id: string, regi
     timeoutMs: deps.timeoutMs,
     recheckMs: deps.recheckMs,
     probe: () =>
-      withSpan('deployment.status.poll', { attributes: { 'deployment.id': id } }, async (span) => {
+      withSpan('deployment.status.poll', { attributes: { 'deployment.id': id }, childOnly: true }, async (span) => {
         checks++;
         const d = await deployments.getDeployment(deps.sql, id);
         const progress = evaluateProgress(await deployments.deploymentProgress(deps.sql, id), d?.desiredState ?? 'stopped');

@@ -33,3 +33,10 @@ test('the traces path is appended to a base URL once', () => {
   assert.equal(tracesUrl('http://c:4318/'), 'http://c:4318/v1/traces');
   assert.equal(tracesUrl('http://c:4318/v1/traces'), 'http://c:4318/v1/traces');
 });
+
+test('the standard variable is the environment\'s: OTEL_SDK_DISABLED=true keeps tracing off, and a value that is not a URL is ignored, not fatal', () => {
+  assert.equal(loadConfig('krane', kraneBase, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://std:4318', OTEL_SDK_DISABLED: 'true' }).otlpEndpoint, undefined);
+  assert.equal(loadConfig('krane', kraneBase, { OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4317' }).otlpEndpoint, undefined);
+  // Our own variable is the operator's word: refused as before.
+  assert.throws(() => loadConfig('krane', kraneBase, { UNKEY_INFRA_OTLP_ENDPOINT: 'collector:4317' }), ConfigError);
+});

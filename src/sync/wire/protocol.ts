@@ -88,7 +88,7 @@ const kindOf: Record<ResourceType, ApplyState['kind']> = {
  * apply a report is about. Loosely checked: a malformed one only loses the trace link (the
  * reader parses it leniently), it must never fail an event.
  */
-const traceparent = z.string().max(128).optional();
+const traceparent = z.string().max(128).optional().catch(undefined);
 
 export const ChangeEvent = z
   .object({ type: z.literal('change'), cursor: z.string().optional(), resource: ResourceRef, state: DesiredState, traceparent })
