@@ -99,7 +99,13 @@ test('pod logs: synthetic lines; a crash image says why; tailLines, previous and
   assert.match(await f.core.readNamespacedPodLog({ name: 'oom-0', namespace: 'default' }), /OOMKilled.*killed/);
   await apply(statefulSet('nopull', 'registry/app:pullfail', 1));
   await waitFor('pull error', async () => (await f.core.readNamespacedPod({ name: 'nopull-0', namespace: 'default' })).status?.containerStatuses?.[0]?.state?.waiting?.reason?.match(/ErrImagePull|ImagePullBackOff/));
-  const waiting = await errorOf(f.core.readNamespacedPodLog({ name: 'nopull-0', namespace: 'default' }));
+  // Read until it says so: on a loaded machine the log request has been seen to meet the pod
+  // between two of its status writes (ContainerCreating), which is a real kubelet answer too.
+  const waiting = await waitFor('the pull error in the log answer', async () => {
+    const e = await errorOf(f.core.readNamespacedPodLog({ name: 'nopull-0', namespace: 'default' }));
+    return /trying and failing to pull image/.test(e.body.message) ? e : undefined;
+  });
+  assert.equal(waiting.code, 400);
   assert.equal(waiting.body.message, 'container "app" in pod "nopull-0" is waiting to start: trying and failing to pull image');
 });
 
