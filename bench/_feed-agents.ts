@@ -58,7 +58,7 @@ process.on('message', async (m: { type: string }) => {
     process.send!({ type: 'recording' });
   } else if (m.type === 'report') {
     const cpu = process.cpuUsage(cpu0);
-    process.send!({ type: 'report', seen: Object.fromEntries(seen), failures: watchers.reduce((s, w) => s + w.stats.failures, 0), cpuMs: (cpu.user + cpu.system) / 1000 });
+    process.send!({ type: 'report', seen: Object.fromEntries(seen), failures: watchers.reduce((s, w) => s + w.stats.failures, 0), deferred: watchers.reduce((s, w) => s + w.stats.deferred, 0), cpuMs: (cpu.user + cpu.system) / 1000 });
   } else if (m.type === 'stop') {
     await Promise.all(watchers.map((w) => w.stop()));
     process.exit(0);

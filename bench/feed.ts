@@ -152,7 +152,7 @@ for (const n of AGENT_COUNTS) {
   }
   await sleep(1_500);
   const ctrlCpu = process.cpuUsage(ctrlCpu0);
-  const report = await agents.request<{ seen: Record<string, number[]>; failures: number; cpuMs: number }>('report', 'report');
+  const report = await agents.request<{ seen: Record<string, number[]>; failures: number; deferred: number; cpuMs: number }>('report', 'report');
   const lat: number[] = [];
   let missing = 0;
   for (const [id, t] of commits) {
@@ -160,7 +160,7 @@ for (const n of AGENT_COUNTS) {
     missing += n - got.length;
     for (const at of got) lat.push(at - t);
   }
-  propagation[`agents${n}`] = { p50Ms: pct(lat, 50), p99Ms: pct(lat, 99), maxMs: pct(lat, 100), samples: lat.length, missing, streamFailures: report.failures,
+  propagation[`agents${n}`] = { p50Ms: pct(lat, 50), p99Ms: pct(lat, 99), maxMs: pct(lat, 100), samples: lat.length, missing, streamFailures: report.failures, deferredPolls: report.deferred,
     // CPU spent per change during the run: ctrl (this process, writer included) and all agents.
     ctrlCpuMsPerChange: round((ctrlCpu.user + ctrlCpu.system) / 1000 / CHANGES), agentsCpuMsPerChange: round(report.cpuMs / CHANGES) };
   say(`propagation with ${n} agents: ${JSON.stringify(propagation[`agents${n}`])}`);

@@ -96,11 +96,14 @@ export interface WatcherStats {
   failures: number;
   /** 410s and rejected cursors. */
   resets: number;
+  /** Polls ctrl turned away for now with a Retry-After (full-sync slots busy, stream limit):
+   *  back-pressure, not failures, so they are counted apart. */
+  deferred: number;
   /** Change events handled (snapshot events included). */
   events: number;
 }
 
-type Outcome = 'ok' | 'reset';
+type Outcome = 'ok' | 'reset' | { deferMs: number };
 
 export class Watcher {
   private readonly o: Required<Omit<WatcherOptions, 'onPermanentFailure' | 'waitSeconds'>> & Pick<WatcherOptions, 'onPermanentFailure' | 'waitSeconds'>;
@@ -112,7 +115,7 @@ export class Watcher {
   private current: AbortController | undefined;
   private wakeSleep: (() => void) | undefined;
   private resyncRequested = false;
-  readonly stats: WatcherStats = { streams: 0, snapshotsStarted: 0, snapshotsCompleted: 0, failures: 0, resets: 0, events: 0 };
+  readonly stats: WatcherStats = { streams: 0, snapshotsStarted: 0, snapshotsCompleted: 0, failures: 0, resets: 0, deferred: 0, events: 0 };
 
   constructor(opts: WatcherOptions) {
     this.o = {
@@ -178,6 +181,9 @@ export class Watcher {
         if (outcome === 'reset') {
           this.stats.resets++;
           this.committed = undefined;
+        } else if (outcome !== 'ok') {
+          this.stats.deferred++;
+          await this.sleep(outcome.deferMs);
         }
         continue;
       } catch (err) {
@@ -239,6 +245,15 @@ export class Watcher {
         res.resume();
         this.o.logger.info({ cursor: this.committed }, 'feed cursor expired, starting a full sync');
         return 'reset';
+      }
+      const retryAfter = Number(res.headers['retry-after']);
+      if ((res.statusCode === 503 || res.statusCode === 429) && retryAfter > 0) {
+        // Turned away for now (every full-sync slot taken when a fleet starts at once, or the
+        // token's stream limit): wait as asked, spread over up to twice that, so a thousand
+        // agents told "1 s" do not all come back in the same millisecond.
+        res.resume();
+        this.o.logger.debug({ status: res.statusCode, retryAfter }, 'feed poll deferred by ctrl');
+        return { deferMs: Math.min(retryAfter, 60) * 1000 * (1 + Math.random()) };
       }
       if (res.statusCode === 400 && !full) {
         let code: string | undefined;

@@ -259,3 +259,23 @@ test('a line longer than the limit is a protocol error: cut, no GC, no cursor, r
   assert.equal(w.cursor, undefined);
   await w.stop();
 });
+
+test('a 503 with Retry-After (full-sync slots busy) is back-pressure: waited out as asked, counted as deferred, not as a failure', async () => {
+  let hits = 0;
+  const srv = createServer((_req, res) => {
+    hits++;
+    res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' });
+    res.end(JSON.stringify({ error: { code: 'ERR_FEED_SYNC_BUSY', message: 'full sync refused for now', details: [] } }));
+  });
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  after(() => new Promise<void>((r) => srv.close(() => r())));
+  const w = watcher(`http://127.0.0.1:${(srv.address() as AddressInfo).port}`, new RecordingController());
+  w.start();
+  await waitFor(() => w.stats.deferred >= 1, 5_000, 'deferred');
+  await sleep(900);
+  // The watcher's own back-off is 300 ms: without honouring Retry-After it would have polled
+  // three or four times by now.
+  assert.equal(hits, 1);
+  assert.equal(w.stats.failures, 0);
+  await w.stop();
+});
