@@ -29,7 +29,7 @@ const pg = await startPostgres();
 const port = await freePort();
 const url = `http://127.0.0.1:${port}`;
 const adminToken = 'bench-admin-token-rollout';
-const tokens = Object.fromEntries(REGIONS.map((r) => [r, `bench-${r}`]));
+const tokens = Object.fromEntries(REGIONS.map((r) => [r, `bench-${r}-agent-token`]));
 const ctrl = spawn(process.execPath, [ensureBundle(), 'ctrl'], {
   env: cleanEnv({
     UNKEY_INFRA_DATABASE_URL: pg.adminUrl,
@@ -45,6 +45,8 @@ try {
   for (;;) {
     const ok = await fetch(`${url}/readyz`).then((r) => r.ok).catch(() => false);
     if (ok) break;
+    // A ctrl that refused its configuration has said why on stderr; do not wait forever.
+    if (ctrl.exitCode !== null) throw new Error(`ctrl exited with code ${ctrl.exitCode} before it was ready`);
     await sleep(50);
   }
   for (const region of REGIONS) {
