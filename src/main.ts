@@ -120,7 +120,11 @@ const krane = program
   .action(async (opts: Record<string, unknown>) => {
     const cfg = loadConfig('krane', opts);
     const logger = createLogger(cfg.logLevel, { service: 'krane', region: cfg.region });
-    const handle = await startKrane(cfg, { logger });
+    const onLostLease = () => {
+      logger.error('lost the leader lease: exiting, to come back as a candidate');
+      process.exit(1);
+    };
+    const handle = await startKrane(cfg, { logger, onLostLease });
     await closeOnSignal(handle, logger);
   });
 

@@ -127,6 +127,9 @@ export class AgentAuth {
         logger?.error({ tokenId: row.id, region, storedRegion: row.region }, 'configured agent token belongs to another region: refused');
       } else this.known.set(agentTokens.hashToken(token), { region, tokenId: row.id, until: Infinity });
     }
+    // Known revocations first, so the catch-up after a listener reconnect announces (and logs)
+    // only the ones it missed, not every token ever revoked.
+    for (const t of await agentTokens.listAgentTokens(sql)) if (t.revokedAt) this.revokedIds.add(t.id);
     this.unlisten = await agentTokens.listenRevocations(
       sql,
       (id) => this.revoked(id),

@@ -5,22 +5,19 @@
 //
 // Apply: build the objects, then for each one
 //   1. skip it when the inventory says the live object carries this manifest hash and nobody
-//      but krane has written its spec or labels (the inventory is re-listed whenever it is
-//      older than `verifyAfterMs`; krane sets that to half the resync interval, so after a
-//      restart and in every periodic full sync nothing is skipped unverified, and an object
-//      deleted or edited by hand is repaired by the next resync at the latest);
+//      but krane has written its spec or labels (the inventory is re-listed when older than
+//      `verifyAfterMs`, half the resync interval: nothing is skipped unverified after a restart
+//      or in a periodic full sync, and a hand edit is repaired by the next resync at the latest);
 //   2. if the object is unknown, GET it first: an existing object without the managed-by
 //      label is someone else's and is a PermanentError, never overwritten;
 //   3. server-side apply with force under the `krane` field manager (a no-op on the server
 //      when nothing changed). A refusal becomes a coded error as src/kube/classify.ts decides:
 //      permanent for this object (report and move on) or retry later.
-// A 422 for an immutable field of a StatefulSet or Deployment deletes and recreates it. Delete
-// and GC only target inventory entries (listed by the managed-by label) or objects checked by
-// GET to carry it, with a uid precondition; GC passes go through the brake (gc-brake.ts).
+// A 422 for an immutable field of a StatefulSet or Deployment recreates it. Delete and GC only
+// target managed objects (inventory or GET), with a uid precondition, through the GC brake.
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from '../log';
-import type { ResourceController } from '../sync/wire';
-import { refKey, SENTINEL_NAMESPACE, WORKLOAD_NAMESPACE, type ApplyState, type GcStatus, type ResourceRef } from '../sync/wire';
+import { refKey, SENTINEL_NAMESPACE, WORKLOAD_NAMESPACE, type ApplyState, type GcStatus, type ResourceController, type ResourceRef } from '../sync/wire';
 import { apiFailure, type KubeClient, type ObjectRef } from './client';
 import { isImmutableFieldChange } from './classify';
 import { KubeApplyError, kubeError } from './errors';
@@ -268,7 +265,14 @@ export class ApplyController implements ResourceController {
     }
   }
 
+  /** Checked before each write and delete: a krane that lost its Lease closes, and an apply or
+   *  GC pass already running must not go on writing beside the new leader. */
+  private fence(): void {
+    if (this.closed) throw new Error('krane is stopping (or lost its lease): no further writes');
+  }
+
   private async send(obj: ManifestObject): Promise<{ generation: number | undefined; wrote: boolean }> {
+    this.fence();
     const applied = await this.api.apply(obj);
     this.inventory.set({ ...applied, apiVersion: applied.apiVersion ?? obj.apiVersion, kind: applied.kind ?? obj.kind });
     this.stats.applied++;
@@ -286,6 +290,7 @@ export class ApplyController implements ResourceController {
     });
     const sameSelector = JSON.stringify((current as { spec?: { selector?: unknown } } | undefined)?.spec?.selector) === JSON.stringify((obj.spec as { selector?: unknown } | undefined)?.selector);
     this.log.warn({ kind: obj.kind, namespace: obj.metadata.namespace, name: obj.metadata.name, why, orphanPods: sameSelector }, 'recreating object for an immutable field change');
+    this.fence();
     await this.api.delete(refOf(obj), live.uid, sameSelector ? 'Orphan' : 'Background').catch((err) => {
       throw kubeError(err, refOf(obj));
     });
@@ -385,6 +390,7 @@ export class ApplyController implements ResourceController {
 
   private async deleteEntry(e: InventoryEntry): Promise<void> {
     if (!isManaged(e.labels)) return;
+    this.fence();
     const gone = !(await this.api.delete(e, e.uid));
     this.inventory.remove(objectKey(toObj(e)));
     if (!gone) this.stats.deleted++;

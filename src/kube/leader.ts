@@ -41,7 +41,6 @@ export class LeaderElector {
   private readonly retryMs: number;
   private readonly renewDeadlineMs: number;
   private leading = false;
-  private lastRenewed = 0;
   private observed: { key: string; at: number } | undefined;
   private stopped = false;
   private loop: Promise<void> | undefined;
@@ -69,11 +68,12 @@ export class LeaderElector {
     this.stopped = true;
     this.wake.abort();
     await this.loop;
-    if (this.leading) {
-      clearTimeout(this.deadline);
-      await this.setLeading(false);
-      await this.release().catch((err) => this.o.logger.warn({ err: (err as Error).message }, 'could not release lease'));
-    }
+    clearTimeout(this.deadline);
+    if (this.leading) await this.setLeading(false);
+    // Released even when the deadline already stepped this replica down: a renewal that landed
+    // late may still name it, and the standby would otherwise wait out a whole lease.
+    // (release() checks the holder.)
+    await withTimeout(this.release(), this.renewDeadlineMs).catch((err) => this.o.logger.warn({ err: (err as Error).message }, 'could not release lease'));
   }
 
   /** Stops campaigning without stepping down or releasing: what a crash looks like to the others. */
@@ -86,6 +86,9 @@ export class LeaderElector {
   private async run(): Promise<void> {
     while (!this.stopped) {
       let ok = false;
+      // The Lease is written somewhere after this instant: leadership is counted from it, not
+      // from when the answer arrives, since a standby counts from the write it observes.
+      const t0 = Date.now();
       try {
         // A round that does not come back (a half-open link to the API server: client-node sets
         // no timeout) is given up on, so the loop keeps trying and stop() never hangs on it.
@@ -93,9 +96,9 @@ export class LeaderElector {
       } catch (err) {
         this.o.logger.warn({ err: (err as Error).message, status: httpStatus(err) }, 'lease request failed');
       }
-      if (ok && !this.stopped) {
-        this.lastRenewed = Date.now();
-        this.armDeadline();
+      const left = this.renewDeadlineMs - (Date.now() - t0);
+      if (ok && !this.stopped && left > 0) {
+        this.armDeadline(left);
         if (!this.leading) await this.setLeading(true);
       }
       await sleep(this.retryMs, undefined, { signal: this.wake.signal }).catch(() => {});
@@ -108,11 +111,11 @@ export class LeaderElector {
    * round would wait for that round, and a request can hang far longer than the lease lasts,
    * while a standby takes over after leaseMs.
    */
-  private armDeadline(): void {
+  private armDeadline(ms: number): void {
     clearTimeout(this.deadline);
     this.deadline = setTimeout(() => {
       if (this.leading && !this.stopped) void this.setLeading(false);
-    }, this.renewDeadlineMs);
+    }, ms);
   }
 
   private async setLeading(v: boolean): Promise<void> {
@@ -167,7 +170,13 @@ export class LeaderElector {
 
   private async release(): Promise<void> {
     const name = leaseName(this.o.region);
-    const lease = await this.api.readNamespacedLease({ name, namespace: LEASE_NAMESPACE });
+    let lease: V1Lease;
+    try {
+      lease = await this.api.readNamespacedLease({ name, namespace: LEASE_NAMESPACE });
+    } catch (err) {
+      if (httpStatus(err) === 404) return;
+      throw err;
+    }
     if (lease.spec?.holderIdentity !== this.o.identity) return;
     await this.api.replaceNamespacedLease({ name, namespace: LEASE_NAMESPACE, body: { ...lease, spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1 } } });
   }

@@ -49,6 +49,12 @@ export type FeedWatcherFactory = (opts: FeedWatcherOptions) => FeedWatcher;
 
 export interface KraneDeps {
   logger?: Logger;
+  /**
+   * After a krane that lost its Lease has closed. The process exits here (main.ts): a request
+   * still hanging on a half-open link would otherwise keep it alive, neither leading nor
+   * campaigning, and the pod's restart is what makes it a candidate again.
+   */
+  onLostLease?: () => void;
   /** Builds the change-feed watcher; default: src/sync/watcher.ts. Tests substitute their own. */
   createWatcher?: FeedWatcherFactory;
   /** A ready client configuration (tests, dev); otherwise loaded from cfg.kubeconfig. */
@@ -155,7 +161,7 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
     lostLease = true;
     controller.close();
     void watcher.stop();
-    void closeAll?.();
+    void closeAll?.().finally(() => deps.onLostLease?.());
   };
   const elector: LeaderElector | undefined = cfg.leaderElect
     ? new LeaderElector({ kubeConfig: api.config, region: cfg.region, identity: heartbeat.agentId, logger: logger.child({ part: 'leader' }), onStartedLeading: () => watcher.start(), onStoppedLeading: stepDown })
@@ -220,6 +226,6 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
     },
   };
   closeAll = () => handle.close();
-  if (lostLease) void handle.close();
+  if (lostLease) void handle.close().finally(() => deps.onLostLease?.());
   return handle;
 }

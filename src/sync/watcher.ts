@@ -9,11 +9,10 @@
 // line, or a handler that keeps failing ends the stream; the watcher reconnects after a
 // jittered backoff from the cursor it holds. 410 (other epoch, or older than retention) and a
 // rejected cursor mean a full sync now. A full resync runs every resyncIntervalMs as an audit.
-import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
 import type { Logger } from '../log';
 import type { PermanentError, ResourceController } from './wire';
 import { Dispatcher } from './dispatcher';
+import { get, readText, retryAfterSeconds } from './watcher-http';
 import { CutStreamError, DEFAULT_MAX_LINE_CHARS, LineTooLongError, ndjsonLines } from './ndjson';
 import { StreamLine, refKey, type ResourceRef } from './wire';
 
@@ -52,24 +51,6 @@ export const DEFAULT_CONCURRENCY = 8;
 export const DEFAULT_IDLE_TIMEOUT_MS = 35_000;
 /** Events read ahead of their handlers; bounds memory during a large snapshot. */
 const MAX_BACKLOG = 10_000;
-
-/**
- * GET with node:http rather than fetch: a feed line is a small chunk, and node streams cost a
- * fraction of what WHATWG body streams do per chunk, which matters with many agents per host.
- */
-function get(url: URL, token: string, signal: AbortSignal): Promise<IncomingMessage> {
-  return new Promise((resolve, reject) => {
-    const req = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, { headers: { authorization: `Bearer ${token}` }, signal }, resolve);
-    req.on('error', reject);
-    req.end();
-  });
-}
-
-async function readText(res: IncomingMessage): Promise<string> {
-  let text = '';
-  for await (const chunk of res) text += chunk;
-  return text;
-}
 
 export class ProtocolError extends Error {
   constructor(message: string) {
@@ -246,14 +227,19 @@ export class Watcher {
         this.o.logger.info({ cursor: this.committed }, 'feed cursor expired, starting a full sync');
         return 'reset';
       }
-      const retryAfter = Number(res.headers['retry-after']);
-      if ((res.statusCode === 503 || res.statusCode === 429) && retryAfter > 0) {
+      if (res.statusCode === 503 || res.statusCode === 429) {
         // Turned away for now (every full-sync slot taken when a fleet starts at once, or the
-        // token's stream limit): wait as asked, spread over up to twice that, so a thousand
-        // agents told "1 s" do not all come back in the same millisecond.
-        res.resume();
-        this.o.logger.debug({ status: res.statusCode, retryAfter }, 'feed poll deferred by ctrl');
-        return { deferMs: Math.min(retryAfter, 60) * 1000 * (1 + Math.random()) };
+        // token's stream limit): back-pressure, waited out as asked and spread over up to twice
+        // that, so a thousand agents told "1 s" do not all come back in the same millisecond.
+        // Other 503s (database or feed down) stay failures: they are worth a warning.
+        const text = await readText(res).catch(() => '');
+        const code = /"code":"(ERR_FEED_SYNC_BUSY|ERR_FEED_TOO_MANY_STREAMS)"/.exec(text)?.[1];
+        if (code) {
+          const waitS = retryAfterSeconds(res.headers['retry-after']);
+          this.o.logger.debug({ status: res.statusCode, code, retryAfter: waitS }, 'feed poll deferred by ctrl');
+          return { deferMs: Math.min(waitS, 60) * 1000 * (1 + Math.random()) };
+        }
+        throw new Error(`ctrl answered ${res.statusCode}: ${text.slice(0, 200)}`);
       }
       if (res.statusCode === 400 && !full) {
         let code: string | undefined;

@@ -75,7 +75,9 @@ export function tracesUrl(endpoint: string): string {
 export function startTracing(opts: TracingOptions): TracingHandle {
   if (!opts.endpoint && !opts.exporter) return NOOP;
   if (active) return NOOP;
-  const exporter = opts.exporter ?? new OTLPTraceExporter({ url: tracesUrl(opts.endpoint!) });
+  // 3 s per export, not the default 10: a request to a dead collector outlives a bounded
+  // shutdown and holds the process open until it times out.
+  const exporter = opts.exporter ?? new OTLPTraceExporter({ url: tracesUrl(opts.endpoint!), timeoutMillis: 3_000 });
   const processor = opts.exporter ? new SimpleSpanProcessor(exporter) : new BatchSpanProcessor(exporter);
   const ids = new PresettableIds();
   const provider = new BasicTracerProvider({

@@ -148,3 +148,20 @@ test('a configured token already stored for another region is refused, as the lo
   assert.equal((await readFeed(s.url, token, { wait: '0.1' })).status, 401);
   assert.equal((await readFeed(s.url, token, { wait: '0.1', region: 'me-south-1' })).status, 401);
 });
+
+test('a revocation whose NOTIFY was lost while the listener was down still cuts the token\'s streams once it reconnects', async () => {
+  const s = await startFeedServer(db.url, { waitLimitMs: 60_000, heartbeatMs: 500 });
+  after(() => s.close());
+  const { id, token } = await createAgentToken(db.sql, 'af-south-1');
+  const res = await fetch(`${s.url}/v1/cluster/changes?wait=60`, { headers: { authorization: `Bearer ${token}` } });
+  assert.equal(res.status, 200);
+  let ended = false;
+  void res.text().catch(() => '').finally(() => (ended = true));
+  // Revoked without the NOTIFY (as if it was sent while nobody listened), then the listener's
+  // connection is lost: it reconnects, and must look for what it missed. (postgres.js keeps
+  // one LISTEN connection per client; its last statement names whichever channel came last.)
+  await db.sql`UPDATE agent_tokens SET revoked_at = now() WHERE id = ${id}`;
+  const killed = await db.sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query ILIKE 'listen %' AND pid <> pg_backend_pid() AND datname = current_database()`;
+  assert.ok(killed.length >= 1, 'found the revocation listener');
+  await waitFor(() => ended, 15_000, 'the revoked token\'s stream cut after the listener reconnected');
+});

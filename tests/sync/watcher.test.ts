@@ -264,7 +264,7 @@ test('a 503 with Retry-After (full-sync slots busy) is back-pressure: waited out
   let hits = 0;
   const srv = createServer((_req, res) => {
     hits++;
-    res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' });
+    res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '3' });
     res.end(JSON.stringify({ error: { code: 'ERR_FEED_SYNC_BUSY', message: 'full sync refused for now', details: [] } }));
   });
   await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
@@ -273,8 +273,8 @@ test('a 503 with Retry-After (full-sync slots busy) is back-pressure: waited out
   w.start();
   await waitFor(() => w.stats.deferred >= 1, 5_000, 'deferred');
   await sleep(900);
-  // The watcher's own back-off is 300 ms: without honouring Retry-After it would have polled
-  // three or four times by now.
+  // The watcher's own back-off is 300 ms: without honouring Retry-After (3 s, so at least 3 s
+  // to the next poll) it would have polled three or four times by now.
   assert.equal(hits, 1);
   assert.equal(w.stats.failures, 0);
   await w.stop();
