@@ -80,6 +80,8 @@ const APPLY_CONCURRENCY = 16;
 
 const defaultWatcher: FeedWatcherFactory = (o) => new Watcher(o);
 
+// Over 80 lines on purpose: krane's parts wired in the order they must start (and, in close(),
+// stop); split into helpers the order that matters would no longer read top to bottom.
 export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promise<KraneHandle> {
   const logger = deps.logger ?? createLogger(cfg.logLevel, { service: 'krane', region: cfg.region });
   const tracing = startTracing({ serviceName: 'krane', endpoint: cfg.otlpEndpoint });

@@ -94,6 +94,8 @@ const CLOSE_GRACE_MS = 5_000;
 
 const gone = (message: string) => new AppError('ERR_FEED_CURSOR_EXPIRED', message);
 
+// A factory over 80 lines: its closures share the tailer, slots and stream set; each inner
+// function is short and the factory only wires them.
 export function createFeed(opts: FeedOptions): Feed {
   const { logger, sql } = opts;
   const tailer = new Tailer({ sql, logger, pollMs: opts.pollMs, bufferSize: opts.bufferSize, bufferBytes: opts.bufferBytes });

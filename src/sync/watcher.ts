@@ -194,6 +194,8 @@ export class Watcher {
     });
   }
 
+  // Over 80 lines on purpose: one response's life (request, status answers, the line loop and
+  // its cursor rules, the cut) reads as one sequence; split, the cursor rules would be scattered.
   private async session(full: boolean): Promise<Outcome> {
     const url = new URL('/v1/cluster/changes', this.o.controlPlaneUrl);
     url.searchParams.set('region', this.o.region);

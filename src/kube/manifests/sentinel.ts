@@ -28,6 +28,8 @@ const SENTINEL_READ_ONLY_ROOT = true;
  * `_opts` is accepted for a uniform builder signature but unused: the configured pull secret is
  * for customer registries and lives in the workload namespace; sentinel images are Unkey's own.
  */
+// Over 80 lines: one literal manifest per object, kept in the order kubectl would show them;
+// splitting a manifest across helpers makes it harder to compare with the API reference.
 export function buildSentinelObjects(s: SentinelApply, _opts: BuildOptions = {}): ManifestObject[] {
   const name = sentinelObjectName(s.sentinelId);
   const labels = sentinelLabels(s);
