@@ -17,7 +17,8 @@
 // another database) holds the feed back until it ends.
 //
 // Rule of the outbox: every mutation of deployment_topology, sentinels' desired fields or
-// cilium_network_policies goes through topology.ts / sentinels.ts / cilium.ts, which insert
+// cilium_network_policies or environment_routes goes through topology.ts / sentinels.ts /
+// cilium.ts / routes.ts, which insert
 // the deployment_changes row in the same transaction (changes.ts#recordChange). Keep those
 // transactions short and free of network calls: an open writer holds back pg_snapshot_xmin
 // and so delays every agent's feed.
@@ -35,6 +36,7 @@ export * as cilium from './cilium';
 export * as instances from './instances';
 export * as applyFailures from './apply-failures';
 export * as domains from './domains';
+export * as routes from './routes';
 export * as agentTokens from './agent-tokens';
 export * as system from './system';
 export * as events from './events';

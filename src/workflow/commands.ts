@@ -13,6 +13,7 @@ import type { DesiredStateServiceDef } from './desired-state';
 import { resolveBuildContext } from './build';
 import { specOf, storedFields, type DeploymentSpec } from './spec';
 import { currentTraceparent, planSpan } from '../tracing';
+import { environmentHostname, routeAllTo } from './traffic';
 
 export interface CommandDeps {
   sql: Sql;
@@ -93,12 +94,13 @@ export async function promoteDeployment(deps: CommandDeps, id: string): Promise<
     const env = await tenancy.getEnvironment(tx, d.environmentId);
     await domains.pointEnvironmentDomains(tx, d.environmentId, id);
     await domains.assignDomain(tx, {
-      hostname: `${env!.appId}-${env!.slug}.${deps.apexDomain}`,
+      hostname: environmentHostname(env!, deps.apexDomain),
       workspaceId: env!.workspaceId,
       environmentId: env!.id,
       deploymentId: id,
       kind: 'environment',
     });
+    await routeAllTo(tx, d.environmentId, deps.apexDomain, id);
     return { deploymentId: id, hostnames: (await domains.listDomains(tx, { deploymentId: id })).map((x) => x.hostname) };
   });
 }

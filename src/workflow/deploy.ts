@@ -28,6 +28,7 @@ import { notifyHandler, openWaiter } from './wait';
 import type { WorkflowMetrics } from './metrics';
 import type { OfflineCheck } from './regions';
 import { annotate, fail, planSpan, recordError, withSpan } from '../tracing';
+import { environmentHostname, routeAllTo } from './traffic';
 
 export const DEPLOY_SERVICE = 'DeployService';
 export const INSTANCES_KEY = 'instances_awakeable';
@@ -128,10 +129,14 @@ export function deployService(deps: DeployDeps) {
             const row = await deployments.setDeploymentStatus(tx, id, 'ready');
             // The environment's domain follows the newest ready deployment; an older one that
             // finishes late, or a restart, does not take it back (promote moves it explicitly).
-            const envHost = `${env!.appId}-${env!.slug}.${deps.apexDomain}`;
+            const envHost = environmentHostname(env!, deps.apexDomain);
             const holder = await domains.holderOf(tx, envHost);
             const newerHolds = holder && holder.deploymentId !== id && holder.status === 'ready' && holder.createdAt > row!.createdAt;
-            if (!input.restart && !newerHolds) await domains.assignDomain(tx, { ...base, hostname: envHost, kind: 'environment' });
+            if (!input.restart && !newerHolds) {
+              await domains.assignDomain(tx, { ...base, hostname: envHost, kind: 'environment' });
+              // Traffic follows the domain: a rolling deploy that became ready takes all of it.
+              await routeAllTo(tx, d.environmentId, deps.apexDomain, id);
+            }
             if (row) deps.metrics.finished('ready', row.createdAt);
             return null;
           });
