@@ -3,7 +3,7 @@ import type { Queryable } from './db';
 import type { Scope } from './tenancy';
 import { publishEvent } from './events';
 
-export const DEPLOYMENT_STATUSES = ['pending', 'building', 'deploying', 'network', 'ready', 'failed', 'stopped', 'superseded'] as const;
+export const DEPLOYMENT_STATUSES = ['pending', 'building', 'deploying', 'network', 'ready', 'failed', 'stopped', 'superseded', 'rolled_back'] as const;
 export type DeploymentStatus = (typeof DEPLOYMENT_STATUSES)[number];
 export const DESIRED_STATES = ['running', 'stopped'] as const;
 /**
@@ -29,6 +29,8 @@ export interface NewDeployment extends Scope {
   rolledBackFrom?: string | null;
   /** W3C traceparent of the deployment's workflow span (null: tracing was off). */
   traceparent?: string | null;
+  /** The strategy as the API accepted it (src/workflow/strategy.ts reads it); null: rolling. */
+  strategy?: unknown;
 }
 
 export interface Deployment extends NewDeployment {
@@ -45,16 +47,17 @@ export interface Deployment extends NewDeployment {
 const columns = (q: Queryable) => q`
   id, workspace_id, project_id, app_id, environment_id, image, build_context, cpu_millicores,
   memory_mib, replicas, port, command, env, regions, read_only_root_filesystem, status, desired_state, error,
-  rolled_back_from, traceparent, created_at, updated_at`;
+  rolled_back_from, traceparent, strategy, created_at, updated_at`;
 
 export async function insertDeployment(q: Queryable, d: NewDeployment): Promise<Deployment> {
   const [row] = await q<Deployment[]>`
     INSERT INTO deployments (id, workspace_id, project_id, app_id, environment_id, image, build_context,
                              cpu_millicores, memory_mib, replicas, port, command, env, regions, read_only_root_filesystem,
-                             rolled_back_from, traceparent)
+                             rolled_back_from, traceparent, strategy)
     VALUES (${d.id}, ${d.workspaceId}, ${d.projectId}, ${d.appId}, ${d.environmentId}, ${d.image}, ${d.buildContext},
             ${d.cpuMillicores}, ${d.memoryMib}, ${d.replicas}, ${d.port}, ${q.json(d.command)}, ${q.json(d.env)},
-            ${d.regions}, ${d.readOnlyRootFilesystem ?? false}, ${d.rolledBackFrom ?? null}, ${d.traceparent ?? null})
+            ${d.regions}, ${d.readOnlyRootFilesystem ?? false}, ${d.rolledBackFrom ?? null}, ${d.traceparent ?? null},
+            ${d.strategy == null ? null : q.json(d.strategy as never)})
     RETURNING ${columns(q)}`;
   return row!;
 }

@@ -70,6 +70,7 @@ async function insertAndStart(
     ...storedFields(input),
     rolledBackFrom: a.rolledBackFrom,
     traceparent: currentTraceparent(),
+    strategy: input.strategy.type === 'rolling' ? null : input.strategy,
   });
   // If this process dies between the insert and the send, recoverPendingDeployments starts the
   // workflow later with the same idempotency key.

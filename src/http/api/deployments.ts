@@ -9,6 +9,7 @@ import { CreateDeploymentBody, IdParams, ListDeploymentsQuery } from './schemas'
 import { parse } from './parse';
 import { assertKnownRegions, type RegionRegistry } from '../../workflow/regions';
 import { traceIdOf } from '../../tracing';
+import { strategyOf } from '../../workflow/strategy';
 
 export interface DeploymentRouteDeps {
   workflows: Workflows;
@@ -40,6 +41,7 @@ function summary(d: Deployment) {
     appId: d.appId,
     environmentId: d.environmentId,
     rolledBackFrom: d.rolledBackFrom,
+    strategy: strategyOf(d.strategy),
     /** The workflow's trace (null: ctrl traced nothing when it was created). */
     traceId: traceIdOf(d.traceparent),
     createdAt: d.createdAt,
