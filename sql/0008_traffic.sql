@@ -21,6 +21,9 @@ SET LOCAL lock_timeout = '5s';
 -- The strategy a deployment was created with (rolling when absent) and the new end state of a
 -- canary or blue-green that a failing gate or an operator rolled back.
 ALTER TABLE deployments ADD COLUMN strategy jsonb;
+-- An operator's promote or abort of a canary or blue-green in progress, which its workflow reads
+-- at its next check (and is woken for): the request is durable before the API answers.
+ALTER TABLE deployments ADD COLUMN traffic_command text CHECK (traffic_command IN ('promote','abort'));
 ALTER TABLE deployments DROP CONSTRAINT deployments_status_check;
 ALTER TABLE deployments ADD CONSTRAINT deployments_status_check
   CHECK (status IN ('pending','building','deploying','network','ready','failed','stopped','superseded','rolled_back'));

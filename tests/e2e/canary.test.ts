@@ -1,0 +1,106 @@
+// Canary deployments (issue 13) end to end: the weights walk through every region's routes
+// ConfigMap, a healthy canary ends at 100% with the old deployment stopped, a canary that starts
+// crash-looping is rolled back on krane's report with the reason, and abort / promote by hand.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { testStack, until } from '../helpers/stack';
+import { SENTINEL_NAMESPACE } from '../../src/sync/wire';
+import { KubeClient } from '../../src/kube/client';
+
+const stack = await testStack();
+const BOTH = ['us-east-1', 'eu-west-1'];
+
+async function create(strategy?: unknown): Promise<string> {
+  const r = await stack.api('/v1/deployments', { body: { image: 'nginx:1.27', regions: BOTH, replicas: 1, ...(strategy ? { strategy } : {}) } });
+  assert.equal(r.status, 202, JSON.stringify(r.body));
+  return r.body.id;
+}
+const status = (id: string, statuses: string[], ms = 30_000) =>
+  until(async () => {
+    const d = (await stack.api(`/v1/deployments/${id}`)).body;
+    return statuses.includes(d.status) ? d : undefined;
+  }, ms, `${id} in ${statuses.join('/')}`);
+
+/** The weights of the environment's routes ConfigMap in a region, as `id:weight` strings. */
+async function weights(region: string): Promise<string[]> {
+  const api = new KubeClient(stack.regions.get(region)!.sim.sim.kubeConfig());
+  const cm = await api.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: SENTINEL_NAMESPACE, name: 'routes-default' });
+  if (!cm) return [];
+  return JSON.parse((cm as any).data['routes.json']).backends.map((b: any) => `${b.deploymentId}:${b.weight}`);
+}
+const sameIn = (region: string, expected: string[], ms = 10_000) =>
+  until(async () => JSON.stringify(await weights(region)) === JSON.stringify(expected), ms, `${region} routes ${expected.join(',')}`);
+
+let stable = '';
+
+test('a healthy canary walks its steps in every region and ends at 100% with the old deployment stopped', async () => {
+  stable = await create();
+  await status(stable, ['ready']);
+  for (const r of BOTH) await sameIn(r, [`${stable}:100`]);
+
+  const canary = await create({ type: 'canary', steps: [{ weight: 10, pause: '1500ms' }, { weight: 50, pause: '1500ms' }] });
+  // Every split the walk sets is seen in each region's cluster, in order.
+  const seen = new Map<string, string[]>(BOTH.map((r) => [r, []]));
+  const watch = setInterval(() => {
+    for (const r of BOTH) {
+      void weights(r).then((w) => {
+        const k = w.join(',');
+        const list = seen.get(r)!;
+        if (list[list.length - 1] !== k) list.push(k);
+      });
+    }
+  }, 50);
+  try {
+    const done = await status(canary, ['ready', 'failed', 'rolled_back']);
+    assert.equal(done.status, 'ready', done.error);
+    for (const r of BOTH) await sameIn(r, [`${canary}:100`]);
+  } finally {
+    clearInterval(watch);
+  }
+  for (const r of BOTH) {
+    // (100% canary, the last, is what sameIn waited for above.)
+    const order = [`${stable}:100`, `${stable}:90,${canary}:10`, `${stable}:50,${canary}:50`].map((k) => seen.get(r)!.indexOf(k));
+    assert.ok(order.every((i) => i >= 0) && order[0]! < order[1]! && order[1]! < order[2]!, `${r} saw ${JSON.stringify(seen.get(r))}`);
+  }
+  assert.deepEqual((await stack.api('/v1/environments/default/traffic')).body.backends, [{ deploymentId: canary, weight: 100 }]);
+  const old = await status(stable, ['stopped'], 10_000);
+  assert.equal(old.desiredState, 'stopped');
+  stable = canary;
+});
+
+test('a canary that starts crash-looping is rolled back to 100% stable on krane\'s report, with the signal and region', async () => {
+  const canary = await create({ type: 'canary', steps: [{ weight: 20, pause: '60s' }] });
+  for (const r of BOTH) await sameIn(r, [`${stable}:80`, `${canary}:20`], 30_000);
+  const started = Date.now();
+  stack.regions.get('eu-west-1')!.sim.sim.setFault('unkey', canary, 'crash');
+  const done = await status(canary, ['rolled_back', 'ready', 'failed'], 20_000);
+  assert.equal(done.status, 'rolled_back');
+  assert.match(done.error, /canary instance failed in eu-west-1: .*CrashLoopBackOff/);
+  assert.ok(Date.now() - started < 15_000, 'rolled back on the report, long before the 60 s step ended');
+  for (const r of BOTH) await sameIn(r, [`${stable}:100`]);
+  assert.equal(done.desiredState, 'stopped');
+  assert.equal((await status(stable, ['ready'])).status, 'ready', 'the stable deployment keeps running');
+});
+
+test('abort rolls a canary back by hand; promote skips a canary to 100%; neither applies to a rolling deployment', async () => {
+  const aborted = await create({ type: 'canary', steps: [{ weight: 30, pause: '60s' }] });
+  for (const r of BOTH) await sameIn(r, [`${stable}:70`, `${aborted}:30`], 30_000);
+  const a = await stack.api(`/v1/deployments/${aborted}/abort`, { method: 'POST' });
+  assert.equal(a.status, 202, JSON.stringify(a.body));
+  const done = await status(aborted, ['rolled_back', 'ready', 'failed'], 10_000);
+  assert.equal(done.status, 'rolled_back');
+  assert.match(done.error, /aborted by operator/);
+  for (const r of BOTH) await sameIn(r, [`${stable}:100`]);
+
+  const promoted = await create({ type: 'canary', steps: [{ weight: 10, pause: '60s' }, { weight: 50, pause: '60s' }] });
+  for (const r of BOTH) await sameIn(r, [`${stable}:90`, `${promoted}:10`], 30_000);
+  const p = await stack.api(`/v1/deployments/${promoted}/promote`, { method: 'POST' });
+  assert.equal(p.status, 200, JSON.stringify(p.body));
+  assert.equal(p.body.promoting, true);
+  assert.equal((await status(promoted, ['ready', 'rolled_back', 'failed'], 10_000)).status, 'ready');
+  for (const r of BOTH) await sameIn(r, [`${promoted}:100`]);
+
+  const again = await stack.api(`/v1/deployments/${promoted}/abort`, { method: 'POST' });
+  assert.equal(again.status, 409, 'a finished canary cannot be aborted');
+  assert.equal((await stack.api('/v1/deployments/dep-nope/abort', { method: 'POST' })).status, 404);
+});
