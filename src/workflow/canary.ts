@@ -62,7 +62,7 @@ export async function runCanary(ctx: Context, deps: StrategyDeps, id: string, en
 }
 
 /** The stable deployment (most traffic, not this one) and the canary in the table at weight 0. */
-async function startCanary(tx: TxSql, deps: StrategyDeps, id: string, environmentId: string): Promise<{ stable: string | null; command: TrafficCommand | null }> {
+export async function startCanary(tx: TxSql, deps: StrategyDeps, id: string, environmentId: string): Promise<{ stable: string | null; command: TrafficCommand | null }> {
   const d = await deployments.lockDeployment(tx, id);
   if (d?.desiredState === 'stopped') throw new TerminalError('stopped before it became ready', { code: 'ERR_DEPLOY_STOPPED' });
   const command = (await deployments.getDeployment(tx, id))?.trafficCommand ?? null;
@@ -117,7 +117,7 @@ async function checkSignals(deps: StrategyDeps, id: string, analysis: Analysis |
   return { now: Date.now(), command: d?.trafficCommand ?? null, failed, notReady: progress.state === 'waiting' ? progress.waitingFor.join(', ') : null, analysis: result };
 }
 
-async function rollBack(ctx: Context, deps: StrategyDeps, id: string, environmentId: string, stable: string | null, reason: string): Promise<StrategyOutcome> {
+export async function rollBack(ctx: Context, deps: StrategyDeps, id: string, environmentId: string, stable: string | null, reason: string): Promise<StrategyOutcome> {
   await ctx.runTx('rollback', async (tx) => {
     await deployments.lockDeployment(tx, id);
     if (stable) await setTraffic(tx, environmentId, deps.apexDomain, [{ deploymentId: stable, weight: 100 }]);
@@ -128,8 +128,11 @@ async function rollBack(ctx: Context, deps: StrategyDeps, id: string, environmen
   return { status: 'rolled_back', reason };
 }
 
-/** 100% to the new deployment, its domains, `ready`, and the previous deployment stopped. */
-async function completeSwitch(tx: TxSql, deps: StrategyDeps, id: string, environmentId: string, stable: string | null): Promise<null> {
+/**
+ * 100% to the new deployment, its domains, `ready`, and (with `stopStable`) the previous
+ * deployment stopped; blue-green stops it later, after its scale-down delay.
+ */
+export async function completeSwitch(tx: TxSql, deps: StrategyDeps, id: string, environmentId: string, stable: string | null, stopStable = true): Promise<null> {
   const d = await deployments.lockDeployment(tx, id);
   if (d?.desiredState === 'stopped') throw new TerminalError('stopped before it became ready', { code: 'ERR_DEPLOY_STOPPED' });
   const env = (await tenancy.getEnvironment(tx, environmentId))!;
@@ -139,12 +142,12 @@ async function completeSwitch(tx: TxSql, deps: StrategyDeps, id: string, environ
   await routeAllTo(tx, environmentId, deps.apexDomain, id);
   await deployments.clearTrafficCommand(tx, id);
   await deployments.setDeploymentStatus(tx, id, 'ready');
-  if (stable) await stopDeployment(tx, stable, 'stopped', null);
+  if (stable && stopStable) await stopDeployment(tx, stable, 'stopped', null);
   return null;
 }
 
 /** Stops a deployment's workloads everywhere and ends it in `status`. */
-async function stopDeployment(tx: TxSql, id: string, status: 'stopped' | 'rolled_back', reason: string | null): Promise<void> {
+export async function stopDeployment(tx: TxSql, id: string, status: 'stopped' | 'rolled_back', reason: string | null): Promise<void> {
   await deployments.clearTrafficCommand(tx, id);
   await deployments.setDeploymentDesiredState(tx, id, 'stopped');
   await topology.setTopologyStatus(tx, id, 'stopped');

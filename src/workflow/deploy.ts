@@ -30,6 +30,7 @@ import type { OfflineCheck } from './regions';
 import { annotate, fail, planSpan, recordError, withSpan } from '../tracing';
 import { environmentHostname, routeAllTo } from './traffic';
 import { runCanary, withdrawTraffic } from './canary';
+import { runBlueGreen } from './blue-green';
 import { strategyOf } from './strategy';
 
 export const DEPLOY_SERVICE = 'DeployService';
@@ -121,8 +122,9 @@ export function deployService(deps: DeployDeps) {
           await waitForInstances(ctx, deps, id, d.regions);
           // A start after a stop brings instances back as they were: no traffic walk again.
           const strategy = strategyOf(d.strategy);
-          if (strategy.type === 'canary' && !input.restart) {
-            const out = await runCanary(ctx, { sql, apexDomain: deps.apexDomain, recheckMs: deps.recheckMs, wakeKey: INSTANCES_KEY }, id, d.environmentId, strategy);
+          if (strategy.type !== 'rolling' && !input.restart) {
+            const sdeps = { sql, apexDomain: deps.apexDomain, recheckMs: deps.recheckMs, wakeKey: INSTANCES_KEY };
+            const out = strategy.type === 'canary' ? await runCanary(ctx, sdeps, id, d.environmentId, strategy) : await runBlueGreen(ctx, sdeps, id, d.environmentId, strategy);
             if (out.status === 'rolled_back') {
               fail(out.reason);
               return { deploymentId: id, status: 'rolled_back' as const, error: out.reason };

@@ -82,7 +82,7 @@ test('a canary that starts crash-looping is rolled back to 100% stable on krane\
   assert.equal((await status(stable, ['ready'])).status, 'ready', 'the stable deployment keeps running');
 });
 
-test('abort rolls a canary back by hand; promote skips a canary to 100%; neither applies to a rolling deployment', async () => {
+test('abort rolls a canary back by hand; promote skips a canary to 100%; a finished one cannot be aborted', async () => {
   const aborted = await create({ type: 'canary', steps: [{ weight: 30, pause: '60s' }] });
   for (const r of BOTH) await sameIn(r, [`${stable}:70`, `${aborted}:30`], 30_000);
   const a = await stack.api(`/v1/deployments/${aborted}/abort`, { method: 'POST' });
@@ -103,4 +103,32 @@ test('abort rolls a canary back by hand; promote skips a canary to 100%; neither
   const again = await stack.api(`/v1/deployments/${promoted}/abort`, { method: 'POST' });
   assert.equal(again.status, 409, 'a finished canary cannot be aborted');
   assert.equal((await stack.api('/v1/deployments/dep-nope/abort', { method: 'POST' })).status, 404);
+  stable = promoted;
+});
+
+test('blue-green switches all traffic in one change, stops the old deployment after the delay; abort before the switch keeps the old', async () => {
+  const green = await create({ type: 'blue-green', scaleDownDelay: '1500ms' });
+  const seen = new Set<string>();
+  const watch = setInterval(() => void weights('us-east-1').then((w) => seen.add(w.join(','))), 25);
+  try {
+    assert.equal((await status(green, ['ready', 'rolled_back', 'failed'])).status, 'ready');
+    for (const r of BOTH) await sameIn(r, [`${green}:100`]);
+  } finally {
+    clearInterval(watch);
+  }
+  // Never a split with traffic on both: 100% blue (green at 0 while it is checked), then 100% green.
+  assert.deepEqual([...seen].filter((k) => k.includes(',') && !k.endsWith(':0')), [], JSON.stringify([...seen]));
+  assert.equal((await stack.api(`/v1/deployments/${stable}`)).body.status, 'ready', 'blue keeps running during the scale-down delay');
+  await status(stable, ['stopped'], 10_000);
+  stable = green;
+
+  // A gate that cannot conclude (nothing listens on port 1) holds the switch; abort meanwhile.
+  const held = await create({ type: 'blue-green', analysis: { interval: '5s', prometheus: { url: 'http://127.0.0.1:1', query: 'up', min: 1 } } });
+  for (const r of BOTH) await sameIn(r, [`${stable}:100`, `${held}:0`], 30_000);
+  assert.equal((await stack.api(`/v1/deployments/${held}/abort`, { method: 'POST' })).status, 202);
+  const done = await status(held, ['rolled_back', 'ready', 'failed'], 10_000);
+  assert.equal(done.status, 'rolled_back');
+  assert.match(done.error, /aborted by operator/);
+  for (const r of BOTH) await sameIn(r, [`${stable}:100`]);
+  assert.equal((await stack.api(`/v1/deployments/${stable}`)).body.status, 'ready');
 });
