@@ -70,3 +70,11 @@ test('a good canary and blue-green are accepted and shown with their defaults; n
   const plain = await t.api('/v1/deployments', { body: { image: 'nginx:1.27', regions: [REGION], replicas: 1 } });
   assert.deepEqual((await t.api(`/v1/deployments/${plain.body.id}`)).body.strategy, { type: 'rolling' });
 });
+
+test('openapi.json documents the strategy (from the schema that validates it), abort and traffic', async () => {
+  const doc = (await t.api('/openapi.json')).body;
+  const create = JSON.stringify(doc.paths['/v1/deployments'].post.requestBody);
+  for (const word of ['strategy', 'canary', 'blue-green', 'scaleDownDelay', 'failureLimit', 'prometheus']) assert.ok(create.includes(word), word);
+  assert.ok(doc.paths['/v1/deployments/{id}/abort'].post);
+  assert.ok(doc.paths['/v1/environments/{id}/traffic'].get);
+});
