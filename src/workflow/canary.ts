@@ -16,12 +16,13 @@
 // instances awakeable), so a crash loop rolls back in about one report, not one interval.
 import { deployments, domains, events, instances, routes, tenancy, topology, type Sql } from '../store';
 import type { TxSql } from '../store/db';
-import type { TrafficCommand } from '../store/deployments';
+import type { Deployment, TrafficCommand } from '../store/deployments';
 import { TerminalError, TimeoutError, type Context } from './engine';
 import { queryPrometheus, type AnalysisResult } from './analysis';
 import { evaluateProgress } from './progress';
 import { ms, type Analysis, type CanaryStrategy } from './strategy';
 import { canarySplit, environmentHostname, routeAllTo, setTraffic } from './traffic';
+import type { WorkflowMetrics } from './metrics';
 
 export interface StrategyDeps {
   sql: Sql;
@@ -30,6 +31,7 @@ export interface StrategyDeps {
   recheckMs: number;
   /** State key of the awakeable that status reports and operator commands resolve. */
   wakeKey: string;
+  metrics: WorkflowMetrics;
 }
 
 export type StrategyOutcome = { status: 'ready' } | { status: 'rolled_back'; reason: string };
@@ -110,8 +112,10 @@ async function checkSignals(deps: StrategyDeps, id: string, analysis: Analysis |
   const d = await deployments.getDeployment(deps.sql, id);
   const progress = evaluateProgress(await deployments.deploymentProgress(deps.sql, id), d?.desiredState ?? 'stopped');
   const failed = progress.state === 'failed' ? `canary instance failed in ${progress.reason}` : progress.state === 'stopped' ? 'stopped by operator' : null;
+  deps.metrics.analysed('instances', failed ? 'fail' : progress.state === 'waiting' ? 'inconclusive' : 'pass');
   const result = analysis?.prometheus && !failed ? await queryPrometheus(analysis.prometheus) : null;
   if (result) {
+    deps.metrics.analysed('prometheus', result.verdict);
     await events.publishEvent(deps.sql, { type: 'deployment.analysis', deploymentId: id, region: null, signal: 'prometheus', verdict: result.verdict, value: result.value, reason: result.reason });
   }
   return { now: Date.now(), command: d?.trafficCommand ?? null, failed, notReady: progress.state === 'waiting' ? progress.waitingFor.join(', ') : null, analysis: result };
@@ -122,7 +126,8 @@ export async function rollBack(ctx: Context, deps: StrategyDeps, id: string, env
     await deployments.lockDeployment(tx, id);
     if (stable) await setTraffic(tx, environmentId, deps.apexDomain, [{ deploymentId: stable, weight: 100 }]);
     else await withdrawTraffic(tx, deps.apexDomain, environmentId, id);
-    await stopDeployment(tx, id, 'rolled_back', reason);
+    const row = await stopDeployment(tx, id, 'rolled_back', reason);
+    if (row) deps.metrics.finished('rolled_back', row.createdAt);
     return null;
   });
   return { status: 'rolled_back', reason };
@@ -141,18 +146,19 @@ export async function completeSwitch(tx: TxSql, deps: StrategyDeps, id: string, 
   await domains.assignDomain(tx, { ...base, hostname: environmentHostname(env, deps.apexDomain), kind: 'environment' });
   await routeAllTo(tx, environmentId, deps.apexDomain, id);
   await deployments.clearTrafficCommand(tx, id);
-  await deployments.setDeploymentStatus(tx, id, 'ready');
+  const row = await deployments.setDeploymentStatus(tx, id, 'ready');
+  if (row) deps.metrics.finished('ready', row.createdAt);
   if (stable && stopStable) await stopDeployment(tx, stable, 'stopped', null);
   return null;
 }
 
 /** Stops a deployment's workloads everywhere and ends it in `status`. */
-export async function stopDeployment(tx: TxSql, id: string, status: 'stopped' | 'rolled_back', reason: string | null): Promise<void> {
+export async function stopDeployment(tx: TxSql, id: string, status: 'stopped' | 'rolled_back', reason: string | null): Promise<Deployment | undefined> {
   await deployments.clearTrafficCommand(tx, id);
   await deployments.setDeploymentDesiredState(tx, id, 'stopped');
   await topology.setTopologyStatus(tx, id, 'stopped');
   await instances.deleteInstancesOf(tx, id);
-  await deployments.setDeploymentStatus(tx, id, status, reason);
+  return deployments.setDeploymentStatus(tx, id, status, reason);
 }
 
 /**

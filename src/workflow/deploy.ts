@@ -123,7 +123,7 @@ export function deployService(deps: DeployDeps) {
           // A start after a stop brings instances back as they were: no traffic walk again.
           const strategy = strategyOf(d.strategy);
           if (strategy.type !== 'rolling' && !input.restart) {
-            const sdeps = { sql, apexDomain: deps.apexDomain, recheckMs: deps.recheckMs, wakeKey: INSTANCES_KEY };
+            const sdeps = { sql, apexDomain: deps.apexDomain, recheckMs: deps.recheckMs, wakeKey: INSTANCES_KEY, metrics: deps.metrics };
             const out = strategy.type === 'canary' ? await runCanary(ctx, sdeps, id, d.environmentId, strategy) : await runBlueGreen(ctx, sdeps, id, d.environmentId, strategy);
             if (out.status === 'rolled_back') {
               fail(out.reason);

@@ -80,6 +80,10 @@ test('a canary that starts crash-looping is rolled back to 100% stable on krane\
   for (const r of BOTH) await sameIn(r, [`${stable}:100`]);
   assert.equal(done.desiredState, 'stopped');
   assert.equal((await status(stable, ['ready'])).status, 'ready', 'the stable deployment keeps running');
+  const metrics = await (await fetch(`${stack.ctrl.url}/metrics`)).text();
+  for (const line of [/deployment_workflow_status\{status="rolled_back"[^}]*\} [1-9]/, /deployment_analysis_checks_total\{signal="instances",verdict="fail"[^}]*\} [1-9]/, /deployment_analysis_checks_total\{signal="instances",verdict="pass"[^}]*\} [1-9]/]) {
+    assert.ok(line.test(metrics), `metrics lack ${line}`);
+  }
 });
 
 test('abort rolls a canary back by hand; promote skips a canary to 100%; a finished one cannot be aborted', async () => {
