@@ -17,7 +17,7 @@
 import { deployments, domains, events, instances, routes, tenancy, topology, type Sql } from '../store';
 import type { TxSql } from '../store/db';
 import type { Deployment, TrafficCommand } from '../store/deployments';
-import { TerminalError, TimeoutError, type Context } from './engine';
+import { TerminalError, TimeoutError, type Context, type DurablePromise } from './engine';
 import { queryPrometheus, type AnalysisResult } from './analysis';
 import { evaluateProgress } from './progress';
 import { ms, type Analysis, type CanaryStrategy } from './strategy';
@@ -80,9 +80,27 @@ export async function startCanary(tx: TxSql, deps: StrategyDeps, id: string, env
  */
 export async function hold(ctx: Context, deps: StrategyDeps, id: string, label: string, pauseMs: number, analysis: Analysis | undefined): Promise<HoldResult> {
   const deadline = await ctx.run(`hold-${label}`, () => Date.now() + pauseMs);
-  const interval = analysis ? ms(analysis.interval) : deps.recheckMs;
-  let awk = ctx.awakeable<void>();
+  const awk = ctx.awakeable<void>();
   await ctx.set(deps.wakeKey, awk.id);
+  try {
+    return await holdUntil(ctx, deps, id, label, deadline, analysis, awk);
+  } finally {
+    // A wake-up after the hold must find nothing to resolve, not a stale awakeable.
+    await ctx.clear(deps.wakeKey);
+  }
+}
+
+async function holdUntil(
+  ctx: Context,
+  deps: StrategyDeps,
+  id: string,
+  label: string,
+  deadline: number,
+  analysis: Analysis | undefined,
+  first: { id: string; promise: DurablePromise<void> },
+): Promise<HoldResult> {
+  const interval = analysis ? ms(analysis.interval) : deps.recheckMs;
+  let awk = first;
   let failures = 0;
   let lastInconclusive: string | null = null;
   for (let k = 0; ; k++) {
