@@ -69,7 +69,15 @@ export async function startCanary(tx: TxSql, deps: StrategyDeps, id: string, env
   if (d?.desiredState === 'stopped') throw new TerminalError('stopped before it became ready', { code: 'ERR_DEPLOY_STOPPED' });
   const command = (await deployments.getDeployment(tx, id))?.trafficCommand ?? null;
   const table = await routes.lockRoutes(tx, environmentId);
-  const stable = [...(table?.backends ?? [])].filter((b) => b.deploymentId !== id).sort((a, b) => b.weight - a.weight)[0];
+  const others = (table?.backends ?? []).filter((b) => b.deploymentId !== id);
+  // Two walks in one environment would each rewrite the table from their own view of it; a
+  // table with more than one other backend means another canary or blue-green is under way.
+  if (others.length > 1) {
+    throw new TerminalError(`another canary or blue-green is moving traffic in environment ${environmentId} (${others.map((b) => b.deploymentId).join(', ')}); deploy again when it ends`, {
+      code: 'ERR_DEPLOYMENT_STATE_CONFLICT',
+    });
+  }
+  const stable = [...others].sort((a, b) => b.weight - a.weight)[0];
   if (stable && stable.weight > 0 && command !== 'abort') await setTraffic(tx, environmentId, deps.apexDomain, canarySplit(stable.deploymentId, id, 0));
   return { stable: stable && stable.weight > 0 ? stable.deploymentId : null, command };
 }

@@ -86,7 +86,7 @@ test('a canary that starts crash-looping is rolled back to 100% stable on krane\
   }
 });
 
-test('abort rolls a canary back by hand; promote skips a canary to 100%; a finished one cannot be aborted', async () => {
+test('abort rolls a canary back by hand; promote skips a canary to 100%; a finished one cannot be aborted; a second walk in the environment is refused', async () => {
   const aborted = await create({ type: 'canary', steps: [{ weight: 30, pause: '60s' }] });
   for (const r of BOTH) await sameIn(r, [`${stable}:70`, `${aborted}:30`], 30_000);
   const a = await stack.api(`/v1/deployments/${aborted}/abort`, { method: 'POST' });
@@ -108,6 +108,17 @@ test('abort rolls a canary back by hand; promote skips a canary to 100%; a finis
   assert.equal(again.status, 409, 'a finished canary cannot be aborted');
   assert.equal((await stack.api('/v1/deployments/dep-nope/abort', { method: 'POST' })).status, 404);
   stable = promoted;
+
+  // A second canary while one is moving traffic fails with the reason and leaves the first alone.
+  const first = await create({ type: 'canary', steps: [{ weight: 10, pause: '60s' }] });
+  for (const r of BOTH) await sameIn(r, [`${stable}:90`, `${first}:10`], 30_000);
+  const second = await create({ type: 'canary', steps: [{ weight: 20, pause: '60s' }] });
+  const refused = await status(second, ['failed', 'ready', 'rolled_back']);
+  assert.equal(refused.status, 'failed');
+  assert.match(refused.error, /another canary or blue-green is moving traffic/);
+  assert.deepEqual(await weights('us-east-1'), [`${stable}:90`, `${first}:10`]);
+  assert.equal((await stack.api(`/v1/deployments/${first}/abort`, { method: 'POST' })).status, 202);
+  await status(first, ['rolled_back'], 10_000);
 });
 
 test('blue-green switches all traffic in one change, stops the old deployment after the delay; abort before the switch keeps the old', async () => {
