@@ -142,7 +142,18 @@ async function checkSignals(deps: StrategyDeps, id: string, analysis: Analysis |
   const result = analysis?.prometheus && !failed ? await queryPrometheus(analysis.prometheus) : null;
   if (result) {
     deps.metrics.analysed('prometheus', result.verdict);
-    await events.publishEvent(deps.sql, { type: 'deployment.analysis', deploymentId: id, region: null, signal: 'prometheus', verdict: result.verdict, value: result.value, reason: result.reason });
+    const { min, max } = analysis!.prometheus!;
+    await events.publishEvent(deps.sql, {
+      type: 'deployment.analysis',
+      deploymentId: id,
+      region: null,
+      signal: 'prometheus',
+      verdict: result.verdict,
+      value: result.value,
+      reason: result.reason,
+      ...(min !== undefined ? { min } : {}),
+      ...(max !== undefined ? { max } : {}),
+    });
   }
   return { now: Date.now(), command: d?.trafficCommand ?? null, failed, notReady: progress.state === 'waiting' ? progress.waitingFor.join(', ') : null, analysis: result };
 }

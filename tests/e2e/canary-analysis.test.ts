@@ -83,7 +83,7 @@ test('a canary whose error ratio stays within bounds passes analysis and takes a
   assert.equal(done.status, 'ready', done.error);
   const mine = seen.filter((e): e is Extract<LiveEvent, { type: 'deployment.analysis' }> => e.type === 'deployment.analysis' && e.deploymentId === id);
   assert.ok(mine.length >= 2, `analysis checked every interval: ${mine.length}`);
-  assert.ok(mine.every((e) => e.verdict === 'pass' && e.value === 0.01), JSON.stringify(mine));
+  assert.ok(mine.every((e) => e.verdict === 'pass' && e.value === 0.01 && e.max === 0.05 && e.min === undefined), JSON.stringify(mine));
   assert.ok(seen.some((e) => e.type === 'deployment.traffic' && e.backends.some((b) => b.deploymentId === id && b.weight === 25)));
   stable = id;
 });
