@@ -111,8 +111,13 @@ async function holdUntil(
   let awk = first;
   let failures = 0;
   let lastInconclusive: string | null = null;
+  // Reports wake a hold early to look at krane's signals; Prometheus keeps its own pace (one
+  // query per interval), so a chatty cluster neither floods it nor spends failureLimit early.
+  let nextQueryAt = 0;
   for (let k = 0; ; k++) {
-    const c = await ctx.run(`check-${label}-${k}`, () => checkSignals(deps, id, analysis));
+    const due = nextQueryAt;
+    const c = await ctx.run(`check-${label}-${k}`, () => checkSignals(deps, id, analysis, due));
+    if (c.analysis) nextQueryAt = c.now + interval;
     if (c.command === 'abort') return { kind: 'abort' };
     if (c.failed) return { kind: 'fail', reason: c.failed };
     if (c.analysis?.verdict === 'fail' && ++failures >= (analysis?.failureLimit ?? 1)) return { kind: 'fail', reason: `analysis failed: ${c.analysis.reason}` };
@@ -134,12 +139,12 @@ async function holdUntil(
   }
 }
 
-async function checkSignals(deps: StrategyDeps, id: string, analysis: Analysis | undefined): Promise<Check> {
+async function checkSignals(deps: StrategyDeps, id: string, analysis: Analysis | undefined, queryDueAt: number): Promise<Check> {
   const d = await deployments.getDeployment(deps.sql, id);
   const progress = evaluateProgress(await deployments.deploymentProgress(deps.sql, id), d?.desiredState ?? 'stopped');
   const failed = progress.state === 'failed' ? `canary instance failed in ${progress.reason}` : progress.state === 'stopped' ? 'stopped by operator' : null;
   deps.metrics.analysed('instances', failed ? 'fail' : progress.state === 'waiting' ? 'inconclusive' : 'pass');
-  const result = analysis?.prometheus && !failed ? await queryPrometheus(analysis.prometheus) : null;
+  const result = analysis?.prometheus && !failed && Date.now() >= queryDueAt ? await queryPrometheus(analysis.prometheus) : null;
   if (result) {
     deps.metrics.analysed('prometheus', result.verdict);
     const { min, max } = analysis!.prometheus!;
