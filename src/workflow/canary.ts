@@ -52,7 +52,11 @@ export async function runCanary(ctx: Context, deps: StrategyDeps, id: string, en
   if (start.command === 'abort') return rollBack(ctx, deps, id, environmentId, start.stable, 'aborted by operator');
   if (start.stable) {
     for (const [i, step] of strategy.steps.entries()) {
-      await ctx.runTx(`canary-step-${i}`, (tx) => setTraffic(tx, environmentId, deps.apexDomain, canarySplit(start.stable!, id, step.weight)).then(() => null));
+      await ctx.runTx(`canary-step-${i}`, async (tx) => {
+        await assertOwnTable(tx, environmentId, id, start.stable);
+        await setTraffic(tx, environmentId, deps.apexDomain, canarySplit(start.stable!, id, step.weight));
+        return null;
+      });
       const r = await hold(ctx, deps, id, `${i}`, ms(step.pause), strategy.analysis);
       if (r.kind === 'fail') return rollBack(ctx, deps, id, environmentId, start.stable, r.reason);
       if (r.kind === 'abort') return rollBack(ctx, deps, id, environmentId, start.stable, 'aborted by operator');
@@ -166,7 +170,8 @@ async function checkSignals(deps: StrategyDeps, id: string, analysis: Analysis |
 export async function rollBack(ctx: Context, deps: StrategyDeps, id: string, environmentId: string, stable: string | null, reason: string): Promise<StrategyOutcome> {
   await ctx.runTx('rollback', async (tx) => {
     await deployments.lockDeployment(tx, id);
-    if (stable) await setTraffic(tx, environmentId, deps.apexDomain, [{ deploymentId: stable, weight: 100 }]);
+    const own = await assertOwnTable(tx, environmentId, id, stable).then(() => true, () => false);
+    if (stable && own) await setTraffic(tx, environmentId, deps.apexDomain, [{ deploymentId: stable, weight: 100 }]);
     else await withdrawTraffic(tx, deps.apexDomain, environmentId, id);
     const row = await stopDeployment(tx, id, 'rolled_back', reason);
     if (row) deps.metrics.finished('rolled_back', row.createdAt);
@@ -182,6 +187,7 @@ export async function rollBack(ctx: Context, deps: StrategyDeps, id: string, env
 export async function completeSwitch(tx: TxSql, deps: StrategyDeps, id: string, environmentId: string, stable: string | null, stopStable = true): Promise<null> {
   const d = await deployments.lockDeployment(tx, id);
   if (d?.desiredState === 'stopped') throw new TerminalError('stopped before it became ready', { code: 'ERR_DEPLOY_STOPPED' });
+  await assertOwnTable(tx, environmentId, id, stable);
   const env = (await tenancy.getEnvironment(tx, environmentId))!;
   const base = { workspaceId: env.workspaceId, environmentId, deploymentId: id };
   await domains.assignDomain(tx, { ...base, hostname: `${id}.${deps.apexDomain}`, kind: 'deployment' });
@@ -192,6 +198,22 @@ export async function completeSwitch(tx: TxSql, deps: StrategyDeps, id: string, 
   if (row) deps.metrics.finished('ready', row.createdAt);
   if (stable && stopStable) await stopDeployment(tx, stable, 'stopped', null);
   return null;
+}
+
+/**
+ * Locks the routing table and checks it still holds only this walk's deployments. A rolling
+ * deploy that became ready, or a promote of a third deployment, moved traffic meanwhile: the
+ * walk must not write its view of the table over that, so it ends instead (the deploy's cleanup
+ * stops the canary and takes back any share it still has).
+ */
+async function assertOwnTable(tx: TxSql, environmentId: string, id: string, stable: string | null): Promise<void> {
+  const table = await routes.lockRoutes(tx, environmentId);
+  const foreign = (table?.backends ?? []).filter((b) => b.deploymentId !== id && b.deploymentId !== stable && b.weight > 0);
+  if (foreign.length > 0) {
+    throw new TerminalError(`traffic of environment ${environmentId} was moved to ${foreign.map((b) => b.deploymentId).join(', ')} while this deployment was shifting it`, {
+      code: 'ERR_DEPLOYMENT_STATE_CONFLICT',
+    });
+  }
 }
 
 /** Stops a deployment's workloads everywhere and ends it in `status`. */

@@ -147,3 +147,16 @@ test('blue-green switches all traffic in one change, stops the old deployment af
   for (const r of BOTH) await sameIn(r, [`${stable}:100`]);
   assert.equal((await stack.api(`/v1/deployments/${stable}`)).body.status, 'ready');
 });
+
+test('a rolling deploy that takes the traffic during a canary ends the canary instead of being overwritten', async () => {
+  const walking = await create({ type: 'canary', steps: [{ weight: 10, pause: '2s' }, { weight: 50, pause: '60s' }] });
+  for (const r of BOTH) await sameIn(r, [`${stable}:90`, `${walking}:10`], 30_000);
+  const rolling = await create();
+  for (const r of BOTH) await sameIn(r, [`${rolling}:100`], 30_000);
+  const ended = await status(walking, ['failed', 'ready', 'rolled_back']);
+  assert.equal(ended.status, 'failed');
+  assert.match(ended.error, new RegExp(`traffic of environment default was moved to ${rolling}`));
+  for (const r of BOTH) assert.deepEqual(await weights(r), [`${rolling}:100`], 'the canary did not write its split back');
+  assert.deepEqual(ended.topology.map((t: any) => t.desiredStatus), ['stopped', 'stopped'], 'the canary\'s workloads are stopped');
+  stable = rolling;
+});
