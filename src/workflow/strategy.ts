@@ -51,6 +51,12 @@ const Step = z.strictObject({
   pause: duration(0, DAY_MS),
 });
 
+/**
+ * Checks one step may journal: every check is a journal entry of the deploy invocation, which a
+ * resume replays in full, so a day-long pause checked every 100 ms would make a resume slow.
+ */
+export const MAX_CHECKS_PER_STEP = 10_000;
+
 export const Strategy = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('rolling') }),
   z.strictObject({
@@ -74,6 +80,13 @@ export const Strategy = z.discriminatedUnion('type', [
         { when: () => true } as never,
       ),
     analysis: Analysis.optional(),
+  }).superRefine((c, ctx) => {
+    const every = c.analysis ? parseDuration(c.analysis.interval) : undefined;
+    if (!every) return;
+    c.steps.forEach((s, i) => {
+      const checks = (parseDuration(s.pause) ?? 0) / every;
+      if (checks > MAX_CHECKS_PER_STEP) ctx.addIssue({ code: 'custom', path: ['steps', i, 'pause'], message: `${s.pause} at ${c.analysis!.interval} is ${Math.ceil(checks)} checks; at most ${MAX_CHECKS_PER_STEP} per step (lengthen the interval)` });
+    });
   }),
   z.strictObject({ type: z.literal('blue-green'), analysis: Analysis.optional(), scaleDownDelay: duration(0, DAY_MS).default('5m') }),
 ]);

@@ -42,7 +42,7 @@ test('a bad canary names every bad field and writes nothing', async () => {
   assert.equal((await t.api('/v1/deployments')).body.deployments.length, before);
 });
 
-test('other bad strategies: unknown type, unknown field, no steps, min above max, bad scaleDownDelay', async () => {
+test('other bad strategies: unknown type, unknown field, no steps, min above max, bad scaleDownDelay, too many checks per step', async () => {
   const cases: [unknown, string[]][] = [
     [{ type: 'linear' }, ['strategy.type']],
     [{ type: 'rolling', steps: [] }, ['strategy.steps']],
@@ -50,6 +50,8 @@ test('other bad strategies: unknown type, unknown field, no steps, min above max
     [{ type: 'canary' }, ['strategy.steps']],
     [{ type: 'blue-green', scaleDownDelay: '5 minutes' }, ['strategy.scaleDownDelay']],
     [{ type: 'blue-green', analysis: { prometheus: { url: 'http://p:9090', query: 'up', min: 2, max: 1 } } }, ['strategy.analysis.prometheus.max']],
+    // A day checked every 100 ms would journal 864,000 checks in one step.
+    [{ type: 'canary', steps: [{ weight: 10, pause: '24h' }], analysis: { interval: '100ms', prometheus: { url: 'http://p:9090', query: 'up', min: 1 } } }, ['strategy.steps.0.pause']],
   ];
   for (const [strategy, expected] of cases) {
     const r = await t.api('/v1/deployments', { body: body(strategy) });
