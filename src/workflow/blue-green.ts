@@ -1,12 +1,12 @@
 // The blue-green strategy (issue 13), run by DeployService once the new (green) deployment is
-// ready everywhere: it joins the routing table at weight 0, the analysis (when given) runs on it
+// ready everywhere (it joined the routing table at weight 0 before, canary.ts#startWalk): the analysis (when given) runs on it
 // before any traffic moves, then all traffic switches in one transaction. The old (blue)
 // deployment keeps running for `scaleDownDelay` (a durable sleep), so switching back is instant,
 // and is then stopped unless traffic went back to it meanwhile. An abort or failed analysis
 // before the switch leaves blue as it was and ends green `rolled_back`.
 import { routes } from '../store';
 import type { Context } from './engine';
-import { completeSwitch, hold, rollBack, startCanary, stopDeployment, type StrategyDeps, type StrategyOutcome } from './canary';
+import { completeSwitch, hold, rollBack, stopDeployment, type StrategyDeps, type StrategyOutcome, type WalkStart } from './canary';
 import { ms, type Strategy } from './strategy';
 
 type BlueGreen = Extract<Strategy, { type: 'blue-green' }>;
@@ -17,8 +17,7 @@ type BlueGreen = Extract<Strategy, { type: 'blue-green' }>;
  */
 const ANALYSIS_CHECKS = 3;
 
-export async function runBlueGreen(ctx: Context, deps: StrategyDeps, id: string, environmentId: string, strategy: BlueGreen): Promise<StrategyOutcome> {
-  const start = await ctx.runTx('bluegreen-start', (tx) => startCanary(tx, deps, id, environmentId));
+export async function runBlueGreen(ctx: Context, deps: StrategyDeps, id: string, environmentId: string, strategy: BlueGreen, start: WalkStart): Promise<StrategyOutcome> {
   const blue = start.stable;
   if (start.command === 'abort') return rollBack(ctx, deps, id, environmentId, blue, 'aborted by operator');
   if (blue) {

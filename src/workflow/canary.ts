@@ -47,8 +47,14 @@ interface Check {
   analysis: AnalysisResult | null;
 }
 
-export async function runCanary(ctx: Context, deps: StrategyDeps, id: string, environmentId: string, strategy: CanaryStrategy): Promise<StrategyOutcome> {
-  const start = await ctx.runTx('canary-start', (tx) => startCanary(tx, deps, id, environmentId));
+/** Where a walk starts: the stable deployment it returns to, and any command already given. */
+export interface WalkStart {
+  stable: string | null;
+  command: TrafficCommand | null;
+}
+
+/** The canary's steps, once its instances are ready; `start` is the journaled startWalk. */
+export async function runCanary(ctx: Context, deps: StrategyDeps, id: string, environmentId: string, strategy: CanaryStrategy, start: WalkStart): Promise<StrategyOutcome> {
   if (start.command === 'abort') return rollBack(ctx, deps, id, environmentId, start.stable, 'aborted by operator');
   if (start.stable) {
     for (const [i, step] of strategy.steps.entries()) {
@@ -67,8 +73,11 @@ export async function runCanary(ctx: Context, deps: StrategyDeps, id: string, en
   return { status: 'ready' };
 }
 
-/** The stable deployment (most traffic, not this one) and the canary in the table at weight 0. */
-export async function startCanary(tx: TxSql, deps: StrategyDeps, id: string, environmentId: string): Promise<{ stable: string | null; command: TrafficCommand | null }> {
+/**
+ * The first step of a canary or blue-green, before its instances are waited for: the stable
+ * deployment (most traffic, not this one), and the new one in the table at weight 0.
+ */
+export async function startWalk(tx: TxSql, deps: StrategyDeps, id: string, environmentId: string): Promise<WalkStart> {
   const d = await deployments.lockDeployment(tx, id);
   if (d?.desiredState === 'stopped') throw new TerminalError('stopped before it became ready', { code: 'ERR_DEPLOY_STOPPED' });
   const command = (await deployments.getDeployment(tx, id))?.trafficCommand ?? null;

@@ -29,9 +29,9 @@ import type { WorkflowMetrics } from './metrics';
 import type { OfflineCheck } from './regions';
 import { annotate, fail, planSpan, recordError, withSpan } from '../tracing';
 import { environmentHostname, routeAllTo } from './traffic';
-import { runCanary, withdrawTraffic } from './canary';
+import { rollBack, runCanary, startWalk, withdrawTraffic, type StrategyOutcome } from './canary';
 import { runBlueGreen } from './blue-green';
-import { strategyOf } from './strategy';
+import { strategyOf, type Strategy } from './strategy';
 
 export const DEPLOY_SERVICE = 'DeployService';
 export const INSTANCES_KEY = 'instances_awakeable';
@@ -119,18 +119,14 @@ export function deployService(deps: DeployDeps) {
           const bad = results.find((r) => r.status !== 'READY');
           if (bad) throw new TerminalError(`sentinel ${bad.sentinelId} not ready: ${bad.reason ?? 'failed'}`, { code: 'ERR_DEPLOY_SENTINEL' });
 
-          await waitForInstances(ctx, deps, id, d.regions);
           // A start after a stop brings instances back as they were: no traffic walk again.
           const strategy = strategyOf(d.strategy);
           if (strategy.type !== 'rolling' && !input.restart) {
-            const sdeps = { sql, apexDomain: deps.apexDomain, recheckMs: deps.recheckMs, wakeKey: INSTANCES_KEY, metrics: deps.metrics };
-            const out = strategy.type === 'canary' ? await runCanary(ctx, sdeps, id, d.environmentId, strategy) : await runBlueGreen(ctx, sdeps, id, d.environmentId, strategy);
-            if (out.status === 'rolled_back') {
-              fail(out.reason);
-              return { deploymentId: id, status: 'rolled_back' as const, error: out.reason };
-            }
-            return { deploymentId: id, status: 'ready' as const, error: null };
+            const out = await walkTraffic(ctx, deps, id, d, strategy);
+            if (out.status === 'rolled_back') fail(out.reason);
+            return { deploymentId: id, ...(out.status === 'rolled_back' ? { status: 'rolled_back' as const, error: out.reason } : { status: 'ready' as const, error: null }) };
           }
+          await waitForInstances(ctx, deps, id, d.regions);
 
           await ctx.runTx('status-network', (tx) => deployments.setDeploymentStatus(tx, id, 'network').then(() => null));
           await ctx.runTx('domains', (tx) => markReady(tx, deps, id, d.environmentId, input.restart));
@@ -180,6 +176,26 @@ async function markReady(tx: TxSql, deps: DeployDeps, id: string, environmentId:
   }
   if (row) deps.metrics.finished('ready', row.createdAt);
   return null;
+}
+
+/**
+ * A canary or blue-green: the new deployment joins the table at weight 0, its instances are
+ * waited for, then the strategy walks. Instances that fail (or never come up) before the walk
+ * are the strategy's first failing signal, so the deployment ends `rolled_back` like any later
+ * one, with the reason; traffic never left the stable deployment.
+ */
+async function walkTraffic(ctx: Context, deps: DeployDeps, id: string, d: { environmentId: string; regions: string[] }, strategy: Exclude<Strategy, { type: 'rolling' }>): Promise<StrategyOutcome> {
+  const sdeps = { sql: deps.sql, apexDomain: deps.apexDomain, recheckMs: deps.recheckMs, wakeKey: INSTANCES_KEY, metrics: deps.metrics };
+  const start = await ctx.runTx('traffic-start', (tx) => startWalk(tx, sdeps, id, d.environmentId));
+  try {
+    await waitForInstances(ctx, deps, id, d.regions);
+  } catch (err) {
+    const signal = err instanceof TerminalError && (err.code === 'ERR_DEPLOY_INSTANCES_FAILED' || err.code === 'ERR_DEPLOY_TIMEOUT');
+    if (!signal) throw err;
+    const reason = err.code === 'ERR_DEPLOY_INSTANCES_FAILED' ? `canary instance failed in ${err.message}` : err.message;
+    return rollBack(ctx, sdeps, id, d.environmentId, start.stable, reason);
+  }
+  return strategy.type === 'canary' ? runCanary(ctx, sdeps, id, d.environmentId, strategy, start) : runBlueGreen(ctx, sdeps, id, d.environmentId, strategy, start);
 }
 
 /** The cleanup step of a deploy that did not become ready. */

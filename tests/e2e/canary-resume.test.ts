@@ -33,7 +33,7 @@ test('ctrl restarted mid-step: the canary resumes from its journal and ends at 1
   }
   assert.equal(mine.length, 1, 'one deploy invocation, resumed, not restarted');
   const names = mine[0].journal.map((j: any) => j.name);
-  for (const step of ['canary-start', 'canary-step-0', 'canary-step-1', 'canary-complete']) {
+  for (const step of ['traffic-start', 'canary-step-0', 'canary-step-1', 'canary-complete']) {
     assert.equal(names.filter((n: string) => n === step).length, 1, `${step} once: ${names.join(' ')}`);
   }
 });

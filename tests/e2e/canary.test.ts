@@ -80,6 +80,14 @@ test('a canary that starts crash-looping is rolled back to 100% stable on krane\
   for (const r of BOTH) await sameIn(r, [`${stable}:100`]);
   assert.equal(done.desiredState, 'stopped');
   assert.equal((await status(stable, ['ready'])).status, 'ready', 'the stable deployment keeps running');
+
+  // A canary whose image crash-loops from the start never gets traffic and ends the same way.
+  const crashing = await stack.api('/v1/deployments', { body: { image: 'registry.local/app:crash-2', regions: BOTH, replicas: 1, strategy: { type: 'canary', steps: [{ weight: 20, pause: '60s' }] } } });
+  const early = await status(crashing.body.id, ['rolled_back', 'ready', 'failed'], 20_000);
+  assert.equal(early.status, 'rolled_back');
+  assert.match(early.error, /canary instance failed in (us-east-1|eu-west-1): .*CrashLoopBackOff/);
+  for (const r of BOTH) await sameIn(r, [`${stable}:100`]);
+
   const metrics = await (await fetch(`${stack.ctrl.url}/metrics`)).text();
   for (const line of [/deployment_workflow_status\{status="rolled_back"[^}]*\} [1-9]/, /deployment_analysis_checks_total\{signal="instances",verdict="fail"[^}]*\} [1-9]/, /deployment_analysis_checks_total\{signal="instances",verdict="pass"[^}]*\} [1-9]/]) {
     assert.ok(line.test(metrics), `metrics lack ${line}`);
