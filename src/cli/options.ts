@@ -36,3 +36,8 @@ export function percentListArg(value: string): number[] {
   }
   return parts.map(Number);
 }
+
+export function floatArg(value: string): number {
+  if (!/^-?\d+(\.\d+)?(e-?\d+)?$/i.test(value.trim())) throw new InvalidArgumentError(`expected a number, got "${value}"`);
+  return Number(value);
+}

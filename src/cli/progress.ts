@@ -22,7 +22,7 @@ export interface ProgressState {
 }
 
 /** Statuses a deployment does not leave on its own; `superseded` is one the workflow may set. */
-export const TERMINAL_STATUSES: ReadonlySet<string> = new Set(['ready', 'failed', 'stopped', 'superseded']);
+export const TERMINAL_STATUSES: ReadonlySet<string> = new Set(['ready', 'failed', 'stopped', 'superseded', 'rolled_back']);
 
 /** Order of the deploy workflow's statuses; a deploy only moves forward through them. */
 const STATUS_ORDER = ['pending', 'building', 'deploying', 'network'];

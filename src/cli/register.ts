@@ -12,6 +12,7 @@ import {
   createContext,
   deployCommand,
   deployFlagFor,
+  deploymentsAbort,
   deploymentsGet,
   deploymentsLs,
   deploymentsPromote,
@@ -27,7 +28,7 @@ import {
   sentinelsLs,
   type CommandContext,
 } from './commands';
-import { durationArg, envArg, intArg, listArg, percentListArg } from './options';
+import { durationArg, envArg, floatArg, intArg, listArg, percentListArg } from './options';
 import { regionsLs } from './commands/regions';
 
 export interface ClientCommandDeps {
@@ -84,7 +85,15 @@ export function registerClientCommands(program: Command, deps: ClientCommandDeps
       .option('--port <port>', 'container port (default 8080)', intArg)
       .option('--env <K=V>', 'environment variable (repeatable)', envArg)
       .option('--environment <id>', 'environment to deploy into (default "default")')
-      .option('--wait', 'show live per-region progress until ready or failed')
+      .option('--strategy <type>', 'rolling (default), canary or blue-green')
+      .option('--steps <list>', 'canary: traffic percentages, increasing, e.g. 10,50', percentListArg)
+      .option('--pause <duration>', 'canary: how long each step holds (default 1m)')
+      .option('--analysis-query <promql>', 'gate each step on this Prometheus query')
+      .option('--analysis-min <x>', 'the query fails below this', floatArg)
+      .option('--analysis-max <x>', 'the query fails above this', floatArg)
+      .option('--analysis-interval <duration>', 'how often the query runs (default 10s)')
+      .option('--prometheus-url <url>', 'Prometheus to query, e.g. http://prometheus:9090')
+      .option('--wait', 'show live per-region progress until ready or failed (exit 1 also when rolled back)')
       .option('--timeout <duration>', 'with --wait: give up after this long (default 6m)', durationArg),
   ).action(action((ctx, o) => deployCommand(o, ctx), deployFlagFor));
 
@@ -113,8 +122,11 @@ export function registerClientCommands(program: Command, deps: ClientCommandDeps
       .option('--wait', 'follow the new deployment until ready or failed')
       .option('--timeout <duration>', 'with --wait: give up after this long (default 6m)', durationArg),
   ).action(action((ctx, o, [id]) => deploymentsRollback(id!, o, ctx)));
-  apiOptions(deployments.command('promote').argument('<id>').description("point the environment's domains at this (ready) deployment")).action(
+  apiOptions(deployments.command('promote').argument('<id>').description("point the environment's domains at this (ready) deployment; a canary in progress skips to 100%")).action(
     action((ctx, o, [id]) => deploymentsPromote(id!, o, ctx)),
+  );
+  apiOptions(deployments.command('abort').argument('<id>').description('roll a canary or blue-green in progress back to the stable deployment')).action(
+    action((ctx, o, [id]) => deploymentsAbort(id!, o, ctx)),
   );
 
   const sentinels = program.command('sentinels').description('list and deploy sentinels');

@@ -40,7 +40,8 @@ export interface WatchResult {
 }
 
 function outcomeOf(status: string): WatchOutcome {
-  return status === 'ready' ? 'ready' : status === 'failed' ? 'failed' : 'stopped';
+  // A rolled-back canary or blue-green failed its gate: a failure with a reason, like `failed`.
+  return status === 'ready' ? 'ready' : status === 'failed' || status === 'rolled_back' ? 'failed' : 'stopped';
 }
 
 /** A transient failure: keep polling until `unreachableMs` has passed without an answer. */

@@ -210,7 +210,7 @@ export class ApplyController implements ResourceController {
     if (state.namespace !== namespace) {
       throw new KubeApplyError('ERR_KUBE_WRONG_NAMESPACE', `${state.kind} objects belong in namespace ${namespace}, not ${state.namespace}`);
     }
-    const objects = buildObjects(state, this.opts.build);
+    const objects = buildObjects(state, { ...this.opts.build, workloadNamespace: this.workloadNs });
     await this.inventory.ensureFresh().catch((err) => {
       throw kubeError(err, 'listing managed objects');
     });

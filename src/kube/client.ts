@@ -28,6 +28,7 @@ export const KINDS = {
   Deployment: { apiVersion: 'apps/v1', plural: 'deployments' },
   PodDisruptionBudget: { apiVersion: 'policy/v1', plural: 'poddisruptionbudgets' },
   CiliumNetworkPolicy: { apiVersion: 'cilium.io/v2', plural: 'ciliumnetworkpolicies' },
+  ConfigMap: { apiVersion: 'v1', plural: 'configmaps' },
 } as const;
 export type KindName = keyof typeof KINDS;
 

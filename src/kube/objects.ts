@@ -3,7 +3,7 @@
 import { refKey, SENTINEL_NAMESPACE, WORKLOAD_NAMESPACE, type ResourceRef } from '../sync/wire';
 import type { ObjectRef } from './client';
 import type { ManagedKind } from './inventory';
-import { deploymentObjectName, LABEL, sentinelObjectName, type ManifestObject } from './manifests';
+import { deploymentObjectName, LABEL, routesObjectName, sentinelObjectName, type ManifestObject } from './manifests';
 
 export function managedKinds(workloadNs = WORKLOAD_NAMESPACE, sentinelNs = SENTINEL_NAMESPACE): ManagedKind[] {
   return [
@@ -13,11 +13,12 @@ export function managedKinds(workloadNs = WORKLOAD_NAMESPACE, sentinelNs = SENTI
     { apiVersion: 'apps/v1', kind: 'Deployment', namespace: sentinelNs },
     { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', namespace: sentinelNs },
     { apiVersion: 'cilium.io/v2', kind: 'CiliumNetworkPolicy', namespace: sentinelNs },
+    { apiVersion: 'v1', kind: 'ConfigMap', namespace: sentinelNs },
   ];
 }
 
 /** Workloads go first on delete so their pods stop before the Service that names them goes. */
-const DELETE_ORDER: Record<string, number> = { StatefulSet: 0, Deployment: 0, PodDisruptionBudget: 1, CiliumNetworkPolicy: 1, Service: 2 };
+const DELETE_ORDER: Record<string, number> = { StatefulSet: 0, Deployment: 0, PodDisruptionBudget: 1, CiliumNetworkPolicy: 1, ConfigMap: 1, Service: 2 };
 
 export function refOf(o: ManifestObject): ObjectRef {
   return { apiVersion: o.apiVersion, kind: o.kind, namespace: o.metadata.namespace, name: o.metadata.name };
@@ -55,6 +56,7 @@ export function expectedObjects(ref: ResourceRef, workloadNs: string, sentinelNs
       { apiVersion: 'v1', kind: 'Service', namespace: sentinelNs, name },
     ];
   }
+  if (ref.type === 'environment_routes') return [{ apiVersion: 'v1', kind: 'ConfigMap', namespace: sentinelNs, name: routesObjectName(ref.id) }];
   // Gossip objects are named by environment, which a bare ref does not carry: inventory only.
   return [];
 }

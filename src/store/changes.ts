@@ -16,7 +16,7 @@ import { currentTraceparent } from '../tracing';
 /** Values of deployment_changes.resource_type: the kinds of desired state the outbox tracks.
  *  The store owns its column's values; the wire (src/sync/wire) names the same kinds on its
  *  side, and a test keeps the two lists equal. */
-export const RESOURCE_TYPES = ['deployment_topology', 'sentinel', 'cilium_network_policy'] as const;
+export const RESOURCE_TYPES = ['deployment_topology', 'sentinel', 'cilium_network_policy', 'environment_routes'] as const;
 export type ResourceType = (typeof RESOURCE_TYPES)[number];
 
 /** LISTEN/NOTIFY channel: the doorbell that wakes ctrl's tailer when a change commits. */

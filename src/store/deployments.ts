@@ -3,7 +3,7 @@ import type { Queryable } from './db';
 import type { Scope } from './tenancy';
 import { publishEvent } from './events';
 
-export const DEPLOYMENT_STATUSES = ['pending', 'building', 'deploying', 'network', 'ready', 'failed', 'stopped', 'superseded'] as const;
+export const DEPLOYMENT_STATUSES = ['pending', 'building', 'deploying', 'network', 'ready', 'failed', 'stopped', 'superseded', 'rolled_back'] as const;
 export type DeploymentStatus = (typeof DEPLOYMENT_STATUSES)[number];
 export const DESIRED_STATES = ['running', 'stopped'] as const;
 /**
@@ -29,6 +29,8 @@ export interface NewDeployment extends Scope {
   rolledBackFrom?: string | null;
   /** W3C traceparent of the deployment's workflow span (null: tracing was off). */
   traceparent?: string | null;
+  /** The strategy as the API accepted it (src/workflow/strategy.ts reads it); null: rolling. */
+  strategy?: unknown;
 }
 
 export interface Deployment extends NewDeployment {
@@ -38,6 +40,8 @@ export interface Deployment extends NewDeployment {
   error: string | null;
   rolledBackFrom: string | null;
   traceparent: string | null;
+  /** An operator's promote or abort of the canary or blue-green in progress, not yet acted on. */
+  trafficCommand: TrafficCommand | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -45,16 +49,17 @@ export interface Deployment extends NewDeployment {
 const columns = (q: Queryable) => q`
   id, workspace_id, project_id, app_id, environment_id, image, build_context, cpu_millicores,
   memory_mib, replicas, port, command, env, regions, read_only_root_filesystem, status, desired_state, error,
-  rolled_back_from, traceparent, created_at, updated_at`;
+  rolled_back_from, traceparent, strategy, traffic_command, created_at, updated_at`;
 
 export async function insertDeployment(q: Queryable, d: NewDeployment): Promise<Deployment> {
   const [row] = await q<Deployment[]>`
     INSERT INTO deployments (id, workspace_id, project_id, app_id, environment_id, image, build_context,
                              cpu_millicores, memory_mib, replicas, port, command, env, regions, read_only_root_filesystem,
-                             rolled_back_from, traceparent)
+                             rolled_back_from, traceparent, strategy)
     VALUES (${d.id}, ${d.workspaceId}, ${d.projectId}, ${d.appId}, ${d.environmentId}, ${d.image}, ${d.buildContext},
             ${d.cpuMillicores}, ${d.memoryMib}, ${d.replicas}, ${d.port}, ${q.json(d.command)}, ${q.json(d.env)},
-            ${d.regions}, ${d.readOnlyRootFilesystem ?? false}, ${d.rolledBackFrom ?? null}, ${d.traceparent ?? null})
+            ${d.regions}, ${d.readOnlyRootFilesystem ?? false}, ${d.rolledBackFrom ?? null}, ${d.traceparent ?? null},
+            ${d.strategy == null ? null : q.json(d.strategy as never)})
     RETURNING ${columns(q)}`;
   return row!;
 }
@@ -91,6 +96,24 @@ export async function setDeploymentDesiredState(q: Queryable, id: string, desire
   const [row] = await q<Deployment[]>`UPDATE deployments SET desired_state = ${desired}, updated_at = now()
                                       WHERE id = ${id} RETURNING ${columns(q)}`;
   return row;
+}
+
+export type TrafficCommand = 'promote' | 'abort';
+
+/**
+ * Records an operator's promote or abort for the strategy workflow of a deployment still on its
+ * way (a canary or blue-green); undefined when there is none (a rolling one, or one finished).
+ */
+export async function requestTrafficCommand(q: Queryable, id: string, command: TrafficCommand): Promise<{ id: string } | undefined> {
+  const [row] = await q<{ id: string }[]>`
+    UPDATE deployments SET traffic_command = ${command}, updated_at = now()
+    WHERE id = ${id} AND strategy IS NOT NULL AND status IN ('pending', 'building', 'deploying', 'network') RETURNING id`;
+  return row;
+}
+
+/** Clears an acted-on (or moot) promote or abort. */
+export async function clearTrafficCommand(q: Queryable, id: string): Promise<void> {
+  await q`UPDATE deployments SET traffic_command = NULL WHERE id = ${id} AND traffic_command IS NOT NULL`;
 }
 
 export interface RegionProgress {

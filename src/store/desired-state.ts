@@ -47,10 +47,19 @@ export interface CiliumDesiredRow extends ScopeCols {
   desiredState: DesiredStatus;
 }
 
+/** An environment's routing table as one region applies it. */
+export interface RoutesDesiredRow extends ScopeCols {
+  region: string;
+  hostname: string;
+  /** In table order; `replicas` is the backend's running replicas in this region (0: none here). */
+  backends: { deploymentId: string; weight: number; replicas: number }[];
+}
+
 export type DesiredRows =
   | { type: 'deployment_topology'; rows: TopologyDesiredRow[] }
   | { type: 'sentinel'; rows: SentinelDesiredRow[] }
-  | { type: 'cilium_network_policy'; rows: CiliumDesiredRow[] };
+  | { type: 'cilium_network_policy'; rows: CiliumDesiredRow[] }
+  | { type: 'environment_routes'; rows: RoutesDesiredRow[] };
 
 const topologyCols = (q: Queryable) => q`
   t.deployment_id, t.region, d.workspace_id, d.project_id, d.app_id, d.environment_id, d.image,
@@ -58,6 +67,14 @@ const topologyCols = (q: Queryable) => q`
 const sentinelCols = (q: Queryable) => q`
   id, workspace_id, project_id, app_id, environment_id, region, image, replicas, cpu_millicores, memory_mib, desired_state`;
 const ciliumCols = (q: Queryable) => q`id, workspace_id, project_id, app_id, environment_id, region, desired_state`;
+/** A region's view of routing tables: each backend with its replicas there, for krane to address. */
+const routesCols = (q: Queryable, region: string) => q`
+  r.environment_id, e.workspace_id, e.project_id, e.app_id, ${region}::text AS region, r.hostname,
+  COALESCE((SELECT jsonb_agg(jsonb_build_object(
+      'deploymentId', b->>'deploymentId', 'weight', (b->>'weight')::int,
+      'replicas', COALESCE((SELECT t.replicas FROM deployment_topology t
+                            WHERE t.deployment_id = b->>'deploymentId' AND t.region = ${region} AND t.desired_status = 'running'), 0))
+    ORDER BY o) FROM jsonb_array_elements(r.backends) WITH ORDINALITY AS x(b, o)), '[]'::jsonb) AS backends`;
 
 export interface SnapshotResult {
   epoch: string;
@@ -73,7 +90,7 @@ export interface SnapshotResult {
 }
 
 /**
- * Streams every topology, sentinel and cilium policy of a region to `onBatch`, all read in one
+ * Streams every topology, sentinel, cilium policy and routing table of a region to `onBatch`, all read in one
  * REPEATABLE READ snapshot together with the epoch and head. `onBatch` is awaited, so a slow
  * consumer slows the read instead of piling rows up in memory. The snapshot transaction is
  * read-only and has no xid, so it does not hold back any other reader's xmin.
@@ -126,6 +143,12 @@ export async function readRegionSnapshot(
         tx<CiliumDesiredRow[]>`SELECT ${ciliumCols(tx)} FROM cilium_network_policies WHERE region = ${region}`.cursor(batchSize, each<CiliumDesiredRow>('cilium_network_policy')),
       );
     }
+    if (!failed) {
+      await read(
+        tx<RoutesDesiredRow[]>`SELECT ${routesCols(tx, region)} FROM environment_routes r JOIN environments e ON e.id = r.environment_id
+                               WHERE ${region} = ANY(r.regions)`.cursor(batchSize, each<RoutesDesiredRow>('environment_routes')),
+      );
+    }
     if (failed) throw failed.err;
     return { epoch: h!.epoch, head, count };
   }) as Promise<SnapshotResult>;
@@ -143,7 +166,7 @@ export async function loadDesiredRows(
   region: string,
   refs: ReadonlyArray<{ type: ResourceType; id: string }>,
 ): Promise<DesiredRows[]> {
-  const ids: Record<ResourceType, string[]> = { deployment_topology: [], sentinel: [], cilium_network_policy: [] };
+  const ids: Record<ResourceType, string[]> = { deployment_topology: [], sentinel: [], cilium_network_policy: [], environment_routes: [] };
   for (const r of refs) ids[r.type].push(r.id);
   const out: Promise<DesiredRows>[] = [];
   if (ids.deployment_topology.length) {
@@ -171,6 +194,16 @@ export async function loadDesiredRows(
       q<CiliumDesiredRow[]>`SELECT ${ciliumCols(q)} FROM unnest(${ids.cilium_network_policy}::text[]) AS u(uid)
                             JOIN cilium_network_policies ON id = u.uid AND region = ${region}`.then((rows) => ({
         type: 'cilium_network_policy' as const,
+        rows: [...rows],
+      })),
+    );
+  }
+  if (ids.environment_routes.length) {
+    out.push(
+      q<RoutesDesiredRow[]>`SELECT ${routesCols(q, region)} FROM unnest(${ids.environment_routes}::text[]) AS u(uid)
+                            JOIN environment_routes r ON r.environment_id = u.uid AND ${region} = ANY(r.regions)
+                            JOIN environments e ON e.id = r.environment_id`.then((rows) => ({
+        type: 'environment_routes' as const,
         rows: [...rows],
       })),
     );

@@ -6,6 +6,7 @@
 //   under an advisory lock, recorded with a checksum in schema_migrations.
 // - One module per table. Functions take a `Queryable` (the pool or an open transaction) so
 //   callers compose them into one transaction when they must commit together.
+// - routes.ts: each environment's routing table (traffic as desired state).
 // - desired-state.ts: the desired-state reads behind the change feed (a region's snapshot,
 //   desired state of many resources); changes.ts: the outbox; events.ts: live events over
 //   NOTIFY, published in the writer's transaction; system.ts: the feed epoch and the oldest
@@ -16,11 +17,11 @@
 // pg_snapshot_xmin is cluster-wide: any long transaction on the same PostgreSQL server (even in
 // another database) holds the feed back until it ends.
 //
-// Rule of the outbox: every mutation of deployment_topology, sentinels' desired fields or
-// cilium_network_policies goes through topology.ts / sentinels.ts / cilium.ts, which insert
-// the deployment_changes row in the same transaction (changes.ts#recordChange). Keep those
-// transactions short and free of network calls: an open writer holds back pg_snapshot_xmin
-// and so delays every agent's feed.
+// Rule of the outbox: every mutation of deployment_topology, sentinels' desired fields,
+// cilium_network_policies or environment_routes goes through topology.ts / sentinels.ts /
+// cilium.ts / routes.ts, which insert the deployment_changes row in the same transaction
+// (changes.ts#recordChange). Keep those transactions short and free of network calls: an open
+// writer holds back pg_snapshot_xmin and so delays every agent's feed.
 export * from './db';
 export * from './retryable';
 export * from './tx';
@@ -35,6 +36,7 @@ export * as cilium from './cilium';
 export * as instances from './instances';
 export * as applyFailures from './apply-failures';
 export * as domains from './domains';
+export * as routes from './routes';
 export * as agentTokens from './agent-tokens';
 export * as system from './system';
 export * as events from './events';

@@ -6,6 +6,7 @@
 //   no-op there. The deploy workflow writes topology rows only after the image is known; a
 //   topology written earlier reaches krane with its next change (setDeploymentImage records none).
 // - sentinel and cilium policy running → their apply in SENTINEL_NAMESPACE; stopped → delete.
+// - a routing table → its apply in SENTINEL_NAMESPACE for each region it lists (no stopped state).
 // - A resource without a row (deleted by cascade) → delete.
 import {
   SENTINEL_NAMESPACE,
@@ -16,7 +17,7 @@ import {
   type ResourceRef,
   type ResourceType,
 } from './wire';
-import type { CiliumDesiredRow, DesiredRows, SentinelDesiredRow, TopologyDesiredRow } from '../store/desired-state';
+import type { CiliumDesiredRow, DesiredRows, RoutesDesiredRow, SentinelDesiredRow, TopologyDesiredRow } from '../store/desired-state';
 
 const DELETE: DesiredState = { action: 'delete' };
 
@@ -78,6 +79,22 @@ export function ciliumState(r: CiliumDesiredRow): DesiredState {
   };
 }
 
+/** A routing table row exists only for the regions it applies to; absence is the delete. */
+export function routesState(r: RoutesDesiredRow): DesiredState {
+  return {
+    action: 'apply',
+    kind: 'environment_routes',
+    workspaceId: r.workspaceId,
+    projectId: r.projectId,
+    appId: r.appId,
+    environmentId: r.environmentId,
+    region: r.region,
+    namespace: SENTINEL_NAMESPACE,
+    hostname: r.hostname,
+    backends: r.backends.map((b) => ({ deploymentId: b.deploymentId, weight: b.weight, replicas: b.replicas })),
+  };
+}
+
 export interface ResourceState {
   resource: ResourceRef;
   state: DesiredState;
@@ -92,6 +109,8 @@ export function statesOf(batch: DesiredRows): ResourceState[] {
       return batch.rows.map((r) => ({ resource: { type: batch.type, id: r.id, region: r.region }, state: sentinelState(r) }));
     case 'cilium_network_policy':
       return batch.rows.map((r) => ({ resource: { type: batch.type, id: r.id, region: r.region }, state: ciliumState(r) }));
+    case 'environment_routes':
+      return batch.rows.map((r) => ({ resource: { type: batch.type, id: r.environmentId, region: r.region }, state: routesState(r) }));
   }
 }
 

@@ -30,7 +30,7 @@ export interface DispatcherOptions {
 }
 
 /** Seed 001 names the deployment's apply span deployment.apply.<region>; the others follow suit. */
-const SPAN_PREFIX: Record<ResourceRef['type'], string> = { deployment_topology: 'deployment', sentinel: 'sentinel', cilium_network_policy: 'cilium' };
+const SPAN_PREFIX: Record<ResourceRef['type'], string> = { deployment_topology: 'deployment', sentinel: 'sentinel', cilium_network_policy: 'cilium', environment_routes: 'routes' };
 
 const defaultSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 

@@ -13,6 +13,8 @@ import type { DesiredStateServiceDef } from './desired-state';
 import { resolveBuildContext } from './build';
 import { specOf, storedFields, type DeploymentSpec } from './spec';
 import { currentTraceparent, planSpan } from '../tracing';
+import { environmentHostname, routeAllTo } from './traffic';
+import { strategyOf } from './strategy';
 
 export interface CommandDeps {
   sql: Sql;
@@ -69,6 +71,7 @@ async function insertAndStart(
     ...storedFields(input),
     rolledBackFrom: a.rolledBackFrom,
     traceparent: currentTraceparent(),
+    strategy: input.strategy.type === 'rolling' ? null : input.strategy,
   });
   // If this process dies between the insert and the send, recoverPendingDeployments starts the
   // workflow later with the same idempotency key.
@@ -84,8 +87,34 @@ export async function rollbackDeployment(deps: CommandDeps, id: string): Promise
   return createDeployment(deps, specOf({ ...old, image: old.image }), old.id);
 }
 
-/** Points the environment's domains at a ready deployment; returns the hostnames it now has. */
-export async function promoteDeployment(deps: CommandDeps, id: string): Promise<{ deploymentId: string; hostnames: string[] }> {
+/**
+ * Hands a promote or abort to the strategy workflow of a canary or blue-green still on its way:
+ * the request is stored, then the workflow is woken to act on it at once (it also reads it at
+ * its next check, should the wake-up be lost). False when there is no such workflow.
+ */
+async function commandStrategy(deps: CommandDeps, id: string, command: deployments.TrafficCommand): Promise<boolean> {
+  if (!(await deployments.requestTrafficCommand(deps.sql, id, command))) return false;
+  await deps.engine.send(deps.deploy, 'notifyInstances', {}, { key: id });
+  return true;
+}
+
+/** Rolls a canary or blue-green in progress back by hand (it ends `rolled_back`). */
+export async function abortDeployment(deps: CommandDeps, id: string): Promise<{ deploymentId: string; aborting: true }> {
+  const d = await deployments.getDeployment(deps.sql, id);
+  if (!d) throw notFound('deployment', id);
+  if (!(await commandStrategy(deps, id, 'abort'))) {
+    throw new AppError('ERR_DEPLOYMENT_STATE_CONFLICT', `deployment ${id} is ${d.status} with a ${strategyOf(d.strategy).type} strategy; only a canary or blue-green in progress can be aborted`);
+  }
+  return { deploymentId: id, aborting: true };
+}
+
+/**
+ * Points the environment's domains at a ready deployment; returns the hostnames it now has. A
+ * canary or blue-green in progress is told to skip to 100% instead (`promoting`).
+ */
+export async function promoteDeployment(deps: CommandDeps, id: string): Promise<{ deploymentId: string; hostnames: string[]; promoting?: true }> {
+  const pending = await deployments.getDeployment(deps.sql, id);
+  if (pending && pending.status !== 'ready' && (await commandStrategy(deps, id, 'promote'))) return { deploymentId: id, hostnames: [], promoting: true };
   return withTx(deps.sql, async (tx) => {
     const d = await deployments.lockDeployment(tx, id);
     if (!d) throw notFound('deployment', id);
@@ -93,12 +122,13 @@ export async function promoteDeployment(deps: CommandDeps, id: string): Promise<
     const env = await tenancy.getEnvironment(tx, d.environmentId);
     await domains.pointEnvironmentDomains(tx, d.environmentId, id);
     await domains.assignDomain(tx, {
-      hostname: `${env!.appId}-${env!.slug}.${deps.apexDomain}`,
+      hostname: environmentHostname(env!, deps.apexDomain),
       workspaceId: env!.workspaceId,
       environmentId: env!.id,
       deploymentId: id,
       kind: 'environment',
     });
+    await routeAllTo(tx, d.environmentId, deps.apexDomain, id);
     return { deploymentId: id, hostnames: (await domains.listDomains(tx, { deploymentId: id })).map((x) => x.hostname) };
   });
 }

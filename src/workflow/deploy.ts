@@ -28,6 +28,10 @@ import { notifyHandler, openWaiter } from './wait';
 import type { WorkflowMetrics } from './metrics';
 import type { OfflineCheck } from './regions';
 import { annotate, fail, planSpan, recordError, withSpan } from '../tracing';
+import { environmentHostname, routeAllTo } from './traffic';
+import { rollBack, runCanary, startWalk, withdrawTraffic, type StrategyOutcome } from './canary';
+import { runBlueGreen } from './blue-green';
+import { strategyOf, type Strategy } from './strategy';
 
 export const DEPLOY_SERVICE = 'DeployService';
 export const INSTANCES_KEY = 'instances_awakeable';
@@ -58,13 +62,13 @@ export const DeployInput = z
 
 export const DeployOutput = z.object({
   deploymentId: z.string(),
-  status: z.enum(['ready', 'failed', 'stopped']),
+  status: z.enum(['ready', 'failed', 'stopped', 'rolled_back']),
   error: z.string().nullable(),
 });
 export type DeployOutput = z.infer<typeof DeployOutput>;
 
 const STOPPED = 'ERR_DEPLOY_STOPPED';
-const TERMINAL_STATUSES = new Set(['ready', 'failed', 'stopped', 'superseded']);
+const TERMINAL_STATUSES = new Set(['ready', 'failed', 'stopped', 'superseded', 'rolled_back']);
 
 export function deployService(deps: DeployDeps) {
   const { sql } = deps;
@@ -75,7 +79,7 @@ export function deployService(deps: DeployDeps) {
         const d = await ctx.run('load', async () => {
           const row = await deployments.getDeployment(sql, id);
           if (!row) throw new TerminalError(`deployment ${id} not found`, { code: 'ERR_DEPLOY_NOT_FOUND' });
-          return { status: row.status, image: row.image, buildContext: row.buildContext, regions: row.regions, replicas: row.replicas, environmentId: row.environmentId };
+          return { status: row.status, image: row.image, buildContext: row.buildContext, regions: row.regions, replicas: row.replicas, environmentId: row.environmentId, strategy: row.strategy ?? null };
         });
         annotate({ 'deployment.id': id, 'environment.id': d.environmentId, 'deployment.regions': d.regions });
         const attributes = { 'deployment.id': id };
@@ -115,26 +119,17 @@ export function deployService(deps: DeployDeps) {
           const bad = results.find((r) => r.status !== 'READY');
           if (bad) throw new TerminalError(`sentinel ${bad.sentinelId} not ready: ${bad.reason ?? 'failed'}`, { code: 'ERR_DEPLOY_SENTINEL' });
 
+          // A start after a stop brings instances back as they were: no traffic walk again.
+          const strategy = strategyOf(d.strategy);
+          if (strategy.type !== 'rolling' && !input.restart) {
+            const out = await walkTraffic(ctx, deps, id, d, strategy);
+            if (out.status === 'rolled_back') fail(out.reason);
+            return { deploymentId: id, ...(out.status === 'rolled_back' ? { status: 'rolled_back' as const, error: out.reason } : { status: 'ready' as const, error: null }) };
+          }
           await waitForInstances(ctx, deps, id, d.regions);
 
           await ctx.runTx('status-network', (tx) => deployments.setDeploymentStatus(tx, id, 'network').then(() => null));
-          await ctx.runTx('domains', async (tx) => {
-            // A stop that landed after the last instance check must not end in `ready`.
-            const locked = await deployments.lockDeployment(tx, id);
-            if (locked?.desiredState === 'stopped') throw new TerminalError('stopped before it became ready', { code: STOPPED });
-            const env = await tenancy.getEnvironment(tx, d.environmentId);
-            const base = { workspaceId: env!.workspaceId, environmentId: env!.id, deploymentId: id };
-            await domains.assignDomain(tx, { ...base, hostname: `${id}.${deps.apexDomain}`, kind: 'deployment' });
-            const row = await deployments.setDeploymentStatus(tx, id, 'ready');
-            // The environment's domain follows the newest ready deployment; an older one that
-            // finishes late, or a restart, does not take it back (promote moves it explicitly).
-            const envHost = `${env!.appId}-${env!.slug}.${deps.apexDomain}`;
-            const holder = await domains.holderOf(tx, envHost);
-            const newerHolds = holder && holder.deploymentId !== id && holder.status === 'ready' && holder.createdAt > row!.createdAt;
-            if (!input.restart && !newerHolds) await domains.assignDomain(tx, { ...base, hostname: envHost, kind: 'environment' });
-            if (row) deps.metrics.finished('ready', row.createdAt);
-            return null;
-          });
+          await ctx.runTx('domains', (tx) => markReady(tx, deps, id, d.environmentId, input.restart));
           return { deploymentId: id, status: 'ready' as const, error: null };
         } catch (err) {
           const reason = err instanceof TimeoutError ? 'timed out waiting for instances' : (err as Error).message;
@@ -157,6 +152,52 @@ export function deployService(deps: DeployDeps) {
 
 export type DeployServiceDef = ReturnType<typeof deployService>;
 
+/**
+ * The domains step of a rolling deploy: its own hostname, `ready`, and (unless a newer ready
+ * deployment holds it, or this is a restart) the environment's domain and all its traffic.
+ */
+async function markReady(tx: TxSql, deps: DeployDeps, id: string, environmentId: string, restart: boolean): Promise<null> {
+  // A stop that landed after the last instance check must not end in `ready`.
+  const locked = await deployments.lockDeployment(tx, id);
+  if (locked?.desiredState === 'stopped') throw new TerminalError('stopped before it became ready', { code: STOPPED });
+  const env = await tenancy.getEnvironment(tx, environmentId);
+  const base = { workspaceId: env!.workspaceId, environmentId: env!.id, deploymentId: id };
+  await domains.assignDomain(tx, { ...base, hostname: `${id}.${deps.apexDomain}`, kind: 'deployment' });
+  const row = await deployments.setDeploymentStatus(tx, id, 'ready');
+  // The environment's domain follows the newest ready deployment; an older one that
+  // finishes late, or a restart, does not take it back (promote moves it explicitly).
+  const envHost = environmentHostname(env!, deps.apexDomain);
+  const holder = await domains.holderOf(tx, envHost);
+  const newerHolds = holder && holder.deploymentId !== id && holder.status === 'ready' && holder.createdAt > row!.createdAt;
+  if (!restart && !newerHolds) {
+    await domains.assignDomain(tx, { ...base, hostname: envHost, kind: 'environment' });
+    // Traffic follows the domain: a rolling deploy that became ready takes all of it.
+    await routeAllTo(tx, environmentId, deps.apexDomain, id);
+  }
+  if (row) deps.metrics.finished('ready', row.createdAt);
+  return null;
+}
+
+/**
+ * A canary or blue-green: the new deployment joins the table at weight 0, its instances are
+ * waited for, then the strategy walks. Instances that fail (or never come up) before the walk
+ * are the strategy's first failing signal, so the deployment ends `rolled_back` like any later
+ * one, with the reason; traffic never left the stable deployment.
+ */
+async function walkTraffic(ctx: Context, deps: DeployDeps, id: string, d: { environmentId: string; regions: string[] }, strategy: Exclude<Strategy, { type: 'rolling' }>): Promise<StrategyOutcome> {
+  const sdeps = { sql: deps.sql, apexDomain: deps.apexDomain, recheckMs: deps.recheckMs, wakeKey: INSTANCES_KEY, metrics: deps.metrics };
+  const start = await ctx.runTx('traffic-start', (tx) => startWalk(tx, sdeps, id, d.environmentId));
+  try {
+    await waitForInstances(ctx, deps, id, d.regions);
+  } catch (err) {
+    const signal = err instanceof TerminalError && (err.code === 'ERR_DEPLOY_INSTANCES_FAILED' || err.code === 'ERR_DEPLOY_TIMEOUT');
+    if (!signal) throw err;
+    const reason = err.code === 'ERR_DEPLOY_INSTANCES_FAILED' ? `canary instance failed in ${err.message}` : err.message;
+    return rollBack(ctx, sdeps, id, d.environmentId, start.stable, reason);
+  }
+  return strategy.type === 'canary' ? runCanary(ctx, sdeps, id, d.environmentId, strategy, start) : runBlueGreen(ctx, sdeps, id, d.environmentId, strategy, start);
+}
+
 /** The cleanup step of a deploy that did not become ready. */
 async function cleanUp(tx: TxSql, deps: DeployDeps, id: string, err: unknown, reason: string): Promise<'requeued' | 'stopped' | 'failed'> {
   const row = await deployments.lockDeployment(tx, id);
@@ -168,6 +209,8 @@ async function cleanUp(tx: TxSql, deps: DeployDeps, id: string, err: unknown, re
   const stopped = row?.desiredState === 'stopped';
   await topology.setTopologyStatus(tx, id, 'stopped');
   await instances.deleteInstancesOf(tx, id);
+  // A canary that failed mid-walk (or was stopped) must not keep its share of traffic.
+  if (row) await withdrawTraffic(tx, deps.apexDomain, row.environmentId, id);
   const done = await deployments.setDeploymentStatus(tx, id, stopped ? 'stopped' : 'failed', stopped ? null : reason);
   if (done) deps.metrics.finished(stopped ? 'stopped' : 'failed', done.createdAt);
   return stopped ? 'stopped' : 'failed';

@@ -1,7 +1,12 @@
 // Workflows: the durable services that move deployments and sentinels toward their desired
 // state, built on the engine in ./engine (which knows nothing about deployments).
 //
-// - deploy.ts: DeployService, object keyed by deployment id: pending → ready/failed.
+// - deploy.ts: DeployService, object keyed by deployment id: pending → ready/failed, or, with a
+//   canary or blue-green strategy, → ready/rolled_back through canary.ts / blue-green.ts (the
+//   traffic walk runs inside the same invocation, so promote/abort reach it as a stored command
+//   plus a wake-up of its shared notifyInstances).
+// - strategy.ts: the strategy schema and duration parsing; traffic.ts: routing-table changes
+//   and the pure canary split; analysis.ts: the Prometheus gate (pure judgement + one query).
 // - sentinel.ts: SentinelService, object keyed by sentinel id: merge config, wait for krane to
 //   report convergence (NotifyReady, shared), 10-minute timeout by default.
 // - desired-state.ts: DesiredStateService, object keyed by deployment id: stop / start.

@@ -6,12 +6,14 @@ import type { Registry } from 'prom-client';
 import { deployments, type Sql } from '../store';
 
 export interface WorkflowMetrics {
-  finished(status: 'ready' | 'failed' | 'stopped', createdAt: Date): void;
+  finished(status: 'ready' | 'failed' | 'stopped' | 'rolled_back', createdAt: Date): void;
   built(seconds: number): void;
   polled(attempts: number): void;
+  /** One check of a canary or blue-green gate: krane's signals, and Prometheus when configured. */
+  analysed(signal: 'instances' | 'prometheus', verdict: 'pass' | 'fail' | 'inconclusive'): void;
 }
 
-export const noMetrics: WorkflowMetrics = { finished: () => {}, built: () => {}, polled: () => {} };
+export const noMetrics: WorkflowMetrics = { finished: () => {}, built: () => {}, polled: () => {}, analysed: () => {} };
 
 export function workflowMetrics(registry: Registry, sql: Sql): WorkflowMetrics {
   const registers = [registry];
@@ -28,6 +30,12 @@ export function workflowMetrics(registry: Registry, sql: Sql): WorkflowMetrics {
     name: 'deployment_polling_attempts',
     help: 'Readiness checks a deploy made before its instances were all running (or one failed)',
     buckets: [1, 2, 3, 5, 10, 20, 60],
+    registers,
+  });
+  const analysis = new client.Counter({
+    name: 'deployment_analysis_checks_total',
+    help: 'Checks of canary and blue-green gates, by signal and verdict',
+    labelNames: ['signal', 'verdict'],
     registers,
   });
   let counts: Promise<Awaited<ReturnType<typeof deployments.fleetCounts>>> | undefined;
@@ -78,5 +86,6 @@ export function workflowMetrics(registry: Registry, sql: Sql): WorkflowMetrics {
     },
     built: (seconds) => build.observe(seconds),
     polled: (attempts) => polling.observe(attempts),
+    analysed: (signal, verdict) => analysis.inc({ signal, verdict }),
   };
 }

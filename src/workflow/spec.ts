@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { regionPattern } from '../config';
 import type { Deployment, NewDeployment } from '../store/deployments';
+import { ROLLING, Strategy, strategyOf } from './strategy';
 
 // Defaults from seed 001's deployment configuration; port 8080 is the common app default.
 export const DEFAULT_REPLICAS = 2;
@@ -74,6 +75,8 @@ export const DeploymentSpec = z
      */
     readOnlyRootFilesystem: z.boolean().default(false),
     environmentId: text(128).min(1).default('default'),
+    /** How the deployment takes traffic (src/workflow/strategy.ts); rolling when absent. */
+    strategy: Strategy.default(ROLLING),
   })
   .superRefine((b, ctx) => {
     if (!b.image === !b.buildContext) {
@@ -91,7 +94,7 @@ export type DeploymentSpec = z.output<typeof DeploymentSpec>;
  */
 export const STORED_FIELDS = ['regions', 'replicas', 'cpuMillicores', 'memoryMib', 'port', 'command', 'env', 'readOnlyRootFilesystem'] as const satisfies readonly (keyof DeploymentSpec & keyof NewDeployment)[];
 type StoredField = (typeof STORED_FIELDS)[number];
-type Unplaced = Exclude<keyof DeploymentSpec, StoredField | 'image' | 'buildContext' | 'environmentId'>;
+type Unplaced = Exclude<keyof DeploymentSpec, StoredField | 'image' | 'buildContext' | 'environmentId' | 'strategy'>;
 const everyFieldPlaced: [Unplaced] extends [never] ? true : { unplaced: Unplaced } = true;
 void everyFieldPlaced;
 
@@ -104,7 +107,13 @@ export function storedFields(s: DeploymentSpec): Pick<NewDeployment, StoredField
   return pick(s);
 }
 
-/** The spec a stored deployment was made from, with the image it ran (a rollback deploys it as is). */
+/**
+ * The spec a stored deployment was made from, with the image it ran (a rollback deploys it as
+ * is). A rollback is rolling whatever the original was: it returns to a version already known.
+ */
 export function specOf(d: Deployment & { image: string }): DeploymentSpec {
-  return { image: d.image, environmentId: d.environmentId, ...pick(d) };
+  return { image: d.image, environmentId: d.environmentId, ...pick(d), strategy: ROLLING };
 }
+
+/** The strategy a stored deployment runs. */
+export const strategyOfDeployment = (d: Pick<Deployment, 'strategy'>): Strategy => strategyOf(d.strategy);

@@ -1,5 +1,5 @@
 // Desired states shared by the kube tests.
-import type { CiliumPolicyApply, DeploymentApply, SentinelApply } from '../../src/sync/wire';
+import type { CiliumPolicyApply, DeploymentApply, RoutesApply, SentinelApply } from '../../src/sync/wire';
 
 export const scope = { workspaceId: 'ws-a', projectId: 'prj-a', appId: 'app-a', environmentId: 'env-a' };
 
@@ -47,6 +47,19 @@ export function policyState(over: Partial<CiliumPolicyApply> = {}): CiliumPolicy
     ...scope,
     region: 'us-east-1',
     namespace: 'sentinel',
+    ...over,
+  };
+}
+
+export function routesState(over: Partial<RoutesApply> = {}): RoutesApply {
+  return {
+    action: 'apply',
+    kind: 'environment_routes',
+    ...scope,
+    region: 'us-east-1',
+    namespace: 'sentinel',
+    hostname: 'app-a-production.unkey.app',
+    backends: [{ deploymentId: 'dep-aaaaaaaaaaaaaaaa', weight: 100, replicas: 2 }],
     ...over,
   };
 }

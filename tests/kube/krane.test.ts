@@ -7,7 +7,7 @@ import { PermanentError } from '../../src/sync/wire';
 import { refKey, type ApplyState, type ResourceRef } from '../../src/sync/wire';
 import type { KraneConfig } from '../../src/config';
 import { fakeCtrl, logger, startSim, until } from './helpers';
-import { deploymentState, policyState, sentinelState } from './fixtures';
+import { deploymentState, policyState, routesState, sentinelState } from './fixtures';
 
 const { sim, api } = await startSim(30);
 
@@ -86,6 +86,7 @@ test('deploy/krane-rbac.yaml grants exactly what krane uses, and nothing cluster
     { ref: r('deployment_topology', 'dep-rbac'), state: deploymentState({ deploymentId: 'dep-rbac', replicas: 1 }) },
     { ref: r('sentinel', 'snt-rbac'), state: sentinelState({ sentinelId: 'snt-rbac', environmentId: 'env-rbac', replicas: 1 }) },
     { ref: r('cilium_network_policy', 'cnp-rbac'), state: policyState({ policyId: 'cnp-rbac', environmentId: 'env-rbac' }) },
+    { ref: r('environment_routes', 'env-rbac'), state: routesState({ environmentId: 'env-rbac' }) },
   ];
   const ctrl = await fakeCtrl();
   // The GC brake off (fraction 1): this GC deletes every managed object on purpose.
@@ -94,7 +95,7 @@ test('deploy/krane-rbac.yaml grants exactly what krane uses, and nothing cluster
   try {
     await until(async () => (await fetch(`${krane.url}/readyz`)).status === 200);
     await krane.controller.gc(new Set());
-    assert.ok(krane.controller.stats.deleted >= 5, JSON.stringify(krane.controller.stats));
+    assert.ok(krane.controller.stats.deleted >= 6, JSON.stringify(krane.controller.stats));
   } finally {
     await krane.close();
   }

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { StatefulSet } from 'kubernetes-models/apps/v1/StatefulSet';
 import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
 import { Service } from 'kubernetes-models/v1/Service';
+import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
 import { Namespace } from 'kubernetes-models/v1/Namespace';
 import { ServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
@@ -16,11 +17,12 @@ import { loadAll } from 'js-yaml';
 import type { ZodObject } from 'zod';
 import { CiliumPolicyApply, DeploymentApply, SentinelApply, type ApplyState } from '../../src/sync/wire';
 import { ANNOTATION, buildObjects, LABEL, manifestHash, objectName, type ManifestObject } from '../../src/kube/manifests';
-import { deploymentState, policyState, sentinelState } from './fixtures';
+import { deploymentState, policyState, routesState, sentinelState } from './fixtures';
 import { validateCiliumPolicy, validatePublishedCilium } from './cilium-schema';
 
 const models: Record<string, (o: object) => { validate(): void }> = {
   'v1/Service': (o) => new Service(o as never),
+  'v1/ConfigMap': (o) => new ConfigMap(o as never),
   'apps/v1/StatefulSet': (o) => new StatefulSet(o as never),
   'apps/v1/Deployment': (o) => new Deployment(o as never),
   'policy/v1/PodDisruptionBudget': (o) => new PodDisruptionBudget(o as never),
@@ -47,6 +49,8 @@ test('every builder output validates against the official schemas', () => {
     deploymentState({ command: [], env: {}, replicas: 0 }),
     sentinelState(),
     policyState(),
+    routesState(),
+    routesState({ backends: [] }),
   ];
   for (const s of states) {
     for (const o of buildObjects(s, { imagePullSecret: 'regcred' })) validate(o);
@@ -81,6 +85,31 @@ test('deployment: headless service and statefulset as designed', () => {
   const env = o2.spec.template.spec.containers[0].env as { name: string; value: string }[];
   assert.equal(env.find((e) => e.name === 'PORT')!.value, '9');
   assert.equal(new Set(env.map((e) => e.name)).size, env.length);
+});
+
+test('routes: ConfigMap routes-<env> holds the weights and each backend\'s stable addresses in the workload namespace', () => {
+  const s = routesState({ backends: [{ deploymentId: 'dep-old', weight: 90, replicas: 2 }, { deploymentId: 'dep-new', weight: 10, replicas: 1 }, { deploymentId: 'dep-gone', weight: 0, replicas: 0 }] });
+  const [cm, ...rest] = buildObjects(s, { workloadNamespace: 'apps' }) as any[];
+  assert.equal(rest.length, 0);
+  assert.equal(cm.kind, 'ConfigMap');
+  assert.equal(cm.metadata.name, 'routes-env-a');
+  assert.equal(cm.metadata.namespace, 'sentinel');
+  assert.equal(cm.metadata.labels[LABEL.component], 'routes');
+  assert.equal(cm.metadata.annotations[ANNOTATION.resource], 'environment_routes/env-a');
+  assert.deepEqual(JSON.parse(cm.data['routes.json']), {
+    environmentId: 'env-a',
+    hostname: 'app-a-production.unkey.app',
+    region: 'us-east-1',
+    backends: [
+      { deploymentId: 'dep-old', weight: 90, addresses: ['dep-old-0.dep-old.apps.svc.cluster.local', 'dep-old-1.dep-old.apps.svc.cluster.local'] },
+      { deploymentId: 'dep-new', weight: 10, addresses: ['dep-new-0.dep-new.apps.svc.cluster.local'] },
+      { deploymentId: 'dep-gone', weight: 0, addresses: [] },
+    ],
+  });
+  // A weight change is a different manifest (so krane re-applies it), the same one is not.
+  const hash = (x: ApplyState) => buildObjects(x)[0]!.metadata.annotations[ANNOTATION.manifestHash];
+  assert.equal(hash(s), hash(routesState({ backends: s.backends })));
+  assert.notEqual(hash(s), hash(routesState({ backends: s.backends.map((b, i) => ({ ...b, weight: i === 0 ? 80 : i === 1 ? 20 : 0 })) })));
 });
 
 test('labels are exactly the contract plus managed-by on every object', () => {

@@ -15,6 +15,14 @@ export interface DeployOptions extends ClientFlags {
   port?: number;
   env?: Record<string, string>;
   environment?: string;
+  strategy?: string;
+  steps?: number[];
+  pause?: string;
+  analysisQuery?: string;
+  analysisMin?: number;
+  analysisMax?: number;
+  analysisInterval?: string;
+  prometheusUrl?: string;
   wait?: boolean;
   timeout?: number;
   json?: boolean;
@@ -31,15 +39,55 @@ const FLAGS: Record<string, string> = {
   port: '--port',
   env: '--env',
   environmentId: '--environment',
+  strategy: '--strategy',
+  'strategy.steps': '--steps',
+  'strategy.analysis.interval': '--analysis-interval',
+  'strategy.analysis.prometheus.url': '--prometheus-url',
+  'strategy.analysis.prometheus.query': '--analysis-query',
+  'strategy.analysis.prometheus.min': '--analysis-min',
+  'strategy.analysis.prometheus.max': '--analysis-max',
 };
 
+/** The flag behind an API field: the longest mapped prefix (a step's pause is --pause). */
 export function deployFlagFor(field: string): string | undefined {
-  return FLAGS[field.split('.')[0]!];
+  if (/^strategy\.steps\.\d+\.pause$/.test(field)) return '--pause';
+  const parts = field.split('.');
+  for (let n = parts.length; n > 0; n--) {
+    const flag = FLAGS[parts.slice(0, n).join('.')];
+    if (flag) return flag;
+  }
+  return undefined;
+}
+
+/**
+ * The `strategy` of the body from the flags; undefined leaves the server's default (rolling).
+ * Every canary step gets the one --pause. Ranges are the API's to judge.
+ */
+export function strategyFromFlags(o: DeployOptions): Record<string, unknown> | undefined {
+  const type = o.strategy ?? (o.steps ? 'canary' : undefined);
+  if (!type) {
+    if (o.analysisQuery || o.prometheusUrl) throw usageError('--analysis-query needs --strategy canary or blue-green');
+    return undefined;
+  }
+  if (type !== 'rolling' && type !== 'canary' && type !== 'blue-green') throw usageError(`--strategy must be rolling, canary or blue-green, not ${type}`);
+  if (type !== 'canary' && (o.steps || o.pause)) throw usageError('--steps and --pause are for --strategy canary');
+  const analysis =
+    o.analysisQuery || o.prometheusUrl
+      ? {
+          ...(o.analysisInterval ? { interval: o.analysisInterval } : {}),
+          prometheus: { url: o.prometheusUrl, query: o.analysisQuery, ...(o.analysisMin !== undefined ? { min: o.analysisMin } : {}), ...(o.analysisMax !== undefined ? { max: o.analysisMax } : {}) },
+        }
+      : undefined;
+  if (type === 'rolling') return { type };
+  if (type === 'blue-green') return { type, ...(analysis ? { analysis } : {}) };
+  if (!o.steps) throw usageError('--strategy canary needs --steps, e.g. --steps 10,50 --pause 30s');
+  return { type, steps: o.steps.map((weight) => ({ weight, pause: o.pause ?? '1m' })), ...(analysis ? { analysis } : {}) };
 }
 
 export async function deployCommand(o: DeployOptions, ctx: CommandContext): Promise<number> {
   if (!o.image === !o.buildContext) throw usageError('give exactly one of --image I or --build-context DIR');
   const client = await ctx.client(o);
+  strategyFromFlags(o); // usage errors before any request
   const devRegions = Object.keys(client.target.devFile?.regions ?? {});
   const regions = o.regions ?? (devRegions.length ? devRegions : undefined);
   if (!regions) {
@@ -55,6 +103,8 @@ export async function deployCommand(o: DeployOptions, ctx: CommandContext): Prom
     ...(o.env ? { env: o.env } : {}),
     ...(o.environment ? { environmentId: o.environment } : {}),
   };
+  const strategy = strategyFromFlags(o);
+  if (strategy) Object.assign(body, { strategy });
   const created = await client.post<{ id: string; status: string }>('/v1/deployments', body);
   if (!o.wait) {
     ctx.io.out(o.json ? `${JSON.stringify(created, null, 2)}\n` : `${created.id}\n`);

@@ -1,4 +1,4 @@
-// `unkey-infra deployments ls|get|stop|start|rollback|promote`: thin views over
+// `unkey-infra deployments ls|get|stop|start|rollback|promote|abort`: thin views over
 // /v1/deployments. --json prints the API's answer unchanged.
 import type { ClientFlags } from '../client';
 import { EXIT_OK } from '../errors';
@@ -49,8 +49,16 @@ export async function deploymentsRollback(id: string, o: JsonFlag & { wait?: boo
 }
 
 export async function deploymentsPromote(id: string, o: JsonFlag, ctx: CommandContext): Promise<number> {
-  const r = await (await ctx.client(o)).post<{ deploymentId: string; hostnames: string[] }>(path(id, '/promote'));
+  const r = await (await ctx.client(o)).post<{ deploymentId: string; hostnames: string[]; promoting?: boolean }>(path(id, '/promote'));
   if (o.json) printJson(ctx, r);
+  else if (r.promoting) ctx.io.out(`promoting ${r.deploymentId}: its canary or blue-green skips to 100%\n`);
   else ctx.io.out(`promoted ${r.deploymentId}${r.hostnames.length ? `\n${r.hostnames.map((h) => `  ${h}`).join('\n')}` : ''}\n`);
+  return EXIT_OK;
+}
+
+export async function deploymentsAbort(id: string, o: JsonFlag, ctx: CommandContext): Promise<number> {
+  const r = await (await ctx.client(o)).post<{ deploymentId: string; aborting: boolean }>(path(id, '/abort'));
+  if (o.json) printJson(ctx, r);
+  else ctx.io.out(`aborting ${r.deploymentId}: traffic goes back to the stable deployment\n`);
   return EXIT_OK;
 }

@@ -67,7 +67,7 @@ export async function followDeployment(ctx: CommandContext, client: ApiClient, i
       return EXIT_OK;
     }
     case 'failed':
-      throw new CliError('ERR_CLI_DEPLOY_FAILED', `deployment ${id} failed: ${r.deployment?.error ?? r.state?.error ?? 'no reason given'}`, {
+      throw new CliError('ERR_CLI_DEPLOY_FAILED', `deployment ${id} ${status === 'rolled_back' ? 'was rolled back' : 'failed'}: ${r.deployment?.error ?? r.state?.error ?? 'no reason given'}`, {
         hints: [`details: unkey-infra deployments get ${id}`, ...(traceId ? [`trace: ${traceId}`] : [])],
       });
     case 'stopped':

@@ -1,14 +1,15 @@
-// /v1/deployments: create, read, list, stop/start, rollback, promote.
+// /v1/deployments: create, read, list, stop/start, rollback, promote, abort (a canary or blue-green).
 import type { FastifyInstance } from 'fastify';
 import { notFound } from '../../errors';
 import { deployments, domains, instances } from '../../store';
 import type { Deployment } from '../../store/deployments';
-import { changeDesiredState, createDeployment, promoteDeployment, rollbackDeployment, type Workflows } from '../../workflow';
+import { abortDeployment, changeDesiredState, createDeployment, promoteDeployment, rollbackDeployment, type Workflows } from '../../workflow';
 import type { Engine } from '../../workflow/engine';
 import { CreateDeploymentBody, IdParams, ListDeploymentsQuery } from './schemas';
 import { parse } from './parse';
 import { assertKnownRegions, type RegionRegistry } from '../../workflow/regions';
 import { traceIdOf } from '../../tracing';
+import { strategyOf } from '../../workflow/strategy';
 
 export interface DeploymentRouteDeps {
   workflows: Workflows;
@@ -40,6 +41,7 @@ function summary(d: Deployment) {
     appId: d.appId,
     environmentId: d.environmentId,
     rolledBackFrom: d.rolledBackFrom,
+    strategy: strategyOf(d.strategy),
     /** The workflow's trace (null: ctrl traced nothing when it was created). */
     traceId: traceIdOf(d.traceparent),
     createdAt: d.createdAt,
@@ -112,6 +114,11 @@ export function deploymentRoutes(deps: DeploymentRouteDeps) {
     app.post('/v1/deployments/:id/promote', async (req) => {
       const { id } = parse(IdParams, req.params, 'params');
       return promoteDeployment(cmd, id);
+    });
+
+    app.post('/v1/deployments/:id/abort', async (req, reply) => {
+      const { id } = parse(IdParams, req.params, 'params');
+      return reply.status(202).send(await abortDeployment(cmd, id));
     });
   };
 }

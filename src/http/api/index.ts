@@ -1,4 +1,4 @@
-// The public API (/v1, admin token): deployments, sentinels, fleet rollouts, invocations, the live event
+// The public API (/v1, admin token): deployments, traffic, sentinels, fleet rollouts, invocations, the live event
 // WebSocket, and the OpenAPI document. Bodies, queries and params are validated with the zod
 // schemas in schemas.ts before any handler writes: a 400 names every bad field. Long-running
 // work is handed to workflows (src/workflow); handlers return as soon as it is durable.
@@ -15,6 +15,7 @@ import { invocationRoutes } from './invocations';
 import { sentinelRoutes } from './sentinels';
 import { openApiRoute } from './openapi';
 import { rolloutRoutes } from './rollouts';
+import { trafficRoutes } from './traffic';
 
 export { createEventHub, type EventHub } from './events';
 export { openApiDocument } from './openapi';
@@ -80,6 +81,7 @@ export function publicApiRoutes(deps: PublicApiDeps) {
       sentinelRoutes(deps)(v1);
       invocationRoutes(deps)(v1);
       rolloutRoutes(deps)(v1);
+      trafficRoutes(deps)(v1);
       eventRoutes(deps)(v1);
     });
   };

@@ -48,7 +48,15 @@ export function openApiDocument(): Record<string, unknown> {
       '/v1/deployments/{id}/stop': { post: { summary: 'stop (desired state stopped)', parameters: [idParam], responses: ok('stopped') } },
       '/v1/deployments/{id}/start': { post: { summary: 'start a stopped deployment', parameters: [idParam], responses: ok('starting') } },
       '/v1/deployments/{id}/rollback': { post: { summary: 'new deployment from this one\'s config', parameters: [idParam], responses: accepted('rollback deployment created') } },
-      '/v1/deployments/{id}/promote': { post: { summary: 'point the environment\'s domains here', parameters: [idParam], responses: ok('promoted') } },
+      '/v1/deployments/{id}/promote': {
+        post: { summary: 'point the environment\'s domains and traffic here; a canary or blue-green in progress skips to 100% (`promoting`)', parameters: [idParam], responses: ok('promoted') },
+      },
+      '/v1/deployments/{id}/abort': {
+        post: { summary: 'roll a canary or blue-green in progress back to the stable deployment (ends rolled_back)', parameters: [idParam], responses: accepted('abort requested') },
+      },
+      '/v1/environments/{id}/traffic': {
+        get: { summary: 'the environment\'s routing table: hostname and weighted backends (weights sum to 100)', parameters: [idParam], responses: ok('traffic') },
+      },
       '/v1/sentinels': { get: { summary: 'list sentinels', parameters: queryParams(ListSentinelsQuery), responses: ok('sentinels') } },
       '/v1/sentinels/{id}/deploy': {
         post: {

@@ -3,6 +3,7 @@
 import type { ApplyState } from '../../sync/wire';
 import { buildDeploymentObjects } from './deployment';
 import { buildGossipObjects } from './gossip';
+import { buildRoutesObjects } from './routes';
 import { withHash } from './hash';
 import { buildSentinelObjects } from './sentinel';
 import type { BuildOptions, ManifestObject } from './types';
@@ -15,5 +16,7 @@ export function buildObjects(state: ApplyState, opts: BuildOptions = {}): Manife
       return buildSentinelObjects(state, opts).map(withHash);
     case 'cilium_network_policy':
       return buildGossipObjects(state).map(withHash);
+    case 'environment_routes':
+      return buildRoutesObjects(state, opts).map(withHash);
   }
 }

@@ -4,6 +4,8 @@
 // - deployment.ts: headless Service + StatefulSet per deployment and region (namespace `unkey`).
 // - sentinel.ts: Deployment + ClusterIP Service + PodDisruptionBudget per sentinel (`sentinel`).
 // - gossip.ts: per-environment headless gossip Service + CiliumNetworkPolicy.
+// - routes.ts: per-environment ConfigMap `routes-<env>` with the weighted backends and their
+//   instances' stable addresses (the routing table the sentinels read).
 // - hardening.ts: the securityContext every pod gets (the `restricted` Pod Security Standard)
 //   and the writable /tmp of a read-only root.
 // - labels.ts: the label contract (API.md) and krane's annotations; names.ts: id → object name.
@@ -19,5 +21,6 @@ export * from './hash';
 export * from './deployment';
 export * from './sentinel';
 export * from './gossip';
+export * from './routes';
 export * from './build';
 export * from './hardening';

@@ -1,6 +1,6 @@
 // Label and annotation keys krane puts on every object it owns. The label names are a contract
 // (API.md "Labels on Kubernetes objects"): dashboards, operators and GC select by them.
-import type { CiliumPolicyApply, DeploymentApply, SentinelApply } from '../../sync/wire';
+import type { CiliumPolicyApply, DeploymentApply, RoutesApply, SentinelApply } from '../../sync/wire';
 
 export const LABEL = {
   managedBy: 'app.kubernetes.io/managed-by',
@@ -14,7 +14,7 @@ export const LABEL = {
 } as const;
 
 export const MANAGED_BY = 'krane';
-export const COMPONENTS = ['deployment', 'sentinel', 'gossip'] as const;
+export const COMPONENTS = ['deployment', 'sentinel', 'gossip', 'routes'] as const;
 export type Component = (typeof COMPONENTS)[number];
 
 /** The selector every list and watch of krane's objects uses. */
@@ -55,6 +55,7 @@ function scopeLabels(component: Component, s: Scope): Record<string, string> {
 export const deploymentLabels = (s: DeploymentApply) => ({ ...scopeLabels('deployment', s), [LABEL.deploymentId]: s.deploymentId });
 export const sentinelLabels = (s: SentinelApply) => ({ ...scopeLabels('sentinel', s), [LABEL.sentinelId]: s.sentinelId });
 export const gossipLabels = (s: CiliumPolicyApply) => scopeLabels('gossip', s);
+export const routesLabels = (s: RoutesApply) => scopeLabels('routes', s);
 
 export function isManaged(labels: Record<string, string> | undefined): boolean {
   return labels?.[LABEL.managedBy] === MANAGED_BY;

@@ -23,3 +23,4 @@ export function objectName(id: string, prefix = ''): string {
 export const deploymentObjectName = (deploymentId: string) => objectName(deploymentId);
 export const sentinelObjectName = (sentinelId: string) => objectName(sentinelId);
 export const gossipObjectName = (environmentId: string) => objectName(environmentId, 'gossip-');
+export const routesObjectName = (environmentId: string) => objectName(environmentId, 'routes-');

@@ -16,6 +16,8 @@ export interface ManifestObject {
 export interface BuildOptions {
   /** Secret added as imagePullSecret to customer workloads (private registries). */
   imagePullSecret?: string;
+  /** Namespace of customer workloads, which the routing table's instance addresses name. */
+  workloadNamespace?: string;
 }
 
 /** `<apiVersion>/<kind>/<namespace>/<name>`: unique per object in one cluster. */

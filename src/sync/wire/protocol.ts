@@ -3,7 +3,7 @@
 // both sides with the same schema is what makes "an unknown event is an error" enforceable.
 import { z } from 'zod';
 
-export const RESOURCE_TYPES = ['deployment_topology', 'sentinel', 'cilium_network_policy'] as const;
+export const RESOURCE_TYPES = ['deployment_topology', 'sentinel', 'cilium_network_policy', 'environment_routes'] as const;
 export type ResourceType = (typeof RESOURCE_TYPES)[number];
 
 /** Namespace of customer workloads (StatefulSets and their headless Services). */
@@ -70,17 +70,36 @@ export const CiliumPolicyApply = z.object({
 });
 export type CiliumPolicyApply = z.infer<typeof CiliumPolicyApply>;
 
+/**
+ * An environment's routing table in one region (issue 13). krane writes it as the ConfigMap the
+ * sentinels read, adding each backend's stable instance addresses, which follow from the
+ * deployment id and its replicas in the region (StatefulSet pod DNS names).
+ */
+export const RoutesApply = z.object({
+  action: z.literal('apply'),
+  kind: z.literal('environment_routes'),
+  ...scope,
+  region,
+  namespace: z.string().min(1),
+  hostname: z.string().min(1).max(253),
+  backends: z
+    .array(z.object({ deploymentId: id, weight: z.number().int().min(0).max(100), replicas: z.number().int().min(0) }))
+    .max(100),
+});
+export type RoutesApply = z.infer<typeof RoutesApply>;
+
 export const DeleteState = z.object({ action: z.literal('delete') });
 export type DeleteState = z.infer<typeof DeleteState>;
 
-export const DesiredState = z.union([DeploymentApply, SentinelApply, CiliumPolicyApply, DeleteState]);
+export const DesiredState = z.union([DeploymentApply, SentinelApply, CiliumPolicyApply, RoutesApply, DeleteState]);
 export type DesiredState = z.infer<typeof DesiredState>;
-export type ApplyState = DeploymentApply | SentinelApply | CiliumPolicyApply;
+export type ApplyState = DeploymentApply | SentinelApply | CiliumPolicyApply | RoutesApply;
 
 const kindOf: Record<ResourceType, ApplyState['kind']> = {
   deployment_topology: 'deployment',
   sentinel: 'sentinel',
   cilium_network_policy: 'cilium_network_policy',
+  environment_routes: 'environment_routes',
 };
 
 /**
@@ -193,5 +212,5 @@ export type RegionStatusReport = z.infer<typeof RegionStatusReport>;
 // ---- single-resource desired-state lookups (GET /v1/cluster/*/:id/desired) ---------------
 
 /** 200 body of a desired-state lookup; a 404 instead means the resource should be deleted. */
-export const DesiredResponse = z.object({ resource: ResourceRef, state: z.union([DeploymentApply, SentinelApply, CiliumPolicyApply]) });
+export const DesiredResponse = z.object({ resource: ResourceRef, state: z.union([DeploymentApply, SentinelApply, CiliumPolicyApply, RoutesApply]) });
 export type DesiredResponse = z.infer<typeof DesiredResponse>;

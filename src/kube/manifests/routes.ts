@@ -1,0 +1,46 @@
+// Per environment and region: the ConfigMap `routes-<environment id>` in the sentinel namespace
+// whose `routes.json` the environment's sentinels read to split traffic (issue 13). The
+// addresses are the backends' StatefulSet pod DNS names, which follow from the deployment id and
+// its replicas in this region, so the table needs no report from the cluster to be complete.
+import { refKey, WORKLOAD_NAMESPACE, type RoutesApply } from '../../sync/wire';
+import { ANNOTATION, routesLabels } from './labels';
+import { deploymentObjectName, routesObjectName } from './names';
+import type { BuildOptions, ManifestObject } from './types';
+
+export const ROUTES_KEY = 'routes.json';
+
+/** What the sentinels read: the weights as stored, each with its instances in this region. */
+export interface RoutesDocument {
+  environmentId: string;
+  hostname: string;
+  region: string;
+  backends: { deploymentId: string; weight: number; addresses: string[] }[];
+}
+
+/** Stable addresses of a deployment's pods: `<sts>-<ordinal>.<headless service>.<ns>.svc.<domain>`. */
+export function instanceAddresses(deploymentId: string, replicas: number, namespace: string, clusterDomain = 'cluster.local'): string[] {
+  const name = deploymentObjectName(deploymentId);
+  return Array.from({ length: replicas }, (_, i) => `${name}-${i}.${name}.${namespace}.svc.${clusterDomain}`);
+}
+
+export function routesDocument(s: RoutesApply, workloadNamespace = WORKLOAD_NAMESPACE): RoutesDocument {
+  return {
+    environmentId: s.environmentId,
+    hostname: s.hostname,
+    region: s.region,
+    backends: s.backends.map((b) => ({ deploymentId: b.deploymentId, weight: b.weight, addresses: instanceAddresses(b.deploymentId, b.replicas, workloadNamespace) })),
+  };
+}
+
+export function buildRoutesObjects(s: RoutesApply, opts: BuildOptions = {}): ManifestObject[] {
+  const annotations = { [ANNOTATION.resource]: refKey({ type: 'environment_routes', id: s.environmentId }), [ANNOTATION.region]: s.region };
+  const doc = routesDocument(s, opts.workloadNamespace);
+  return [
+    {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: routesObjectName(s.environmentId), namespace: s.namespace, labels: routesLabels(s), annotations },
+      data: { [ROUTES_KEY]: JSON.stringify(doc) },
+    },
+  ];
+}

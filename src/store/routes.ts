@@ -1,0 +1,80 @@
+// environment_routes: each environment's routing table (hostname and weighted backends), the
+// traffic half of desired state (issue 13). `setRoutes` is the only writer and records one
+// deployment_changes row per region in the same transaction, like topology.ts: every region
+// that had the table or has it now learns of the change, including one that no longer has it
+// (it finds no row for itself and deletes its ConfigMap).
+import type { Queryable } from './db';
+import { recordChange } from './changes';
+import { inTx } from './tx';
+import { publishEvent } from './events';
+
+export interface Backend {
+  deploymentId: string;
+  /** Percent of the environment's traffic, 0-100; a table's weights sum to 100. */
+  weight: number;
+}
+
+export interface Routes {
+  environmentId: string;
+  workspaceId: string;
+  hostname: string;
+  backends: Backend[];
+  /** Where the table is applied: the regions of its backends. */
+  regions: string[];
+  updatedAt: Date;
+}
+
+/** Why a backend list cannot be a routing table, or undefined when it can. Pure. */
+export function invalidBackends(backends: readonly Backend[]): string | undefined {
+  if (backends.length === 0) return 'a routing table needs at least one backend';
+  const seen = new Set<string>();
+  for (const b of backends) {
+    if (!Number.isInteger(b.weight) || b.weight < 0 || b.weight > 100) return `weight of ${b.deploymentId} must be an integer 0-100, not ${b.weight}`;
+    if (seen.has(b.deploymentId)) return `deployment ${b.deploymentId} appears twice`;
+    seen.add(b.deploymentId);
+  }
+  const sum = backends.reduce((n, b) => n + b.weight, 0);
+  return sum === 100 ? undefined : `weights sum to ${sum}, not 100`;
+}
+
+export class InvalidRoutesError extends Error {}
+
+/**
+ * Replaces an environment's routing table in one change. The regions are those of the
+ * backends' deployments; a change row goes to each of them and to each region that had the
+ * table before. Idempotent: a retried step writes the same table (and harmless extra rows).
+ */
+export async function setRoutes(
+  q: Queryable,
+  r: { environmentId: string; workspaceId: string; hostname: string; backends: Backend[] },
+): Promise<Routes> {
+  const bad = invalidBackends(r.backends);
+  if (bad) throw new InvalidRoutesError(bad);
+  return inTx(q, async (tx) => {
+    const ids = r.backends.map((b) => b.deploymentId);
+    const [regions] = await tx<{ regions: string[] | null }[]>`
+      SELECT array_agg(DISTINCT x ORDER BY x) AS regions FROM deployments, unnest(regions) AS x WHERE id = ANY(${ids}::text[])`;
+    const [old] = await tx<{ regions: string[] }[]>`SELECT regions FROM environment_routes WHERE environment_id = ${r.environmentId} FOR UPDATE`;
+    const now = regions?.regions ?? [];
+    const [row] = await tx<Routes[]>`
+      INSERT INTO environment_routes (environment_id, workspace_id, hostname, backends, regions)
+      VALUES (${r.environmentId}, ${r.workspaceId}, ${r.hostname}, ${tx.json(r.backends as never)}, ${now})
+      ON CONFLICT (environment_id) DO UPDATE
+        SET hostname = EXCLUDED.hostname, backends = EXCLUDED.backends, regions = EXCLUDED.regions, updated_at = now()
+      RETURNING *`;
+    for (const region of new Set([...(old?.regions ?? []), ...now])) await recordChange(tx, 'environment_routes', r.environmentId, region);
+    await publishEvent(tx, { type: 'deployment.traffic', environmentId: r.environmentId, hostname: r.hostname, backends: r.backends });
+    return row!;
+  });
+}
+
+export async function getRoutes(q: Queryable, environmentId: string): Promise<Routes | undefined> {
+  const [row] = await q<Routes[]>`SELECT * FROM environment_routes WHERE environment_id = ${environmentId}`;
+  return row;
+}
+
+/** Locks the table for a read-modify-write (a canary step reads the weights it changes). */
+export async function lockRoutes(q: Queryable, environmentId: string): Promise<Routes | undefined> {
+  const [row] = await q<Routes[]>`SELECT * FROM environment_routes WHERE environment_id = ${environmentId} FOR UPDATE`;
+  return row;
+}

@@ -1,0 +1,42 @@
+// The pure pieces of progressive delivery: a canary's split, the routing table's rules, and how
+// a Prometheus answer is read and judged.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { canarySplit } from '../../src/workflow/traffic';
+import { invalidBackends } from '../../src/store/routes';
+import { judge, sampleOf } from '../../src/workflow/analysis';
+
+test('canarySplit: the rest stays on the stable deployment; no stable or 100 means all to the canary', () => {
+  assert.deepEqual(canarySplit('old', 'new', 10), [{ deploymentId: 'old', weight: 90 }, { deploymentId: 'new', weight: 10 }]);
+  assert.deepEqual(canarySplit('old', 'new', 0), [{ deploymentId: 'old', weight: 100 }, { deploymentId: 'new', weight: 0 }]);
+  assert.deepEqual(canarySplit('old', 'new', 100), [{ deploymentId: 'new', weight: 100 }]);
+  assert.deepEqual(canarySplit(undefined, 'new', 10), [{ deploymentId: 'new', weight: 100 }]);
+  for (const w of [0, 1, 37, 99]) assert.equal(invalidBackends(canarySplit('a', 'b', w)), undefined, `split at ${w} is a valid table`);
+});
+
+test('invalidBackends: weights are whole percents summing to 100, each deployment once', () => {
+  assert.equal(invalidBackends([{ deploymentId: 'a', weight: 100 }]), undefined);
+  assert.equal(invalidBackends([{ deploymentId: 'a', weight: 100 }, { deploymentId: 'b', weight: 0 }]), undefined);
+  assert.match(invalidBackends([])!, /at least one/);
+  assert.match(invalidBackends([{ deploymentId: 'a', weight: 60 }, { deploymentId: 'b', weight: 30 }])!, /sum to 90/);
+  assert.match(invalidBackends([{ deploymentId: 'a', weight: 50.5 }, { deploymentId: 'b', weight: 49.5 }])!, /integer/);
+  assert.match(invalidBackends([{ deploymentId: 'a', weight: 50 }, { deploymentId: 'a', weight: 50 }])!, /twice/);
+});
+
+test('judge: inside the bounds passes, outside fails with the reason, no value is inconclusive', () => {
+  assert.equal(judge(0.01, undefined, 0.05).verdict, 'pass');
+  assert.equal(judge(0.05, 0.05, 0.05).verdict, 'pass', 'bounds are inclusive');
+  assert.deepEqual(judge(0.5, undefined, 0.05), { verdict: 'fail', value: 0.5, reason: '0.5 is above the maximum 0.05' });
+  assert.deepEqual(judge(0.9, 0.99, undefined), { verdict: 'fail', value: 0.9, reason: '0.9 is below the minimum 0.99' });
+  assert.equal(judge(null, 0, 1).verdict, 'inconclusive');
+  assert.equal(judge(Number.NaN, 0, 1).verdict, 'inconclusive');
+});
+
+test('sampleOf: the first sample of a vector or a scalar; empty, failed or odd answers hold none', () => {
+  assert.equal(sampleOf({ status: 'success', data: { resultType: 'vector', result: [{ metric: {}, value: [1, '0.25'] }] } }), 0.25);
+  assert.equal(sampleOf({ status: 'success', data: { resultType: 'scalar', result: [1, '3'] } }), 3);
+  assert.equal(sampleOf({ status: 'success', data: { resultType: 'vector', result: [] } }), null);
+  assert.equal(sampleOf({ status: 'error', error: 'bad query' }), null);
+  assert.equal(sampleOf({ status: 'success', data: { resultType: 'matrix', result: [{ values: [[1, '1']] }] } }), null);
+  assert.equal(sampleOf(null), null);
+});
