@@ -159,7 +159,10 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
   // applying beside the new leader. The Lease can be lost before `handle` exists (during listen).
   let lostLease = false;
   let closeAll: (() => Promise<void>) | undefined;
+  // Set by close(): stopping on purpose also steps the elector down, which is not a lost Lease.
+  let stopping = false;
   const stepDown = () => {
+    if (stopping) return;
     lostLease = true;
     controller.close();
     void watcher.stop();
@@ -215,6 +218,7 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
     reporter,
     api,
     close() {
+      stopping = true;
       closing ??= (async () => {
         // Stop taking new work first, then stop watching, then deliver what is buffered.
         await Promise.all([heartbeat.stop(), elector?.stop(), watcher.stop()]);

@@ -131,7 +131,7 @@ test('only store/changes.ts inserts into deployment_changes, and only the desire
   const inserting = files.filter((f) => /INSERT\s+INTO\s+deployment_changes/i.test(readFileSync(f, 'utf8'))).map((f) => f.slice(root.length + 1));
   assert.deepEqual(inserting, ['src/store/changes.ts']);
   const callers = files.filter((f) => /\brecordChange\(/.test(readFileSync(f, 'utf8'))).map((f) => f.slice(root.length + 1)).sort();
-  assert.deepEqual(callers, ['src/store/changes.ts', 'src/store/cilium.ts', 'src/store/sentinels.ts', 'src/store/topology.ts']);
+  assert.deepEqual(callers, ['src/store/changes.ts', 'src/store/cilium.ts', 'src/store/routes.ts', 'src/store/sentinels.ts', 'src/store/topology.ts']);
 });
 
 test('the outbox column and the wire name the same resource types', () => {
