@@ -88,6 +88,8 @@ const summary = (s: RolloutState | undefined): Summary => ({
   ...(s?.reverted !== undefined ? { reverted: s.reverted } : {}),
 });
 
+// A factory over 80 lines: the object's handlers (define) share save/notify/load over the deps;
+// each handler is short, and the handlers of one virtual object read best side by side.
 export function rolloutService(deps: RolloutDeps) {
   let def: ReturnType<typeof define>;
 
@@ -123,6 +125,8 @@ export function rolloutService(deps: RolloutDeps) {
     return ctx.get<RolloutState>(STATE);
   }
 
+  // Over 80 lines: the object definition, one short handler per entry (rollout, resume,
+  // cancel, rollbackAll, reads), kept together as the engine registers them.
   function define() {
     return defineObject(ROLLOUT_SERVICE, {
       exclusive: {
