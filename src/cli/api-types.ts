@@ -6,6 +6,8 @@ export type { LiveEvent } from '../live-events';
 export interface DeploymentSummary {
   id: string;
   status: string;
+  /** Absent or `rolling` for a plain deploy; canary and blue-green move traffic step by step. */
+  strategy?: { type: string } | null;
   desiredState: string;
   error: string | null;
   image: string | null;

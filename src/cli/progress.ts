@@ -19,6 +19,12 @@ export interface ProgressState {
   status: string;
   error: string | null;
   regions: RegionState[];
+  /** Canary or blue-green: traffic moves step by step, so its share is worth showing. */
+  progressive?: boolean;
+  /** A canary's or blue-green's share of its environment's traffic, once an event said it. */
+  trafficWeight?: number;
+  /** The last analysis check of this deployment. */
+  analysis?: { signal: string; verdict: string; value: number | null };
 }
 
 /** Statuses a deployment does not leave on its own; `superseded` is one the workflow may set. */
@@ -40,7 +46,8 @@ export function fromDeployment(d: DeploymentDetail): ProgressState {
       ...(down ? { offline: { lastSeenAt: t.regionLastSeenAt ?? null } } : {}),
     };
   });
-  return { id: d.id, status: d.status, error: d.error, regions };
+  const progressive = d.strategy?.type === 'canary' || d.strategy?.type === 'blue-green';
+  return { id: d.id, status: d.status, error: d.error, regions, ...(progressive ? { progressive } : {}) };
 }
 
 /**
@@ -48,12 +55,18 @@ export function fromDeployment(d: DeploymentDetail): ProgressState {
  * move the status backwards; statuses only move forward, so the later one is kept.
  */
 export function mergeSnapshot(prev: ProgressState | undefined, d: DeploymentDetail): ProgressState {
-  const next = fromDeployment(d);
+  // Traffic and analysis come from events only: a snapshot keeps what they said.
+  const next = { ...fromDeployment(d), ...(prev?.trafficWeight !== undefined ? { trafficWeight: prev.trafficWeight } : {}), ...(prev?.analysis ? { analysis: prev.analysis } : {}) };
   return prev && rank(prev.status) > rank(next.status) ? { ...next, status: prev.status, error: prev.error } : next;
 }
 
 export function applyEvent(s: ProgressState, e: LiveEvent): ProgressState {
+  if (e.type === 'deployment.traffic') {
+    // A rolling deploy takes 100% once ready; only a step-by-step move is news.
+    return s.progressive ? { ...s, trafficWeight: e.backends.find((b) => b.deploymentId === s.id)?.weight ?? 0 } : s;
+  }
   if (!('deploymentId' in e) || e.deploymentId !== s.id) return s;
+  if (e.type === 'deployment.analysis') return { ...s, analysis: { signal: e.signal, verdict: e.verdict, value: e.value } };
   if (e.type === 'deployment.status') {
     // Events may arrive late or be replayed after a newer snapshot: never move backwards, and a
     // terminal status is final.

@@ -165,6 +165,8 @@ function offlineText(lastSeenAt: string | null): string {
  */
 export function progressLines(s: ProgressState, opts: { withBars: boolean; elapsedMs?: number }): string[] {
   const width = Math.max(0, ...s.regions.map((r) => r.region.length));
-  const head = `deployment ${s.id}: ${s.status}${s.error ? ` (${s.error})` : ''}${opts.elapsedMs !== undefined ? `  ${duration(opts.elapsedMs)}` : ''}`;
+  const traffic = s.trafficWeight !== undefined ? `  traffic ${s.trafficWeight}%` : '';
+  const check = s.analysis ? `  ${s.analysis.signal} ${s.analysis.verdict}${s.analysis.value !== null ? ` (${s.analysis.value})` : ''}` : '';
+  const head = `deployment ${s.id}: ${s.status}${s.error ? ` (${s.error})` : ''}${traffic}${check}${opts.elapsedMs !== undefined ? `  ${duration(opts.elapsedMs)}` : ''}`;
   return [head, ...s.regions.map((r) => `  ${r.region.padEnd(width)}  ${opts.withBars ? `${bar(r)}  ` : ''}${regionText(r)}`)];
 }

@@ -55,6 +55,8 @@ test('deployments abort rolls a canary back; deploy --wait on it exits 1 saying 
   assert.match(r.stdout, new RegExp(`aborting ${id}`));
   const followed = await waiting;
   assert.equal(followed.code, 1, followed.stdout + followed.stderr);
+  // --wait showed the canary's share of traffic live, as the walk set it.
+  assert.match(followed.stdout, /traffic 20%/, followed.stdout);
   assert.match(followed.stderr, new RegExp(`deployment ${id} was rolled back: aborted by operator`));
   assert.equal((await stack.api(`/v1/deployments/${id}`)).body.status, 'rolled_back');
   const again = await runCli(['deployments', 'abort', id]);

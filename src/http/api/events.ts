@@ -8,6 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import type { WebSocket } from '@fastify/websocket';
 import { events, type Sql } from '../../store';
 import type { LiveEvent } from '../../store/events';
+import { eventConcerns } from '../../live-events';
 import { EventsQuery } from './schemas';
 import { parse } from './parse';
 
@@ -50,7 +51,7 @@ export function eventRoutes(deps: { hub: EventHub }) {
       (socket: WebSocket, req) => {
         const q = parse(EventsQuery, req.query, 'query');
         const unsubscribe = deps.hub.subscribe((e) => {
-          if (q.deploymentId && (!('deploymentId' in e) || e.deploymentId !== q.deploymentId)) return;
+          if (q.deploymentId && !eventConcerns(e, q.deploymentId)) return;
           if (q.type && !e.type.startsWith(q.type)) return;
           if (socket.bufferedAmount > MAX_BUFFERED_BYTES) {
             socket.close(1013, 'client too slow');
