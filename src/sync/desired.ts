@@ -44,18 +44,18 @@ export function topologyState(r: TopologyDesiredRow): DesiredState {
   };
 }
 
+/** Where an object of the sentinel namespace belongs: the same six fields for every kind there. */
+function sentinelScope(r: { workspaceId: string; projectId: string; appId: string; environmentId: string; region: string }) {
+  return { workspaceId: r.workspaceId, projectId: r.projectId, appId: r.appId, environmentId: r.environmentId, region: r.region, namespace: SENTINEL_NAMESPACE };
+}
+
 export function sentinelState(r: SentinelDesiredRow): DesiredState {
   if (r.desiredState !== 'running') return DELETE;
   return {
     action: 'apply',
     kind: 'sentinel',
     sentinelId: r.id,
-    workspaceId: r.workspaceId,
-    projectId: r.projectId,
-    appId: r.appId,
-    environmentId: r.environmentId,
-    region: r.region,
-    namespace: SENTINEL_NAMESPACE,
+    ...sentinelScope(r),
     image: r.image,
     replicas: r.replicas,
     cpuMillicores: r.cpuMillicores,
@@ -70,12 +70,7 @@ export function ciliumState(r: CiliumDesiredRow): DesiredState {
     action: 'apply',
     kind: 'cilium_network_policy',
     policyId: r.id,
-    workspaceId: r.workspaceId,
-    projectId: r.projectId,
-    appId: r.appId,
-    environmentId: r.environmentId,
-    region: r.region,
-    namespace: SENTINEL_NAMESPACE,
+    ...sentinelScope(r),
   };
 }
 
@@ -84,12 +79,7 @@ export function routesState(r: RoutesDesiredRow): DesiredState {
   return {
     action: 'apply',
     kind: 'environment_routes',
-    workspaceId: r.workspaceId,
-    projectId: r.projectId,
-    appId: r.appId,
-    environmentId: r.environmentId,
-    region: r.region,
-    namespace: SENTINEL_NAMESPACE,
+    ...sentinelScope(r),
     hostname: r.hostname,
     backends: r.backends.map((b) => ({ deploymentId: b.deploymentId, weight: b.weight, replicas: b.replicas })),
   };
