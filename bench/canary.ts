@@ -44,6 +44,8 @@ const stack = await startStack({
   logLevel: 'silent',
   sim: { minReadyScale: 0 },
   krane: { createWatcher: (o) => new Watcher(o) },
+  // The stand-in Prometheus is plain http on 127.0.0.1: allowed explicitly (outbound policy).
+  ctrl: { settings: { outboundAllow: '127.0.0.1' } },
 });
 const api = async (path: string, body?: unknown) => {
   const r = await fetch(stack.ctrl.url + path, {

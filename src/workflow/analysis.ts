@@ -3,6 +3,7 @@
 // server unreachable) is inconclusive, never a pass: the workflow fails closed when a step ends
 // without a conclusive answer. The judgement is pure; the query is the only I/O.
 import type { Analysis } from './strategy';
+import { destinationProblem, type OutboundPolicy } from './outbound';
 
 export type Verdict = 'pass' | 'fail' | 'inconclusive';
 
@@ -14,6 +15,8 @@ export interface AnalysisResult {
 
 /** A query that takes longer than this is inconclusive; the check interval is the pace, not it. */
 const QUERY_TIMEOUT_MS = 5_000;
+/** An instant query for one value answers in a few hundred bytes; more is not an answer to us. */
+const MAX_ANSWER_BYTES = 1024 * 1024;
 
 /** Pure: where a value stands against [min, max] (either bound may be absent). */
 export function judge(value: number | null, min: number | undefined, max: number | undefined): AnalysisResult {
@@ -33,14 +36,36 @@ export function sampleOf(body: unknown): number | null {
   return v ? Number(v[1]) : null;
 }
 
-export async function queryPrometheus(p: NonNullable<Analysis['prometheus']>, fetchImpl: typeof fetch = fetch): Promise<AnalysisResult> {
+/**
+ * The URL is the API caller's choice, so ctrl asks it only where the outbound policy allows (the
+ * same policy as Slack webhooks; checked again here, as a name may resolve elsewhere since the
+ * API accepted it), and reads at most MAX_ANSWER_BYTES of the answer.
+ */
+export async function queryPrometheus(p: NonNullable<Analysis['prometheus']>, policy: OutboundPolicy, fetchImpl: typeof fetch = fetch): Promise<AnalysisResult> {
   const url = new URL('api/v1/query', p.url.endsWith('/') ? p.url : `${p.url}/`);
   url.searchParams.set('query', p.query);
+  const refused = await destinationProblem(url.toString(), policy);
+  if (refused) return { verdict: 'inconclusive', value: null, reason: `prometheus url refused: ${refused}` };
   try {
     const res = await fetchImpl(url, { signal: AbortSignal.timeout(QUERY_TIMEOUT_MS), redirect: 'error' });
     if (!res.ok) return { verdict: 'inconclusive', value: null, reason: `prometheus answered ${res.status}` };
-    return judge(sampleOf(await res.json()), p.min, p.max);
+    const text = await readCapped(res, MAX_ANSWER_BYTES);
+    if (text === null) return { verdict: 'inconclusive', value: null, reason: `prometheus answer over ${MAX_ANSWER_BYTES} bytes` };
+    return judge(sampleOf(JSON.parse(text)), p.min, p.max);
   } catch (err) {
     return { verdict: 'inconclusive', value: null, reason: `prometheus unreachable: ${(err as Error).message}` };
   }
+}
+
+/** The body as text, or null once it passes `max` bytes (the rest is not read). */
+async function readCapped(res: Response, max: number): Promise<string | null> {
+  if (!res.body) return '';
+  const chunks: Uint8Array[] = [];
+  let n = 0;
+  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+    n += chunk.byteLength;
+    if (n > max) return null; // leaving the loop cancels the rest of the body
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }

@@ -19,6 +19,7 @@ import type { TxSql } from '../store/db';
 import type { Deployment, TrafficCommand } from '../store/deployments';
 import { TerminalError, TimeoutError, type Context, type DurablePromise } from './engine';
 import { queryPrometheus, type AnalysisResult } from './analysis';
+import type { OutboundPolicy } from './outbound';
 import { evaluateProgress } from './progress';
 import { ms, type Analysis, type CanaryStrategy } from './strategy';
 import { canarySplit, environmentHostname, routeAllTo, setTraffic } from './traffic';
@@ -32,6 +33,8 @@ export interface StrategyDeps {
   /** State key of the awakeable that status reports and operator commands resolve. */
   wakeKey: string;
   metrics: WorkflowMetrics;
+  /** Where Prometheus queries may go, checked again at each query (names can re-resolve). */
+  outbound: OutboundPolicy;
 }
 
 export type StrategyOutcome = { status: 'ready' } | { status: 'rolled_back'; reason: string };
@@ -157,7 +160,7 @@ async function checkSignals(deps: StrategyDeps, id: string, analysis: Analysis |
   const progress = evaluateProgress(await deployments.deploymentProgress(deps.sql, id), d?.desiredState ?? 'stopped');
   const failed = progress.state === 'failed' ? `canary instance failed in ${progress.reason}` : progress.state === 'stopped' ? 'stopped by operator' : null;
   deps.metrics.analysed('instances', failed ? 'fail' : progress.state === 'waiting' ? 'inconclusive' : 'pass');
-  const result = analysis?.prometheus && !failed && Date.now() >= queryDueAt ? await queryPrometheus(analysis.prometheus) : null;
+  const result = analysis?.prometheus && !failed && Date.now() >= queryDueAt ? await queryPrometheus(analysis.prometheus, deps.outbound) : null;
   if (result) {
     deps.metrics.analysed('prometheus', result.verdict);
     const { min, max } = analysis!.prometheus!;

@@ -26,6 +26,7 @@ import type { SentinelServiceDef } from './sentinel';
 import { evaluateProgress } from './progress';
 import { notifyHandler, openWaiter } from './wait';
 import type { WorkflowMetrics } from './metrics';
+import { NO_OUTBOUND_ALLOW, type OutboundPolicy } from './outbound';
 import type { OfflineCheck } from './regions';
 import { annotate, fail, planSpan, recordError, withSpan } from '../tracing';
 import { environmentHostname, routeAllTo } from './traffic';
@@ -50,6 +51,8 @@ export interface DeployDeps {
   metrics: WorkflowMetrics;
   /** Ends the wait when a region stays offline past the grace (src/workflow/regions.ts). */
   offline?: OfflineCheck;
+  /** Where a canary's Prometheus queries may go (the policy Slack webhooks follow). */
+  outbound?: OutboundPolicy;
 }
 
 export const DeployInput = z
@@ -185,7 +188,7 @@ async function markReady(tx: TxSql, deps: DeployDeps, id: string, environmentId:
  * one, with the reason; traffic never left the stable deployment.
  */
 async function walkTraffic(ctx: Context, deps: DeployDeps, id: string, d: { environmentId: string; regions: string[] }, strategy: Exclude<Strategy, { type: 'rolling' }>): Promise<StrategyOutcome> {
-  const sdeps = { sql: deps.sql, apexDomain: deps.apexDomain, recheckMs: deps.recheckMs, wakeKey: INSTANCES_KEY, metrics: deps.metrics };
+  const sdeps = { sql: deps.sql, apexDomain: deps.apexDomain, recheckMs: deps.recheckMs, wakeKey: INSTANCES_KEY, metrics: deps.metrics, outbound: deps.outbound ?? NO_OUTBOUND_ALLOW };
   const start = await ctx.runTx('traffic-start', (tx) => startWalk(tx, sdeps, id, d.environmentId));
   try {
     await waitForInstances(ctx, deps, id, d.regions);

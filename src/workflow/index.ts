@@ -126,6 +126,7 @@ export function registerWorkflows(engine: Engine, sql: Sql, cfg: WorkflowConfig,
       sentinelDefaults: { image: cfg.sentinelImage, ...(cfg.sentinelSize ?? SENTINEL_SIZE) },
       metrics: cfg.metrics ?? noMetrics,
       offline: cfg.offline,
+      outbound: cfg.outbound,
     }),
   );
   const desiredState = engine.register(desiredStateService({ sql, deploy }));

@@ -47,7 +47,8 @@ async function startPrometheus(target: number): Promise<string> {
   return url;
 }
 
-const stack = skip ? undefined : await testStack();
+// Prometheus runs on 127.0.0.1 over plain http: allowed explicitly (the outbound policy).
+const stack = skip ? undefined : await testStack({ ctrl: { settings: { outboundAllow: '127.0.0.1' } } });
 const prometheusUrl = skip ? '' : await startPrometheus(await startExporter());
 const seen: LiveEvent[] = [];
 if (stack) after(await events.listenEvents(stack.db.sql, (e) => void seen.push(e)));

@@ -7,7 +7,8 @@ import { testStack, until } from '../helpers/stack';
 import { SENTINEL_NAMESPACE } from '../../src/sync/wire';
 import { KubeClient } from '../../src/kube/client';
 
-const stack = await testStack();
+// One test points the gate at http://127.0.0.1:1 (nothing listens): plain http there is allowed explicitly.
+const stack = await testStack({ ctrl: { settings: { outboundAllow: '127.0.0.1' } } });
 const BOTH = ['us-east-1', 'eu-west-1'];
 
 async function create(strategy?: unknown): Promise<string> {

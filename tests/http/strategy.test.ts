@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { REGION, testCtrl } from './helpers';
 import { parseDuration } from '../../src/workflow/strategy';
 
-const t = await testCtrl();
+// The Prometheus hosts these strategies name are plain http: allowed explicitly, as operators must.
+const t = await testCtrl({ outboundAllow: 'p:9090,prometheus:9090' });
 const body = (strategy: unknown) => ({ image: 'nginx:1.27', regions: [REGION], replicas: 1, strategy });
 const fields = (r: { body: any }) => [...new Set<string>(r.body.error.details.map((d: { field: string }) => d.field))].sort();
 
@@ -79,4 +80,14 @@ test('openapi.json documents the strategy (from the schema that validates it), a
   for (const word of ['strategy', 'canary', 'blue-green', 'scaleDownDelay', 'failureLimit', 'prometheus']) assert.ok(create.includes(word), word);
   assert.ok(doc.paths['/v1/deployments/{id}/abort'].post);
   assert.ok(doc.paths['/v1/environments/{id}/traffic'].get);
+});
+
+test('a Prometheus URL outside the outbound policy is a 400 naming it, and nothing is written (ctrl would query it)', async () => {
+  const before = (await t.api('/v1/deployments')).body.deployments.length;
+  for (const url of ['http://169.254.169.254/latest', 'https://127.0.0.1:9090', 'http://internal-prometheus:9090']) {
+    const r = await t.api('/v1/deployments', { body: body({ type: 'canary', steps: [{ weight: 10, pause: '1m' }], analysis: { prometheus: { url, query: 'up', min: 1 } } }) });
+    assert.equal(r.status, 400, url);
+    assert.deepEqual(fields(r), ['strategy.analysis.prometheus.url'], url);
+  }
+  assert.equal((await t.api('/v1/deployments')).body.deployments.length, before);
 });

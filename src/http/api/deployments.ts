@@ -1,9 +1,9 @@
 // /v1/deployments: create, read, list, stop/start, rollback, promote, abort (a canary or blue-green).
 import type { FastifyInstance } from 'fastify';
-import { notFound } from '../../errors';
+import { notFound, validationError } from '../../errors';
 import { deployments, domains, instances } from '../../store';
 import type { Deployment } from '../../store/deployments';
-import { abortDeployment, changeDesiredState, createDeployment, promoteDeployment, rollbackDeployment, type Workflows } from '../../workflow';
+import { abortDeployment, changeDesiredState, createDeployment, destinationProblem, NO_OUTBOUND_ALLOW, promoteDeployment, rollbackDeployment, type OutboundPolicy, type Workflows } from '../../workflow';
 import type { Engine } from '../../workflow/engine';
 import { CreateDeploymentBody, IdParams, ListDeploymentsQuery } from './schemas';
 import { parse } from './parse';
@@ -16,6 +16,8 @@ export interface DeploymentRouteDeps {
   engine: Engine;
   /** Each region's liveness in the detail view, so `deploy --wait` can say a region is offline. */
   regions?: RegionRegistry;
+  /** Where a canary's Prometheus gate may point (the policy Slack webhooks follow). */
+  outbound?: OutboundPolicy;
 }
 
 /** A deployment as every view shows it. Env values are secrets (API keys, database URLs): views
@@ -58,6 +60,10 @@ export function deploymentRoutes(deps: DeploymentRouteDeps) {
     app.post('/v1/deployments', async (req, reply) => {
       const body = parse(CreateDeploymentBody, req.body, 'body');
       await assertKnownRegions(sql, body.regions);
+      // ctrl will query this URL on the caller's behalf: only where the outbound policy allows.
+      const prometheusUrl = body.strategy && 'analysis' in body.strategy ? body.strategy.analysis?.prometheus?.url : undefined;
+      const refused = prometheusUrl ? await destinationProblem(prometheusUrl, deps.outbound ?? NO_OUTBOUND_ALLOW) : null;
+      if (refused) throw validationError('invalid request body: strategy.analysis.prometheus.url', [{ field: 'strategy.analysis.prometheus.url', message: refused }]);
       const d = await createDeployment(cmd, body);
       return reply.status(202).send({ id: d.id, status: d.status });
     });
