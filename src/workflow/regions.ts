@@ -108,6 +108,21 @@ export class RegionRegistry {
     return (await store.listRegions(this.o.sql, only)).map((r) => regionView(r, this.offlineAfterMs));
   }
 
+  /**
+   * Status and last sign of life of `regions` alone, without lag: one lookup by key, for views
+   * polled every few seconds (a deployment's detail) where list()'s count of pending changes
+   * per region would be repeated work.
+   */
+  async liveness(regions: readonly string[]): Promise<Map<string, { status: RegionStatus; lastSeenAt: string | null }>> {
+    const { now, seen } = await store.lastSeen(this.o.sql, regions);
+    return new Map(
+      regions.map((r) => {
+        const at = seen.get(r) ?? null;
+        return [r, { status: regionStatus(at, now, this.offlineAfterMs), lastSeenAt: at?.toISOString() ?? null }];
+      }),
+    );
+  }
+
   /** Open feed streams of a region on this replica. */
   streamCount(region: string): number {
     return this.streams.get(region) ?? 0;

@@ -83,15 +83,14 @@ export function deploymentRoutes(deps: DeploymentRouteDeps) {
         instances.listInstances(sql, id),
         domains.listDomains(sql, { deploymentId: id }),
         engine.listInvocations({ target: workflows.deploy.name, key: id, limit: 20 }),
-        deps.regions ? deps.regions.list() : Promise.resolve([]),
+        deps.regions ? deps.regions.liveness(d.regions) : Promise.resolve(undefined),
       ]);
-      const live = new Map(liveness.map((r) => [r.name, r]));
       // Step history: the journal of the newest deploy run (earlier runs: GET /v1/invocations).
       const latest = invocations.find((i) => i.handler === 'deploy');
       const journal = latest ? (await engine.getInvocation(latest.id)).journal : [];
       return {
         ...summary(d),
-        topology: progress.map((t) => ({ ...t, regionStatus: live.get(t.region)?.status ?? null, regionLastSeenAt: live.get(t.region)?.lastSeenAt ?? null })),
+        topology: progress.map((t) => ({ ...t, regionStatus: liveness?.get(t.region)?.status ?? null, regionLastSeenAt: liveness?.get(t.region)?.lastSeenAt ?? null })),
         instances: inst.map((i) => ({ region: i.region, podName: i.podName, address: i.address, status: i.status, reason: i.reason, updatedAt: i.updatedAt })),
         domains: doms.map((x) => ({ hostname: x.hostname, kind: x.kind })),
         steps: journal.map((j) => ({ name: j.name, kind: j.kind, status: j.status, failure: j.failure, createdAt: j.createdAt, completedAt: j.completedAt })),
