@@ -9,9 +9,7 @@ import { testDb } from '../helpers/db';
 import { cleanEnv, spawnBundle, waitForHttp } from '../helpers/bundle';
 import { freePort } from '../helpers/postgres';
 import { until } from '../helpers/stack';
-import { loadConfig } from '../../src/config';
-import { startKubeSim } from '../../src/modes/kube-sim';
-import { startKrane } from '../../src/modes/krane';
+import { adminApi, regionBeside } from '../helpers/ctrl-process';
 
 test('ctrl killed mid-step: the canary resumes from its journal on the new process and ends at 100%', async () => {
   const db = await testDb();
@@ -31,21 +29,8 @@ test('ctrl killed mid-step: the canary resumes from its journal on the new proce
   let ctrl: ChildProcess = spawnBundle(['ctrl'], { env });
   after(() => ctrl.kill('SIGKILL'));
   await waitForHttp(`${url}/readyz`);
-  const sim = await startKubeSim(loadConfig('kubeSim', { port: 0, readyDelay: 20, logLevel: 'silent' }, {}), { minReadyScale: 0.001 });
-  const krane = await startKrane(
-    loadConfig('krane', { region: 'us-east-1', controlPlane: url, token, listen: '127.0.0.1:0', logLevel: 'silent', leaderElect: 'false' }, {}),
-    { kubeConfig: sim.sim.kubeConfig(), tuning: { minBackoffMs: 50, reporterRetryMs: 100, breakerResetMs: 500 } },
-  );
-  after(async () => {
-    await krane.close();
-    await sim.close();
-  });
-  const api = (path: string, body?: unknown) =>
-    fetch(url + path, {
-      method: body ? 'POST' : 'GET',
-      headers: { authorization: `Bearer ${adminToken}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-      ...(body ? { body: JSON.stringify(body) } : {}),
-    }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
+  await regionBeside(url, 'us-east-1', token, { readyDelayMs: 20, leaderElect: false });
+  const api = adminApi(url, adminToken);
   const traffic = async () => (await api('/v1/environments/default/traffic')).body.backends?.map((b: any) => `${b.deploymentId}:${b.weight}`).join(',');
 
   const stable = (await api('/v1/deployments', { image: 'nginx:1.27', regions: ['us-east-1'], replicas: 1 })).body.id;

@@ -8,9 +8,7 @@ import { testDb } from '../helpers/db';
 import { cleanEnv, spawnBundle, waitForHttp } from '../helpers/bundle';
 import { freePort } from '../helpers/postgres';
 import { until } from '../helpers/stack';
-import { loadConfig } from '../../src/config';
-import { startKubeSim } from '../../src/modes/kube-sim';
-import { startKrane } from '../../src/modes/krane';
+import { adminApi, regionBeside } from '../helpers/ctrl-process';
 
 test('ctrl killed mid-deploy and restarted: the deploy completes exactly once', async () => {
   const db = await testDb();
@@ -33,24 +31,9 @@ test('ctrl killed mid-deploy and restarted: the deploy completes exactly once', 
   await waitForHttp(`${url}/readyz`);
 
   // Pods take a while to become ready, so the deploy is waiting on instances when ctrl dies.
-  for (const region of regions) {
-    const sim = await startKubeSim(loadConfig('kubeSim', { port: 0, readyDelay: 1500, logLevel: 'silent' }, {}), { minReadyScale: 0.001 });
-    const krane = await startKrane(
-      loadConfig('krane', { region, controlPlane: url, token: tokens[region], listen: '127.0.0.1:0', logLevel: 'silent' }, {}),
-      { kubeConfig: sim.sim.kubeConfig(), tuning: { minBackoffMs: 50, reporterRetryMs: 100, breakerResetMs: 500 } },
-    );
-    after(async () => {
-      await krane.close();
-      await sim.close();
-    });
-  }
+  for (const region of regions) await regionBeside(url, region, tokens[region]!, { readyDelayMs: 1500 });
 
-  const api = (path: string, body?: unknown) =>
-    fetch(url + path, {
-      method: body ? 'POST' : 'GET',
-      headers: { authorization: `Bearer ${adminToken}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-      ...(body ? { body: JSON.stringify(body) } : {}),
-    }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
+  const api = adminApi(url, adminToken);
 
   const created = await api('/v1/deployments', { image: 'nginx:1.27', regions, replicas: 2 });
   assert.equal(created.status, 202);

@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 import type { ChildProcess } from 'node:child_process';
 import { testDb } from '../helpers/db';
 import { cleanEnv, spawnBundle, waitForHttp } from '../helpers/bundle';
+import { adminApi } from '../helpers/ctrl-process';
 import { freePort } from '../helpers/postgres';
 import { until } from '../helpers/stack';
 import { loadConfig } from '../../src/config';
@@ -111,12 +112,7 @@ async function startSystem(receiverUrl: string, readyDelay: number, ctrlEnv: Rec
   // snapshot line carries no traceparent: it is the resource's state, not a write).
   await waitForHttp(`http://127.0.0.1:${kranePort}/readyz`, 200, 20_000);
 
-  const api = (path: string, body?: unknown) =>
-    fetch(url + path, {
-      method: body ? 'POST' : 'GET',
-      headers: { authorization: `Bearer ${adminToken}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-      ...(body ? { body: JSON.stringify(body) } : {}),
-    }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
+  const api = adminApi(url, adminToken);
   const finished = (id: string) =>
     until(async () => {
       const r = await api(`/v1/deployments/${id}`);
