@@ -5,7 +5,7 @@ import { after } from 'node:test';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { ROOT } from '../helpers/bundle';
 
 const CANDIDATES = [process.env.UNKEY_INFRA_CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-browser'].filter(Boolean) as string[];
@@ -50,6 +50,24 @@ export async function openPage(browser: Browser, url: string, viewport = { width
 export async function signIn(page: Page, token: string): Promise<void> {
   await page.getByLabel('Admin token').fill(token);
   await page.getByRole('button', { name: 'Sign in' }).click();
+}
+
+/** Signs in and waits until the page is signed in: the click only starts the token check, so
+ *  a navigation right after it would race the sign-in on a busy machine. */
+export async function signedIn(page: Page, token: string): Promise<void> {
+  await signIn(page, token);
+  await visible(page, page.getByRole('button', { name: 'Sign out' }), 'signed in');
+}
+
+/** Waits for `locator`; on a timeout the error carries what the page showed instead, so a
+ *  failure seen only in CI can be read from its log. */
+export async function visible(page: Page, locator: Locator, what: string | (() => string), timeout = 30_000): Promise<void> {
+  try {
+    await locator.waitFor({ timeout });
+  } catch (err) {
+    const shown = await page.locator('body').innerText({ timeout: 2000 }).catch(() => '(unreadable)');
+    throw new Error(`${typeof what === 'string' ? what : what()}: not shown within ${timeout} ms at ${page.url()}; the page showed:\n${shown.slice(0, 2000)}`, { cause: err });
+  }
 }
 
 /** Writes docs/screenshots/<name>.png only when UNKEY_INFRA_SCREENSHOTS=1: they are committed

@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { testStack, until } from '../helpers/stack';
-import { buildWebView, launchBrowser, openPage, screenshot, signIn } from './browser';
+import { buildWebView, launchBrowser, openPage, screenshot, signedIn, signIn, visible } from './browser';
 
 buildWebView();
 // Pods become ready after a second, so the page shows a deployment before it is ready.
@@ -72,14 +72,14 @@ test('sign in, see a new deployment appear and turn ready live, open it, stop it
 });
 
 test('abort is offered only for progressive deployments; traffic says when this ctrl lacks it', async () => {
-  const { page, context } = await openPage(browser, url);
-  await signIn(page, stack.adminToken);
+  const { page, context, problems, failed } = await openPage(browser, url);
+  await signedIn(page, stack.adminToken);
   const created = await stack.api('/v1/deployments', { body: { image: 'nginx:1.27', regions: ['us-east-1'], replicas: 1 } });
   const id: string = created.body.id;
   await page.goto(`${url}#/deployments/${id}`);
   // Abort needs progressive delivery; on a ctrl without it the route does not exist.
   const abort = page.getByRole('button', { name: 'Abort', exact: true });
-  await abort.waitFor();
+  await visible(page, abort, () => `the Abort button (page problems ${JSON.stringify(problems)}, failed requests ${JSON.stringify(failed)})`);
   assert.ok(await abort.isDisabled(), 'abort is only offered for canary or blue-green');
   const traffic = page.locator('[data-unavailable], [data-testid="traffic"]');
   await traffic.first().waitFor();
