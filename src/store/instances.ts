@@ -32,11 +32,6 @@ export async function deleteInstance(q: Queryable, deploymentId: string, region:
   await q`DELETE FROM instances WHERE deployment_id = ${deploymentId} AND region = ${region} AND pod_name = ${podName}`;
 }
 
-export async function deleteInstancesOf(q: Queryable, deploymentId: string): Promise<number> {
-  const r = await q`DELETE FROM instances WHERE deployment_id = ${deploymentId}`;
-  return r.count;
-}
-
 export async function listInstances(q: Queryable, deploymentId: string): Promise<Instance[]> {
   return q<Instance[]>`SELECT * FROM instances WHERE deployment_id = ${deploymentId} ORDER BY region, pod_name`;
 }

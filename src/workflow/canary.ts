@@ -14,7 +14,7 @@
 // with the reason. Each check is one journaled step, so a ctrl crash resumes the walk where the
 // journal ends, with the same deadlines. Status reports wake a hold early (the deploy's
 // instances awakeable), so a crash loop rolls back in about one report, not one interval.
-import { deployments, domains, events, instances, routes, tenancy, topology, type Sql } from '../store';
+import { deployments, domains, events, routes, tenancy, topology, type Sql } from '../store';
 import type { TxSql } from '../store/db';
 import type { Deployment, TrafficCommand } from '../store/deployments';
 import { TerminalError, TimeoutError, type Context, type DurablePromise } from './engine';
@@ -233,7 +233,7 @@ export async function stopDeployment(tx: TxSql, id: string, status: 'stopped' | 
   await deployments.clearTrafficCommand(tx, id);
   await deployments.setDeploymentDesiredState(tx, id, 'stopped');
   await topology.setTopologyStatus(tx, id, 'stopped');
-  await instances.deleteInstancesOf(tx, id);
+  // Its instance rows go when krane reports the pods gone (see the deploy's cleanUp).
   return deployments.setDeploymentStatus(tx, id, status, reason);
 }
 

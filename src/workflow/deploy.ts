@@ -5,7 +5,8 @@
 //   pending → building (only with a build context) → deploying (topologies + outbox per region,
 //   sentinel + gossip policy per region, SentinelService.deploy on each, then wait for
 //   instances) → network (domains) → ready; or failed with the reason, after stopping the
-//   topologies (krane deletes the workloads) and removing the instance rows.
+//   topologies (krane deletes the workloads and reports the pods gone, which removes their
+//   instance rows: ctrl never deletes an observation itself).
 //
 // Waiting for instances: an awakeable is created and stored under INSTANCES_KEY before the
 // first check; the status-report path sends `notifyInstances` (shared) when the deployment's
@@ -18,7 +19,7 @@
 // deployment.status.poll per check are opened inside step bodies, so a replay emits none again.
 import { z } from 'zod';
 import { defineObject, handler, TerminalError, TimeoutError, CancelledError, type Context } from './engine';
-import { cilium, deployments, domains, instances, sentinels, tenancy, topology, type Sql } from '../store';
+import { cilium, deployments, domains, sentinels, tenancy, topology, type Sql } from '../store';
 import type { TxSql } from '../store/db';
 import { newId } from '../ids';
 import type { Builder } from './build';
@@ -211,7 +212,9 @@ async function cleanUp(tx: TxSql, deps: DeployDeps, id: string, err: unknown, re
   // wait) makes it `stopped`, which a later start can resume, rather than `failed`.
   const stopped = row?.desiredState === 'stopped';
   await topology.setTopologyStatus(tx, id, 'stopped');
-  await instances.deleteInstancesOf(tx, id);
+  // Instance rows stay: they are what krane last saw, and krane removes them when the pods
+  // go. Deleting them here lost a pod that outlived the stop (its krane could not act on it)
+  // and was reported once, so a later start waited for it forever (chaos seed 12).
   // A canary that failed mid-walk (or was stopped) must not keep its share of traffic.
   if (row) await withdrawTraffic(tx, deps.apexDomain, row.environmentId, id);
   const done = await deployments.setDeploymentStatus(tx, id, stopped ? 'stopped' : 'failed', stopped ? null : reason);

@@ -179,7 +179,7 @@ test('instances: upsert converges to the latest report; constraints hold', async
   assert.equal(rows[0]!.reason, 'CrashLoopBackOff');
   await rejectsWith(instances.upsertInstance(sql, { ...base, status: 'exploded' as instances.InstanceStatus, reason: null }), '23514');
   await rejectsWith(instances.upsertInstance(sql, { ...base, deploymentId: 'missing', status: 'pending', reason: null }), '23503');
-  assert.equal(await instances.deleteInstancesOf(sql, d.id), 1);
+  await instances.deleteInstance(sql, d.id, 'us-east-1', `${d.id}-0`);
   assert.equal((await instances.listInstances(sql, d.id)).length, 0);
 });
 
