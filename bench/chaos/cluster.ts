@@ -95,7 +95,8 @@ export async function startCluster(bundle: string, pg: Postgres, runDirPath: str
       for (const p of [...ctrls.map((c) => c.pgProxy), ...regions.map((r) => r.kraneProxy)]) await p.close();
       await sql.end({ timeout: 2 }).catch(() => {});
       const admin = postgres(pg.urlFor('postgres'), { max: 1, onnotice: () => {} });
-      await admin.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).catch(() => {});
+      // CHAOS_KEEP_DB=1 keeps a failed schedule's database (and the server's data directory) to read.
+      if (!(keepLogs && process.env.CHAOS_KEEP_DB)) await admin.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).catch(() => {});
       await admin.end();
       if (!keepLogs) rmSync(dir, { recursive: true, force: true });
     },
@@ -115,7 +116,7 @@ export async function startCluster(bundle: string, pg: Postgres, runDirPath: str
         `--engine-lease=${ENGINE_LEASE}`,
         '--deploy-timeout=3m',
         '--sentinel-timeout=3m',
-        '--log-level=info',
+        `--log-level=${process.env.CHAOS_LOG_LEVEL ?? 'info'}`,
       ];
       const node: CtrlNode = { child: { name: `ctrl-${i}`, args, starts: 0 }, url: `http://127.0.0.1:${port}`, pgProxy };
       ctrls.push(node);
@@ -146,7 +147,7 @@ async function startRegion(bundle: string, dir: string, region: string, token: s
   const kranePort = await freePort();
   const krane: Child = {
     name: `krane-${region}`,
-    args: ['krane', `--region=${region}`, `--control-plane=${kraneProxy.url}`, `--token=${token}`, `--kubeconfig=${kubeconfig}`, `--listen=127.0.0.1:${kranePort}`, '--log-level=info'],
+    args: ['krane', `--region=${region}`, `--control-plane=${kraneProxy.url}`, `--token=${token}`, `--kubeconfig=${kubeconfig}`, `--listen=127.0.0.1:${kranePort}`, `--log-level=${process.env.CHAOS_LOG_LEVEL ?? 'info'}`],
     starts: 0,
   };
   startChild(krane, bundle, logDir);

@@ -73,7 +73,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
   } finally {
     await pg.close();
     if (!keep) rmSync(dir, { recursive: true, force: true });
-    else rmSync(join(dir, 'pg'), { recursive: true, force: true });
+    else if (!process.env.CHAOS_KEEP_DB) rmSync(join(dir, 'pg'), { recursive: true, force: true });
   }
   return aggregate(o, results, keep ? dir : undefined);
 }
