@@ -3,7 +3,8 @@
 // server unreachable) is inconclusive, never a pass: the workflow fails closed when a step ends
 // without a conclusive answer. The judgement is pure; the query is the only I/O.
 import type { Analysis } from './strategy';
-import { destinationProblem, type OutboundPolicy } from './outbound';
+import type { OutboundPolicy } from './outbound';
+import { getCapped, OutboundRefusedError } from './outbound-post';
 
 export type Verdict = 'pass' | 'fail' | 'inconclusive';
 
@@ -38,34 +39,27 @@ export function sampleOf(body: unknown): number | null {
 
 /**
  * The URL is the API caller's choice, so ctrl asks it only where the outbound policy allows (the
- * same policy as Slack webhooks; checked again here, as a name may resolve elsewhere since the
- * API accepted it), and reads at most MAX_ANSWER_BYTES of the answer.
+ * same policy as Slack webhooks). The check is made on the address the socket connects to (a
+ * name may resolve elsewhere since the API accepted it, or between a check and a connect), and
+ * at most MAX_ANSWER_BYTES of the answer are read.
  */
-export async function queryPrometheus(p: NonNullable<Analysis['prometheus']>, policy: OutboundPolicy, fetchImpl: typeof fetch = fetch): Promise<AnalysisResult> {
+export async function queryPrometheus(p: NonNullable<Analysis['prometheus']>, policy: OutboundPolicy): Promise<AnalysisResult> {
   const url = new URL('api/v1/query', p.url.endsWith('/') ? p.url : `${p.url}/`);
   url.searchParams.set('query', p.query);
-  const refused = await destinationProblem(url.toString(), policy);
-  if (refused) return { verdict: 'inconclusive', value: null, reason: `prometheus url refused: ${refused}` };
+  let answer;
   try {
-    const res = await fetchImpl(url, { signal: AbortSignal.timeout(QUERY_TIMEOUT_MS), redirect: 'error' });
-    if (!res.ok) return { verdict: 'inconclusive', value: null, reason: `prometheus answered ${res.status}` };
-    const text = await readCapped(res, MAX_ANSWER_BYTES);
-    if (text === null) return { verdict: 'inconclusive', value: null, reason: `prometheus answer over ${MAX_ANSWER_BYTES} bytes` };
-    return judge(sampleOf(JSON.parse(text)), p.min, p.max);
+    answer = await getCapped(url.toString(), policy, { timeoutMs: QUERY_TIMEOUT_MS, maxBytes: MAX_ANSWER_BYTES });
   } catch (err) {
-    return { verdict: 'inconclusive', value: null, reason: `prometheus unreachable: ${(err as Error).message}` };
+    const why = err instanceof OutboundRefusedError ? `prometheus url refused: ${err.message}` : `prometheus unreachable: ${(err as Error).message}`;
+    return { verdict: 'inconclusive', value: null, reason: why };
   }
-}
-
-/** The body as text, or null once it passes `max` bytes (the rest is not read). */
-async function readCapped(res: Response, max: number): Promise<string | null> {
-  if (!res.body) return '';
-  const chunks: Uint8Array[] = [];
-  let n = 0;
-  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-    n += chunk.byteLength;
-    if (n > max) return null; // leaving the loop cancels the rest of the body
-    chunks.push(chunk);
+  if (answer.status < 200 || answer.status >= 300) return { verdict: 'inconclusive', value: null, reason: `prometheus answered ${answer.status}` };
+  if (answer.text === null) return { verdict: 'inconclusive', value: null, reason: `prometheus answer over ${MAX_ANSWER_BYTES} bytes` };
+  let body: unknown;
+  try {
+    body = JSON.parse(answer.text);
+  } catch {
+    return { verdict: 'inconclusive', value: null, reason: 'prometheus answered with something that is not a Prometheus answer (not JSON)' };
   }
-  return Buffer.concat(chunks).toString('utf8');
+  return judge(sampleOf(body), p.min, p.max);
 }

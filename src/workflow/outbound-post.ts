@@ -1,10 +1,12 @@
-// Sends one JSON POST under the outbound policy (outbound.ts). node:http(s) rather than fetch:
+// Sends one JSON POST, or reads one GET, under the outbound policy (outbound.ts). node:http(s)
+// rather than fetch:
 // the socket's `lookup` is ours, so the address checked is the address connected to (a name
 // cannot resolve publicly for the check and privately for the connection), there is no
 // connection pool that could reuse a socket opened under another decision, and redirects are
-// never followed (a 3xx is a failed post). Failures carry a fixed, short message: the status
-// code, or what kind of failure, never the remote's words, so a webhook URL cannot be used to
-// read anything back from the network.
+// never followed (a 3xx is a failed post). A post's failures carry a fixed, short message: the
+// status code, or what kind of failure, never the remote's words, so a webhook URL cannot be
+// used to read anything back from the network. A GET (the Prometheus gate) returns its body,
+// read up to a cap, for the caller to make sense of.
 import { request as httpRequest, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
@@ -51,19 +53,21 @@ function guardedLookup(policy: OutboundPolicy, anyAddress: boolean): LookupFunct
   };
 }
 
-export async function postJson(url: string, body: unknown, policy: OutboundPolicy, opts: { timeoutMs: number }): Promise<void> {
+/** Request options for one call to `u`: its own socket, resolved and checked for it alone. */
+function guardedOptions(u: URL, policy: OutboundPolicy, method: string, timeoutMs: number, headers: RequestOptions['headers']): RequestOptions {
+  return { method, headers, agent: false, lookup: guardedLookup(policy, allowListed(policy, u)), signal: AbortSignal.timeout(timeoutMs) };
+}
+
+function checkedUrl(url: string, policy: OutboundPolicy): URL {
   const problem = urlProblem(url, policy);
   if (problem) throw new OutboundRefusedError(problem);
-  const u = new URL(url);
+  return new URL(url);
+}
+
+export async function postJson(url: string, body: unknown, policy: OutboundPolicy, opts: { timeoutMs: number }): Promise<void> {
+  const u = checkedUrl(url, policy);
   const payload = Buffer.from(JSON.stringify(body));
-  const options: RequestOptions = {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'content-length': payload.length },
-    // One socket per post, resolved and checked for this post alone.
-    agent: false,
-    lookup: guardedLookup(policy, allowListed(policy, u)),
-    signal: AbortSignal.timeout(opts.timeoutMs),
-  };
+  const options = guardedOptions(u, policy, 'POST', opts.timeoutMs, { 'content-type': 'application/json', 'content-length': payload.length });
   const send = u.protocol === 'https:' ? httpsRequest : httpRequest;
   await new Promise<void>((resolve, reject) => {
     const req = send(u, options, (res) => {
@@ -79,5 +83,39 @@ export async function postJson(url: string, body: unknown, policy: OutboundPolic
       else reject(new OutboundFailedError('webhook could not be reached'));
     });
     req.end(payload);
+  });
+}
+
+/** A GET's answer: its status and body, or `text` null when the body passed `maxBytes`. */
+export interface CappedAnswer {
+  status: number;
+  text: string | null;
+}
+
+/** One GET under the policy; the body is read up to `maxBytes` (the rest is never read). */
+export async function getCapped(url: string, policy: OutboundPolicy, opts: { timeoutMs: number; maxBytes: number }): Promise<CappedAnswer> {
+  const u = checkedUrl(url, policy);
+  const options = guardedOptions(u, policy, 'GET', opts.timeoutMs, { accept: 'application/json' });
+  const send = u.protocol === 'https:' ? httpsRequest : httpRequest;
+  return new Promise<CappedAnswer>((resolve, reject) => {
+    const req = send(u, options, (res) => {
+      const status = res.statusCode ?? 0;
+      const chunks: Buffer[] = [];
+      let n = 0;
+      res.on('data', (chunk: Buffer) => {
+        n += chunk.byteLength;
+        if (n <= opts.maxBytes) return void chunks.push(chunk);
+        res.destroy();
+        resolve({ status, text: null });
+      });
+      res.on('end', () => resolve({ status, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', () => reject(new OutboundFailedError('the answer was cut off')));
+    });
+    req.on('error', (err: Error) => {
+      if (err instanceof OutboundRefusedError) reject(err);
+      else if (err.name === 'AbortError' || err.name === 'TimeoutError') reject(new OutboundFailedError(`no answer within ${opts.timeoutMs} ms`));
+      else reject(new OutboundFailedError('could not be reached'));
+    });
+    req.end();
   });
 }

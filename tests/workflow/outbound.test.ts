@@ -7,6 +7,7 @@ import { createServer as createHttpServer } from 'node:http';
 import { connect, createServer as createTcpServer, type AddressInfo } from 'node:net';
 import { destinationProblem, nonPublicKind, urlProblem, type LookupAll, type OutboundPolicy } from '../../src/workflow/outbound';
 import { OutboundFailedError, OutboundRefusedError, postJson } from '../../src/workflow/outbound-post';
+import { queryPrometheus } from '../../src/workflow/analysis';
 
 test('address classes: public addresses pass, every local, private and reserved range is named', () => {
   const table: [string, string | null][] = [
@@ -131,4 +132,45 @@ test('a webhook that never answers fails with a timeout; an unreachable one with
   const closedPort = await listen(closed);
   await new Promise<void>((r) => closed.close(() => r()));
   await assert.rejects(postJson(`http://127.0.0.1:${closedPort}/x`, {}, policy, { timeoutMs: 5000 }), (e: any) => e.message === 'webhook could not be reached');
+});
+
+/** A Prometheus stand-in answering one instant query with `value`. */
+async function fakePrometheus(value: string): Promise<{ port: number; queries: string[] }> {
+  const queries: string[] = [];
+  const server = createHttpServer((req, res) => {
+    queries.push(req.url ?? '');
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ status: 'success', data: { resultType: 'vector', result: [{ metric: {}, value: [0, value] }] } }));
+  });
+  return { port: await listen(server), queries };
+}
+
+test('a Prometheus gate connects to the address the policy checked: its name resolves through the policy, not a second lookup', async () => {
+  const prom = await fakePrometheus('0.25');
+  const policy: OutboundPolicy = { allow: [{ host: 'prom.internal', port: null }], lookup: scripted({ 'prom.internal': ['127.0.0.1'] }) };
+  const r = await queryPrometheus({ url: `http://prom.internal:${prom.port}`, query: 'up', max: 1 }, policy);
+  assert.deepEqual(r, { verdict: 'pass', value: 0.25, reason: null });
+  assert.deepEqual(prom.queries, ['/api/v1/query?query=up']);
+});
+
+test('a Prometheus name that rebinds to loopback after the check is refused before any byte is sent', async () => {
+  const prom = await fakePrometheus('0');
+  const policy: OutboundPolicy = { allow: [], lookup: scripted({ 'rebind.example': ['93.184.216.34', '127.0.0.1'] }) };
+  const url = `https://rebind.example:${prom.port}`;
+  assert.equal(await destinationProblem(url, policy), null, 'the first answer is public');
+  const r = await queryPrometheus({ url, query: 'up', max: 1 }, policy);
+  assert.equal(r.verdict, 'inconclusive');
+  assert.match(r.reason ?? '', /refused.*loopback/);
+  assert.deepEqual(prom.queries, []);
+});
+
+test('a Prometheus answer over the cap, or not JSON, is inconclusive and says why', async () => {
+  const big = createHttpServer((req, res) => {
+    res.writeHead(200);
+    res.end(req.url?.includes('junk') ? 'not json' : 'x'.repeat(2 * 1024 * 1024));
+  });
+  const port = await listen(big);
+  const policy: OutboundPolicy = { allow: [{ host: '127.0.0.1', port: null }] };
+  assert.match((await queryPrometheus({ url: `http://127.0.0.1:${port}`, query: 'up' }, policy)).reason ?? '', /over 1048576 bytes/);
+  assert.match((await queryPrometheus({ url: `http://127.0.0.1:${port}`, query: 'junk' }, policy)).reason ?? '', /not a Prometheus answer/);
 });
