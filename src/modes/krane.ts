@@ -109,7 +109,11 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
     // Half the resync interval: every periodic full sync finds the inventory older than this
     // and re-lists before trusting any hash, so a resync always verifies against the cluster.
     verifyAfterMs: Math.max(1, Math.floor(resyncMs / 2)),
-    onApplied: (ref, wrote) => outcomes.applied(ref, wrote),
+    onApplied: (ref, wrote) => {
+      outcomes.applied(ref, wrote);
+      // ctrl counts pods reported after the topology's last change; these may not change again.
+      if (ref.type === 'deployment_topology') instancesWatch.resend(ref.id);
+    },
     onDeleted: (ref) => outcomes.deleted(ref),
     onRecreated: (ref, why) => outcomes.recreated(ref, why),
     gcMaxFraction: cfg.gcMaxFraction,

@@ -127,7 +127,13 @@ export interface RegionProgress {
   applyFailure: { code: string; reason: string } | null;
 }
 
-/** Per region of a deployment: replicas wanted against instances reported running or failed. */
+/**
+ * Per region of a deployment: replicas wanted against instances reported running or failed
+ * since the region's topology last changed. An older report is not evidence about the current
+ * desired state: after a stop and a start it may describe a pod krane is about to delete, or
+ * a failure of the run before. krane reports a deployment's pods again each time it applies
+ * its topology (src/modes/krane.ts), so a pod that outlived the change is counted again.
+ */
 export async function deploymentProgress(q: Queryable, id: string): Promise<RegionProgress[]> {
   const rows = await q<(Omit<RegionProgress, 'failed'> & { failed: RegionProgress['failed'] | null })[]>`
     SELECT t.region, t.desired_status, t.replicas AS wanted,
@@ -138,7 +144,7 @@ export async function deploymentProgress(q: Queryable, id: string): Promise<Regi
            json_agg(json_build_object('podName', i.pod_name, 'reason', i.reason) ORDER BY i.pod_name)
              FILTER (WHERE i.status = 'failed') AS failed
     FROM deployment_topology t
-    LEFT JOIN instances i ON i.deployment_id = t.deployment_id AND i.region = t.region
+    LEFT JOIN instances i ON i.deployment_id = t.deployment_id AND i.region = t.region AND i.updated_at >= t.updated_at
     WHERE t.deployment_id = ${id}
     GROUP BY t.deployment_id, t.region, t.desired_status, t.replicas
     ORDER BY t.region`;

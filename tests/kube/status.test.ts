@@ -98,6 +98,27 @@ test('the pod watch survives an expired resourceVersion (410) by relisting, and 
   }
 });
 
+test('resend reports a deployment\'s pods again though nothing changed (krane calls it after applying the topology)', async () => {
+  const seen: InstanceReport[] = [];
+  const sink: StatusSink = { instance: (r) => void seen.push(r), sentinel: () => {}, apply: () => {}, gc: () => {} };
+  const watcher = new InstanceStatusWatcher({ api, namespace: 'unkey', sink, logger, relistIntervalMs: 60_000, minBackoffMs: 10 });
+  watcher.start();
+  try {
+    const ctl = controller(api);
+    await ctl.apply(ref('dep-again'), deploymentState({ deploymentId: 'dep-again', replicas: 2 }));
+    await ctl.apply(ref('dep-other'), deploymentState({ deploymentId: 'dep-other', replicas: 1 }));
+    const running = (id: string) => seen.filter((r) => r.deploymentId === id && r.status === 'running').length;
+    await until(() => running('dep-again') === 2 && running('dep-other') === 1);
+    const before = seen.length;
+    watcher.resend('dep-again');
+    assert.deepEqual(seen.slice(before).map((r) => `${r.podName} ${r.status}`).sort(), ['dep-again-0 running', 'dep-again-1 running']);
+    watcher.resend('dep-unknown');
+    assert.equal(seen.length, before + 2, 'nothing for a deployment without pods');
+  } finally {
+    await watcher.stop();
+  }
+});
+
 test('sentinel status: healthy on the rolled-out image; a crashing new image is unhealthy and keeps the old running image', async () => {
   const seen: SentinelStatus[] = [];
   const sink: StatusSink = { instance: () => {}, sentinel: (s) => void seen.push(s), apply: () => {}, gc: () => {} };

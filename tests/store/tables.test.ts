@@ -183,6 +183,24 @@ test('instances: upsert converges to the latest report; constraints hold', async
   assert.equal((await instances.listInstances(sql, d.id)).length, 0);
 });
 
+test('progress counts only instances reported since the topology last changed: a row from before a stop and start is not evidence', async () => {
+  const d = newDeployment({ regions: ['us-east-1'], replicas: 1 });
+  await deployments.insertDeployment(sql, d);
+  await topology.upsertTopology(sql, { deploymentId: d.id, region: 'us-east-1', workspaceId: 'default', replicas: 1 });
+  const pod = { deploymentId: d.id, region: 'us-east-1', podName: `${d.id}-0`, address: null, cpuMillicores: 250, memoryMib: 256, reason: null };
+  await instances.upsertInstance(sql, { ...pod, status: 'running' });
+  const counts = async () => (await deployments.deploymentProgress(sql, d.id)).map((r) => `${r.running} running, ${r.failed.length} failed`);
+  assert.deepEqual(await counts(), ['1 running, 0 failed']);
+  // Stopped and started again: the pod seen before may be the one krane is deleting.
+  await topology.setTopologyStatus(sql, d.id, 'stopped');
+  await topology.setTopologyStatus(sql, d.id, 'running');
+  assert.deepEqual(await counts(), ['0 running, 0 failed'], 'the old report does not count');
+  await instances.upsertInstance(sql, { ...pod, status: 'failed', reason: 'CrashLoopBackOff' });
+  assert.deepEqual(await counts(), ['0 running, 1 failed'], 'a report after the change counts, whatever it says');
+  await instances.upsertInstance(sql, { ...pod, status: 'running' });
+  assert.deepEqual(await counts(), ['1 running, 0 failed']);
+});
+
 test('domains: assign, move environment domains, pinned domains stay', async () => {
   const d1 = newDeployment();
   const d2 = newDeployment();

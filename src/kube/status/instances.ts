@@ -1,6 +1,7 @@
 // Watches deployment pods (label-scoped to krane's own) and reports each pod's instance state
-// when it changes, a deleted report when the pod goes, and everything again after every full
-// relist so ctrl heals from anything it lost.
+// when it changes, a deleted report when the pod goes, everything again after every full
+// relist so ctrl heals from anything it lost, and a deployment's pods again on request (after
+// krane applied its topology).
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger } from '../../log';
 import type { InstanceReport } from '../../sync/wire';
@@ -82,6 +83,23 @@ export class InstanceStatusWatcher {
     if (!s) return;
     this.started.add(uid);
     if (s.readyAt >= this.since - STARTUP_SLACK_MS) this.o.onStartup(s.seconds);
+  }
+
+  /**
+   * Reports the pods of one deployment again, changed or not. krane calls it after applying
+   * the deployment's topology: ctrl counts only reports newer than the topology's last change
+   * (deploymentProgress), and a pod that outlived a stop and start would otherwise not be
+   * reported again before the next relist.
+   */
+  resend(deploymentId: string): void {
+    for (const obj of this.reflector.store.values()) {
+      const pod = obj as V1Pod;
+      if (pod.metadata?.labels?.[LABEL.deploymentId] !== deploymentId) continue;
+      const r = instanceReport(pod);
+      if (!r) continue;
+      this.last.set(`${r.deploymentId}/${r.podName}`, JSON.stringify(r));
+      this.emit(r);
+    }
   }
 
   private emit(r: InstanceReport): void {
