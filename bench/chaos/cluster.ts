@@ -6,9 +6,15 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
+import { LOG_LEVELS } from '../../src/log';
 import { freePort } from '../../src/net';
 import { FaultProxy } from './proxy';
 import { killChild, startChild, startPostgres, waitHttp, type Child, type Postgres } from './processes';
+
+/** Diagnosis knobs (README, Benchmarks): checked once here, not by every child failing its config. */
+export const KEEP_DB = process.env.CHAOS_KEEP_DB === '1';
+const CHILD_LOG_LEVEL = process.env.CHAOS_LOG_LEVEL ?? 'info';
+if (!(LOG_LEVELS as readonly string[]).includes(CHILD_LOG_LEVEL)) throw new Error(`CHAOS_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
 
 /** Two of each: the fewest that show cross-region and cross-replica faults. */
 export const REGIONS = ['us-east-1', 'eu-west-1'];
@@ -96,7 +102,7 @@ export async function startCluster(bundle: string, pg: Postgres, runDirPath: str
       await sql.end({ timeout: 2 }).catch(() => {});
       const admin = postgres(pg.urlFor('postgres'), { max: 1, onnotice: () => {} });
       // CHAOS_KEEP_DB=1 keeps a failed schedule's database (and the server's data directory) to read.
-      if (!(keepLogs && process.env.CHAOS_KEEP_DB)) await admin.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).catch(() => {});
+      if (!(keepLogs && KEEP_DB)) await admin.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).catch(() => {});
       await admin.end();
       if (!keepLogs) rmSync(dir, { recursive: true, force: true });
     },
@@ -116,7 +122,7 @@ export async function startCluster(bundle: string, pg: Postgres, runDirPath: str
         `--engine-lease=${ENGINE_LEASE}`,
         '--deploy-timeout=3m',
         '--sentinel-timeout=3m',
-        `--log-level=${process.env.CHAOS_LOG_LEVEL ?? 'info'}`,
+        `--log-level=${CHILD_LOG_LEVEL}`,
       ];
       const node: CtrlNode = { child: { name: `ctrl-${i}`, args, starts: 0 }, url: `http://127.0.0.1:${port}`, pgProxy };
       ctrls.push(node);
@@ -147,7 +153,7 @@ async function startRegion(bundle: string, dir: string, region: string, token: s
   const kranePort = await freePort();
   const krane: Child = {
     name: `krane-${region}`,
-    args: ['krane', `--region=${region}`, `--control-plane=${kraneProxy.url}`, `--token=${token}`, `--kubeconfig=${kubeconfig}`, `--listen=127.0.0.1:${kranePort}`, `--log-level=${process.env.CHAOS_LOG_LEVEL ?? 'info'}`],
+    args: ['krane', `--region=${region}`, `--control-plane=${kraneProxy.url}`, `--token=${token}`, `--kubeconfig=${kubeconfig}`, `--listen=127.0.0.1:${kranePort}`, `--log-level=${CHILD_LOG_LEVEL}`],
     starts: 0,
   };
   startChild(krane, bundle, logDir);

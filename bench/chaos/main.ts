@@ -3,7 +3,7 @@
 import { existsSync, rmSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { join, resolve } from 'node:path';
-import { runDir, startCluster, startServer } from './cluster';
+import { KEEP_DB, runDir, startCluster, startServer } from './cluster';
 import type { Violation } from './invariants';
 import { percentile, runSchedule, type ScheduleResult } from './run';
 import { countByKind, FAULT_KINDS, scheduleSeed, type FaultKind } from './schedule';
@@ -73,7 +73,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
   } finally {
     await pg.close();
     if (!keep) rmSync(dir, { recursive: true, force: true });
-    else if (!process.env.CHAOS_KEEP_DB) rmSync(join(dir, 'pg'), { recursive: true, force: true });
+    else if (!KEEP_DB) rmSync(join(dir, 'pg'), { recursive: true, force: true });
   }
   return aggregate(o, results, keep ? dir : undefined);
 }

@@ -50,7 +50,7 @@ export async function queryPrometheus(p: NonNullable<Analysis['prometheus']>, po
   try {
     answer = await getCapped(url.toString(), policy, { timeoutMs: QUERY_TIMEOUT_MS, maxBytes: MAX_ANSWER_BYTES });
   } catch (err) {
-    const why = err instanceof OutboundRefusedError ? `prometheus url refused: ${err.message}` : `prometheus unreachable: ${(err as Error).message}`;
+    const why = err instanceof OutboundRefusedError ? `prometheus ${err.message}` : `prometheus unreachable: ${(err as Error).message}`;
     return { verdict: 'inconclusive', value: null, reason: why };
   }
   if (answer.status < 200 || answer.status >= 300) return { verdict: 'inconclusive', value: null, reason: `prometheus answered ${answer.status}` };
