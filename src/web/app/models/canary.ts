@@ -55,6 +55,19 @@ export function addWeight(s: CanarySeries, p: WeightPoint): CanarySeries {
   return { ...s, weights: [...s.weights, p].slice(-MAX_POINTS) };
 }
 
+/**
+ * A traffic table applied to every series: each backend's weight, and 0 for a deployment the
+ * page has charted that the table no longer lists. A rollback or a switch drops the loser from
+ * the table rather than listing it at 0, so without this its line would stay at its last weight.
+ */
+export function applyTable(all: Record<string, CanarySeries>, backends: Traffic['backends'], t: number): Record<string, CanarySeries> {
+  const next = { ...all };
+  for (const id of new Set([...Object.keys(all), ...backends.map((b) => b.deploymentId)])) {
+    next[id] = addWeight(next[id] ?? { weights: [], analysis: [] }, { t, weight: weightOf({ backends }, id) ?? 0 });
+  }
+  return next;
+}
+
 export function addAnalysis(s: CanarySeries, p: AnalysisPoint & { min?: number; max?: number }): CanarySeries {
   const { min, max, ...point } = p;
   return { ...s, analysis: [...s.analysis, point].slice(-MAX_POINTS), ...(min !== undefined ? { min } : {}), ...(max !== undefined ? { max } : {}) };

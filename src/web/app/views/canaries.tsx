@@ -7,7 +7,7 @@
 // traffic endpoint and the view says so.
 import { useEffect, useState } from 'preact/hooks';
 import { useEvents, useNow, useResource } from '../hooks';
-import { addAnalysis, addWeight, analysisFromEvent, chartGeometry, weightFromEvent, weightOf, type CanarySeries } from '../models/canary';
+import { addAnalysis, addWeight, analysisFromEvent, applyTable, chartGeometry, weightFromEvent, type CanarySeries } from '../models/canary';
 import { href } from '../router';
 import type { Traffic } from '../types';
 import { ErrorBox, isUnavailable, Loading, Unavailable } from './common';
@@ -83,25 +83,19 @@ export function CanariesView({ env }: { env: string }) {
   useEffect(() => {
     const t = res.data;
     if (!t) return;
-    setSeries((all) => {
-      const next = { ...all };
-      for (const b of t.backends) next[b.deploymentId] = addWeight(next[b.deploymentId] ?? EMPTY, { t: Date.now(), weight: weightOf(t, b.deploymentId) ?? 0 });
-      return next;
-    });
+    setSeries((all) => applyTable(all, t.backends, Date.now()));
   }, [res.data]);
   useEvents((e) => {
     const id = typeof e.deploymentId === 'string' ? e.deploymentId : undefined;
     if (e.type === 'deployment.traffic') {
       if (e.environmentId !== undefined && e.environmentId !== env) return;
-      const ids = Array.isArray(e.backends) ? (e.backends as { deploymentId: string }[]).map((b) => b.deploymentId) : id ? [id] : [];
-      setSeries((all) => {
-        const next = { ...all };
-        for (const d of ids) {
-          const w = weightFromEvent(e, d);
-          if (w !== undefined) next[d] = addWeight(next[d] ?? EMPTY, { t: Date.now(), weight: w });
-        }
-        return next;
-      });
+      if (Array.isArray(e.backends)) {
+        const backends = e.backends as Traffic['backends'];
+        setSeries((all) => applyTable(all, backends, Date.now()));
+      } else if (id) {
+        const w = weightFromEvent(e, id);
+        if (w !== undefined) setSeries((all) => ({ ...all, [id]: addWeight(all[id] ?? EMPTY, { t: Date.now(), weight: w }) }));
+      }
       res.reload();
     } else if (e.type === 'deployment.analysis' && id) {
       const p = analysisFromEvent(e, Date.now());
