@@ -9,7 +9,7 @@ import { applyRegion, applyStatus, deploymentActions, filterRows, type Row } fro
 import { regionRows } from '../../../src/web/app/models/regions';
 import { failedOf, parseWaves, rolloutActions, skippedOf, waveProgress } from '../../../src/web/app/models/rollout';
 import { liveLabel } from '../../../src/web/app/models/shell';
-import { applyTable } from '../../../src/web/app/models/canary';
+import { applyTable, tableTracker } from '../../../src/web/app/models/canary';
 import type { DeploymentSummary, RegionView, RolloutView } from '../../../src/web/app/types';
 
 test('span and duration read as people read time', () => {
@@ -146,4 +146,16 @@ test('a traffic table moves every charted line: a deployment dropped from the ta
   const again = applyTable(analysed, [{ deploymentId: 'stable', weight: 100 }], 4);
   assert.equal(again.canary!.weights.length, 3);
   assert.equal(again.canary!.analysis.length, 1);
+});
+
+test('a traffic read in flight when an event arrives answers with the event\'s newer table', async () => {
+  const tables = tableTracker();
+  const table = (w: number) => ({ environmentId: 'e', hostname: 'h', backends: [{ deploymentId: 'stable', weight: 100 - w }, { deploymentId: 'canary', weight: w }] });
+  let answer!: (t: ReturnType<typeof table>) => void;
+  const slow = tables.read(() => new Promise((r) => (answer = r)));
+  tables.event(table(20).backends);
+  answer(table(0));
+  assert.deepEqual((await slow).backends, table(20).backends, 'not the 0% it read before the event');
+  // A read with no event meanwhile is taken as read.
+  assert.deepEqual((await tables.read(async () => table(50))).backends, table(50).backends);
 });
