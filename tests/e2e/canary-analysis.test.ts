@@ -4,52 +4,21 @@
 // ends. Skipped, saying so, where the binary is missing.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { testStack, until } from '../helpers/stack';
-import { freePort } from '../../src/net';
+import { prometheusMissing, startGauge, startPrometheus } from '../helpers/prometheus';
 import { events } from '../../src/store';
 import type { LiveEvent } from '../../src/live-events';
 import { SENTINEL_NAMESPACE } from '../../src/sync/wire';
 import { KubeClient } from '../../src/kube/client';
 
-const PROMETHEUS = '/usr/bin/prometheus';
-const skip = existsSync(PROMETHEUS) ? false : `${PROMETHEUS} is missing (Debian package prometheus)`;
+const skip = prometheusMissing;
 const BOTH = ['us-east-1', 'eu-west-1'];
-
-/** The exporter: one gauge whose value the test sets. */
-let errorRatio = 0.01;
-async function startExporter(): Promise<number> {
-  const server = createServer((_req, res) => res.end(`# TYPE app_error_ratio gauge\napp_error_ratio ${errorRatio}\n`));
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  after(() => server.close());
-  return (server.address() as { port: number }).port;
-}
-
-async function startPrometheus(target: number): Promise<string> {
-  const dir = mkdtempSync(join(tmpdir(), 'prom-'));
-  // Scraped every 200 ms so a changed value reaches the query within a check or two.
-  writeFileSync(join(dir, 'prometheus.yml'), `global:\n  scrape_interval: 200ms\n  scrape_timeout: 150ms\nscrape_configs:\n  - job_name: app\n    static_configs:\n      - targets: ['127.0.0.1:${target}']\n`);
-  const port = await freePort();
-  const proc = spawn(PROMETHEUS, [`--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`], { stdio: 'ignore' });
-  after(() => {
-    proc.kill('SIGKILL');
-    rmSync(dir, { recursive: true, force: true });
-  });
-  const url = `http://127.0.0.1:${port}`;
-  await until(async () => {
-    const body = (await (await fetch(`${url}/api/v1/query?query=app_error_ratio`)).json()) as any;
-    return body.data.result.length > 0;
-  }, 30_000, 'prometheus scraping the exporter');
-  return url;
-}
 
 // Prometheus runs on 127.0.0.1 over plain http: allowed explicitly (the outbound policy).
 const stack = skip ? undefined : await testStack({ ctrl: { settings: { outboundAllow: '127.0.0.1' } } });
-const prometheusUrl = skip ? '' : await startPrometheus(await startExporter());
+/** The exporter's one gauge, which the tests set. */
+const errorRatio = skip ? undefined : await startGauge('app_error_ratio', 0.01);
+const prometheusUrl = errorRatio ? await startPrometheus(errorRatio.port, 'app_error_ratio') : '';
 const seen: LiveEvent[] = [];
 if (stack) after(await events.listenEvents(stack.db.sql, (e) => void seen.push(e)));
 
@@ -78,7 +47,7 @@ let stable = '';
 test('a canary whose error ratio stays within bounds passes analysis and takes all traffic', { skip }, async () => {
   stable = await create();
   assert.equal((await finished(stable)).status, 'ready');
-  errorRatio = 0.01;
+  errorRatio!.set(0.01);
   const id = await create(canary('app_error_ratio', [{ weight: 25, pause: '1500ms' }]));
   const done = await finished(id);
   assert.equal(done.status, 'ready', done.error);
@@ -90,10 +59,10 @@ test('a canary whose error ratio stays within bounds passes analysis and takes a
 });
 
 test('a raised error rate rolls the canary back to 100% stable in every region, naming the analysis', { skip }, async () => {
-  errorRatio = 0.01;
+  errorRatio!.set(0.01);
   const id = await create(canary('app_error_ratio', [{ weight: 20, pause: '60s' }]));
   for (const r of BOTH) await until(async () => (await weights(r)) === `${stable}:80,${id}:20`, 30_000, `${r} at 20%`);
-  errorRatio = 0.5;
+  errorRatio!.set(0.5);
   const done = await finished(id, 15_000);
   assert.equal(done.status, 'rolled_back');
   assert.match(done.error, /analysis failed: 0\.5 is above the maximum 0\.05/);
@@ -102,7 +71,7 @@ test('a raised error rate rolls the canary back to 100% stable in every region, 
 });
 
 test('a query without data is inconclusive and fails closed when the step ends', { skip }, async () => {
-  errorRatio = 0.01;
+  errorRatio!.set(0.01);
   const id = await create(canary('app_metric_nobody_exports', [{ weight: 10, pause: '1200ms' }]));
   const done = await finished(id);
   assert.equal(done.status, 'rolled_back');

@@ -1,7 +1,8 @@
 // The web view in headless Chromium against a real ctrl (in-process stack, two regions): sign
 // in, a deployment created through the API appears and turns ready without a reload, stop it
-// from the page, a wrong token refused, regions (offline flagged, or "not available" while
-// ctrl has no GET /v1/regions), and the token never in a URL or in storage other than the tab's.
+// from the page, a wrong token refused, a rolling deployment's traffic and why it cannot be
+// aborted, regions (an offline one flagged), and the token never in a URL or in storage other
+// than the tab's. Canaries and blue-green are driven in canary.browser.test.ts.
 // Page-side expressions are strings: this file is checked without the DOM library.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -66,51 +67,49 @@ test('sign in, see a new deployment appear and turn ready live, open it, stop it
   assert.ok(await page.getByRole('button', { name: 'Start', exact: true }).isEnabled(), 'start offered once stopped');
   assert.equal(await page.evaluate('window.marker'), 1, 'no reload');
   assert.deepEqual(problems, []);
-  // Only endpoints this ctrl does not serve yet (progressive delivery) may fail.
-  assert.deepEqual(failed.filter((f) => !f.startsWith('404 GET /v1/environments/')), []);
+  assert.deepEqual(failed, []);
   await context.close();
 });
 
-test('abort is offered only for progressive deployments; traffic says when this ctrl lacks it', async () => {
+test('a rolling deployment: its traffic shown, abort refused with the reason; the canaries view has nothing shifting', async () => {
   const { page, context, problems, failed } = await openPage(browser, url);
   await signedIn(page, stack.adminToken);
   const created = await stack.api('/v1/deployments', { body: { image: 'nginx:1.27', regions: ['us-east-1'], replicas: 1 } });
   const id: string = created.body.id;
   await page.goto(`${url}#/deployments/${id}`);
-  // Abort needs progressive delivery; on a ctrl without it the route does not exist.
   const abort = page.getByRole('button', { name: 'Abort', exact: true });
   await visible(page, abort, () => `the Abort button (page problems ${JSON.stringify(problems)}, failed requests ${JSON.stringify(failed)})`);
   assert.ok(await abort.isDisabled(), 'abort is only offered for canary or blue-green');
-  const traffic = page.locator('[data-unavailable], [data-testid="traffic"]');
-  await traffic.first().waitFor();
-  if (await page.locator('[data-unavailable]').count()) assert.match(await page.locator('[data-unavailable]').innerText(), /not available on this server/);
-  // The canaries view says the same of the whole feature while ctrl lacks it.
+  const why = await abort.getAttribute('aria-describedby');
+  assert.ok(why, 'the disabled button names its reason');
+  assert.equal(await page.locator(`[id="${why}"]`).innerText(), 'only canary or blue-green');
+  // A rolling deploy that becomes ready takes all of the environment's traffic.
+  const weight = (w: number) => page.locator(`[data-testid="traffic"] tr[data-deployment="${id}"][data-weight="${w}"]`);
+  await visible(page, weight(100), 'the deployment at 100% in its traffic panel', 30_000);
+  assert.deepEqual((await stack.api('/v1/environments/default/traffic')).body.backends, [{ deploymentId: id, weight: 100 }]);
+
   await page.getByRole('link', { name: 'Canaries' }).click();
-  await page.getByRole('heading', { name: /Canaries and blue-green/ }).waitFor();
-  const status = (await stack.api('/v1/environments/default/traffic')).status;
-  if (status === 404) assert.match(await page.locator('[data-unavailable]').innerText(), /Progressive delivery \(canary and blue-green\): not available on this server/);
-  else await page.getByTestId('traffic').waitFor();
+  await visible(page, page.getByRole('heading', { name: /Canaries and blue-green/ }), 'the canaries view');
+  await visible(page, weight(100), 'the deployment at 100% in the canaries view');
+  assert.ok(await page.getByText('No canary or blue-green deployment is shifting traffic now.').isVisible());
+  assert.equal(await page.locator('[data-unavailable]').count(), 0, 'ctrl serves progressive delivery');
+  assert.deepEqual(problems, []);
+  assert.deepEqual(failed, []);
   await context.close();
 });
 
-test('regions: an offline region is flagged (or the view says ctrl does not serve regions yet)', async (t) => {
-  const { page, context, problems } = await openPage(browser, url + '#/regions');
-  await signIn(page, stack.adminToken);
-  await page.getByRole('heading', { name: 'Regions' }).waitFor();
-  if ((await stack.api('/v1/regions')).status === 404) {
-    await page.locator('[data-unavailable]').waitFor();
-    assert.match(await page.locator('[data-unavailable]').innerText(), /Regions: not available on this server/);
-    assert.deepEqual(problems, []);
-    await context.close();
-    t.skip('waits for GET /v1/regions (API.md); the 404 case is checked');
-    return;
-  }
-  await page.getByTestId('regions').waitFor();
+test('regions: an offline region is flagged', async () => {
+  const { page, context, problems, failed } = await openPage(browser, url + '#/regions');
+  await signedIn(page, stack.adminToken);
+  await visible(page, page.getByTestId('regions'), 'the regions table');
+  assert.equal(await page.locator('[data-unavailable]').count(), 0, 'ctrl serves GET /v1/regions');
   await stack.regions.get('eu-west-1')!.krane.close();
   const row = page.locator('tr[data-region="eu-west-1"]');
   await until(async () => (await row.getAttribute('data-status')) === 'offline', 90_000, 'eu-west-1 flagged offline');
   assert.match(await row.innerText(), /offline/);
   assert.equal(await page.locator('tr[data-region="us-east-1"]').getAttribute('data-status'), 'online');
+  assert.deepEqual(problems, []);
+  assert.deepEqual(failed, []);
   await context.close();
 });
 

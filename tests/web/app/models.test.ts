@@ -9,6 +9,7 @@ import { applyRegion, applyStatus, deploymentActions, filterRows, type Row } fro
 import { regionRows } from '../../../src/web/app/models/regions';
 import { failedOf, parseWaves, rolloutActions, skippedOf, waveProgress } from '../../../src/web/app/models/rollout';
 import { liveLabel } from '../../../src/web/app/models/shell';
+import { applyTable, tableTracker } from '../../../src/web/app/models/canary';
 import type { DeploymentSummary, RegionView, RolloutView } from '../../../src/web/app/types';
 
 test('span and duration read as people read time', () => {
@@ -131,4 +132,30 @@ test('the header says whether the page is live, in words', () => {
   assert.deepEqual(liveLabel({ kind: 'live' }, 0), { text: 'Live', tone: 'ok' });
   assert.match(liveLabel({ kind: 'reconnecting', attempt: 2, retryAt: 3500 }, 1000).text, /^Connection lost: reconnecting in 3s/);
   assert.match(liveLabel({ kind: 'reconnecting', attempt: 2, retryAt: 500 }, 1000).text, /reconnecting…/);
+});
+
+test('a traffic table moves every charted line: a deployment dropped from the table falls to 0', () => {
+  let all = applyTable({}, [{ deploymentId: 'stable', weight: 80 }, { deploymentId: 'canary', weight: 20 }], 1);
+  all = applyTable(all, [{ deploymentId: 'stable', weight: 50 }, { deploymentId: 'canary', weight: 50 }], 2);
+  // A rollback lists the stable alone; the canary is not listed at 0.
+  all = applyTable(all, [{ deploymentId: 'stable', weight: 100 }], 3);
+  assert.deepEqual(all.canary!.weights, [{ t: 1, weight: 20 }, { t: 2, weight: 50 }, { t: 3, weight: 0 }]);
+  assert.deepEqual(all.stable!.weights, [{ t: 1, weight: 80 }, { t: 2, weight: 50 }, { t: 3, weight: 100 }]);
+  // Unchanged weights add no point, and the analysis already seen is kept.
+  const analysed = { ...all, canary: { ...all.canary!, analysis: [{ t: 2, value: 0.01, verdict: 'pass' as const }] } };
+  const again = applyTable(analysed, [{ deploymentId: 'stable', weight: 100 }], 4);
+  assert.equal(again.canary!.weights.length, 3);
+  assert.equal(again.canary!.analysis.length, 1);
+});
+
+test('a traffic read in flight when an event arrives answers with the event\'s newer table', async () => {
+  const tables = tableTracker();
+  const table = (w: number) => ({ environmentId: 'e', hostname: 'h', backends: [{ deploymentId: 'stable', weight: 100 - w }, { deploymentId: 'canary', weight: w }] });
+  let answer!: (t: ReturnType<typeof table>) => void;
+  const slow = tables.read(() => new Promise((r) => (answer = r)));
+  tables.event(table(20).backends);
+  answer(table(0));
+  assert.deepEqual((await slow).backends, table(20).backends, 'not the 0% it read before the event');
+  // A read with no event meanwhile is taken as read.
+  assert.deepEqual((await tables.read(async () => table(50))).backends, table(50).backends);
 });

@@ -69,7 +69,7 @@ test('waves render as progress bars with counts; ids with reasons', () => {
 test('traffic weights, strategies and the canary chart', () => {
   const traffic = { environmentId: 'e', hostname: 'app.example.com', backends: [{ deploymentId: 'stable', weight: 90 }, { deploymentId: 'canary', weight: 10 }] };
   const html = render(h(WeightsTable, { traffic, highlight: 'canary' }));
-  assert.match(html, /<tr class="current">.*canary/);
+  assert.match(html, /<tr class="current" data-deployment="canary" data-weight="10">/);
   assert.match(text(html), /stable 90% canary 10%/);
   assert.deepEqual(chartedIds(traffic, {}), ['canary', 'stable'], 'both sides of a split');
   assert.deepEqual(chartedIds({ ...traffic, backends: [{ deploymentId: 'only', weight: 100 }] }, { old: { weights: [], analysis: [{ t: 1, value: 1, verdict: 'pass' }] } }), ['old']);

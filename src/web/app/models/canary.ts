@@ -32,13 +32,6 @@ export function weightOf(traffic: Pick<Traffic, 'backends'> | null | undefined, 
   return traffic.backends.find((b) => b.deploymentId === deploymentId)?.weight ?? 0;
 }
 
-/** This deployment's weight from a `deployment.traffic` event (its own weight, or the backends). */
-export function weightFromEvent(e: Record<string, unknown>, deploymentId: string): number | undefined {
-  if (Array.isArray(e.backends)) return weightOf({ backends: e.backends as Traffic['backends'] }, deploymentId);
-  if (e.deploymentId !== deploymentId) return undefined;
-  return num(e.weight);
-}
-
 export function analysisFromEvent(e: Record<string, unknown>, t: number): (AnalysisPoint & { min?: number; max?: number }) | undefined {
   const value = num(e.value) ?? null;
   const raw = e.verdict ?? e.result ?? (typeof e.ok === 'boolean' ? (e.ok ? 'pass' : 'fail') : undefined);
@@ -53,6 +46,41 @@ export function addWeight(s: CanarySeries, p: WeightPoint): CanarySeries {
   // A repeated weight adds nothing to a step line; the line is drawn on to "now" anyway.
   if (last && last.weight === p.weight) return s;
   return { ...s, weights: [...s.weights, p].slice(-MAX_POINTS) };
+}
+
+/**
+ * A traffic table applied to every series: each backend's weight, and 0 for a deployment the
+ * page has charted that the table no longer lists. A rollback or a switch drops the loser from
+ * the table rather than listing it at 0, so without this its line would stay at its last weight.
+ */
+export function applyTable(all: Record<string, CanarySeries>, backends: Traffic['backends'], t: number): Record<string, CanarySeries> {
+  const next = { ...all };
+  for (const id of new Set([...Object.keys(all), ...backends.map((b) => b.deploymentId)])) {
+    next[id] = addWeight(next[id] ?? { weights: [], analysis: [] }, { t, weight: weightOf({ backends }, id) ?? 0 });
+  }
+  return next;
+}
+
+/**
+ * The environment's table from its two sources in order: a read still in flight when a
+ * `deployment.traffic` event arrived answers with the event's table, which is newer than what
+ * it read. (Taken as it came, such a read drew a canary's line back down for a moment: 0 → 20 →
+ * 0 → 20 → 50.)
+ */
+export function tableTracker() {
+  let seen = 0;
+  let latest: Traffic['backends'] | undefined;
+  return {
+    event(backends: Traffic['backends']): void {
+      seen++;
+      latest = backends;
+    },
+    async read(load: () => Promise<Traffic>): Promise<Traffic> {
+      const before = seen;
+      const t = await load();
+      return seen !== before && latest ? { ...t, backends: latest } : t;
+    },
+  };
 }
 
 export function addAnalysis(s: CanarySeries, p: AnalysisPoint & { min?: number; max?: number }): CanarySeries {

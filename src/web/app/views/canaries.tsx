@@ -5,9 +5,9 @@
 // History is what this page has seen (the traffic snapshot, then `deployment.traffic` and
 // `deployment.analysis` events). A ctrl without progressive delivery answers 404 for the
 // traffic endpoint and the view says so.
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useMemo, useState } from 'preact/hooks';
 import { useEvents, useNow, useResource } from '../hooks';
-import { addAnalysis, addWeight, analysisFromEvent, chartGeometry, weightFromEvent, weightOf, type CanarySeries } from '../models/canary';
+import { addAnalysis, analysisFromEvent, applyTable, chartGeometry, tableTracker, type CanarySeries } from '../models/canary';
 import { href } from '../router';
 import type { Traffic } from '../types';
 import { ErrorBox, isUnavailable, Loading, Unavailable } from './common';
@@ -77,32 +77,24 @@ export function chartedIds(traffic: Traffic | undefined, series: AllSeries): str
 
 export function CanariesView({ env }: { env: string }) {
   const now = useNow(2000);
-  const res = useResource((api) => api<Traffic>(trafficPath(env)), [env]);
+  const tables = useMemo(() => tableTracker(), [env]);
+  const res = useResource((api) => tables.read(() => api<Traffic>(trafficPath(env))), [env]);
   const [series, setSeries] = useState<AllSeries>({});
   useEffect(() => setSeries({}), [env]);
+  // The weight lines follow the table alone (reads and events both land in it), in order.
   useEffect(() => {
     const t = res.data;
     if (!t) return;
-    setSeries((all) => {
-      const next = { ...all };
-      for (const b of t.backends) next[b.deploymentId] = addWeight(next[b.deploymentId] ?? EMPTY, { t: Date.now(), weight: weightOf(t, b.deploymentId) ?? 0 });
-      return next;
-    });
+    setSeries((all) => applyTable(all, t.backends, Date.now()));
   }, [res.data]);
   useEvents((e) => {
     const id = typeof e.deploymentId === 'string' ? e.deploymentId : undefined;
     if (e.type === 'deployment.traffic') {
       if (e.environmentId !== undefined && e.environmentId !== env) return;
-      const ids = Array.isArray(e.backends) ? (e.backends as { deploymentId: string }[]).map((b) => b.deploymentId) : id ? [id] : [];
-      setSeries((all) => {
-        const next = { ...all };
-        for (const d of ids) {
-          const w = weightFromEvent(e, d);
-          if (w !== undefined) next[d] = addWeight(next[d] ?? EMPTY, { t: Date.now(), weight: w });
-        }
-        return next;
-      });
-      res.reload();
+      if (!Array.isArray(e.backends)) return res.reload();
+      const backends = e.backends as Traffic['backends'];
+      tables.event(backends);
+      res.update((t) => ({ ...t, backends }));
     } else if (e.type === 'deployment.analysis' && id) {
       const p = analysisFromEvent(e, Date.now());
       if (p) setSeries((all) => ({ ...all, [id]: addAnalysis(all[id] ?? EMPTY, p) }));

@@ -30,7 +30,7 @@ export function WeightsTable({ traffic, highlight }: { traffic: Traffic; highlig
       </thead>
       <tbody>
         {traffic.backends.map((b) => (
-          <tr key={b.deploymentId} class={b.deploymentId === highlight ? 'current' : undefined}>
+          <tr key={b.deploymentId} class={b.deploymentId === highlight ? 'current' : undefined} data-deployment={b.deploymentId} data-weight={b.weight}>
             <th scope="row" data-label="Deployment" class="mono">
               {b.deploymentId}
             </th>
