@@ -73,8 +73,16 @@ export async function getRoutes(q: Queryable, environmentId: string): Promise<Ro
   return row;
 }
 
-/** Locks the table for a read-modify-write (a canary step reads the weights it changes). */
-export async function lockRoutes(q: Queryable, environmentId: string): Promise<Routes | undefined> {
-  const [row] = await q<Routes[]>`SELECT * FROM environment_routes WHERE environment_id = ${environmentId} FOR UPDATE`;
-  return row;
+/**
+ * Locks the table for a read-modify-write (a canary step reads the weights it changes). The row
+ * is the environment's traffic lock (src/workflow/traffic.ts states the lock order), so an
+ * environment that never had traffic gets an empty one first: locking a row that does not exist
+ * would lock nothing, and two first writers would meet only at their INSERT, after each had
+ * locked other rows. The empty row is in no region, so it needs no change row.
+ */
+export async function lockRoutes(q: Queryable, r: { environmentId: string; workspaceId: string; hostname: string }): Promise<Routes> {
+  await q`INSERT INTO environment_routes (environment_id, workspace_id, hostname) VALUES (${r.environmentId}, ${r.workspaceId}, ${r.hostname})
+          ON CONFLICT (environment_id) DO NOTHING`;
+  const [row] = await q<Routes[]>`SELECT * FROM environment_routes WHERE environment_id = ${r.environmentId} FOR UPDATE`;
+  return row!;
 }

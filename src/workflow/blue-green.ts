@@ -4,10 +4,10 @@
 // deployment keeps running for `scaleDownDelay` (a durable sleep), so switching back is instant,
 // and is then stopped unless traffic went back to it meanwhile. An abort or failed analysis
 // before the switch leaves blue as it was and ends green `rolled_back`.
-import { routes } from '../store';
 import type { Context } from './engine';
 import { completeSwitch, hold, rollBack, stopDeployment, type StrategyDeps, type StrategyOutcome, type WalkStart } from './canary';
 import { ms, type Strategy } from './strategy';
+import { lockTraffic } from './traffic';
 
 type BlueGreen = Extract<Strategy, { type: 'blue-green' }>;
 
@@ -31,8 +31,8 @@ export async function runBlueGreen(ctx: Context, deps: StrategyDeps, id: string,
     await ctx.sleep('scale-down-delay', ms(strategy.scaleDownDelay));
     await ctx.runTx('scale-down', async (tx) => {
       // A promote or rollback may have sent traffic back to blue during the delay: keep it then.
-      const table = await routes.lockRoutes(tx, environmentId);
-      if (!table?.backends.some((b) => b.deploymentId === blue && b.weight > 0)) await stopDeployment(tx, blue, 'stopped', null);
+      const table = await lockTraffic(tx, environmentId, deps.apexDomain);
+      if (!table.some((b) => b.deploymentId === blue && b.weight > 0)) await stopDeployment(tx, blue, 'stopped', null);
       return null;
     });
   }

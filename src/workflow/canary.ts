@@ -14,7 +14,8 @@
 // with the reason. Each check is one journaled step, so a ctrl crash resumes the walk where the
 // journal ends, with the same deadlines. Status reports wake a hold early (the deploy's
 // instances awakeable), so a crash loop rolls back in about one report, not one interval.
-import { deployments, domains, events, instances, routes, tenancy, topology, type Sql } from '../store';
+import { deployments, domains, events, instances, tenancy, topology, type Sql } from '../store';
+import type { Backend } from '../store/routes';
 import type { TxSql } from '../store/db';
 import type { Deployment, TrafficCommand } from '../store/deployments';
 import { TerminalError, TimeoutError, type Context, type DurablePromise } from './engine';
@@ -22,7 +23,7 @@ import { queryPrometheus, type AnalysisResult } from './analysis';
 import type { OutboundPolicy } from './outbound';
 import { evaluateProgress } from './progress';
 import { ms, type Analysis, type CanaryStrategy } from './strategy';
-import { canarySplit, environmentHostname, routeAllTo, setTraffic } from './traffic';
+import { canarySplit, environmentHostname, lockTraffic, routeAllTo, setTraffic } from './traffic';
 import type { WorkflowMetrics } from './metrics';
 
 export interface StrategyDeps {
@@ -62,7 +63,7 @@ export async function runCanary(ctx: Context, deps: StrategyDeps, id: string, en
   if (start.stable) {
     for (const [i, step] of strategy.steps.entries()) {
       await ctx.runTx(`canary-step-${i}`, async (tx) => {
-        await assertOwnTable(tx, environmentId, id, start.stable);
+        assertOwnTable(await lockTraffic(tx, environmentId, deps.apexDomain), environmentId, id, start.stable);
         await setTraffic(tx, environmentId, deps.apexDomain, canarySplit(start.stable!, id, step.weight));
         return null;
       });
@@ -81,11 +82,11 @@ export async function runCanary(ctx: Context, deps: StrategyDeps, id: string, en
  * deployment (most traffic, not this one), and the new one in the table at weight 0.
  */
 export async function startWalk(tx: TxSql, deps: StrategyDeps, id: string, environmentId: string): Promise<WalkStart> {
+  const table = await lockTraffic(tx, environmentId, deps.apexDomain);
   const d = await deployments.lockDeployment(tx, id);
   if (d?.desiredState === 'stopped') throw new TerminalError('stopped before it became ready', { code: 'ERR_DEPLOY_STOPPED' });
   const command = (await deployments.getDeployment(tx, id))?.trafficCommand ?? null;
-  const table = await routes.lockRoutes(tx, environmentId);
-  const others = (table?.backends ?? []).filter((b) => b.deploymentId !== id);
+  const others = table.filter((b) => b.deploymentId !== id);
   // Two walks in one environment would each rewrite the table from their own view of it; a
   // table with more than one other backend means another canary or blue-green is under way.
   if (others.length > 1) {
@@ -181,8 +182,9 @@ async function checkSignals(deps: StrategyDeps, id: string, analysis: Analysis |
 
 export async function rollBack(ctx: Context, deps: StrategyDeps, id: string, environmentId: string, stable: string | null, reason: string): Promise<StrategyOutcome> {
   await ctx.runTx('rollback', async (tx) => {
+    const table = await lockTraffic(tx, environmentId, deps.apexDomain);
     await deployments.lockDeployment(tx, id);
-    const own = await assertOwnTable(tx, environmentId, id, stable).then(() => true, () => false);
+    const own = isOwnTable(table, id, stable);
     if (stable && own) await setTraffic(tx, environmentId, deps.apexDomain, [{ deploymentId: stable, weight: 100 }]);
     else await withdrawTraffic(tx, deps.apexDomain, environmentId, id);
     const row = await stopDeployment(tx, id, 'rolled_back', reason);
@@ -197,9 +199,10 @@ export async function rollBack(ctx: Context, deps: StrategyDeps, id: string, env
  * deployment stopped; blue-green stops it later, after its scale-down delay.
  */
 export async function completeSwitch(tx: TxSql, deps: StrategyDeps, id: string, environmentId: string, stable: string | null, stopStable = true): Promise<null> {
+  const table = await lockTraffic(tx, environmentId, deps.apexDomain);
   const d = await deployments.lockDeployment(tx, id);
   if (d?.desiredState === 'stopped') throw new TerminalError('stopped before it became ready', { code: 'ERR_DEPLOY_STOPPED' });
-  await assertOwnTable(tx, environmentId, id, stable);
+  assertOwnTable(table, environmentId, id, stable);
   const env = (await tenancy.getEnvironment(tx, environmentId))!;
   const base = { workspaceId: env.workspaceId, environmentId, deploymentId: id };
   await domains.assignDomain(tx, { ...base, hostname: `${id}.${deps.apexDomain}`, kind: 'deployment' });
@@ -212,15 +215,17 @@ export async function completeSwitch(tx: TxSql, deps: StrategyDeps, id: string, 
   return null;
 }
 
+const foreignIn = (table: Backend[], id: string, stable: string | null) => table.filter((b) => b.deploymentId !== id && b.deploymentId !== stable && b.weight > 0);
+const isOwnTable = (table: Backend[], id: string, stable: string | null) => foreignIn(table, id, stable).length === 0;
+
 /**
- * Locks the routing table and checks it still holds only this walk's deployments. A rolling
+ * Checks the (locked) routing table still holds only this walk's deployments. A rolling
  * deploy that became ready, or a promote of a third deployment, moved traffic meanwhile: the
  * walk must not write its view of the table over that, so it ends instead (the deploy's cleanup
  * stops the canary and takes back any share it still has).
  */
-async function assertOwnTable(tx: TxSql, environmentId: string, id: string, stable: string | null): Promise<void> {
-  const table = await routes.lockRoutes(tx, environmentId);
-  const foreign = (table?.backends ?? []).filter((b) => b.deploymentId !== id && b.deploymentId !== stable && b.weight > 0);
+function assertOwnTable(table: Backend[], environmentId: string, id: string, stable: string | null): void {
+  const foreign = foreignIn(table, id, stable);
   if (foreign.length > 0) {
     throw new TerminalError(`traffic of environment ${environmentId} was moved to ${foreign.map((b) => b.deploymentId).join(', ')} while this deployment was shifting it`, {
       code: 'ERR_DEPLOYMENT_STATE_CONFLICT',
@@ -243,10 +248,10 @@ export async function stopDeployment(tx: TxSql, id: string, status: 'stopped' | 
  * deploy's cleanup, so no failed deployment keeps traffic.
  */
 export async function withdrawTraffic(tx: TxSql, apexDomain: string, environmentId: string, id: string): Promise<void> {
-  const table = await routes.lockRoutes(tx, environmentId);
-  const own = table?.backends.find((b) => b.deploymentId === id);
-  if (!table || !own) return;
-  const rest = table.backends.filter((b) => b.deploymentId !== id).sort((a, b) => b.weight - a.weight);
+  const table = await lockTraffic(tx, environmentId, apexDomain);
+  const own = table.find((b) => b.deploymentId === id);
+  if (!own) return;
+  const rest = table.filter((b) => b.deploymentId !== id).sort((a, b) => b.weight - a.weight);
   if (rest.length === 0) return;
   rest[0] = { ...rest[0]!, weight: rest[0]!.weight + own.weight };
   await setTraffic(tx, environmentId, apexDomain, rest);

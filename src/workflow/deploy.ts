@@ -29,7 +29,7 @@ import type { WorkflowMetrics } from './metrics';
 import { NO_OUTBOUND_ALLOW, type OutboundPolicy } from './outbound';
 import type { OfflineCheck } from './regions';
 import { annotate, fail, planSpan, recordError, withSpan } from '../tracing';
-import { environmentHostname, routeAllTo } from './traffic';
+import { environmentHostname, lockTraffic, routeAllTo } from './traffic';
 import { rollBack, runCanary, startWalk, withdrawTraffic, type StrategyOutcome } from './canary';
 import { runBlueGreen } from './blue-green';
 import { strategyOf, type Strategy } from './strategy';
@@ -160,6 +160,8 @@ export type DeployServiceDef = ReturnType<typeof deployService>;
  * deployment holds it, or this is a restart) the environment's domain and all its traffic.
  */
 async function markReady(tx: TxSql, deps: DeployDeps, id: string, environmentId: string, restart: boolean): Promise<null> {
+  // The environment's traffic lock before the deployment's row: the lock order of traffic.ts.
+  await lockTraffic(tx, environmentId, deps.apexDomain);
   // A stop that landed after the last instance check must not end in `ready`.
   const locked = await deployments.lockDeployment(tx, id);
   if (locked?.desiredState === 'stopped') throw new TerminalError('stopped before it became ready', { code: STOPPED });
@@ -203,6 +205,10 @@ async function walkTraffic(ctx: Context, deps: DeployDeps, id: string, d: { envi
 
 /** The cleanup step of a deploy that did not become ready. */
 async function cleanUp(tx: TxSql, deps: DeployDeps, id: string, err: unknown, reason: string): Promise<'requeued' | 'stopped' | 'failed'> {
+  // The traffic lock first (traffic.ts); a deployment never changes environment, so reading
+  // which one before the lock is safe.
+  const found = await deployments.getDeployment(tx, id);
+  if (found) await lockTraffic(tx, found.environmentId, deps.apexDomain);
   const row = await deployments.lockDeployment(tx, id);
   // Stopped and started again while this deploy wound down: the start has queued a
   // fresh deploy behind this one, so leave its running topologies alone.

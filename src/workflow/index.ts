@@ -5,8 +5,9 @@
 //   canary or blue-green strategy, → ready/rolled_back through canary.ts / blue-green.ts (the
 //   traffic walk runs inside the same invocation, so promote/abort reach it as a stored command
 //   plus a wake-up of its shared notifyInstances).
-// - strategy.ts: the strategy schema and duration parsing; traffic.ts: routing-table changes
-//   and the pure canary split; analysis.ts: the Prometheus gate (pure judgement + one query).
+// - strategy.ts: the strategy schema and duration parsing; traffic.ts: routing-table changes,
+//   the pure canary split, and the one lock order of every transaction that touches the table
+//   with deployments (the table first); analysis.ts: the Prometheus gate (pure judgement + one query).
 // - sentinel.ts: SentinelService, object keyed by sentinel id: merge config, wait for krane to
 //   report convergence (NotifyReady, shared), 10-minute timeout by default.
 // - desired-state.ts: DesiredStateService, object keyed by deployment id: stop / start.
