@@ -32,7 +32,7 @@ export async function runBlueGreen(ctx: Context, deps: StrategyDeps, id: string,
     await ctx.runTx('scale-down', async (tx) => {
       // A promote or rollback may have sent traffic back to blue during the delay: keep it then.
       const table = await lockTraffic(tx, environmentId, deps.apexDomain);
-      if (!table.some((b) => b.deploymentId === blue && b.weight > 0)) await stopDeployment(tx, blue, 'stopped', null);
+      if (!table.some((b) => b.deploymentId === blue && b.weight > 0)) await stopDeployment(tx, deps, environmentId, blue, 'stopped', null);
       return null;
     });
   }

@@ -23,7 +23,7 @@ import { queryPrometheus, type AnalysisResult } from './analysis';
 import type { OutboundPolicy } from './outbound';
 import { evaluateProgress } from './progress';
 import { ms, type Analysis, type CanaryStrategy } from './strategy';
-import { canarySplit, environmentHostname, lockTraffic, routeAllTo, setTraffic } from './traffic';
+import { canarySplit, environmentHostname, lockTraffic, routeAllTo, serves, setTraffic, withdrawTraffic } from './traffic';
 import type { WorkflowMetrics } from './metrics';
 
 export interface StrategyDeps {
@@ -79,7 +79,8 @@ export async function runCanary(ctx: Context, deps: StrategyDeps, id: string, en
 
 /**
  * The first step of a canary or blue-green, before its instances are waited for: the stable
- * deployment (most traffic, not this one), and the new one in the table at weight 0.
+ * deployment (the one other deployment with traffic, running and ready), and the new one in the
+ * table at weight 0. Without such a stable the walk has nothing to split with or return to.
  */
 export async function startWalk(tx: TxSql, deps: StrategyDeps, id: string, environmentId: string): Promise<WalkStart> {
   const table = await lockTraffic(tx, environmentId, deps.apexDomain);
@@ -87,16 +88,21 @@ export async function startWalk(tx: TxSql, deps: StrategyDeps, id: string, envir
   if (d?.desiredState === 'stopped') throw new TerminalError('stopped before it became ready', { code: 'ERR_DEPLOY_STOPPED' });
   const command = (await deployments.getDeployment(tx, id))?.trafficCommand ?? null;
   const others = table.filter((b) => b.deploymentId !== id);
+  const states = new Map((await deployments.runStates(tx, others.map((b) => b.deploymentId))).map((s) => [s.id, s]));
+  // A stopped deployment moves no traffic (a table from before stops withdrew it may still name one).
+  const live = others.filter((b) => states.get(b.deploymentId)?.desiredState === 'running');
   // Two walks in one environment would each rewrite the table from their own view of it; a
-  // table with more than one other backend means another canary or blue-green is under way.
-  if (others.length > 1) {
-    throw new TerminalError(`another canary or blue-green is moving traffic in environment ${environmentId} (${others.map((b) => b.deploymentId).join(', ')}); deploy again when it ends`, {
+  // table with more than one other live backend means another canary or blue-green is under way.
+  if (live.length > 1) {
+    throw new TerminalError(`another canary or blue-green is moving traffic in environment ${environmentId} (${live.map((b) => b.deploymentId).join(', ')}); deploy again when it ends`, {
       code: 'ERR_DEPLOYMENT_STATE_CONFLICT',
     });
   }
-  const stable = [...others].sort((a, b) => b.weight - a.weight)[0];
-  if (stable && stable.weight > 0 && command !== 'abort') await setTraffic(tx, environmentId, deps.apexDomain, canarySplit(stable.deploymentId, id, 0));
-  return { stable: stable && stable.weight > 0 ? stable.deploymentId : null, command };
+  // The stable is where an abort or a failing gate sends everything back: it must be serving.
+  const top = live[0];
+  const stable = top && top.weight > 0 && serves(states.get(top.deploymentId)) ? top.deploymentId : null;
+  if (stable && command !== 'abort') await setTraffic(tx, environmentId, deps.apexDomain, canarySplit(stable, id, 0));
+  return { stable, command };
 }
 
 /**
@@ -184,10 +190,10 @@ export async function rollBack(ctx: Context, deps: StrategyDeps, id: string, env
   await ctx.runTx('rollback', async (tx) => {
     const table = await lockTraffic(tx, environmentId, deps.apexDomain);
     await deployments.lockDeployment(tx, id);
-    const own = isOwnTable(table, id, stable);
-    if (stable && own) await setTraffic(tx, environmentId, deps.apexDomain, [{ deploymentId: stable, weight: 100 }]);
-    else await withdrawTraffic(tx, deps.apexDomain, environmentId, id);
-    const row = await stopDeployment(tx, id, 'rolled_back', reason);
+    const back = stable && isOwnTable(table, id, stable) && serves((await deployments.runStates(tx, [stable]))[0]);
+    if (back) await setTraffic(tx, environmentId, deps.apexDomain, [{ deploymentId: stable, weight: 100 }]);
+    // Otherwise stopping the canary gives its share to whatever may serve, never to a stopped stable.
+    const row = await stopDeployment(tx, deps, environmentId, id, 'rolled_back', reason);
     if (row) deps.metrics.finished('rolled_back', row.createdAt);
     return null;
   });
@@ -211,7 +217,7 @@ export async function completeSwitch(tx: TxSql, deps: StrategyDeps, id: string, 
   await deployments.clearTrafficCommand(tx, id);
   const row = await deployments.setDeploymentStatus(tx, id, 'ready');
   if (row) deps.metrics.finished('ready', row.createdAt);
-  if (stable && stopStable) await stopDeployment(tx, stable, 'stopped', null);
+  if (stable && stopStable) await stopDeployment(tx, deps, environmentId, stable, 'stopped', null);
   return null;
 }
 
@@ -233,26 +239,23 @@ function assertOwnTable(table: Backend[], environmentId: string, id: string, sta
   }
 }
 
-/** Stops a deployment's workloads everywhere and ends it in `status`. */
-export async function stopDeployment(tx: TxSql, id: string, status: 'stopped' | 'rolled_back', reason: string | null): Promise<Deployment | undefined> {
+/**
+ * Stops a deployment's workloads everywhere, takes its traffic away and ends it in `status`. The
+ * caller holds the environment's traffic lock (traffic.ts): the withdrawal comes first so the
+ * deployment's row is locked after the table, as the lock order says.
+ */
+export async function stopDeployment(
+  tx: TxSql,
+  deps: Pick<StrategyDeps, 'apexDomain'>,
+  environmentId: string,
+  id: string,
+  status: 'stopped' | 'rolled_back',
+  reason: string | null,
+): Promise<Deployment | undefined> {
+  await withdrawTraffic(tx, deps.apexDomain, environmentId, id);
   await deployments.clearTrafficCommand(tx, id);
   await deployments.setDeploymentDesiredState(tx, id, 'stopped');
   await topology.setTopologyStatus(tx, id, 'stopped');
   await instances.deleteInstancesOf(tx, id);
   return deployments.setDeploymentStatus(tx, id, status, reason);
-}
-
-/**
- * Takes a deployment out of its environment's routing table, giving its weight to the backend
- * with the most; used when a strategy ends without a stable deployment to return to, and by the
- * deploy's cleanup, so no failed deployment keeps traffic.
- */
-export async function withdrawTraffic(tx: TxSql, apexDomain: string, environmentId: string, id: string): Promise<void> {
-  const table = await lockTraffic(tx, environmentId, apexDomain);
-  const own = table.find((b) => b.deploymentId === id);
-  if (!own) return;
-  const rest = table.filter((b) => b.deploymentId !== id).sort((a, b) => b.weight - a.weight);
-  if (rest.length === 0) return;
-  rest[0] = { ...rest[0]!, weight: rest[0]!.weight + own.weight };
-  await setTraffic(tx, environmentId, apexDomain, rest);
 }

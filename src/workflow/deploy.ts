@@ -29,8 +29,8 @@ import type { WorkflowMetrics } from './metrics';
 import { NO_OUTBOUND_ALLOW, type OutboundPolicy } from './outbound';
 import type { OfflineCheck } from './regions';
 import { annotate, fail, planSpan, recordError, withSpan } from '../tracing';
-import { environmentHostname, lockTraffic, routeAllTo } from './traffic';
-import { rollBack, runCanary, startWalk, withdrawTraffic, type StrategyOutcome } from './canary';
+import { environmentHostname, lockTraffic, routeAllTo, withdrawTraffic } from './traffic';
+import { rollBack, runCanary, startWalk, type StrategyOutcome } from './canary';
 import { runBlueGreen } from './blue-green';
 import { strategyOf, type Strategy } from './strategy';
 
@@ -157,11 +157,12 @@ export type DeployServiceDef = ReturnType<typeof deployService>;
 
 /**
  * The domains step of a rolling deploy: its own hostname, `ready`, and (unless a newer ready
- * deployment holds it, or this is a restart) the environment's domain and all its traffic.
+ * deployment holds it, or this is a restart while something else serves the environment) the
+ * environment's domain and all its traffic.
  */
 async function markReady(tx: TxSql, deps: DeployDeps, id: string, environmentId: string, restart: boolean): Promise<null> {
   // The environment's traffic lock before the deployment's row: the lock order of traffic.ts.
-  await lockTraffic(tx, environmentId, deps.apexDomain);
+  const table = await lockTraffic(tx, environmentId, deps.apexDomain);
   // A stop that landed after the last instance check must not end in `ready`.
   const locked = await deployments.lockDeployment(tx, id);
   if (locked?.desiredState === 'stopped') throw new TerminalError('stopped before it became ready', { code: STOPPED });
@@ -174,7 +175,9 @@ async function markReady(tx: TxSql, deps: DeployDeps, id: string, environmentId:
   const envHost = environmentHostname(env!, deps.apexDomain);
   const holder = await domains.holderOf(tx, envHost);
   const newerHolds = holder && holder.deploymentId !== id && holder.status === 'ready' && holder.createdAt > row!.createdAt;
-  if (!restart && !newerHolds) {
+  // A restart takes them back only when nothing serves the environment: its stop (or the stops
+  // of every deployment that served it) emptied the table, and a start should end that outage.
+  if ((!restart || table.length === 0) && !newerHolds) {
     await domains.assignDomain(tx, { ...base, hostname: envHost, kind: 'environment' });
     // Traffic follows the domain: a rolling deploy that became ready takes all of it.
     await routeAllTo(tx, environmentId, deps.apexDomain, id);

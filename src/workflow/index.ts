@@ -130,7 +130,7 @@ export function registerWorkflows(engine: Engine, sql: Sql, cfg: WorkflowConfig,
       outbound: cfg.outbound,
     }),
   );
-  const desiredState = engine.register(desiredStateService({ sql, deploy }));
+  const desiredState = engine.register(desiredStateService({ sql, deploy, apexDomain: cfg.apexDomain }));
   const slack = engine.register(slackNotifier(cfg.outbound ? { outbound: cfg.outbound } : {}));
   const rollout = engine.register(rolloutService({ sql, sentinel, slack, regions: cfg.rolloutRegions }));
   const hooks = statusHooks({ sql, engine, deploy, sentinel, logger });

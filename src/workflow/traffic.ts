@@ -15,26 +15,75 @@
 // holding the table and wanting the stable's row while a promote of the stable holds that row
 // and wants the table, which PostgreSQL ends with a deadlock error, 40P01). A runTx step's own
 // engine fence (its invocation row) comes before all of this, and nothing else takes that.
-import { routes, tenancy, type TxSql } from '../store';
+import { deployments, routes, tenancy, type TxSql } from '../store';
 import type { Backend } from '../store/routes';
 import { TerminalError } from './engine';
 
 export const environmentHostname = (env: { appId: string; slug: string }, apexDomain: string) => `${env.appId}-${env.slug}.${apexDomain}`;
 
-/** Takes the environment's traffic lock (the first lock, see above); returns its backends. */
-export async function lockTraffic(tx: TxSql, environmentId: string, apexDomain: string): Promise<Backend[]> {
+/** What names an environment's table: its id, workspace and hostname. */
+async function tableKey(tx: TxSql, environmentId: string, apexDomain: string) {
   const env = await tenancy.getEnvironment(tx, environmentId);
   if (!env) throw new TerminalError(`environment ${environmentId} not found`, { code: 'ERR_DEPLOY_ENVIRONMENT' });
-  const table = await routes.lockRoutes(tx, { environmentId, workspaceId: env.workspaceId, hostname: environmentHostname(env, apexDomain) });
-  return table.backends;
+  return { environmentId, workspaceId: env.workspaceId, hostname: environmentHostname(env, apexDomain) };
+}
+
+/** Takes the environment's traffic lock (the first lock, see above); returns its backends. */
+export async function lockTraffic(tx: TxSql, environmentId: string, apexDomain: string): Promise<Backend[]> {
+  return (await routes.lockRoutes(tx, await tableKey(tx, environmentId, apexDomain))).backends;
 }
 
 /** Writes the table of an environment; returns the backends as written. */
 export async function setTraffic(tx: TxSql, environmentId: string, apexDomain: string, backends: Backend[]): Promise<Backend[]> {
-  const env = await tenancy.getEnvironment(tx, environmentId);
-  if (!env) throw new TerminalError(`environment ${environmentId} not found`, { code: 'ERR_DEPLOY_ENVIRONMENT' });
-  await routes.setRoutes(tx, { environmentId, workspaceId: env.workspaceId, hostname: environmentHostname(env, apexDomain), backends });
+  await routes.setRoutes(tx, { ...(await tableKey(tx, environmentId, apexDomain)), backends });
   return backends;
+}
+
+/**
+ * Whether a deployment may carry traffic: meant to run, and its workflow saw it ready. A stopped
+ * one has no instances; one still coming up (a canary under analysis, a start after a stop) has
+ * not been judged, so it gets no traffic its strategy did not give it. Pure.
+ */
+export const serves = (d: { status: string; desiredState: string } | undefined): boolean => d?.desiredState === 'running' && d.status === 'ready';
+
+/**
+ * Takes a deployment's traffic away (a stop, a failed or rolled-back canary): its weight goes to
+ * the backends that may serve, and when none is left, the table empties, since there is no
+ * deployment to send the traffic to. The caller holds the traffic lock already (lock order).
+ */
+export async function withdrawTraffic(tx: TxSql, apexDomain: string, environmentId: string, id: string): Promise<void> {
+  const table = await lockTraffic(tx, environmentId, apexDomain);
+  if (!table.some((b) => b.deploymentId === id)) return;
+  const others = await deployments.runStates(tx, table.filter((b) => b.deploymentId !== id).map((b) => b.deploymentId));
+  const next = withoutBackend(table, id, new Set(others.filter(serves).map((d) => d.id)));
+  if (next.length > 0) await setTraffic(tx, environmentId, apexDomain, next);
+  else await routes.clearRoutes(tx, await tableKey(tx, environmentId, apexDomain));
+}
+
+/**
+ * The table without `id`, its weight shared among the `heirs` in proportion to what they carry
+ * (evenly when they carry nothing), so the split between them stays as it was. Without heirs the
+ * table is empty, unless `id` carried nothing. Pure.
+ */
+export function withoutBackend(backends: readonly Backend[], id: string, heirs: ReadonlySet<string>): Backend[] {
+  const gone = backends.find((b) => b.deploymentId === id);
+  const rest = backends.filter((b) => b.deploymentId !== id);
+  if (!gone || gone.weight === 0) return rest;
+  const takers = rest.filter((b) => heirs.has(b.deploymentId));
+  if (takers.length === 0) return [];
+  const base = takers.reduce((n, b) => n + b.weight, 0);
+  const exact = takers.map((b) => (base > 0 ? (gone.weight * b.weight) / base : gone.weight / takers.length));
+  const extra = exact.map(Math.floor);
+  // Whole percents: the largest remainders get the points rounding left over (ties by table order).
+  let left = gone.weight - extra.reduce((n, x) => n + x, 0);
+  const byRemainder = exact.map((_, i) => i).sort((i, j) => exact[j]! - extra[j]! - (exact[i]! - extra[i]!) || i - j);
+  for (const i of byRemainder) {
+    if (left <= 0) break;
+    extra[i]!++;
+    left--;
+  }
+  const add = new Map(takers.map((b, i) => [b.deploymentId, extra[i]!]));
+  return rest.map((b) => ({ deploymentId: b.deploymentId, weight: b.weight + (add.get(b.deploymentId) ?? 0) }));
 }
 
 /** All traffic to one deployment: a rolling deploy that became ready, a promote, the end of a canary. */

@@ -1,6 +1,6 @@
 // The traffic transactions of progressive delivery against a real database, without the engine:
-// the one lock order (the environment's routes row first) that keeps a walk's switch and an
-// operator's promote from deadlocking.
+// which deployment a walk takes as its stable, and the one lock order (the environment's routes
+// row first) that keeps a walk's switch and an operator's promote from deadlocking.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { testDb } from '../helpers/db';
@@ -12,6 +12,7 @@ import { completeSwitch, startWalk, type StrategyDeps } from '../../src/workflow
 import { promoteDeployment, type CommandDeps } from '../../src/workflow/commands';
 import { noMetrics } from '../../src/workflow/metrics';
 import { NO_OUTBOUND_ALLOW } from '../../src/workflow/outbound';
+import { withdrawTraffic } from '../../src/workflow/traffic';
 
 const db = await testDb();
 const sql = db.sql;
@@ -55,6 +56,32 @@ async function newDeployment(environmentId: string, s: { status: deployments.Dep
 const setTable = (environmentId: string, backends: Backend[]) =>
   routes.setRoutes(sql, { environmentId, workspaceId: 'default', hostname: `default-${environmentId}.${APEX}`, backends });
 const tableOf = async (environmentId: string) => (await routes.getRoutes(sql, environmentId))?.backends ?? [];
+
+test('a walk takes as its stable only a deployment that is running and ready', async () => {
+  // A table as a stop left it before stops withdrew traffic: 100% on a stopped deployment.
+  const env = await newEnvironment();
+  const stopped = await newDeployment(env, { status: 'stopped', desired: 'stopped' });
+  await setTable(env, [{ deploymentId: stopped, weight: 100 }]);
+  const canary = await newDeployment(env, { status: 'deploying', desired: 'running', strategy: CANARY });
+  const start = await withTx(sql, (tx) => startWalk(tx, sdeps, canary, env));
+  assert.equal(start.stable, null, 'a stopped deployment is no stable: an abort would send everything to it');
+  assert.ok(!(await tableOf(env)).some((b) => b.deploymentId === canary && b.weight > 0));
+
+  // One that is running but not ready (started again, its instances still coming up) is none either.
+  const env2 = await newEnvironment();
+  const starting = await newDeployment(env2, { status: 'deploying', desired: 'running' });
+  await setTable(env2, [{ deploymentId: starting, weight: 100 }]);
+  const canary2 = await newDeployment(env2, { status: 'deploying', desired: 'running', strategy: CANARY });
+  assert.equal((await withTx(sql, (tx) => startWalk(tx, sdeps, canary2, env2))).stable, null);
+
+  // A running, ready one is.
+  const env3 = await newEnvironment();
+  const serving = await newDeployment(env3, { status: 'ready', desired: 'running' });
+  await setTable(env3, [{ deploymentId: serving, weight: 100 }]);
+  const canary3 = await newDeployment(env3, { status: 'deploying', desired: 'running', strategy: CANARY });
+  assert.equal((await withTx(sql, (tx) => startWalk(tx, sdeps, canary3, env3))).stable, serving);
+  assert.deepEqual(await tableOf(env3), [{ deploymentId: serving, weight: 100 }, { deploymentId: canary3, weight: 0 }]);
+});
 
 /** Sessions of this database waiting for a lock (a row lock shows as a wait on a transaction). */
 const lockWaiters = async () => {
@@ -121,4 +148,17 @@ test('each traffic transaction waits for the table before it locks any deploymen
       await pending;
     }
   }
+});
+
+test('a withdrawal gives the weight to the deployments that serve; with none left the table empties everywhere', async () => {
+  const env = await newEnvironment();
+  const a = await newDeployment(env, { status: 'ready', desired: 'running' });
+  const b = await newDeployment(env, { status: 'ready', desired: 'running' });
+  const canary = await newDeployment(env, { status: 'network', desired: 'running', strategy: CANARY });
+  await setTable(env, [{ deploymentId: a, weight: 60 }, { deploymentId: b, weight: 30 }, { deploymentId: canary, weight: 10 }]);
+  await withTx(sql, (tx) => withdrawTraffic(tx, APEX, env, a));
+  assert.deepEqual(await tableOf(env), [{ deploymentId: b, weight: 90 }, { deploymentId: canary, weight: 10 }], 'the canary under analysis gets nothing it was not given');
+  await withTx(sql, (tx) => withdrawTraffic(tx, APEX, env, b));
+  const empty = await routes.getRoutes(sql, env);
+  assert.deepEqual([empty!.backends, empty!.regions], [[], []], 'no deployment may serve: no backend, in no region');
 });
