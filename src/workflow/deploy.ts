@@ -30,7 +30,8 @@ import { NO_OUTBOUND_ALLOW, type OutboundPolicy } from './outbound';
 import type { OfflineCheck } from './regions';
 import { annotate, fail, planSpan, recordError, withSpan } from '../tracing';
 import { environmentHostname, lockTraffic, routeAllTo, withdrawTraffic } from './traffic';
-import { rollBack, runCanary, startWalk, type StrategyOutcome } from './canary';
+import { runCanary } from './canary';
+import { rollBack, startWalk, walkOf, type StrategyOutcome } from './walk';
 import { runBlueGreen } from './blue-green';
 import { strategyOf, type Strategy } from './strategy';
 
@@ -195,15 +196,16 @@ async function markReady(tx: TxSql, deps: DeployDeps, id: string, environmentId:
 async function walkTraffic(ctx: Context, deps: DeployDeps, id: string, d: { environmentId: string; regions: string[] }, strategy: Exclude<Strategy, { type: 'rolling' }>): Promise<StrategyOutcome> {
   const sdeps = { sql: deps.sql, apexDomain: deps.apexDomain, recheckMs: deps.recheckMs, wakeKey: INSTANCES_KEY, metrics: deps.metrics, outbound: deps.outbound ?? NO_OUTBOUND_ALLOW };
   const start = await ctx.runTx('traffic-start', (tx) => startWalk(tx, sdeps, id, d.environmentId));
+  const walk = walkOf(id, d.environmentId, start);
   try {
     await waitForInstances(ctx, deps, id, d.regions);
   } catch (err) {
     const signal = err instanceof TerminalError && (err.code === 'ERR_DEPLOY_INSTANCES_FAILED' || err.code === 'ERR_DEPLOY_TIMEOUT');
     if (!signal) throw err;
     const reason = err.code === 'ERR_DEPLOY_INSTANCES_FAILED' ? `canary instance failed in ${err.message}` : err.message;
-    return rollBack(ctx, sdeps, id, d.environmentId, start.stable, reason);
+    return rollBack(ctx, sdeps, walk, reason);
   }
-  return strategy.type === 'canary' ? runCanary(ctx, sdeps, id, d.environmentId, strategy, start) : runBlueGreen(ctx, sdeps, id, d.environmentId, strategy, start);
+  return strategy.type === 'canary' ? runCanary(ctx, sdeps, walk, strategy, start.command) : runBlueGreen(ctx, sdeps, walk, strategy, start.command);
 }
 
 /** The cleanup step of a deploy that did not become ready. */

@@ -4,7 +4,8 @@
 // - deploy.ts: DeployService, object keyed by deployment id: pending → ready/failed, or, with a
 //   canary or blue-green strategy, → ready/rolled_back through canary.ts / blue-green.ts (the
 //   traffic walk runs inside the same invocation, so promote/abort reach it as a stored command
-//   plus a wake-up of its shared notifyInstances).
+//   plus a wake-up of its shared notifyInstances); walk.ts: the traffic transactions both share
+//   (start, switch, rollback), each comparing the table with what the walk last wrote.
 // - strategy.ts: the strategy schema and duration parsing; traffic.ts: routing-table changes,
 //   the pure canary split, and the one lock order of every transaction that touches the table
 //   with deployments (the table first); analysis.ts: the Prometheus gate (pure judgement + one query).

@@ -90,6 +90,12 @@ export function withoutBackend(backends: readonly Backend[], id: string, heirs: 
 export const routeAllTo = (tx: TxSql, environmentId: string, apexDomain: string, deploymentId: string) =>
   setTraffic(tx, environmentId, apexDomain, [{ deploymentId, weight: 100 }]);
 
+/** Whether two tables route the same: the same deployments at the same weights, in any order. Pure. */
+export function sameTable(a: readonly Backend[], b: readonly Backend[]): boolean {
+  const key = (t: readonly Backend[]) => t.map((x) => `${x.deploymentId}:${x.weight}`).sort().join(',');
+  return key(a) === key(b);
+}
+
 /**
  * The table with `canary` at `weight` and the rest on the stable deployment: the split a canary
  * step sets. Pure. Without a stable deployment (the environment's first deploy) the canary takes

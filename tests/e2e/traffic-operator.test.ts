@@ -1,12 +1,15 @@
-// An operator's stop against the traffic table and the walks that move it: a stop takes the
-// deployment's traffic away, so no later walk or abort can send traffic back to it.
+// An operator's stop and promote against the traffic table and the walks that move it: a stop
+// takes the deployment's traffic away (so no later walk or abort can send traffic back to it),
+// and a promote in the middle of a canary or blue-green stands instead of being overwritten by
+// the walk's next write.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { testStack, until } from '../helpers/stack';
 import { SENTINEL_NAMESPACE } from '../../src/sync/wire';
 import { KubeClient } from '../../src/kube/client';
 
-const stack = await testStack();
+// The blue-green test holds its switch with a gate at http://127.0.0.1:1 (nothing listens there).
+const stack = await testStack({ ctrl: { settings: { outboundAllow: '127.0.0.1' } } });
 const BOTH = ['us-east-1', 'eu-west-1'];
 
 async function create(strategy?: unknown): Promise<string> {
@@ -57,4 +60,40 @@ test('a stop takes the deployment\'s traffic away; a canary after it has no stab
   assert.equal(done.status, 'ready', done.error);
   assert.deepEqual(await table(), [`${canary}:100`]);
   for (const r of BOTH) await sameIn(r, [`${canary}:100`]);
+});
+
+test('a promote of the stable during a canary stands: the walk ends failed with the reason and writes nothing over it', async () => {
+  const stable = await create();
+  await status(stable, ['ready']);
+  const canary = await create({ type: 'canary', steps: [{ weight: 10, pause: '2s' }, { weight: 50, pause: '60s' }] });
+  for (const r of BOTH) await sameIn(r, [`${stable}:90`, `${canary}:10`], 30_000);
+
+  const p = await post(stable, 'promote');
+  assert.equal(p.status, 200, JSON.stringify(p.body));
+  assert.equal(p.body.promoting, undefined, 'the stable is ready: promoted at once, not handed to a walk');
+  // Past the end of the first step, where the walk used to write its next split over the promote.
+  const ended = await until(async () => {
+    const d = (await stack.api(`/v1/deployments/${canary}`)).body;
+    return ['failed', 'ready', 'rolled_back'].includes(d.status) ? d : undefined;
+  }, 10_000, `${canary} ended`).catch(() => undefined);
+  assert.deepEqual(await table(), [`${stable}:100`], 'the promote stands');
+  assert.ok(ended, 'the walk ended');
+  assert.equal(ended.status, 'failed');
+  assert.match(ended.error, /traffic of environment default was changed .*while this deployment was shifting it/);
+  assert.deepEqual(ended.topology.map((t: any) => t.desiredStatus), ['stopped', 'stopped'], 'the canary\'s workloads are stopped');
+  for (const r of BOTH) await sameIn(r, [`${stable}:100`]);
+  assert.equal((await stack.api(`/v1/deployments/${stable}`)).body.status, 'ready');
+});
+
+test('a promote of blue while green is analysed stands: green ends failed and never gets traffic', async () => {
+  const blue = await create();
+  await status(blue, ['ready']);
+  const green = await create({ type: 'blue-green', analysis: { interval: '5s', prometheus: { url: 'http://127.0.0.1:1', query: 'up', min: 1 } } });
+  for (const r of BOTH) await sameIn(r, [`${blue}:100`, `${green}:0`], 30_000);
+  assert.equal((await post(blue, 'promote')).status, 200);
+  const ended = await status(green, ['failed', 'ready', 'rolled_back'], 10_000);
+  assert.equal(ended.status, 'failed');
+  assert.match(ended.error, /was changed while this deployment was shifting it/);
+  assert.deepEqual(await table(), [`${blue}:100`]);
+  for (const r of BOTH) await sameIn(r, [`${blue}:100`]);
 });

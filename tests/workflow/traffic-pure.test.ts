@@ -2,7 +2,7 @@
 // rules, and how a Prometheus answer is read and judged.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { canarySplit, serves, withoutBackend } from '../../src/workflow/traffic';
+import { canarySplit, sameTable, serves, withoutBackend } from '../../src/workflow/traffic';
 import { invalidBackends } from '../../src/store/routes';
 import { judge, sampleOf } from '../../src/workflow/analysis';
 
@@ -33,6 +33,15 @@ test('withoutBackend: a withdrawn weight goes to the heirs in proportion, in who
     const table = t(['gone', 100 - rest.reduce((s, [, w]) => s + w, 0)], ...rest);
     assert.equal(invalidBackends(withoutBackend(table, 'gone', new Set(rest.map(([id]) => id)))), undefined, `${n} heirs: still a valid table`);
   }
+});
+
+test('sameTable: the same deployments at the same weights, in any order; a weight-0 backend counts', () => {
+  const a = { deploymentId: 'a', weight: 90 };
+  const b = { deploymentId: 'b', weight: 10 };
+  assert.equal(sameTable([a, b], [b, a]), true);
+  assert.equal(sameTable([a, b], [a, { ...b, weight: 11 }]), false);
+  assert.equal(sameTable([{ deploymentId: 'a', weight: 100 }, { deploymentId: 'b', weight: 0 }], [{ deploymentId: 'a', weight: 100 }]), false, 'a promote of the stable drops the canary at 0');
+  assert.equal(sameTable([], []), true);
 });
 
 test('serves: only a deployment meant to run and seen ready may carry traffic', () => {

@@ -1,6 +1,7 @@
 // The traffic transactions of progressive delivery against a real database, without the engine:
-// which deployment a walk takes as its stable, and the one lock order (the environment's routes
-// row first) that keeps a walk's switch and an operator's promote from deadlocking.
+// which deployment a walk takes as its stable, what a withdrawal leaves, a walk refusing to write
+// over someone else's change, and the one lock order (the environment's routes row first) that
+// keeps a walk's switch and an operator's promote from deadlocking.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { testDb } from '../helpers/db';
@@ -8,7 +9,7 @@ import { until } from '../helpers/wait';
 import { newId } from '../../src/ids';
 import { deployments, routes, tenancy, withTx } from '../../src/store';
 import type { Backend } from '../../src/store/routes';
-import { completeSwitch, startWalk, type StrategyDeps } from '../../src/workflow/canary';
+import { completeSwitch, startWalk, type StrategyDeps } from '../../src/workflow/walk';
 import { promoteDeployment, type CommandDeps } from '../../src/workflow/commands';
 import { noMetrics } from '../../src/workflow/metrics';
 import { NO_OUTBOUND_ALLOW } from '../../src/workflow/outbound';
@@ -102,7 +103,8 @@ test('a canary\'s switch and a promote of its stable, queued on the same table, 
   try {
     await blocker`BEGIN`;
     await blocker`SELECT 1 FROM environment_routes WHERE environment_id = ${env} FOR UPDATE`;
-    const switched = withTx(sql, (tx) => completeSwitch(tx, sdeps, canary, env, stable));
+    const walk = { id: canary, environmentId: env, stable, expected: [{ deploymentId: stable, weight: 90 }, { deploymentId: canary, weight: 10 }] };
+    const switched = withTx(sql, (tx) => completeSwitch(tx, sdeps, walk));
     await until(async () => (await lockWaiters()) === 1, 10_000, 'the switch waiting');
     const promoted = promoteDeployment(cdeps, stable);
     await until(async () => (await lockWaiters()) === 2, 10_000, 'the promote waiting');
@@ -127,7 +129,7 @@ test('each traffic transaction waits for the table before it locks any deploymen
   await setTable(env, [{ deploymentId: stable, weight: 100 }, { deploymentId: canary, weight: 0 }]);
   const cases: [string, () => Promise<unknown>][] = [
     ['startWalk', () => withTx(sql, (tx) => startWalk(tx, sdeps, canary, env))],
-    ['completeSwitch', () => withTx(sql, (tx) => completeSwitch(tx, sdeps, canary, env, stable))],
+    ['completeSwitch', () => withTx(sql, (tx) => completeSwitch(tx, sdeps, { id: canary, environmentId: env, stable, expected: null }))],
     ['promote', () => promoteDeployment(cdeps, stable)],
   ];
   for (const [name, run] of cases) {
@@ -161,4 +163,20 @@ test('a withdrawal gives the weight to the deployments that serve; with none lef
   await withTx(sql, (tx) => withdrawTraffic(tx, APEX, env, b));
   const empty = await routes.getRoutes(sql, env);
   assert.deepEqual([empty!.backends, empty!.regions], [[], []], 'no deployment may serve: no backend, in no region');
+});
+
+test('a switch over a table someone else changed writes nothing and says what it found', async () => {
+  const env = await newEnvironment();
+  const stable = await newDeployment(env, { status: 'ready', desired: 'running' });
+  const canary = await newDeployment(env, { status: 'network', desired: 'running', strategy: CANARY });
+  const walked = [{ deploymentId: stable, weight: 50 }, { deploymentId: canary, weight: 50 }];
+  // The walk wrote 50/50; an operator's promote of the stable came after it.
+  await setTable(env, [{ deploymentId: stable, weight: 100 }]);
+  await assert.rejects(withTx(sql, (tx) => completeSwitch(tx, sdeps, { id: canary, environmentId: env, stable, expected: walked })), (err: Error & { code?: string }) => {
+    assert.equal(err.code, 'ERR_DEPLOYMENT_STATE_CONFLICT');
+    assert.match(err.message, new RegExp(`the table is ${stable}:100, this walk last set ${stable}:50, ${canary}:50`));
+    return true;
+  });
+  assert.deepEqual(await tableOf(env), [{ deploymentId: stable, weight: 100 }]);
+  assert.equal((await deployments.getDeployment(sql, stable))!.status, 'ready', 'the stable was not stopped');
 });
