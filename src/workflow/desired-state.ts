@@ -1,8 +1,10 @@
 // DesiredStateService: start and stop a deployment (ChangeDesiredState of seed 001), keyed by
 // deployment id so changes to one deployment apply in order. Each change is one runTx (the
 // deployment row, its topologies, a stop's withdrawal from the routing table, and their outbox
-// rows commit with the journal entry), then a one-way send: a stop wakes a deploy that is waiting for instances so it ends `stopped` at
-// once; a start runs the deploy workflow again to bring the instances back and mark it ready.
+// rows commit with the journal entry), then a one-way send: a stop wakes a deploy that is
+// waiting for instances so it ends `stopped` at once; a start runs the deploy workflow again to
+// bring the instances back and mark it ready (and, when nothing serves the environment, take
+// its traffic back: deploy.ts#markReady).
 import { z } from 'zod';
 import { defineObject, handler, TerminalError } from './engine';
 import { deployments, topology, type Sql } from '../store';

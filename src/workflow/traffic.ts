@@ -49,7 +49,8 @@ export const serves = (d: { status: string; desiredState: string } | undefined):
 /**
  * Takes a deployment's traffic away (a stop, a failed or rolled-back canary): its weight goes to
  * the backends that may serve, and when none is left, the table empties, since there is no
- * deployment to send the traffic to. The caller holds the traffic lock already (lock order).
+ * deployment to send the traffic to. It takes the traffic lock itself, so a caller that has
+ * locked a deployment row must have taken the traffic lock before (the lock order above).
  */
 export async function withdrawTraffic(tx: TxSql, apexDomain: string, environmentId: string, id: string): Promise<void> {
   const table = await lockTraffic(tx, environmentId, apexDomain);
