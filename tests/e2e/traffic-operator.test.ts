@@ -75,7 +75,7 @@ test('a promote of the stable during a canary stands: the walk ends failed with 
   const ended = await until(async () => {
     const d = (await stack.api(`/v1/deployments/${canary}`)).body;
     return ['failed', 'ready', 'rolled_back'].includes(d.status) ? d : undefined;
-  }, 10_000, `${canary} ended`).catch(() => undefined);
+  }, 15_000, `${canary} ended`).catch(() => undefined);
   assert.deepEqual(await table(), [`${stable}:100`], 'the promote stands');
   assert.ok(ended, 'the walk ended');
   assert.equal(ended.status, 'failed');
@@ -91,7 +91,8 @@ test('a promote of blue while green is analysed stands: green ends failed and ne
   const green = await create({ type: 'blue-green', analysis: { interval: '5s', prometheus: { url: 'http://127.0.0.1:1', query: 'up', min: 1 } } });
   for (const r of BOTH) await sameIn(r, [`${blue}:100`, `${green}:0`], 30_000);
   assert.equal((await post(blue, 'promote')).status, 200);
-  const ended = await status(green, ['failed', 'ready', 'rolled_back'], 10_000);
+  // Noticed at green's next check (its analysis interval, 5 s), long before the 15 s window closes.
+  const ended = await status(green, ['failed', 'ready', 'rolled_back'], 20_000);
   assert.equal(ended.status, 'failed');
   assert.match(ended.error, /was changed while this deployment was shifting it/);
   assert.deepEqual(await table(), [`${blue}:100`]);
