@@ -151,6 +151,12 @@ export async function deploymentProgress(q: Queryable, id: string): Promise<Regi
   return rows.map((r) => ({ ...r, failed: r.failed ?? [] }));
 }
 
+/** Status and desired state of some deployments (those that exist), to decide which may serve traffic. */
+export async function runStates(q: Queryable, ids: readonly string[]): Promise<Pick<Deployment, 'id' | 'status' | 'desiredState'>[]> {
+  if (ids.length === 0) return [];
+  return q<Pick<Deployment, 'id' | 'status' | 'desiredState'>[]>`SELECT id, status, desired_state FROM deployments WHERE id = ANY(${ids as string[]}::text[])`;
+}
+
 /** Locks a deployment row for the rest of the transaction (state transitions race otherwise). */
 export async function lockDeployment(
   q: Queryable,

@@ -1,8 +1,8 @@
 // environment_routes: each environment's routing table (hostname and weighted backends), the
-// traffic half of desired state (issue 13). `setRoutes` is the only writer and records one
-// deployment_changes row per region in the same transaction, like topology.ts: every region
-// that had the table or has it now learns of the change, including one that no longer has it
-// (it finds no row for itself and deletes its ConfigMap).
+// traffic half of desired state (issue 13). `setRoutes` (with `clearRoutes`, its empty case) is
+// the only writer and records one deployment_changes row per region in the same transaction,
+// like topology.ts: every region that had the table or has it now learns of the change,
+// including one that no longer has it (it finds no row for itself and deletes its ConfigMap).
 import type { Queryable } from './db';
 import { recordChange } from './changes';
 import { inTx } from './tx';
@@ -50,6 +50,20 @@ export async function setRoutes(
 ): Promise<Routes> {
   const bad = invalidBackends(r.backends);
   if (bad) throw new InvalidRoutesError(bad);
+  return writeRoutes(q, r);
+}
+
+/**
+ * Empties an environment's table: nothing serves its hostname (the last deployment that did
+ * was stopped). The table stays, with no backends and in no region, so every region that had
+ * it deletes its ConfigMap. Apart from setRoutes because an empty table must be asked for: a
+ * computed split that came out empty is a bug that setRoutes refuses.
+ */
+export async function clearRoutes(q: Queryable, r: { environmentId: string; workspaceId: string; hostname: string }): Promise<Routes> {
+  return writeRoutes(q, { ...r, backends: [] });
+}
+
+function writeRoutes(q: Queryable, r: { environmentId: string; workspaceId: string; hostname: string; backends: Backend[] }): Promise<Routes> {
   return inTx(q, async (tx) => {
     const ids = r.backends.map((b) => b.deploymentId);
     const [regions] = await tx<{ regions: string[] | null }[]>`
@@ -73,8 +87,16 @@ export async function getRoutes(q: Queryable, environmentId: string): Promise<Ro
   return row;
 }
 
-/** Locks the table for a read-modify-write (a canary step reads the weights it changes). */
-export async function lockRoutes(q: Queryable, environmentId: string): Promise<Routes | undefined> {
-  const [row] = await q<Routes[]>`SELECT * FROM environment_routes WHERE environment_id = ${environmentId} FOR UPDATE`;
-  return row;
+/**
+ * Locks the table for a read-modify-write (a canary step reads the weights it changes). The row
+ * is the environment's traffic lock (src/workflow/traffic.ts states the lock order), so an
+ * environment that never had traffic gets an empty one first: locking a row that does not exist
+ * would lock nothing, and two first writers would meet only at their INSERT, after each had
+ * locked other rows. The empty row is in no region, so it needs no change row.
+ */
+export async function lockRoutes(q: Queryable, r: { environmentId: string; workspaceId: string; hostname: string }): Promise<Routes> {
+  await q`INSERT INTO environment_routes (environment_id, workspace_id, hostname) VALUES (${r.environmentId}, ${r.workspaceId}, ${r.hostname})
+          ON CONFLICT (environment_id) DO NOTHING`;
+  const [row] = await q<Routes[]>`SELECT * FROM environment_routes WHERE environment_id = ${r.environmentId} FOR UPDATE`;
+  return row!;
 }

@@ -1,44 +1,32 @@
 // The canary strategy (issue 13), run by DeployService once the new version's instances are
-// ready in every target region. Traffic moves in journaled steps (src/workflow/traffic.ts):
+// ready in every target region. Traffic moves in journaled steps (walk.ts, traffic.ts):
 //
-//   canary-start: the canary joins the routing table at weight 0 beside the stable deployment
-//   (the one with the most traffic); per step: set the weight, then hold for the pause, checking
-//   the signals every interval; finally 100% canary and the stable deployment stopped, in one
-//   transaction. Without a stable deployment (the environment's first) it is a rolling deploy.
+//   traffic-start: the canary joins the routing table at weight 0 beside the stable deployment
+//   (the one serving the environment, running and ready); per step: set the weight, then hold
+//   for the pause, checking the signals every interval; finally 100% canary and the stable
+//   deployment stopped, in one transaction. Without a stable deployment (the environment's
+//   first, or its last one was stopped) it is a rolling deploy.
 //
 // Signals: krane's reports always (a failed canary instance fails at once; instances not all
 // ready when a step's pause ends fail it), Prometheus when the strategy has analysis
 // (src/workflow/analysis.ts: `failureLimit` failed checks fail it; still inconclusive when the
 // step ends fails closed), and an operator's promote (skip to 100%) or abort. A failure rolls
 // back: 100% to the stable deployment in one change, the canary stopped, status `rolled_back`
-// with the reason. Each check is one journaled step, so a ctrl crash resumes the walk where the
-// journal ends, with the same deadlines. Status reports wake a hold early (the deploy's
-// instances awakeable), so a crash loop rolls back in about one report, not one interval.
-import { deployments, domains, events, routes, tenancy, topology, type Sql } from '../store';
-import type { TxSql } from '../store/db';
-import type { Deployment, TrafficCommand } from '../store/deployments';
-import { TerminalError, TimeoutError, type Context, type DurablePromise } from './engine';
+// with the reason. A table someone else changed ends the walk `failed` (walk.ts). Each check is
+// one journaled step, so a ctrl crash resumes the walk where the journal ends, with the same
+// deadlines. Status reports wake a hold early (the deploy's instances awakeable), so a crash
+// loop rolls back in about one report, not one interval.
+import { deployments, events, routes } from '../store';
+import type { Backend } from '../store/routes';
+import type { TrafficCommand } from '../store/deployments';
+import { TimeoutError, type Context, type DurablePromise } from './engine';
 import { queryPrometheus, type AnalysisResult } from './analysis';
-import type { OutboundPolicy } from './outbound';
 import { evaluateProgress } from './progress';
 import { ms, type Analysis, type CanaryStrategy } from './strategy';
-import { canarySplit, environmentHostname, routeAllTo, setTraffic } from './traffic';
-import type { WorkflowMetrics } from './metrics';
+import { canarySplit, sameTable, setTraffic } from './traffic';
+import { completeSwitch, expectTable, rollBack, tableChanged, type StrategyDeps, type StrategyOutcome, type Walk } from './walk';
 
-export interface StrategyDeps {
-  sql: Sql;
-  apexDomain: string;
-  /** Check pace of a hold without Prometheus analysis (krane's reports also wake it). */
-  recheckMs: number;
-  /** State key of the awakeable that status reports and operator commands resolve. */
-  wakeKey: string;
-  metrics: WorkflowMetrics;
-  /** Where Prometheus queries may go, checked again at each query (names can re-resolve). */
-  outbound: OutboundPolicy;
-}
-
-export type StrategyOutcome = { status: 'ready' } | { status: 'rolled_back'; reason: string };
-type HoldResult = { kind: 'pass' | 'promote' | 'abort' } | { kind: 'fail'; reason: string };
+type HoldResult = { kind: 'pass' | 'promote' | 'abort' } | { kind: 'fail'; reason: string } | { kind: 'changed'; found: Backend[] };
 
 interface Check {
   now: number;
@@ -48,66 +36,46 @@ interface Check {
   /** Instances still coming up, as `region running/wanted`; null when all are ready. */
   notReady: string | null;
   analysis: AnalysisResult | null;
+  /** The routing table when it is no longer the one the walk last wrote (walk.ts); else null. */
+  changed?: Backend[] | null;
 }
 
-/** Where a walk starts: the stable deployment it returns to, and any command already given. */
-export interface WalkStart {
-  stable: string | null;
-  command: TrafficCommand | null;
-}
-
-/** The canary's steps, once its instances are ready; `start` is the journaled startWalk. */
-export async function runCanary(ctx: Context, deps: StrategyDeps, id: string, environmentId: string, strategy: CanaryStrategy, start: WalkStart): Promise<StrategyOutcome> {
-  if (start.command === 'abort') return rollBack(ctx, deps, id, environmentId, start.stable, 'aborted by operator');
-  if (start.stable) {
+/** The canary's steps, once its instances are ready; `walk` starts as startWalk left it. */
+export async function runCanary(ctx: Context, deps: StrategyDeps, start: Walk, strategy: CanaryStrategy, command: TrafficCommand | null): Promise<StrategyOutcome> {
+  let walk = start;
+  if (command === 'abort') return rollBack(ctx, deps, walk, 'aborted by operator');
+  if (walk.stable) {
     for (const [i, step] of strategy.steps.entries()) {
+      const before = walk;
+      const next = canarySplit(before.stable!, before.id, step.weight);
       await ctx.runTx(`canary-step-${i}`, async (tx) => {
-        await assertOwnTable(tx, environmentId, id, start.stable);
-        await setTraffic(tx, environmentId, deps.apexDomain, canarySplit(start.stable!, id, step.weight));
+        await expectTable(tx, deps, before);
+        await setTraffic(tx, before.environmentId, deps.apexDomain, next);
         return null;
       });
-      const r = await hold(ctx, deps, id, `${i}`, ms(step.pause), strategy.analysis);
-      if (r.kind === 'fail') return rollBack(ctx, deps, id, environmentId, start.stable, r.reason);
-      if (r.kind === 'abort') return rollBack(ctx, deps, id, environmentId, start.stable, 'aborted by operator');
+      walk = { ...before, expected: next };
+      const r = await hold(ctx, deps, walk, `${i}`, ms(step.pause), strategy.analysis);
+      if (r.kind === 'fail') return rollBack(ctx, deps, walk, r.reason);
+      if (r.kind === 'abort') return rollBack(ctx, deps, walk, 'aborted by operator');
+      if (r.kind === 'changed') throw tableChanged(walk, r.found);
       if (r.kind === 'promote') break;
     }
   }
-  await ctx.runTx('canary-complete', (tx) => completeSwitch(tx, deps, id, environmentId, start.stable));
+  const last = walk;
+  await ctx.runTx('canary-complete', (tx) => completeSwitch(tx, deps, last));
   return { status: 'ready' };
-}
-
-/**
- * The first step of a canary or blue-green, before its instances are waited for: the stable
- * deployment (most traffic, not this one), and the new one in the table at weight 0.
- */
-export async function startWalk(tx: TxSql, deps: StrategyDeps, id: string, environmentId: string): Promise<WalkStart> {
-  const d = await deployments.lockDeployment(tx, id);
-  if (d?.desiredState === 'stopped') throw new TerminalError('stopped before it became ready', { code: 'ERR_DEPLOY_STOPPED' });
-  const command = (await deployments.getDeployment(tx, id))?.trafficCommand ?? null;
-  const table = await routes.lockRoutes(tx, environmentId);
-  const others = (table?.backends ?? []).filter((b) => b.deploymentId !== id);
-  // Two walks in one environment would each rewrite the table from their own view of it; a
-  // table with more than one other backend means another canary or blue-green is under way.
-  if (others.length > 1) {
-    throw new TerminalError(`another canary or blue-green is moving traffic in environment ${environmentId} (${others.map((b) => b.deploymentId).join(', ')}); deploy again when it ends`, {
-      code: 'ERR_DEPLOYMENT_STATE_CONFLICT',
-    });
-  }
-  const stable = [...others].sort((a, b) => b.weight - a.weight)[0];
-  if (stable && stable.weight > 0 && command !== 'abort') await setTraffic(tx, environmentId, deps.apexDomain, canarySplit(stable.deploymentId, id, 0));
-  return { stable: stable && stable.weight > 0 ? stable.deploymentId : null, command };
 }
 
 /**
  * Holds traffic where it is for `pauseMs`, checking every interval. Shared by canary steps and
  * blue-green's analysis; `label` keeps the journal's step names unique per hold.
  */
-export async function hold(ctx: Context, deps: StrategyDeps, id: string, label: string, pauseMs: number, analysis: Analysis | undefined): Promise<HoldResult> {
+export async function hold(ctx: Context, deps: StrategyDeps, walk: Walk, label: string, pauseMs: number, analysis: Analysis | undefined): Promise<HoldResult> {
   const deadline = await ctx.run(`hold-${label}`, () => Date.now() + pauseMs);
   const awk = ctx.awakeable<void>();
   await ctx.set(deps.wakeKey, awk.id);
   try {
-    return await holdUntil(ctx, deps, id, label, deadline, analysis, awk);
+    return await holdUntil(ctx, deps, walk, label, deadline, analysis, awk);
   } finally {
     // A wake-up after the hold must find nothing to resolve, not a stale awakeable.
     await ctx.clear(deps.wakeKey);
@@ -117,7 +85,7 @@ export async function hold(ctx: Context, deps: StrategyDeps, id: string, label: 
 async function holdUntil(
   ctx: Context,
   deps: StrategyDeps,
-  id: string,
+  walk: Walk,
   label: string,
   deadline: number,
   analysis: Analysis | undefined,
@@ -132,10 +100,11 @@ async function holdUntil(
   let nextQueryAt = 0;
   for (let k = 0; ; k++) {
     const due = nextQueryAt;
-    const c = await ctx.run(`check-${label}-${k}`, () => checkSignals(deps, id, analysis, due));
+    const c = await ctx.run(`check-${label}-${k}`, () => checkSignals(deps, walk, analysis, due));
     if (c.analysis) nextQueryAt = c.now + interval;
     if (c.command === 'abort') return { kind: 'abort' };
     if (c.failed) return { kind: 'fail', reason: c.failed };
+    if (c.changed) return { kind: 'changed', found: c.changed };
     if (c.analysis?.verdict === 'fail' && ++failures >= (analysis?.failureLimit ?? 1)) return { kind: 'fail', reason: `analysis failed: ${c.analysis.reason}` };
     lastInconclusive = c.analysis?.verdict === 'inconclusive' ? c.analysis.reason : c.analysis ? null : lastInconclusive;
     if (c.command === 'promote') return { kind: 'promote' };
@@ -155,8 +124,12 @@ async function holdUntil(
   }
 }
 
-async function checkSignals(deps: StrategyDeps, id: string, analysis: Analysis | undefined, queryDueAt: number): Promise<Check> {
+async function checkSignals(deps: StrategyDeps, walk: Walk, analysis: Analysis | undefined, queryDueAt: number): Promise<Check> {
+  const id = walk.id;
   const d = await deployments.getDeployment(deps.sql, id);
+  // A read, not a lock: a change seen here is final (only the walk writes the table it expects).
+  const table = walk.expected ? ((await routes.getRoutes(deps.sql, walk.environmentId))?.backends ?? []) : null;
+  const changed = table && !sameTable(table, walk.expected!) ? table : null;
   const progress = evaluateProgress(await deployments.deploymentProgress(deps.sql, id), d?.desiredState ?? 'stopped');
   const failed = progress.state === 'failed' ? `canary instance failed in ${progress.reason}` : progress.state === 'stopped' ? 'stopped by operator' : null;
   deps.metrics.analysed('instances', failed ? 'fail' : progress.state === 'waiting' ? 'inconclusive' : 'pass');
@@ -176,78 +149,6 @@ async function checkSignals(deps: StrategyDeps, id: string, analysis: Analysis |
       ...(max !== undefined ? { max } : {}),
     });
   }
-  return { now: Date.now(), command: d?.trafficCommand ?? null, failed, notReady: progress.state === 'waiting' ? progress.waitingFor.join(', ') : null, analysis: result };
-}
-
-export async function rollBack(ctx: Context, deps: StrategyDeps, id: string, environmentId: string, stable: string | null, reason: string): Promise<StrategyOutcome> {
-  await ctx.runTx('rollback', async (tx) => {
-    await deployments.lockDeployment(tx, id);
-    const own = await assertOwnTable(tx, environmentId, id, stable).then(() => true, () => false);
-    if (stable && own) await setTraffic(tx, environmentId, deps.apexDomain, [{ deploymentId: stable, weight: 100 }]);
-    else await withdrawTraffic(tx, deps.apexDomain, environmentId, id);
-    const row = await stopDeployment(tx, id, 'rolled_back', reason);
-    if (row) deps.metrics.finished('rolled_back', row.createdAt);
-    return null;
-  });
-  return { status: 'rolled_back', reason };
-}
-
-/**
- * 100% to the new deployment, its domains, `ready`, and (with `stopStable`) the previous
- * deployment stopped; blue-green stops it later, after its scale-down delay.
- */
-export async function completeSwitch(tx: TxSql, deps: StrategyDeps, id: string, environmentId: string, stable: string | null, stopStable = true): Promise<null> {
-  const d = await deployments.lockDeployment(tx, id);
-  if (d?.desiredState === 'stopped') throw new TerminalError('stopped before it became ready', { code: 'ERR_DEPLOY_STOPPED' });
-  await assertOwnTable(tx, environmentId, id, stable);
-  const env = (await tenancy.getEnvironment(tx, environmentId))!;
-  const base = { workspaceId: env.workspaceId, environmentId, deploymentId: id };
-  await domains.assignDomain(tx, { ...base, hostname: `${id}.${deps.apexDomain}`, kind: 'deployment' });
-  await domains.assignDomain(tx, { ...base, hostname: environmentHostname(env, deps.apexDomain), kind: 'environment' });
-  await routeAllTo(tx, environmentId, deps.apexDomain, id);
-  await deployments.clearTrafficCommand(tx, id);
-  const row = await deployments.setDeploymentStatus(tx, id, 'ready');
-  if (row) deps.metrics.finished('ready', row.createdAt);
-  if (stable && stopStable) await stopDeployment(tx, stable, 'stopped', null);
-  return null;
-}
-
-/**
- * Locks the routing table and checks it still holds only this walk's deployments. A rolling
- * deploy that became ready, or a promote of a third deployment, moved traffic meanwhile: the
- * walk must not write its view of the table over that, so it ends instead (the deploy's cleanup
- * stops the canary and takes back any share it still has).
- */
-async function assertOwnTable(tx: TxSql, environmentId: string, id: string, stable: string | null): Promise<void> {
-  const table = await routes.lockRoutes(tx, environmentId);
-  const foreign = (table?.backends ?? []).filter((b) => b.deploymentId !== id && b.deploymentId !== stable && b.weight > 0);
-  if (foreign.length > 0) {
-    throw new TerminalError(`traffic of environment ${environmentId} was moved to ${foreign.map((b) => b.deploymentId).join(', ')} while this deployment was shifting it`, {
-      code: 'ERR_DEPLOYMENT_STATE_CONFLICT',
-    });
-  }
-}
-
-/** Stops a deployment's workloads everywhere and ends it in `status`. */
-export async function stopDeployment(tx: TxSql, id: string, status: 'stopped' | 'rolled_back', reason: string | null): Promise<Deployment | undefined> {
-  await deployments.clearTrafficCommand(tx, id);
-  await deployments.setDeploymentDesiredState(tx, id, 'stopped');
-  await topology.setTopologyStatus(tx, id, 'stopped');
-  // Its instance rows go when krane reports the pods gone (see the deploy's cleanUp).
-  return deployments.setDeploymentStatus(tx, id, status, reason);
-}
-
-/**
- * Takes a deployment out of its environment's routing table, giving its weight to the backend
- * with the most; used when a strategy ends without a stable deployment to return to, and by the
- * deploy's cleanup, so no failed deployment keeps traffic.
- */
-export async function withdrawTraffic(tx: TxSql, apexDomain: string, environmentId: string, id: string): Promise<void> {
-  const table = await routes.lockRoutes(tx, environmentId);
-  const own = table?.backends.find((b) => b.deploymentId === id);
-  if (!table || !own) return;
-  const rest = table.backends.filter((b) => b.deploymentId !== id).sort((a, b) => b.weight - a.weight);
-  if (rest.length === 0) return;
-  rest[0] = { ...rest[0]!, weight: rest[0]!.weight + own.weight };
-  await setTraffic(tx, environmentId, apexDomain, rest);
+  const notReady = progress.state === 'waiting' ? progress.waitingFor.join(', ') : null;
+  return { now: Date.now(), command: d?.trafficCommand ?? null, failed, notReady, analysis: result, changed };
 }

@@ -13,7 +13,7 @@ import type { DesiredStateServiceDef } from './desired-state';
 import { resolveBuildContext } from './build';
 import { specOf, storedFields, type DeploymentSpec } from './spec';
 import { currentTraceparent, planSpan } from '../tracing';
-import { environmentHostname, routeAllTo } from './traffic';
+import { environmentHostname, lockTraffic, routeAllTo } from './traffic';
 import { strategyOf } from './strategy';
 
 export interface CommandDeps {
@@ -114,8 +114,12 @@ export async function abortDeployment(deps: CommandDeps, id: string): Promise<{ 
  */
 export async function promoteDeployment(deps: CommandDeps, id: string): Promise<{ deploymentId: string; hostnames: string[]; promoting?: true }> {
   const pending = await deployments.getDeployment(deps.sql, id);
-  if (pending && pending.status !== 'ready' && (await commandStrategy(deps, id, 'promote'))) return { deploymentId: id, hostnames: [], promoting: true };
+  if (!pending) throw notFound('deployment', id);
+  if (pending.status !== 'ready' && (await commandStrategy(deps, id, 'promote'))) return { deploymentId: id, hostnames: [], promoting: true };
   return withTx(deps.sql, async (tx) => {
+    // The environment's traffic lock before the deployment's row (the lock order of traffic.ts):
+    // a canary's switch holds the table while it stops this deployment.
+    await lockTraffic(tx, pending.environmentId, deps.apexDomain);
     const d = await deployments.lockDeployment(tx, id);
     if (!d) throw notFound('deployment', id);
     if (d.status !== 'ready') throw new AppError('ERR_DEPLOYMENT_NOT_READY', `deployment ${id} is ${d.status}; only a ready deployment can be promoted`);

@@ -30,8 +30,9 @@ import type { WorkflowMetrics } from './metrics';
 import { NO_OUTBOUND_ALLOW, type OutboundPolicy } from './outbound';
 import type { OfflineCheck } from './regions';
 import { annotate, fail, planSpan, recordError, withSpan } from '../tracing';
-import { environmentHostname, routeAllTo } from './traffic';
-import { rollBack, runCanary, startWalk, withdrawTraffic, type StrategyOutcome } from './canary';
+import { environmentHostname, lockTraffic, routeAllTo, withdrawTraffic } from './traffic';
+import { runCanary } from './canary';
+import { rollBack, startWalk, walkOf, type StrategyOutcome } from './walk';
 import { runBlueGreen } from './blue-green';
 import { strategyOf, type Strategy } from './strategy';
 
@@ -158,9 +159,12 @@ export type DeployServiceDef = ReturnType<typeof deployService>;
 
 /**
  * The domains step of a rolling deploy: its own hostname, `ready`, and (unless a newer ready
- * deployment holds it, or this is a restart) the environment's domain and all its traffic.
+ * deployment holds it, or this is a restart while something else serves the environment) the
+ * environment's domain and all its traffic.
  */
 async function markReady(tx: TxSql, deps: DeployDeps, id: string, environmentId: string, restart: boolean): Promise<null> {
+  // The environment's traffic lock before the deployment's row: the lock order of traffic.ts.
+  const table = await lockTraffic(tx, environmentId, deps.apexDomain);
   // A stop that landed after the last instance check must not end in `ready`.
   const locked = await deployments.lockDeployment(tx, id);
   if (locked?.desiredState === 'stopped') throw new TerminalError('stopped before it became ready', { code: STOPPED });
@@ -173,7 +177,9 @@ async function markReady(tx: TxSql, deps: DeployDeps, id: string, environmentId:
   const envHost = environmentHostname(env!, deps.apexDomain);
   const holder = await domains.holderOf(tx, envHost);
   const newerHolds = holder && holder.deploymentId !== id && holder.status === 'ready' && holder.createdAt > row!.createdAt;
-  if (!restart && !newerHolds) {
+  // A restart takes them back only when nothing serves the environment: its stop (or the stops
+  // of every deployment that served it) emptied the table, and a start should end that outage.
+  if ((!restart || table.length === 0) && !newerHolds) {
     await domains.assignDomain(tx, { ...base, hostname: envHost, kind: 'environment' });
     // Traffic follows the domain: a rolling deploy that became ready takes all of it.
     await routeAllTo(tx, environmentId, deps.apexDomain, id);
@@ -191,19 +197,24 @@ async function markReady(tx: TxSql, deps: DeployDeps, id: string, environmentId:
 async function walkTraffic(ctx: Context, deps: DeployDeps, id: string, d: { environmentId: string; regions: string[] }, strategy: Exclude<Strategy, { type: 'rolling' }>): Promise<StrategyOutcome> {
   const sdeps = { sql: deps.sql, apexDomain: deps.apexDomain, recheckMs: deps.recheckMs, wakeKey: INSTANCES_KEY, metrics: deps.metrics, outbound: deps.outbound ?? NO_OUTBOUND_ALLOW };
   const start = await ctx.runTx('traffic-start', (tx) => startWalk(tx, sdeps, id, d.environmentId));
+  const walk = walkOf(id, d.environmentId, start);
   try {
     await waitForInstances(ctx, deps, id, d.regions);
   } catch (err) {
     const signal = err instanceof TerminalError && (err.code === 'ERR_DEPLOY_INSTANCES_FAILED' || err.code === 'ERR_DEPLOY_TIMEOUT');
     if (!signal) throw err;
     const reason = err.code === 'ERR_DEPLOY_INSTANCES_FAILED' ? `canary instance failed in ${err.message}` : err.message;
-    return rollBack(ctx, sdeps, id, d.environmentId, start.stable, reason);
+    return rollBack(ctx, sdeps, walk, reason);
   }
-  return strategy.type === 'canary' ? runCanary(ctx, sdeps, id, d.environmentId, strategy, start) : runBlueGreen(ctx, sdeps, id, d.environmentId, strategy, start);
+  return strategy.type === 'canary' ? runCanary(ctx, sdeps, walk, strategy, start.command) : runBlueGreen(ctx, sdeps, walk, strategy, start.command);
 }
 
 /** The cleanup step of a deploy that did not become ready. */
 async function cleanUp(tx: TxSql, deps: DeployDeps, id: string, err: unknown, reason: string): Promise<'requeued' | 'stopped' | 'failed'> {
+  // The traffic lock first (traffic.ts); a deployment never changes environment, so reading
+  // which one before the lock is safe.
+  const found = await deployments.getDeployment(tx, id);
+  if (found) await lockTraffic(tx, found.environmentId, deps.apexDomain);
   const row = await deployments.lockDeployment(tx, id);
   // Stopped and started again while this deploy wound down: the start has queued a
   // fresh deploy behind this one, so leave its running topologies alone.
@@ -214,7 +225,7 @@ async function cleanUp(tx: TxSql, deps: DeployDeps, id: string, err: unknown, re
   await topology.setTopologyStatus(tx, id, 'stopped');
   // Instance rows stay: they are what krane last saw, and krane removes them when the pods
   // go. Deleting them here lost a pod that outlived the stop (its krane could not act on it)
-  // and was reported once, so a later start waited for it forever (chaos seed 12).
+  // and had been reported once, so a later start waited for it until a relist (chaos seed 12).
   // A canary that failed mid-walk (or was stopped) must not keep its share of traffic.
   if (row) await withdrawTraffic(tx, deps.apexDomain, row.environmentId, id);
   const done = await deployments.setDeploymentStatus(tx, id, stopped ? 'stopped' : 'failed', stopped ? null : reason);

@@ -1,26 +1,35 @@
 // DesiredStateService: start and stop a deployment (ChangeDesiredState of seed 001), keyed by
 // deployment id so changes to one deployment apply in order. Each change is one runTx (the
-// deployment row, its topologies and their outbox rows commit with the journal entry), then a
-// one-way send: a stop wakes a deploy that is waiting for instances so it ends `stopped` at
-// once; a start runs the deploy workflow again to bring the instances back and mark it ready.
+// deployment row, its topologies, a stop's withdrawal from the routing table, and their outbox
+// rows commit with the journal entry), then a one-way send: a stop wakes a deploy that is
+// waiting for instances so it ends `stopped` at once; a start runs the deploy workflow again to
+// bring the instances back and mark it ready (and, when nothing serves the environment, take
+// its traffic back: deploy.ts#markReady).
 import { z } from 'zod';
 import { defineObject, handler, TerminalError } from './engine';
 import { deployments, topology, type Sql } from '../store';
 import type { DeployServiceDef } from './deploy';
+import { withdrawTraffic } from './traffic';
 
 export const DESIRED_STATE_SERVICE = 'DesiredStateService';
 
 export const ChangeInput = z.object({ desired: z.enum(['running', 'stopped']) });
 export const ChangeOutput = z.object({ deploymentId: z.string(), desired: z.enum(['running', 'stopped']), changed: z.boolean() });
 
-export function desiredStateService(deps: { sql: Sql; deploy: DeployServiceDef }) {
+export function desiredStateService(deps: { sql: Sql; deploy: DeployServiceDef; apexDomain: string }) {
   return defineObject(DESIRED_STATE_SERVICE, {
     exclusive: {
       change: handler({ input: ChangeInput, output: ChangeOutput }, async (ctx, { desired }) => {
         const id = ctx.key;
         const changed = await ctx.runTx('change', async (tx) => {
-          const d = await deployments.lockDeployment(tx, id);
-          if (!d) throw new TerminalError(`deployment ${id} not found`, { code: 'ERR_NOT_FOUND' });
+          // A deployment never changes environment, so finding its table before any lock is safe.
+          const found = await deployments.getDeployment(tx, id);
+          if (!found) throw new TerminalError(`deployment ${id} not found`, { code: 'ERR_NOT_FOUND' });
+          // A stop takes the deployment's traffic away, taking the table's lock before the
+          // deployment's row (the lock order of traffic.ts). Also when it was stopped already: a
+          // table written before stops withdrew traffic is repaired by stopping again.
+          if (desired === 'stopped') await withdrawTraffic(tx, deps.apexDomain, found.environmentId, id);
+          const d = (await deployments.lockDeployment(tx, id))!;
           if (d.desiredState === desired) return false;
           if (desired === 'running' && d.status === 'failed') {
             throw new TerminalError(`deployment ${id} failed; roll back or deploy again instead of starting it`, { code: 'ERR_DEPLOYMENT_STATE_CONFLICT' });

@@ -4,9 +4,11 @@
 // - deploy.ts: DeployService, object keyed by deployment id: pending → ready/failed, or, with a
 //   canary or blue-green strategy, → ready/rolled_back through canary.ts / blue-green.ts (the
 //   traffic walk runs inside the same invocation, so promote/abort reach it as a stored command
-//   plus a wake-up of its shared notifyInstances).
-// - strategy.ts: the strategy schema and duration parsing; traffic.ts: routing-table changes
-//   and the pure canary split; analysis.ts: the Prometheus gate (pure judgement + one query).
+//   plus a wake-up of its shared notifyInstances); walk.ts: the traffic transactions both share
+//   (start, switch, rollback), each comparing the table with what the walk last wrote.
+// - strategy.ts: the strategy schema and duration parsing; traffic.ts: routing-table changes,
+//   the pure canary split, and the one lock order of every transaction that touches the table
+//   with deployments (the table first); analysis.ts: the Prometheus gate (pure judgement + one query).
 // - sentinel.ts: SentinelService, object keyed by sentinel id: merge config, wait for krane to
 //   report convergence (NotifyReady, shared), 10-minute timeout by default.
 // - desired-state.ts: DesiredStateService, object keyed by deployment id: stop / start.
@@ -129,7 +131,7 @@ export function registerWorkflows(engine: Engine, sql: Sql, cfg: WorkflowConfig,
       outbound: cfg.outbound,
     }),
   );
-  const desiredState = engine.register(desiredStateService({ sql, deploy }));
+  const desiredState = engine.register(desiredStateService({ sql, deploy, apexDomain: cfg.apexDomain }));
   const slack = engine.register(slackNotifier(cfg.outbound ? { outbound: cfg.outbound } : {}));
   const rollout = engine.register(rolloutService({ sql, sentinel, slack, regions: cfg.rolloutRegions }));
   const hooks = statusHooks({ sql, engine, deploy, sentinel, logger });
