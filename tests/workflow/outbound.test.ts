@@ -160,7 +160,7 @@ test('a Prometheus name that rebinds to loopback after the check is refused befo
   assert.equal(await destinationProblem(url, policy), null, 'the first answer is public');
   const r = await queryPrometheus({ url, query: 'up', max: 1 }, policy);
   assert.equal(r.verdict, 'inconclusive');
-  assert.match(r.reason ?? '', /refused.*loopback/);
+  assert.match(r.reason ?? '', /not allowed: resolves to a loopback/);
   assert.deepEqual(prom.queries, []);
 });
 
