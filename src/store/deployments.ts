@@ -128,11 +128,13 @@ export interface RegionProgress {
 }
 
 /**
- * Per region of a deployment: replicas wanted against instances reported running or failed
- * since the region's topology last changed. An older report is not evidence about the current
- * desired state: after a stop and a start it may describe a pod krane is about to delete, or
- * a failure of the run before. krane reports a deployment's pods again each time it applies
- * its topology (src/modes/krane.ts), so a pod that outlived the change is counted again.
+ * Per region of a deployment: replicas wanted against instances reported running or failed,
+ * counting, while the region should run, only reports since its topology last changed. An
+ * older report is not evidence about the current desired state: after a stop and a start it
+ * may describe a pod krane is about to delete, or a failure of the run before. krane reports a
+ * deployment's pods again each time it applies its topology (src/modes/krane.ts), so a pod that
+ * outlived the change is counted again. A stopped region counts every row: what is still there
+ * (a stop krane could not carry out) is what an operator must see.
  */
 export async function deploymentProgress(q: Queryable, id: string): Promise<RegionProgress[]> {
   const rows = await q<(Omit<RegionProgress, 'failed'> & { failed: RegionProgress['failed'] | null })[]>`
@@ -144,7 +146,8 @@ export async function deploymentProgress(q: Queryable, id: string): Promise<Regi
            json_agg(json_build_object('podName', i.pod_name, 'reason', i.reason) ORDER BY i.pod_name)
              FILTER (WHERE i.status = 'failed') AS failed
     FROM deployment_topology t
-    LEFT JOIN instances i ON i.deployment_id = t.deployment_id AND i.region = t.region AND i.updated_at >= t.updated_at
+    LEFT JOIN instances i ON i.deployment_id = t.deployment_id AND i.region = t.region
+      AND (t.desired_status <> 'running' OR i.updated_at >= t.updated_at)
     WHERE t.deployment_id = ${id}
     GROUP BY t.deployment_id, t.region, t.desired_status, t.replicas
     ORDER BY t.region`;

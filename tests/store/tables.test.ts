@@ -183,7 +183,7 @@ test('instances: upsert converges to the latest report; constraints hold', async
   assert.equal((await instances.listInstances(sql, d.id)).length, 0);
 });
 
-test('progress counts only instances reported since the topology last changed: a row from before a stop and start is not evidence', async () => {
+test('progress of a running region counts only instances reported since its topology last changed: a row from before a stop and start is not evidence', async () => {
   const d = newDeployment({ regions: ['us-east-1'], replicas: 1 });
   await deployments.insertDeployment(sql, d);
   await topology.upsertTopology(sql, { deploymentId: d.id, region: 'us-east-1', workspaceId: 'default', replicas: 1 });
@@ -191,8 +191,10 @@ test('progress counts only instances reported since the topology last changed: a
   await instances.upsertInstance(sql, { ...pod, status: 'running' });
   const counts = async () => (await deployments.deploymentProgress(sql, d.id)).map((r) => `${r.running} running, ${r.failed.length} failed`);
   assert.deepEqual(await counts(), ['1 running, 0 failed']);
-  // Stopped and started again: the pod seen before may be the one krane is deleting.
+  // Stopped: what is still reported is what an operator must see (a stop krane could not carry out).
   await topology.setTopologyStatus(sql, d.id, 'stopped');
+  assert.deepEqual(await counts(), ['1 running, 0 failed'], 'a stopped region counts every row');
+  // Started again: the pod seen before may be the one krane is deleting.
   await topology.setTopologyStatus(sql, d.id, 'running');
   assert.deepEqual(await counts(), ['0 running, 0 failed'], 'the old report does not count');
   await instances.upsertInstance(sql, { ...pod, status: 'failed', reason: 'CrashLoopBackOff' });

@@ -31,6 +31,9 @@ const STARTUP_SLACK_MS = 1_000;
 export class InstanceStatusWatcher {
   readonly reflector: Reflector;
   private readonly last = new Map<string, string>();
+  /** The latest pod objects by deployment, so a resend touches one deployment's pods only:
+   *  krane resends after every topology apply, and a full sync applies every deployment. */
+  private readonly byDeployment = new Map<string, Map<string, V1Pod>>();
   /** Pods whose startup was observed (or is too old to count), so each counts once. */
   private readonly started = new Set<string>();
   private readonly since = Date.now();
@@ -62,6 +65,7 @@ export class InstanceStatusWatcher {
     const r = instanceReport(pod, type === 'delete');
     if (!r) return;
     const key = `${r.deploymentId}/${r.podName}`;
+    this.index(r.deploymentId, r.podName, type === 'delete' ? undefined : pod);
     this.observeStartup(pod, type === 'delete');
     const text = JSON.stringify(r);
     if (type === 'delete') this.last.delete(key);
@@ -92,13 +96,22 @@ export class InstanceStatusWatcher {
    * reported again before the next relist.
    */
   resend(deploymentId: string): void {
-    for (const obj of this.reflector.store.values()) {
-      const pod = obj as V1Pod;
-      if (pod.metadata?.labels?.[LABEL.deploymentId] !== deploymentId) continue;
+    for (const pod of this.byDeployment.get(deploymentId)?.values() ?? []) {
       const r = instanceReport(pod);
       if (!r) continue;
       this.last.set(`${r.deploymentId}/${r.podName}`, JSON.stringify(r));
       this.emit(r);
+    }
+  }
+
+  private index(deploymentId: string, podName: string, pod: V1Pod | undefined): void {
+    let pods = this.byDeployment.get(deploymentId);
+    if (pod) {
+      if (!pods) this.byDeployment.set(deploymentId, (pods = new Map()));
+      pods.set(podName, pod);
+    } else if (pods) {
+      pods.delete(podName);
+      if (pods.size === 0) this.byDeployment.delete(deploymentId);
     }
   }
 
