@@ -3,7 +3,7 @@
 // crash-looping is rolled back on krane's report with the reason, and abort / promote by hand.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { testStack, until } from '../helpers/stack';
+import { testStack, until, deploymentsOf } from '../helpers/stack';
 import { SENTINEL_NAMESPACE } from '../../src/sync/wire';
 import { KubeClient } from '../../src/kube/client';
 
@@ -11,16 +11,7 @@ import { KubeClient } from '../../src/kube/client';
 const stack = await testStack({ ctrl: { settings: { outboundAllow: '127.0.0.1' } } });
 const BOTH = ['us-east-1', 'eu-west-1'];
 
-async function create(strategy?: unknown): Promise<string> {
-  const r = await stack.api('/v1/deployments', { body: { image: 'nginx:1.27', regions: BOTH, replicas: 1, ...(strategy ? { strategy } : {}) } });
-  assert.equal(r.status, 202, JSON.stringify(r.body));
-  return r.body.id;
-}
-const status = (id: string, statuses: string[], ms = 30_000) =>
-  until(async () => {
-    const d = (await stack.api(`/v1/deployments/${id}`)).body;
-    return statuses.includes(d.status) ? d : undefined;
-  }, ms, `${id} in ${statuses.join('/')}`);
+const { create, status } = deploymentsOf(stack, BOTH);
 
 /** The weights of the environment's routes ConfigMap in a region, as `id:weight` strings. */
 async function weights(region: string): Promise<string[]> {

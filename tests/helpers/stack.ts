@@ -52,3 +52,20 @@ export async function testStack(opts: Partial<StackOptions> = {}): Promise<TestS
 
 /** The shared poller with this folder's defaults (whole-system waits take longer). */
 export const until = <T>(fn: () => T | undefined | null | false | Promise<T | undefined | null | false>, ms = 15_000, what = 'condition') => poll(fn, ms, what, 25);
+
+/** The deployment calls the strategy tests share: create one (rolling unless a strategy is
+ *  given) in `regions`, and wait until it is in one of `statuses`, returning its detail. */
+export function deploymentsOf(stack: TestStack, regions: string[], waitMs = 30_000) {
+  return {
+    async create(strategy?: unknown): Promise<string> {
+      const r = await stack.api('/v1/deployments', { body: { image: 'nginx:1.27', regions, replicas: 1, ...(strategy ? { strategy } : {}) } });
+      if (r.status !== 202) throw new Error(`create answered ${r.status}: ${JSON.stringify(r.body)}`);
+      return r.body.id;
+    },
+    status: (id: string, statuses: string[], ms = waitMs) =>
+      until(async () => {
+        const d = (await stack.api(`/v1/deployments/${id}`)).body;
+        return statuses.includes(d.status) ? d : undefined;
+      }, ms, `${id} in ${statuses.join('/')}`),
+  };
+}

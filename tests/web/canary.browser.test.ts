@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
-import { testStack, until } from '../helpers/stack';
+import { testStack, until, deploymentsOf } from '../helpers/stack';
 import { prometheusMissing, startGauge, startPrometheus } from '../helpers/prometheus';
 import { chartGeometry } from '../../src/web/app/models/canary';
 import { buildWebView, launchBrowser, openPage, screenshot, signedIn, visible, type OpenPage } from './browser';
@@ -26,16 +26,7 @@ const prometheusUrl = gauge ? await startPrometheus(gauge.port, 'app_error_ratio
 if (prometheusMissing) console.log(`# analysis not charted: ${prometheusMissing}`);
 const analysis = prometheusUrl ? { interval: '1s', failureLimit: 1, prometheus: { url: prometheusUrl, query: 'app_error_ratio', min: 0, max: 0.05 } } : undefined;
 
-async function create(strategy?: unknown): Promise<string> {
-  const r = await stack.api('/v1/deployments', { body: { image: 'nginx:1.27', regions: BOTH, replicas: 1, ...(strategy ? { strategy } : {}) } });
-  assert.equal(r.status, 202, JSON.stringify(r.body));
-  return r.body.id;
-}
-const status = (id: string, statuses: string[], ms = 60_000) =>
-  until(async () => {
-    const d = (await stack.api(`/v1/deployments/${id}`)).body;
-    return statuses.includes(d.status) ? d : undefined;
-  }, ms, `${id} in ${statuses.join('/')}`);
+const { create, status } = deploymentsOf(stack, BOTH, 60_000);
 const traffic = async () => (await stack.api('/v1/environments/default/traffic')).body.backends.map((b: any) => `${b.deploymentId}:${b.weight}`).join(',');
 
 /** Records every split the page's traffic table shows (as `id:weight,…`), so a step that came
