@@ -27,6 +27,8 @@ interface Pair {
   cutNext: boolean;
   /** Chunks held while the proxy black-holes, per direction. */
   held: { toUpstream: Buffer[]; toClient: Buffer[] };
+  /** A chunk of this direction is waiting out its delay (its source is paused until then). */
+  delaying: { toUpstream: boolean; toClient: boolean };
 }
 
 export class FaultProxy {
@@ -83,8 +85,9 @@ export class FaultProxy {
     for (const p of this.#pairs) {
       if (!p.upstream && !p.dialing) this.#connectUpstream(p);
       else this.#flushHeld(p);
-      p.client.resume();
-      p.upstream?.resume();
+      // A direction with a chunk still waiting out its delay resumes when that chunk is out.
+      if (!p.delaying.toUpstream) p.client.resume();
+      if (!p.delaying.toClient) p.upstream?.resume();
     }
   }
 
@@ -115,7 +118,7 @@ export class FaultProxy {
 
   #accept(client: Socket): void {
     this.stats.connections++;
-    const pair: Pair = { client, dialing: false, cutNext: false, held: { toUpstream: [], toClient: [] } };
+    const pair: Pair = { client, dialing: false, cutNext: false, held: { toUpstream: [], toClient: [] }, delaying: { toUpstream: false, toClient: false } };
     this.#pairs.add(pair);
     client.on('error', () => this.#destroy(pair));
     client.on('close', () => this.#destroy(pair));
@@ -157,12 +160,19 @@ export class FaultProxy {
     }
     if (dir === 'toClient') this.stats.bytesToClient += chunk.length;
     if (this.#delayMs > 0) {
-      // Pausing the source while a chunk waits keeps chunks in order without a queue.
+      // Pausing the source while a chunk waits keeps chunks in order without a queue; nothing
+      // else may resume it before the chunk is out (pass() once did, and the next chunk
+      // overtook this one: TCP never reorders, and the database driver read garbage).
       const source = dir === 'toUpstream' ? pair.client : pair.upstream;
       source?.pause();
+      pair.delaying[dir] = true;
       setTimeout(() => {
+        pair.delaying[dir] = false;
+        // A black hole that began meanwhile holds the chunk too (its source stayed paused, so
+        // nothing later of this direction is held before it).
+        if (this.#mode === 'blackhole') return void pair.held[dir].push(chunk);
         if (!target.destroyed) target.write(chunk);
-        if (this.#mode === 'pass') source?.resume();
+        source?.resume();
       }, this.#delayMs);
       return;
     }

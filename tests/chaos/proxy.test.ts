@@ -72,6 +72,41 @@ test('delay: chunks arrive late and in order', async () => {
   assert.ok(Date.now() - t0 >= 190, `round trip took ${Date.now() - t0} ms`);
 });
 
+test('healing while a chunk is delayed keeps the byte order (TCP never reorders; the driver read garbage when we did)', async () => {
+  const up = await echo('');
+  const p = await proxyTo(up.port);
+  const c = await client(p.port);
+  c.socket.write('x');
+  await until(() => c.received() === 'x', 5_000, 'first echo');
+  p.delay(200);
+  c.socket.write('1');
+  await new Promise((r) => setTimeout(r, 50));
+  p.pass();
+  await new Promise((r) => setTimeout(r, 20));
+  c.socket.write('2');
+  await until(() => c.received().length === 3, 5_000, 'both echoed');
+  assert.equal(c.received(), 'x12');
+});
+
+test('a black hole that starts while a chunk is delayed holds it, in order, until it ends', async () => {
+  const up = await echo('');
+  const p = await proxyTo(up.port);
+  const c = await client(p.port);
+  c.socket.write('x');
+  await until(() => c.received() === 'x', 5_000, 'first echo');
+  p.delay(100);
+  c.socket.write('1');
+  // The chunk reaches the proxy and waits out its delay; the black hole starts meanwhile.
+  await new Promise((r) => setTimeout(r, 40));
+  p.blackhole();
+  await new Promise((r) => setTimeout(r, 250));
+  assert.equal(up.received(), 1, 'nothing crossed the black hole');
+  c.socket.write('2');
+  p.pass();
+  await until(() => c.received().length === 3, 5_000, 'both echoed');
+  assert.equal(c.received(), 'x12');
+});
+
 test('cut: every open connection is closed at once', async () => {
   const up = await echo('');
   const p = await proxyTo(up.port);
