@@ -53,6 +53,13 @@ function guardedLookup(policy: OutboundPolicy, anyAddress: boolean): LookupFunct
   };
 }
 
+/** A request's error as the fixed words callers record: refused, timed out, or unreachable. */
+function requestFailure(err: Error, timeoutMs: number, what: string): Error {
+  if (err instanceof OutboundRefusedError) return err;
+  if (err.name === 'AbortError' || err.name === 'TimeoutError') return new OutboundFailedError(what ? `${what}did not answer within ${timeoutMs} ms` : `no answer within ${timeoutMs} ms`);
+  return new OutboundFailedError(`${what}could not be reached`);
+}
+
 /** Request options for one call to `u`: its own socket, resolved and checked for it alone. */
 function guardedOptions(u: URL, policy: OutboundPolicy, method: string, timeoutMs: number, headers: RequestOptions['headers']): RequestOptions {
   return { method, headers, agent: false, lookup: guardedLookup(policy, allowListed(policy, u)), signal: AbortSignal.timeout(timeoutMs) };
@@ -77,11 +84,7 @@ export async function postJson(url: string, body: unknown, policy: OutboundPolic
       if (status >= 200 && status < 300) resolve();
       else reject(new OutboundFailedError(`webhook answered ${status}`, retryableStatus(status)));
     });
-    req.on('error', (err: Error) => {
-      if (err instanceof OutboundRefusedError) reject(err);
-      else if (err.name === 'AbortError' || err.name === 'TimeoutError') reject(new OutboundFailedError(`webhook did not answer within ${opts.timeoutMs} ms`));
-      else reject(new OutboundFailedError('webhook could not be reached'));
-    });
+    req.on('error', (err: Error) => reject(requestFailure(err, opts.timeoutMs, 'webhook ')));
     req.end(payload);
   });
 }
@@ -111,11 +114,7 @@ export async function getCapped(url: string, policy: OutboundPolicy, opts: { tim
       res.on('end', () => resolve({ status, text: Buffer.concat(chunks).toString('utf8') }));
       res.on('error', () => reject(new OutboundFailedError('the answer was cut off')));
     });
-    req.on('error', (err: Error) => {
-      if (err instanceof OutboundRefusedError) reject(err);
-      else if (err.name === 'AbortError' || err.name === 'TimeoutError') reject(new OutboundFailedError(`no answer within ${opts.timeoutMs} ms`));
-      else reject(new OutboundFailedError('could not be reached'));
-    });
+    req.on('error', (err: Error) => reject(requestFailure(err, opts.timeoutMs, '')));
     req.end();
   });
 }

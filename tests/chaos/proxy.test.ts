@@ -50,6 +50,16 @@ async function client(port: number): Promise<Client> {
   return { socket, received: () => data, closed: () => closed };
 }
 
+/** An echo upstream behind a proxy, and a client whose first byte ('x') has made the round trip. */
+async function echoedOnce(): Promise<{ up: Awaited<ReturnType<typeof echo>>; p: FaultProxy; c: Client }> {
+  const up = await echo('');
+  const p = await proxyTo(up.port);
+  const c = await client(p.port);
+  c.socket.write('x');
+  await until(() => c.received() === 'x', 5_000, 'first echo');
+  return { up, p, c };
+}
+
 test('pass: bytes flow both ways', async () => {
   const up = await echo('a:');
   const p = await proxyTo(up.port);
@@ -59,11 +69,7 @@ test('pass: bytes flow both ways', async () => {
 });
 
 test('delay: chunks arrive late and in order', async () => {
-  const up = await echo('');
-  const p = await proxyTo(up.port);
-  const c = await client(p.port);
-  c.socket.write('x');
-  await until(() => c.received() === 'x', 5_000, 'first echo');
+  const { up, p, c } = await echoedOnce();
   p.delay(100);
   const t0 = Date.now();
   for (const ch of ['1', '2', '3']) c.socket.write(ch);
@@ -73,11 +79,7 @@ test('delay: chunks arrive late and in order', async () => {
 });
 
 test('healing while a chunk is delayed keeps the byte order (TCP never reorders; the driver read garbage when we did)', async () => {
-  const up = await echo('');
-  const p = await proxyTo(up.port);
-  const c = await client(p.port);
-  c.socket.write('x');
-  await until(() => c.received() === 'x', 5_000, 'first echo');
+  const { up, p, c } = await echoedOnce();
   p.delay(200);
   c.socket.write('1');
   await new Promise((r) => setTimeout(r, 50));
@@ -89,11 +91,7 @@ test('healing while a chunk is delayed keeps the byte order (TCP never reorders;
 });
 
 test('a black hole that starts while a chunk is delayed holds it, in order, until it ends', async () => {
-  const up = await echo('');
-  const p = await proxyTo(up.port);
-  const c = await client(p.port);
-  c.socket.write('x');
-  await until(() => c.received() === 'x', 5_000, 'first echo');
+  const { up, p, c } = await echoedOnce();
   p.delay(100);
   c.socket.write('1');
   // The chunk reaches the proxy and waits out its delay; the black hole starts meanwhile.

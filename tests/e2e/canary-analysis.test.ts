@@ -4,12 +4,10 @@
 // ends. Skipped, saying so, where the binary is missing.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { testStack, until } from '../helpers/stack';
+import { testStack, until, routeWeights } from '../helpers/stack';
 import { prometheusMissing, startGauge, startPrometheus } from '../helpers/prometheus';
 import { events } from '../../src/store';
 import type { LiveEvent } from '../../src/live-events';
-import { SENTINEL_NAMESPACE } from '../../src/sync/wire';
-import { KubeClient } from '../../src/kube/client';
 
 const skip = prometheusMissing;
 const BOTH = ['us-east-1', 'eu-west-1'];
@@ -32,10 +30,7 @@ const finished = (id: string, ms = 30_000) =>
     const d = (await stack!.api(`/v1/deployments/${id}`)).body;
     return ['ready', 'failed', 'rolled_back'].includes(d.status) ? d : undefined;
   }, ms, `${id} finished`);
-async function weights(region: string): Promise<string> {
-  const cm = await new KubeClient(stack!.regions.get(region)!.sim.sim.kubeConfig()).get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: SENTINEL_NAMESPACE, name: 'routes-default' });
-  return cm ? JSON.parse((cm as any).data['routes.json']).backends.map((b: any) => `${b.deploymentId}:${b.weight}`).join(',') : '';
-}
+const weights = async (region: string) => (await routeWeights(stack!, region)).join(',');
 const canary = (query: string, steps: { weight: number; pause: string }[]) => ({
   type: 'canary',
   steps,

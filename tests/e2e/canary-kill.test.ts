@@ -6,10 +6,10 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import type { ChildProcess } from 'node:child_process';
 import { testDb } from '../helpers/db';
-import { cleanEnv, spawnBundle, waitForHttp } from '../helpers/bundle';
+import { spawnBundle, waitForHttp } from '../helpers/bundle';
 import { freePort } from '../helpers/postgres';
 import { until } from '../helpers/stack';
-import { adminApi, regionBeside } from '../helpers/ctrl-process';
+import { adminApi, killableCtrlEnv, regionBeside } from '../helpers/ctrl-process';
 
 test('ctrl killed mid-step: the canary resumes from its journal on the new process and ends at 100%', async () => {
   const db = await testDb();
@@ -17,15 +17,7 @@ test('ctrl killed mid-step: the canary resumes from its journal on the new proce
   const url = `http://127.0.0.1:${port}`;
   const adminToken = 'admin-token-for-canary-kill';
   const token = 'tok-us-east-1-canary-kill';
-  const env = cleanEnv({
-    UNKEY_INFRA_DATABASE_URL: db.url,
-    UNKEY_INFRA_ADMIN_TOKEN: adminToken,
-    UNKEY_INFRA_AGENT_TOKENS: `us-east-1=${token}`,
-    UNKEY_INFRA_LISTEN: `127.0.0.1:${port}`,
-    // A short lease so the restarted process takes the dead one's invocation in about a second.
-    UNKEY_INFRA_ENGINE_LEASE: '1500ms',
-    UNKEY_INFRA_LOG_LEVEL: 'silent',
-  });
+  const env = killableCtrlEnv({ databaseUrl: db.url, adminToken, agentTokens: { 'us-east-1': token }, port });
   let ctrl: ChildProcess = spawnBundle(['ctrl'], { env });
   after(() => ctrl.kill('SIGKILL'));
   await waitForHttp(`${url}/readyz`);

@@ -3,9 +3,7 @@
 // crash-looping is rolled back on krane's report with the reason, and abort / promote by hand.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { testStack, until, deploymentsOf } from '../helpers/stack';
-import { SENTINEL_NAMESPACE } from '../../src/sync/wire';
-import { KubeClient } from '../../src/kube/client';
+import { testStack, until, deploymentsOf, routeWeights, sameRoutesIn } from '../helpers/stack';
 
 // One test points the gate at http://127.0.0.1:1 (nothing listens): plain http there is allowed explicitly.
 const stack = await testStack({ ctrl: { settings: { outboundAllow: '127.0.0.1' } } });
@@ -13,15 +11,8 @@ const BOTH = ['us-east-1', 'eu-west-1'];
 
 const { create, status } = deploymentsOf(stack, BOTH);
 
-/** The weights of the environment's routes ConfigMap in a region, as `id:weight` strings. */
-async function weights(region: string): Promise<string[]> {
-  const api = new KubeClient(stack.regions.get(region)!.sim.sim.kubeConfig());
-  const cm = await api.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: SENTINEL_NAMESPACE, name: 'routes-default' });
-  if (!cm) return [];
-  return JSON.parse((cm as any).data['routes.json']).backends.map((b: any) => `${b.deploymentId}:${b.weight}`);
-}
-const sameIn = (region: string, expected: string[], ms = 10_000) =>
-  until(async () => JSON.stringify(await weights(region)) === JSON.stringify(expected), ms, `${region} routes ${expected.join(',')}`);
+const weights = (region: string) => routeWeights(stack, region);
+const sameIn = (region: string, expected: string[], ms = 10_000) => sameRoutesIn(stack, region, expected, ms);
 
 let stable = '';
 

@@ -5,10 +5,10 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import type { ChildProcess } from 'node:child_process';
 import { testDb } from '../helpers/db';
-import { cleanEnv, spawnBundle, waitForHttp } from '../helpers/bundle';
+import { spawnBundle, waitForHttp } from '../helpers/bundle';
 import { freePort } from '../helpers/postgres';
 import { until } from '../helpers/stack';
-import { adminApi, regionBeside } from '../helpers/ctrl-process';
+import { adminApi, killableCtrlEnv, regionBeside } from '../helpers/ctrl-process';
 
 test('ctrl killed mid-deploy and restarted: the deploy completes exactly once', async () => {
   const db = await testDb();
@@ -17,15 +17,7 @@ test('ctrl killed mid-deploy and restarted: the deploy completes exactly once', 
   const adminToken = 'admin-token-for-crash-test';
   const regions = ['us-east-1', 'eu-west-1'];
   const tokens = Object.fromEntries(regions.map((r) => [r, `tok-${r}-crash-test`]));
-  const env = cleanEnv({
-    UNKEY_INFRA_DATABASE_URL: db.url,
-    UNKEY_INFRA_ADMIN_TOKEN: adminToken,
-    UNKEY_INFRA_AGENT_TOKENS: regions.map((r) => `${r}=${tokens[r]}`).join(','),
-    UNKEY_INFRA_LISTEN: `127.0.0.1:${port}`,
-    // A short lease so the restarted process takes the dead one's invocations in about a second.
-    UNKEY_INFRA_ENGINE_LEASE: '1500ms',
-    UNKEY_INFRA_LOG_LEVEL: 'silent',
-  });
+  const env = killableCtrlEnv({ databaseUrl: db.url, adminToken, agentTokens: tokens, port });
   let ctrl: ChildProcess = spawnBundle(['ctrl'], { env });
   after(() => ctrl.kill('SIGKILL'));
   await waitForHttp(`${url}/readyz`);

@@ -4,9 +4,7 @@
 // the walk's next write.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { testStack, until, deploymentsOf } from '../helpers/stack';
-import { SENTINEL_NAMESPACE } from '../../src/sync/wire';
-import { KubeClient } from '../../src/kube/client';
+import { testStack, until, deploymentsOf, routeWeights, sameRoutesIn } from '../helpers/stack';
 
 // The blue-green test holds its switch with a gate at http://127.0.0.1:1 (nothing listens there).
 const stack = await testStack({ ctrl: { settings: { outboundAllow: '127.0.0.1' } } });
@@ -16,15 +14,8 @@ const { create, status } = deploymentsOf(stack, BOTH);
 const post = (id: string, action: string) => stack.api(`/v1/deployments/${id}/${action}`, { method: 'POST' });
 const table = async () => ((await stack.api('/v1/environments/default/traffic')).body.backends as { deploymentId: string; weight: number }[]).map((b) => `${b.deploymentId}:${b.weight}`);
 
-/** The weights of the environment's routes ConfigMap in a region ([] when there is none). */
-async function weights(region: string): Promise<string[]> {
-  const api = new KubeClient(stack.regions.get(region)!.sim.sim.kubeConfig());
-  const cm = await api.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: SENTINEL_NAMESPACE, name: 'routes-default' });
-  if (!cm) return [];
-  return JSON.parse((cm as any).data['routes.json']).backends.map((b: any) => `${b.deploymentId}:${b.weight}`);
-}
-const sameIn = (region: string, expected: string[], ms = 10_000) =>
-  until(async () => JSON.stringify(await weights(region)) === JSON.stringify(expected), ms, `${region} routes ${expected.join(',') || 'none'}`);
+const weights = (region: string) => routeWeights(stack, region);
+const sameIn = (region: string, expected: string[], ms = 10_000) => sameRoutesIn(stack, region, expected, ms);
 
 test('a stop takes the deployment\'s traffic away; a canary after it has no stable to walk from; a start brings it back to an empty table', async () => {
   const old = await create();

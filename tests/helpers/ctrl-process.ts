@@ -5,6 +5,20 @@ import { after } from 'node:test';
 import { loadConfig } from '../../src/config';
 import { startKubeSim } from '../../src/modes/kube-sim';
 import { startKrane } from '../../src/modes/krane';
+import { cleanEnv } from './bundle';
+
+/** The environment of a ctrl process that a test kills: silent, and with a short engine lease
+ *  so the restarted process takes the dead one's invocations in about a second. */
+export function killableCtrlEnv(o: { databaseUrl: string; adminToken: string; agentTokens: Record<string, string>; port: number }): NodeJS.ProcessEnv {
+  return cleanEnv({
+    UNKEY_INFRA_DATABASE_URL: o.databaseUrl,
+    UNKEY_INFRA_ADMIN_TOKEN: o.adminToken,
+    UNKEY_INFRA_AGENT_TOKENS: Object.entries(o.agentTokens).map(([r, t]) => `${r}=${t}`).join(','),
+    UNKEY_INFRA_LISTEN: `127.0.0.1:${o.port}`,
+    UNKEY_INFRA_ENGINE_LEASE: '1500ms',
+    UNKEY_INFRA_LOG_LEVEL: 'silent',
+  });
+}
 
 export type AdminApi = (path: string, body?: unknown) => Promise<{ status: number; body: any }>;
 

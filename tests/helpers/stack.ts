@@ -6,6 +6,8 @@ import { after } from 'node:test';
 import { testDb, type TestDb } from './db';
 import { startStack, type StackHandle, type StackOptions } from '../../src/modes/stack';
 import { Watcher } from '../../src/sync/watcher';
+import { KubeClient } from '../../src/kube/client';
+import { SENTINEL_NAMESPACE } from '../../src/sync/wire';
 
 export interface TestStack extends StackHandle {
   db: TestDb;
@@ -69,3 +71,16 @@ export function deploymentsOf(stack: TestStack, regions: string[], waitMs = 30_0
       }, ms, `${id} in ${statuses.join('/')}`),
   };
 }
+
+/** The weights of the environment's routes ConfigMap in a region, as `id:weight` strings
+ *  ([] when the region has none), read through the unchanged client from its simulator. */
+export async function routeWeights(stack: TestStack, region: string, environmentId = 'default'): Promise<string[]> {
+  const api = new KubeClient(stack.regions.get(region)!.sim.sim.kubeConfig());
+  const cm = await api.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: SENTINEL_NAMESPACE, name: `routes-${environmentId}` });
+  if (!cm) return [];
+  return JSON.parse((cm as { data: Record<string, string> }).data['routes.json']!).backends.map((b: { deploymentId: string; weight: number }) => `${b.deploymentId}:${b.weight}`);
+}
+
+/** Waits until a region's routes ConfigMap holds exactly `expected`. */
+export const sameRoutesIn = (stack: TestStack, region: string, expected: string[], ms = 10_000) =>
+  until(async () => JSON.stringify(await routeWeights(stack, region)) === JSON.stringify(expected), ms, `${region} routes ${expected.join(',') || 'none'}`);
