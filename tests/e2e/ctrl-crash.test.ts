@@ -43,10 +43,19 @@ test('ctrl killed mid-deploy and restarted: the deploy completes exactly once', 
 
   ctrl = spawnBundle(['ctrl'], { env });
   await waitForHttp(`${url}/readyz`);
+  // Normally 6-10 s. It once ran past 30 s in CI with nothing to read, so a timeout now says
+  // what ctrl saw: the topologies, the instance rows (and their freshness) and the invocations.
   const done = await until(async () => {
     const [d] = await db.sql<{ status: string; error: string | null }[]>`SELECT status, error FROM deployments WHERE id = ${id}`;
     return d!.status === 'ready' || d!.status === 'failed' ? d : undefined;
-  }, 30_000, 'deploy finished after restart');
+  }, 60_000, 'deploy finished after restart').catch(async (err: Error) => {
+    const seen = {
+      topology: await db.sql`SELECT region, desired_status, updated_at FROM deployment_topology WHERE deployment_id = ${id}`,
+      instances: await db.sql`SELECT region, pod_name, status, updated_at FROM instances WHERE deployment_id = ${id}`,
+      invocations: await db.sql`SELECT id, handler, status, attempts, lease_owner, updated_at FROM engine_invocations WHERE object_key = ${id}`.catch((e: Error) => e.message),
+    };
+    throw new Error(`${err.message}; ctrl saw ${JSON.stringify(seen)}`);
+  });
   assert.equal(done.status, 'ready', done.error ?? '');
 
   // Exactly once: one outbox row per region from the topology step, one deploy invocation.
