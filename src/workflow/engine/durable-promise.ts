@@ -9,6 +9,8 @@ export interface PromiseHost {
   /** Marks positions as awaited; returns the release for when the awaiting settles. */
   blockOn(leaves: readonly number[]): () => void;
   orTimeout<T>(p: DurablePromise<T>, ms: number): DurablePromise<T>;
+  /** What the handler may see of `p`: nothing at all once the execution lost its lease. */
+  handOut<T>(p: Promise<T>): Promise<T>;
 }
 
 export class DurablePromise<T> implements PromiseLike<T> {
@@ -32,9 +34,9 @@ export class DurablePromise<T> implements PromiseLike<T> {
     onfulfilled?: ((value: T) => A | PromiseLike<A>) | null,
     onrejected?: ((reason: unknown) => B | PromiseLike<B>) | null,
   ): Promise<A | B> {
-    if (this.leaves.length === 0) return this.inner.then(onfulfilled, onrejected);
+    if (this.leaves.length === 0) return this.#exec.handOut(this.inner).then(onfulfilled, onrejected);
     const release = this.#exec.blockOn(this.leaves);
-    return this.inner.finally(release).then(onfulfilled, onrejected);
+    return this.#exec.handOut(this.inner.finally(release)).then(onfulfilled, onrejected);
   }
 
   catch<B = never>(onrejected?: ((reason: unknown) => B | PromiseLike<B>) | null): Promise<T | B> {

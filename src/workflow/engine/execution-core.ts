@@ -191,9 +191,11 @@ export abstract class ExecutionCore {
 
   // ---- positions and replay -------------------------------------------------------------
 
-  protected _take(kind: string, name: string): { seq: number; entry: JournalRow | undefined } {
+  /** The next journal position, or null when the execution is gone: the caller then hands
+   *  the handler `_stalled()` instead of running anything for a lease it no longer holds. */
+  protected _take(kind: string, name: string): { seq: number; entry: JournalRow | undefined } | null {
+    if (this.state === 'detached' || this.state === 'finished') return null;
     if (this.#fatal) throw this.#fatal;
-    if (this.state === 'detached' || this.state === 'finished') throw new LeaseLostError(this.id);
     const seq = this.#nextSeq++;
     const entry = this.#journal.get(seq);
     if (entry) {
@@ -229,10 +231,29 @@ export abstract class ExecutionCore {
     while (this.#inflight.size > 0) await Promise.allSettled([...this.#inflight]);
   }
 
+  /** A fenced write found another lease epoch: someone else owns the invocation now. */
   protected _lost(): never {
     const err = new LeaseLostError(this.id);
-    this.#fatal ??= err;
+    this._rt.logger.info({ invocationId: this.id, epoch: this.epoch }, 'engine write refused: another process holds the lease now');
+    this.#detach(err);
     throw err;
+  }
+
+  /** Once the lease is lost nothing the handler awaits settles: it stops where it is (and is
+   *  garbage collected) instead of running its catch and finally blocks, which would act (a
+   *  deploy's catch-all stops topologies) for an invocation another owner continues. */
+  handOut<T>(p: Promise<T>): Promise<T> {
+    return p.then(
+      (v) => (this.state === 'detached' ? stalled<T>() : v),
+      (e: unknown) => {
+        if (e instanceof LeaseLostError) this.#detach(e);
+        return this.state === 'detached' ? stalled<T>() : Promise.reject(e);
+      },
+    );
+  }
+
+  protected _stalled<T>(): DurablePromise<T> {
+    return new DurablePromise(this, stalled<T>(), []);
   }
 
   /** A pending completion at `seq`; settles when the entry completes (here or elsewhere). */
@@ -355,6 +376,10 @@ export abstract class ExecutionCore {
     }
     this._rt.onFinished(this, null, null);
   }
+}
+
+function stalled<T>(): Promise<T> {
+  return new Promise<T>(() => {});
 }
 
 /** Errors from the database or network (not the handler's own failures): the invocation is

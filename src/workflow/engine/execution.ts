@@ -17,7 +17,9 @@ export class Execution extends ExecutionCore {
   // ---- operations (used by Context) ---------------------------------------------------------
 
   run<T>(name: string, fn: (attempt: number) => Promise<T> | T, opts: RunOptions = {}): DurablePromise<T> {
-    const { seq, entry } = this._take('run', name);
+    const taken = this._take('run', name);
+    if (!taken) return this._stalled();
+    const { seq, entry } = taken;
     if (entry) return this._replayed<T>(entry);
     const p = this._track(async () => {
       const { value, failure } = await attemptStep(this._stepHost(), name, opts, async (attempt) => encode(await fn(attempt)));
@@ -29,7 +31,9 @@ export class Execution extends ExecutionCore {
   }
 
   runTx<T>(name: string, fn: (tx: TxSql) => Promise<T>, opts: RunOptions = {}): DurablePromise<T> {
-    const { seq, entry } = this._take('run', name);
+    const taken = this._take('run', name);
+    if (!taken) return this._stalled();
+    const { seq, entry } = taken;
     if (entry) return this._replayed<T>(entry);
     let tries = 0;
     const p = this._track(async () => {
@@ -69,7 +73,9 @@ export class Execution extends ExecutionCore {
   }
 
   sleep(name: string, ms: number): DurablePromise<void> {
-    const { seq, entry } = this._take('sleep', name);
+    const taken = this._take('sleep', name);
+    if (!taken) return this._stalled();
+    const { seq, entry } = taken;
     if (entry?.status === 'done') return this._replayed<void>(entry);
     const wait = this._waitFor<void>(seq, 'sleep');
     if (entry) return new DurablePromise(this, wait, [seq]);
@@ -84,7 +90,10 @@ export class Execution extends ExecutionCore {
   }
 
   awakeable<T>(): { id: string; promise: DurablePromise<T> } {
-    const { seq, entry } = this._take('awakeable', 'awakeable');
+    const taken = this._take('awakeable', 'awakeable');
+    // Position 0 is never journaled: resolving this id finds nothing, and nothing waits on it.
+    if (!taken) return { id: awakeableId(this.id, 0), promise: this._stalled<T>() };
+    const { seq, entry } = taken;
     const id = awakeableId(this.id, seq);
     if (entry?.status === 'done') return { id, promise: this._replayed<T>(entry) };
     if (!entry) this._unrecordedAwakeables.add(seq);
@@ -93,7 +102,9 @@ export class Execution extends ExecutionCore {
 
   call<T>(target: ChildTarget, opts: ChildOptions): DurablePromise<T> {
     const name = `${target.service}/${target.handler}`;
-    const { seq, entry } = this._take('call', name);
+    const taken = this._take('call', name);
+    if (!taken) return this._stalled();
+    const { seq, entry } = taken;
     if (entry?.status === 'done') return this._replayed<T>(entry);
     const wait = this._waitFor<T>(seq, 'call');
     if (entry) return new DurablePromise(this, wait, [seq]);
@@ -108,14 +119,18 @@ export class Execution extends ExecutionCore {
 
   send(target: ChildTarget, opts: ChildOptions): DurablePromise<string> {
     const name = `${target.service}/${target.handler}`;
-    const { seq, entry } = this._take('send', name);
+    const taken = this._take('send', name);
+    if (!taken) return this._stalled();
+    const { seq, entry } = taken;
     if (entry) return this._replayed<string>(entry);
     const p = this._track(async () => (await this._durable('send', (retry) => this._rt.startChild(this, seq, 'send', target, opts, retry))).id);
     return new DurablePromise(this, p, []);
   }
 
   stateGet<T>(name: string): DurablePromise<T | undefined> {
-    const { seq, entry } = this._take('get', name);
+    const taken = this._take('get', name);
+    if (!taken) return this._stalled();
+    const { seq, entry } = taken;
     if (entry) return this._replayed<T | undefined>(entry);
     const prev = this._stateChain;
     const p = this._track(async () => {
@@ -138,7 +153,9 @@ export class Execution extends ExecutionCore {
     if (this.target.kind !== 'exclusive') {
       throw new TerminalError(`state of ${this.target.service} can only be written by exclusive handlers`, { code: 'ERR_ENGINE_STATE_READONLY' });
     }
-    const { seq, entry } = this._take(value === undefined ? 'clear' : 'set', name);
+    const taken = this._take(value === undefined ? 'clear' : 'set', name);
+    if (!taken) return this._stalled();
+    const { seq, entry } = taken;
     if (entry) return this._replayed<void>(entry);
     const encoded = value === undefined ? null : JSON.stringify(value);
     const prev = this._stateChain;
@@ -191,8 +208,10 @@ export class Execution extends ExecutionCore {
     return new DurablePromise(this, inner, [...p.leaves, ...timer.leaves]);
   }
 
-  #raceIndexed<T>(ps: readonly (DurablePromise<T> | Promise<T>)[]): Promise<{ index: number; ok: boolean; value?: T; error?: unknown }> {
-    const { seq, entry } = this._take('race', 'race');
+  #raceIndexed<T>(ps: readonly (DurablePromise<T> | Promise<T>)[]): Promise<Raced<T>> {
+    const taken = this._take('race', 'race');
+    if (!taken) return this._stalled<Raced<T>>().inner;
+    const { seq, entry } = taken;
     const settle = (i: number) =>
       innerOf(ps[i]!).then(
         (value) => ({ index: i, ok: true, value }),
@@ -215,6 +234,14 @@ export class Execution extends ExecutionCore {
     return this.run(`reject ${id}`, () => this._rt.rejectAwakeable(id, reason));
   }
 
+}
+
+/** Which part of a race settled first, and how. */
+interface Raced<T> {
+  index: number;
+  ok: boolean;
+  value?: T;
+  error?: unknown;
 }
 
 function innerOf<T>(p: DurablePromise<T> | Promise<T>): Promise<T> {

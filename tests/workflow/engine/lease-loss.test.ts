@@ -1,0 +1,100 @@
+// A lease lost under a running handler (another replica took the invocation over) is not the
+// handler's business: nothing it awaits settles any more, so its catch blocks (a deploy's
+// catch-all stops topologies) never run for an invocation someone else continues. CI once saw
+// a LeaseLostError in handler code after connections were terminated under a step.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { z } from 'zod';
+import { testDb } from '../../helpers/db';
+import { defineService, handler } from '../../../src/workflow/engine';
+import { testEngine, waitFor, withDeadline } from './helpers';
+
+const db = await testDb();
+
+function latch() {
+  let open!: () => void;
+  const opened = new Promise<void>((r) => (open = r));
+  return { open, opened };
+}
+
+const caught: string[] = [];
+/** Step bodies run, by name. */
+const ran = new Map<string, number>();
+const body = (name: string, v: string) => () => {
+  ran.set(name, (ran.get(name) ?? 0) + 1);
+  return v;
+};
+let entered = latch();
+let gate = latch();
+
+const Lossy = defineService('lossy', {
+  /** The lease is lost while a step's body runs. */
+  inStep: handler({ input: z.object({}), output: z.string() }, async (ctx) => {
+    try {
+      await ctx.run('slow', async () => {
+        entered.open();
+        await gate.opened;
+        return 1;
+      });
+      return await ctx.run('after', body('after', 'ok'));
+    } catch (err) {
+      caught.push(`${ctx.invocationId}: ${String(err)}`);
+      throw err;
+    }
+  }),
+  /** The lease is lost between steps, while the handler awaits something of its own. */
+  between: handler({ input: z.object({}), output: z.string() }, async (ctx) => {
+    try {
+      await ctx.run('first', () => 1);
+      entered.open();
+      await gate.opened;
+      return await ctx.run('second', body('second', 'ok'));
+    } catch (err) {
+      caught.push(`${ctx.invocationId}: ${String(err)}`);
+      throw err;
+    }
+  }),
+});
+
+const engine = testEngine(db.sql, { workerId: 'lossy', leaseMs: 600, pollMs: 50, stealAfterMs: 0 });
+engine.register(Lossy);
+await engine.start();
+
+/** What another replica's claim does to the row: a new epoch, owned elsewhere, lease due. */
+async function takeOver(id: string): Promise<void> {
+  await db.sql`UPDATE engine_invocations SET lease_epoch = lease_epoch + 1, lease_owner = 'elsewhere', due_at = now() WHERE id = ${id}`;
+}
+
+const epochOf = async (id: string) => (await db.sql<{ e: number }[]>`SELECT lease_epoch AS e FROM engine_invocations WHERE id = ${id}`)[0]!.e;
+
+test('a lease lost while a step runs reaches no handler code; the invocation finishes on a new lease', async () => {
+  caught.length = 0;
+  entered = latch();
+  gate = latch();
+  const { id } = await engine.send(Lossy, 'inStep', {});
+  await entered.opened;
+  const before = await epochOf(id);
+  await takeOver(id);
+  // The claim loop takes the due invocation again (a later epoch), which drops this execution.
+  await waitFor('claimed again', async () => (await epochOf(id)) > before + 1);
+  gate.open();
+  assert.equal(await withDeadline(engine.result(id), 'the invocation'), 'ok');
+  assert.deepEqual(caught, [], 'no LeaseLostError reached the handler');
+  assert.equal(ran.get('after'), 1);
+});
+
+test('a lease lost while the handler awaits between steps: its next step neither throws nor runs', async () => {
+  caught.length = 0;
+  entered = latch();
+  gate = latch();
+  const { id } = await engine.send(Lossy, 'between', {});
+  await entered.opened;
+  const before = await epochOf(id);
+  await takeOver(id);
+  await waitFor('claimed again', async () => (await epochOf(id)) > before + 1);
+  // The stale execution now asks for 'second' on an execution that was dropped.
+  gate.open();
+  assert.equal(await withDeadline(engine.result(id), 'the invocation'), 'ok');
+  assert.deepEqual(caught, [], 'no LeaseLostError reached the handler');
+  assert.equal(ran.get('second'), 1, 'the stale execution did not run the step');
+});
