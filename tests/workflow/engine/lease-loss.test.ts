@@ -56,7 +56,9 @@ const Lossy = defineService('lossy', {
   }),
 });
 
-const engine = testEngine(db.sql, { workerId: 'lossy', leaseMs: 600, pollMs: 50, stealAfterMs: 0 });
+// A long lease: the only takeover is the one a test makes (under a loaded machine a short
+// lease also lapses on its own, and a step then rightly runs again).
+const engine = testEngine(db.sql, { workerId: 'lossy', leaseMs: 10_000, pollMs: 50, stealAfterMs: 0 });
 engine.register(Lossy);
 await engine.start();
 
