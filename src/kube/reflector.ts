@@ -159,6 +159,7 @@ export class Reflector {
       }
     }
     this.resourceVersion = resourceVersion;
+    this.o.logger.debug({ kind: this.o.kind, namespace: this.o.namespace, items: items.length, resourceVersion }, 'reflector listed');
     this.listedAt = started;
     this.synced = true;
     this.o.onSynced?.();
@@ -179,6 +180,7 @@ export class Reflector {
         clearTimeout(relistTimer);
         this.currentWatch = undefined;
         const aborted = ctl?.signal.aborted ?? false;
+        this.o.logger.debug({ kind: this.o.kind, namespace: this.o.namespace, gone, delivered, aborted, err: (err as Error | undefined)?.message }, 'reflector watch ended');
         if (gone) return resolve({ gone: true, short: false });
         if (err && !aborted && !this.stopped) return reject(err);
         resolve({ gone: false, short: !aborted && !delivered && Date.now() - openedAt < SHORT_WATCH_MS });

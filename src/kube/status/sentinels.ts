@@ -99,6 +99,7 @@ export class SentinelStatusWatcher {
     const s: SentinelStatus | undefined = sentinelStatus(d, this.lastImage.get(id) ?? null, failingPods);
     if (!s) return;
     const text = JSON.stringify(s);
+    this.o.logger.debug({ ...s, force, unchanged: this.last.get(id) === text }, 'sentinel observed');
     if (!force && this.last.get(id) === text) return;
     this.last.set(id, text);
     this.o.sink.sentinel(s);
