@@ -223,7 +223,12 @@ export abstract class ExecutionCore {
       this.#inflight.delete(p);
       this.#queueSuspend();
     };
-    p.then(done, done);
+    // Any operation that learns of a lost lease (a refused child start too) drops the whole
+    // execution at once, even when the handler does not await it (a fire-and-forget send).
+    p.then(done, (e: unknown) => {
+      if (e instanceof LeaseLostError) this.#detach(e);
+      done();
+    });
     return p;
   }
 
@@ -234,7 +239,9 @@ export abstract class ExecutionCore {
   /** A fenced write found another lease epoch: someone else owns the invocation now. */
   protected _lost(): never {
     const err = new LeaseLostError(this.id);
-    this._rt.logger.info({ invocationId: this.id, epoch: this.epoch }, 'engine write refused: another process holds the lease now');
+    // Already dropped (taken over, or the engine stopping and handing leases back): expected.
+    const level = this.state === 'detached' ? 'debug' : 'info';
+    this._rt.logger[level]({ invocationId: this.id, epoch: this.epoch }, 'engine write refused: the lease is no longer held');
     this.#detach(err);
     throw err;
   }

@@ -45,6 +45,8 @@ export async function attemptStep(
   try {
     const value = await pRetry(
       async (attempt) => {
+        // A dropped execution starts no further attempt of a body another owner now runs.
+        if (host.gone()) throw new AbortError(new LeaseLostError(host.invocationId));
         made = attempt;
         return bodyOutlivingOutages(host, name, () => fn(attempt));
       },

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { z } from 'zod';
 import { testDb } from '../../helpers/db';
 import { defineService, handler } from '../../../src/workflow/engine';
-import { testEngine, waitFor, withDeadline } from './helpers';
+import { testEngine, withDeadline } from './helpers';
 
 const db = await testDb();
 
@@ -54,6 +54,21 @@ const Lossy = defineService('lossy', {
       throw err;
     }
   }),
+  /** The lease is lost under combinators: a step raced against a durable timer, beside a sleep. */
+  combined: handler({ input: z.object({}), output: z.string() }, async (ctx) => {
+    try {
+      const gated = ctx.run('gated', async () => {
+        entered.open();
+        await gate.opened;
+        return 'ok';
+      });
+      const [v] = await ctx.all([gated.orTimeout(60_000), ctx.sleep('beside', 10)]);
+      return await ctx.run('last', body('last', v));
+    } catch (err) {
+      caught.push(`${ctx.invocationId}: ${String(err)}`);
+      throw err;
+    }
+  }),
 });
 
 // A long lease: the only takeover is the one a test makes (under a loaded machine a short
@@ -67,7 +82,13 @@ async function takeOver(id: string): Promise<void> {
   await db.sql`UPDATE engine_invocations SET lease_epoch = lease_epoch + 1, lease_owner = 'elsewhere', due_at = now() WHERE id = ${id}`;
 }
 
-const epochOf = async (id: string) => (await db.sql<{ e: number }[]>`SELECT lease_epoch AS e FROM engine_invocations WHERE id = ${id}`)[0]!.e;
+/** Another owner takes `id` over; resolves once this engine claimed it again and the new
+ *  execution reached the latch (its launch dropped the stale one before it started). */
+async function takenOver(id: string): Promise<void> {
+  entered = latch();
+  await takeOver(id);
+  await withDeadline(entered.opened, 'the new execution');
+}
 
 test('a lease lost while a step runs reaches no handler code; the invocation finishes on a new lease', async () => {
   caught.length = 0;
@@ -75,10 +96,7 @@ test('a lease lost while a step runs reaches no handler code; the invocation fin
   gate = latch();
   const { id } = await engine.send(Lossy, 'inStep', {});
   await entered.opened;
-  const before = await epochOf(id);
-  await takeOver(id);
-  // The claim loop takes the due invocation again (a later epoch), which drops this execution.
-  await waitFor('claimed again', async () => (await epochOf(id)) > before + 1);
+  await takenOver(id);
   gate.open();
   assert.equal(await withDeadline(engine.result(id), 'the invocation'), 'ok');
   assert.deepEqual(caught, [], 'no LeaseLostError reached the handler');
@@ -91,12 +109,23 @@ test('a lease lost while the handler awaits between steps: its next step neither
   gate = latch();
   const { id } = await engine.send(Lossy, 'between', {});
   await entered.opened;
-  const before = await epochOf(id);
-  await takeOver(id);
-  await waitFor('claimed again', async () => (await epochOf(id)) > before + 1);
+  await takenOver(id);
   // The stale execution now asks for 'second' on an execution that was dropped.
   gate.open();
   assert.equal(await withDeadline(engine.result(id), 'the invocation'), 'ok');
   assert.deepEqual(caught, [], 'no LeaseLostError reached the handler');
   assert.equal(ran.get('second'), 1, 'the stale execution did not run the step');
+});
+
+test('a lease lost under all() and orTimeout() reaches no handler code', async () => {
+  caught.length = 0;
+  entered = latch();
+  gate = latch();
+  const { id } = await engine.send(Lossy, 'combined', {});
+  await entered.opened;
+  await takenOver(id);
+  gate.open();
+  assert.equal(await withDeadline(engine.result(id), 'the invocation'), 'ok');
+  assert.deepEqual(caught, [], 'no LeaseLostError reached the handler');
+  assert.equal(ran.get('last'), 1);
 });

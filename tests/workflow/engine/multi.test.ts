@@ -55,7 +55,7 @@ const Svc = defineService('multi', {
 });
 
 // Long leases: any takeover below must come from a hand-back, not from an expiry.
-const a = testEngine(db.sql, { workerId: 'wa', leaseMs: 60_000, logger: pino({ level: 'info' }, { write: (l: string) => void aLines.push(l) }) });
+const a = testEngine(db.sql, { workerId: 'wa', leaseMs: 60_000, logger: pino({ level: 'debug' }, { write: (l: string) => void aLines.push(l) }) });
 const b = testEngine(db.sql, { workerId: 'wb', leaseMs: 60_000 });
 a.register(Svc);
 b.register(Svc);
