@@ -145,6 +145,12 @@ test('ResourceQuota: creates past a hard count are refused (403 exceeded quota),
   await apply({ ...statefulSet('capped', 'nginx:1', 2), metadata: { name: 'capped', namespace: 'quota', labels: { app: 'capped' } } }, 'krane', true);
   const ev = await waitFor('FailedCreate event', async () => (await f.core.listNamespacedEvent({ namespace: 'quota', fieldSelector: 'reason=FailedCreate' })).items[0]);
   assert.match(ev.message!, /create Pod capped-0 in StatefulSet capped failed error: pods "capped-0" is forbidden: exceeded quota: small/);
+  // Once the quota has room, the controller tries again by itself (with backoff), as the real
+  // controllers requeue a failed sync: nothing else touches the StatefulSet or its pods.
+  await f.core.deleteNamespacedPod({ name: 'p1', namespace: 'quota' });
+  await waitFor('capped-0 created once the quota has room', async () =>
+    (await f.core.listNamespacedPod({ namespace: 'quota' })).items.some((x) => x.metadata?.name === 'capped-0'),
+  );
 });
 
 test('rate limit: past the bucket the answer is 429 with Retry-After (off by default, set by the admin API)', async () => {

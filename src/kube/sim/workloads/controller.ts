@@ -37,6 +37,11 @@ export interface ControllerOptions {
   progressDeadlineScale: number;
 }
 
+/** First retry of a refused pod create, doubling per refusal up to the cap: quick for a
+ *  quota that frees up soon, and not hammering the API for one that does not. */
+const CREATE_RETRY_MS = 200;
+const CREATE_RETRY_MAX_MS = 10_000;
+
 /** Field manager of the controller's own writes, as in a real cluster's managedFields. */
 const MANAGER = 'kube-controller-manager';
 
@@ -53,6 +58,8 @@ export class WorkloadController {
   private readonly rechecks = new Map<string, number>();
   /** Per Deployment uid: the rollout's last observed progress, and whether a re-check is set. */
   private readonly progress = new Map<string, Progress & { timed: boolean }>();
+  /** Per workload uid: refused pod creates in a row, and whether a retry is set. */
+  private readonly refused = new Map<string, { count: number; timed: boolean }>();
   private readonly pods: PodRunner;
   private nextNode = 0;
   private stopped = false;
@@ -95,7 +102,10 @@ export class WorkloadController {
     const ns = o.metadata.namespace ?? '';
     if (def === STS || def === DEPLOY) {
       if (ev.type !== 'DELETED') this.enqueue(def, ns, o.metadata.name!);
-      else this.progress.delete(o.metadata.uid!);
+      else {
+        this.progress.delete(o.metadata.uid!);
+        this.refused.delete(o.metadata.uid!);
+      }
       return;
     }
     if (def === PDB) {
@@ -187,7 +197,30 @@ export class WorkloadController {
     return out;
   }
 
-  private createPod(owner: KubeObject, name: string, extraLabels: Record<string, string>, extraSpec: Record<string, unknown>): void {
+  /**
+   * A pod the API refused (quota, admission) is tried again with backoff, as the real
+   * controllers requeue a failed sync. Without it a refused create waited for some unrelated
+   * event on the workload, possibly forever.
+   */
+  private retryRefused(def: ResourceDef, owner: KubeObject, refusedNow: boolean): void {
+    const uid = owner.metadata.uid!;
+    if (!refusedNow) {
+      if (!this.refused.get(uid)?.timed) this.refused.delete(uid);
+      return;
+    }
+    const r = this.refused.get(uid) ?? { count: 0, timed: false };
+    r.count++;
+    this.refused.set(uid, r);
+    if (r.timed) return;
+    r.timed = true;
+    this.later(Math.min(CREATE_RETRY_MAX_MS, CREATE_RETRY_MS * 2 ** (r.count - 1)), () => {
+      r.timed = false;
+      this.enqueue(def, owner.metadata.namespace ?? '', owner.metadata.name!);
+    });
+  }
+
+  /** False when the API refused the pod (recorded as a FailedCreate event). */
+  private createPod(owner: KubeObject, name: string, extraLabels: Record<string, string>, extraSpec: Record<string, unknown>): boolean {
     const template = owner.spec.template ?? {};
     const spec = { ...structuredClone(template.spec ?? {}), ...extraSpec };
     // The scheduler binds a pod that fits to a node; one that fits none stays unbound.
@@ -209,11 +242,13 @@ export class WorkloadController {
       this.api.create(POD, owner.metadata.namespace ?? '', pod, { fieldManager: MANAGER });
       const message = owner.kind === 'StatefulSet' ? `create Pod ${name} in StatefulSet ${owner.metadata.name} successful` : `Created pod: ${name}`;
       this.events.record(owner, 'Normal', 'SuccessfulCreate', message, source);
+      return true;
     } catch (err) {
       const why = err instanceof SimError ? err.message : String(err);
       const message = owner.kind === 'StatefulSet' ? `create Pod ${name} in StatefulSet ${owner.metadata.name} failed error: ${why}` : `Error creating: ${why}`;
       this.events.record(owner, 'Warning', 'FailedCreate', message, source);
       this.logger.debug({ err, pod: name, owner: owner.metadata.name }, 'kube-sim pod create failed');
+      return false;
     }
   }
 
@@ -250,14 +285,17 @@ export class WorkloadController {
       pods: views,
     });
     for (const podName of plan.delete) this.deletePod(sts, podName);
+    let refused = false;
     for (const i of plan.create) {
-      this.createPod(
+      const created = this.createPod(
         sts,
         `${name}-${i}`,
         { 'controller-revision-hash': updateRevision, 'statefulset.kubernetes.io/pod-name': `${name}-${i}`, 'apps.kubernetes.io/pod-index': String(i) },
         { hostname: `${name}-${i}`, ...(spec.serviceName ? { subdomain: spec.serviceName } : {}) },
       );
+      if (!created) refused = true;
     }
+    this.retryRefused(STS, sts, refused);
     const pods = this.ownedPods(sts);
     const status = statefulSetStatus({
       generation: sts.metadata.generation,
@@ -285,7 +323,11 @@ export class WorkloadController {
       creationTimestamp: String(p.metadata.creationTimestamp ?? ''),
     });
     const plan = planDeployment({ desired, strategy: spec.strategy, pods: this.ownedPods(dep).map(view) });
-    for (let i = 0; i < plan.create; i++) this.createPod(dep, `${name}-${hash}-${randomSuffix()}`, { 'pod-template-hash': hash }, {});
+    let refused = false;
+    for (let i = 0; i < plan.create; i++) {
+      if (!this.createPod(dep, `${name}-${hash}-${randomSuffix()}`, { 'pod-template-hash': hash }, {})) refused = true;
+    }
+    this.retryRefused(DEPLOY, dep, refused);
     for (const podName of plan.delete) this.deletePod(dep, podName);
 
     const pods = this.ownedPods(dep);
