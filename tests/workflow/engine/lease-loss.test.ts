@@ -82,50 +82,38 @@ async function takeOver(id: string): Promise<void> {
   await db.sql`UPDATE engine_invocations SET lease_epoch = lease_epoch + 1, lease_owner = 'elsewhere', due_at = now() WHERE id = ${id}`;
 }
 
-/** Another owner takes `id` over; resolves once this engine claimed it again and the new
- *  execution reached the latch (its launch dropped the stale one before it started). */
-async function takenOver(id: string): Promise<void> {
-  entered = latch();
-  await takeOver(id);
-  await withDeadline(entered.opened, 'the new execution');
-}
-
-test('a lease lost while a step runs reaches no handler code; the invocation finishes on a new lease', async () => {
+/**
+ * Runs `name` until its latch, lets another owner take it over, waits until this engine claimed
+ * it again and the new execution reached the latch (its launch dropped the stale one before
+ * it started), then opens the gate for both: the invocation must finish on the new lease with
+ * nothing caught by the handler.
+ */
+async function lostUnder(name: 'inStep' | 'between' | 'combined'): Promise<void> {
   caught.length = 0;
   entered = latch();
   gate = latch();
-  const { id } = await engine.send(Lossy, 'inStep', {});
+  const { id } = await engine.send(Lossy, name, {});
   await entered.opened;
-  await takenOver(id);
+  entered = latch();
+  await takeOver(id);
+  await withDeadline(entered.opened, 'the new execution');
   gate.open();
   assert.equal(await withDeadline(engine.result(id), 'the invocation'), 'ok');
   assert.deepEqual(caught, [], 'no LeaseLostError reached the handler');
+}
+
+test('a lease lost while a step runs reaches no handler code; the invocation finishes on a new lease', async () => {
+  await lostUnder('inStep');
   assert.equal(ran.get('after'), 1);
 });
 
 test('a lease lost while the handler awaits between steps: its next step neither throws nor runs', async () => {
-  caught.length = 0;
-  entered = latch();
-  gate = latch();
-  const { id } = await engine.send(Lossy, 'between', {});
-  await entered.opened;
-  await takenOver(id);
-  // The stale execution now asks for 'second' on an execution that was dropped.
-  gate.open();
-  assert.equal(await withDeadline(engine.result(id), 'the invocation'), 'ok');
-  assert.deepEqual(caught, [], 'no LeaseLostError reached the handler');
+  // The stale execution asks for 'second' on an execution that was dropped.
+  await lostUnder('between');
   assert.equal(ran.get('second'), 1, 'the stale execution did not run the step');
 });
 
 test('a lease lost under all() and orTimeout() reaches no handler code', async () => {
-  caught.length = 0;
-  entered = latch();
-  gate = latch();
-  const { id } = await engine.send(Lossy, 'combined', {});
-  await entered.opened;
-  await takenOver(id);
-  gate.open();
-  assert.equal(await withDeadline(engine.result(id), 'the invocation'), 'ok');
-  assert.deepEqual(caught, [], 'no LeaseLostError reached the handler');
+  await lostUnder('combined');
   assert.equal(ran.get('last'), 1);
 });
