@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { z } from 'zod';
 import { testDb } from '../../helpers/db';
-import { defineService, handler } from '../../../src/workflow/engine';
+import { defineService, handler, type Context } from '../../../src/workflow/engine';
 import { testEngine, withDeadline } from './helpers';
 
 const db = await testDb();
@@ -27,48 +27,51 @@ const body = (name: string, v: string) => () => {
 let entered = latch();
 let gate = latch();
 
+/** A handler body that records what its catch block saw (nothing, when the engine is right). */
+const watched =
+  <T>(body: (ctx: Context) => Promise<T>) =>
+  async (ctx: Context): Promise<T> => {
+    try {
+      return await body(ctx);
+    } catch (err) {
+      caught.push(`${ctx.invocationId}: ${String(err)}`);
+      throw err;
+    }
+  };
+const gatedStep = async <T>(v: T): Promise<T> => {
+  entered.open();
+  await gate.opened;
+  return v;
+};
+const spec = { input: z.object({}), output: z.string() };
+
 const Lossy = defineService('lossy', {
   /** The lease is lost while a step's body runs. */
-  inStep: handler({ input: z.object({}), output: z.string() }, async (ctx) => {
-    try {
-      await ctx.run('slow', async () => {
-        entered.open();
-        await gate.opened;
-        return 1;
-      });
-      return await ctx.run('after', body('after', 'ok'));
-    } catch (err) {
-      caught.push(`${ctx.invocationId}: ${String(err)}`);
-      throw err;
-    }
-  }),
+  inStep: handler(
+    spec,
+    watched(async (ctx) => {
+      await ctx.run('slow', () => gatedStep(1));
+      return ctx.run('after', body('after', 'ok'));
+    }),
+  ),
   /** The lease is lost between steps, while the handler awaits something of its own. */
-  between: handler({ input: z.object({}), output: z.string() }, async (ctx) => {
-    try {
+  between: handler(
+    spec,
+    watched(async (ctx) => {
       await ctx.run('first', () => 1);
-      entered.open();
-      await gate.opened;
-      return await ctx.run('second', body('second', 'ok'));
-    } catch (err) {
-      caught.push(`${ctx.invocationId}: ${String(err)}`);
-      throw err;
-    }
-  }),
+      await gatedStep(null);
+      return ctx.run('second', body('second', 'ok'));
+    }),
+  ),
   /** The lease is lost under combinators: a step raced against a durable timer, beside a sleep. */
-  combined: handler({ input: z.object({}), output: z.string() }, async (ctx) => {
-    try {
-      const gated = ctx.run('gated', async () => {
-        entered.open();
-        await gate.opened;
-        return 'ok';
-      });
+  combined: handler(
+    spec,
+    watched(async (ctx) => {
+      const gated = ctx.run('gated', () => gatedStep('ok'));
       const [v] = await ctx.all([gated.orTimeout(60_000), ctx.sleep('beside', 10)]);
-      return await ctx.run('last', body('last', v));
-    } catch (err) {
-      caught.push(`${ctx.invocationId}: ${String(err)}`);
-      throw err;
-    }
-  }),
+      return ctx.run('last', body('last', v));
+    }),
+  ),
 });
 
 // A long lease: the only takeover is the one a test makes (under a loaded machine a short
