@@ -5,9 +5,8 @@ import type { Logger } from '../../log';
 import type { TxSql } from '../../store/db';
 import { resolveHandler, type AnyDef, type ChildTarget, type HandlerName, type InputOf, type OutputOf, type RunOptions } from './types';
 import type { DurablePromise } from './durable-promise';
-import { TerminalError } from './errors';
+import { TerminalError, checkShape } from './errors';
 import type { Execution } from './execution';
-import { issuesToDetails } from '../../errors';
 
 export interface CallOptions {
   /** Object key; required when the target is a virtual object. */
@@ -135,12 +134,6 @@ export function childTarget(target: AnyDef, handler: string, input: unknown, key
   const h = resolveHandler(target, handler);
   if (!h) throw new TerminalError(`no handler ${target.name}/${handler}`, { code: 'ERR_ENGINE_UNKNOWN_TARGET' });
   if (target.type === 'object' && !key) throw new TerminalError(`${target.name} is a virtual object: a key is required`, { code: 'ERR_ENGINE_KEY_REQUIRED' });
-  const parsed = h.def.input.safeParse(input);
-  if (!parsed.success) {
-    const details = issuesToDetails(parsed.error.issues);
-    throw new TerminalError(`invalid input for ${target.name}/${handler}: ${details.map((d) => `${d.field}: ${d.message}`).join('; ')}`, {
-      code: 'ERR_ENGINE_INPUT_INVALID',
-    });
-  }
+  checkShape(h.def.input, input, `invalid input for ${target.name}/${handler}`, 'ERR_ENGINE_INPUT_INVALID');
   return { service: h.service, handler: h.handler, kind: h.kind, input, key: target.type === 'object' ? key! : null };
 }

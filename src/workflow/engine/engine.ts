@@ -1,6 +1,6 @@
 // The engine's client side and its face: definitions, lifecycle, starting invocations and
-// waiting for them, awakeables, cancels and the operator views. The worker side (claims,
-// leases, executions) is worker.ts. See index.ts for the architecture note.
+// waiting for them, awakeables, cancels and the operator views. The worker side (executions,
+// claims, leases) is worker.ts and claims.ts. See index.ts for the architecture note.
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '../../log';
 import type { Sql } from '../../store/db';

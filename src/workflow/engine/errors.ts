@@ -1,7 +1,8 @@
 // Errors a handler sees and the engine records. A failure is stored in the journal and on the
 // invocation as plain JSON ({ name, message, code }) and rebuilt into the same class on replay
 // and for callers, so `instanceof TerminalError` holds wherever the failure surfaces.
-import { AppError } from '../../errors';
+import type { z } from 'zod';
+import { AppError, issuesToDetails } from '../../errors';
 
 /** A final failure: ctx.run stops retrying, and a handler that throws it fails for good. */
 export class TerminalError extends Error {
@@ -11,6 +12,15 @@ export class TerminalError extends Error {
     this.name = 'TerminalError';
     this.code = opts.code ?? 'ERR_ENGINE_TERMINAL';
   }
+}
+
+/** `value` checked against `schema`: the parsed value, or a TerminalError naming every field
+ *  (a call or a result of the wrong shape is a bug, so retrying cannot help). */
+export function checkShape<T>(schema: z.ZodType<T>, value: unknown, what: string, code: string): T {
+  const r = schema.safeParse(value);
+  if (r.success) return r.data;
+  const details = issuesToDetails(r.error.issues);
+  throw new TerminalError(`${what}: ${details.map((d) => `${d.field}: ${d.message}`).join('; ')}`, { code });
 }
 
 /** Raised at the next suspension point of a cancelled invocation, so its finally blocks run. */

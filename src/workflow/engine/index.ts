@@ -9,7 +9,8 @@
 // - types.ts: definition shapes, handler lookup, execution targets. definitions.ts: handler(),
 //   defineService, defineObject. context.ts: what a handler gets. durable-promise.ts.
 // - engine.ts: the client face (start, call, send, result, awakeables, cancel, views, purge);
-//   worker.ts: claims, timers, leases, executions in memory (the Runtime); results.ts: waiters.
+//   worker.ts: executions in memory, notifications (the Runtime); claims.ts: when and how
+//   much to claim (timers, poll), lease renewal; results.ts: waiters.
 // - execution-core.ts (positions, replay, suspension) + execution.ts (the operations);
 //   step-attempts.ts (a step's retries); outage.ts (waiting out the database).
 // - invocation-store.ts (invocation rows, claims, leases) and journal-store.ts (journal and

@@ -4,7 +4,7 @@
 // process waits for the write or skips the row, and the stale writer then finds no row).
 import type { Queryable, Sql } from '../../store/db';
 import type { StoredFailure } from './errors';
-import type { HandlerKind } from './types';
+import type { ExecutionTarget, HandlerKind } from './types';
 
 export type InvocationStatus = 'scheduled' | 'queued' | 'ready' | 'running' | 'suspended' | 'completed' | 'failed' | 'cancelled';
 
@@ -32,6 +32,20 @@ export interface InvocationRow {
   createdAt: Date;
   updatedAt: Date;
   completedAt: Date | null;
+}
+
+/** What a claimed row runs as: its lease epoch is the claim's. */
+export function targetOf(row: InvocationRow): ExecutionTarget {
+  return {
+    id: row.id,
+    service: row.service,
+    handler: row.handler,
+    key: row.objectKey,
+    kind: row.kind,
+    input: row.input,
+    epoch: row.leaseEpoch,
+    cancelRequested: row.cancelRequested,
+  };
 }
 
 export interface JournalRow {

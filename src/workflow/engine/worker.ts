@@ -1,21 +1,20 @@
 // The worker side of the engine: the executions this process holds (running, suspending,
-// parked), claiming due invocations (notifications, a timer for the next due row, a backstop
-// poll), lease renewal, and the Runtime that executions call back into. The client side
-// (engine.ts) starts invocations through it and waits on ResultWaiters that it settles.
-// Over 400 lines for now (about 500): the claim scheduling (scheduleClaim, claimLoop, claimOne,
-// armTimer) and lease renewal are the next cut, into a claims module fed with dispatch and
-// capacity callbacks; not done yet because they share the stop/started flags with the rest.
+// parked), what a claimed invocation becomes (resumed in memory or replayed from its journal),
+// engine notifications, and the Runtime that executions call back into. When and how much to
+// claim, and lease renewal, are claims.ts. The client side (engine.ts) starts invocations
+// through it and waits on ResultWaiters that it settles.
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from '../../log';
 import type { Sql } from '../../store/db';
-import { issuesToDetails, notFound } from '../../errors';
+import { notFound } from '../../errors';
 import { newId } from '../../ids';
 import type { EngineMetrics } from './metrics';
+import { Claims } from './claims';
 import { decode } from './codec';
 import { Context } from './context';
 import { EngineTrace } from './trace';
 import { resolveHandler, type TraceHooks, type AnyDef, type ChildOptions, type ChildTarget, type ExecutionTarget } from './types';
-import { LeaseLostError, TerminalError, fromFailure } from './errors';
+import { LeaseLostError, TerminalError, checkShape, fromFailure } from './errors';
 import { Execution } from './execution';
 import type { ExecutionCore, Outcome, Runtime } from './execution-core';
 import * as store from './invocation-store';
@@ -58,7 +57,6 @@ export class Worker implements Runtime {
   readonly leaseMs: number;
   readonly #concurrency: number;
   readonly #pollMs: number;
-  readonly #stealAfterMs: number;
   readonly #stopTimeoutMs: number;
   readonly #maxParked: number;
   readonly #defs: ReadonlyMap<string, AnyDef>;
@@ -73,17 +71,7 @@ export class Worker implements Runtime {
   #stopping = false;
   #listening = false;
   #unlisten: (() => Promise<void>) | null = null;
-  #pollTimer: NodeJS.Timeout | null = null;
-  #renewTimer: NodeJS.Timeout | null = null;
-  #wakeTimer: NodeJS.Timeout | null = null;
-  #wakeAt = Infinity;
-  #claiming = false;
-  #claimAgain = false;
-  #moreWork = false;
-  #lastPollOk = 0;
-  /** Set when a lease renewal failed: our leases may have lapsed, so renew before claiming
-   *  (else this process would claim its own running invocations and replay them). */
-  #renewFailed = false;
+  readonly #claims: Claims;
   readonly #metrics: EngineMetrics;
   readonly trace: EngineTrace;
 
@@ -94,7 +82,6 @@ export class Worker implements Runtime {
     this.leaseMs = o.leaseMs;
     this.#concurrency = o.concurrency;
     this.#pollMs = o.pollMs;
-    this.#stealAfterMs = o.stealAfterMs;
     this.#stopTimeoutMs = o.stopTimeoutMs;
     this.#maxParked = o.maxParked;
     this.#defs = o.defs;
@@ -102,6 +89,24 @@ export class Worker implements Runtime {
     this.#client = o.client;
     this.trace = new EngineTrace(o.tracing, o.sql);
     this.#metrics = o.metrics(() => ({ running: this.#running.size, parked: this.#parked.size }));
+    this.#claims = new Claims({
+      sql: o.sql,
+      logger: o.logger,
+      workerId: o.workerId,
+      leaseMs: o.leaseMs,
+      pollMs: o.pollMs,
+      stealAfterMs: o.stealAfterMs,
+      services: () => [...o.defs.keys()],
+      active: () => this.running,
+      free: () => this.#concurrency - this.#active(),
+      dispatch: (row) => void this.#dispatch(row),
+      held: () => [...this.#running].filter((e) => e.state === 'running' || e.state === 'suspending'),
+      afterPoll: async () => {
+        // Every wait not settled by an execution running here: the work may finish anywhere.
+        const waiting = this.#results.ids().filter((id) => !this.runsHere(id));
+        if (waiting.length) await this.checkResults(waiting);
+      },
+    });
   }
 
   get running(): boolean {
@@ -113,13 +118,11 @@ export class Worker implements Runtime {
     const listener = await this.sql.listen(CHANNEL, (payload) => this.#onNotify(payload), () => {
       // (Re)connected: anything announced while the listener was down is found by a claim.
       this.#listening = true;
-      this.#scheduleClaim();
+      this.#claims.schedule();
     });
     this.#listening = true;
     this.#unlisten = () => listener.unlisten();
-    this.#pollTimer = setInterval(() => void this.#poll(), this.#pollMs);
-    this.#renewTimer = setInterval(() => void this.#renew(), Math.max(50, Math.floor(this.leaseMs / 3)));
-    await this.#poll();
+    await this.#claims.start();
     this.logger.info({ concurrency: this.#concurrency, leaseMs: this.leaseMs, pollMs: this.#pollMs }, 'engine started');
   }
 
@@ -127,8 +130,7 @@ export class Worker implements Runtime {
    *  remaining leases back so another process resumes them at once. Returns how many. */
   async stop(): Promise<number> {
     this.#stopping = true;
-    for (const t of [this.#pollTimer, this.#renewTimer]) if (t) clearInterval(t);
-    if (this.#wakeTimer) clearTimeout(this.#wakeTimer);
+    this.#claims.stop();
     const deadline = Date.now() + this.#stopTimeoutMs;
     while ((this.#running.size > 0 || this.#loading > 0) && Date.now() < deadline) await delay(10);
     const rest = [...this.#running];
@@ -157,7 +159,7 @@ export class Worker implements Runtime {
     if (!this.#started) return 'engine not started';
     if (this.#stopping) return 'engine stopping';
     if (!this.#listening) return 'engine not listening for wake-ups';
-    if (Date.now() - this.#lastPollOk > 3 * this.#pollMs + 5_000) return 'engine cannot reach its tables';
+    if (Date.now() - this.#claims.lastPollOk > 3 * this.#pollMs + 5_000) return 'engine cannot reach its tables';
     return null;
   }
 
@@ -229,7 +231,7 @@ export class Worker implements Runtime {
       const oldest = this.#parked.values().next().value;
       if (oldest) oldest.detach(new LeaseLostError(oldest.id));
     }
-    this.#slotFreed();
+    this.#claims.slotFreed();
   }
 
   onResumed(exec: ExecutionCore): void {
@@ -243,14 +245,9 @@ export class Worker implements Runtime {
     if (this.#executions.get(exec.id) === exec) this.#executions.delete(exec.id);
     if (finish?.ok && outcome) {
       this.#metrics.finished(exec.target.service, exec.target.handler, outcome.status);
-      if (outcome.status === 'completed') {
-        this.logger.debug({ invocationId: exec.id, service: exec.target.service, handler: exec.target.handler }, 'engine invocation completed');
-      } else {
-        this.logger.warn(
-          { invocationId: exec.id, service: exec.target.service, handler: exec.target.handler, status: outcome.status, code: outcome.error.code, err: outcome.error.message },
-          'engine invocation failed',
-        );
-      }
+      const fields = { invocationId: exec.id, service: exec.target.service, handler: exec.target.handler };
+      if (outcome.status === 'completed') this.logger.debug(fields, 'engine invocation completed');
+      else this.logger.warn({ ...fields, status: outcome.status, code: outcome.error.code, err: outcome.error.message }, 'engine invocation failed');
       this.#results.settle(exec.id, () =>
         outcome.status === 'completed' ? Promise.resolve(decode(JSON.parse(outcome.result))) : Promise.reject(fromFailure(outcome.error)),
       );
@@ -258,25 +255,19 @@ export class Worker implements Runtime {
       if (parent?.claimedEpoch !== undefined && parent.claimedEpoch !== null) void this.resumeClaimed(parent.id, parent.claimedEpoch, parent.done ?? []);
       const next = finish.next;
       if (next?.epoch !== undefined && next.epoch !== null && next.service && next.handler && next.kind) {
+        const { id, service, handler, kind, input, epoch } = next;
         // Never ran (it was queued), so there is no journal to load.
-        this.launch(
-          { id: next.id, service: next.service, handler: next.handler, key: next.key ?? null, kind: next.kind, input: next.input, epoch: next.epoch, cancelRequested: next.cancelRequested ?? false },
-          [],
-        );
+        this.launch({ id, service, handler, key: next.key ?? null, kind, input, epoch, cancelRequested: next.cancelRequested ?? false }, []);
       }
     }
     this.trace.finished(exec.target, finish, outcome);
-    if (wasRunning) this.#slotFreed();
+    if (wasRunning) this.#claims.slotFreed();
   }
 
   // ---- execution ------------------------------------------------------------------------------
 
   #active(): number {
     return this.#running.size + this.#loading;
-  }
-
-  #slotFreed(): void {
-    if (this.#moreWork && !this.#stopping) this.#scheduleClaim();
   }
 
   /** Starts (or, from a journal, resumes) an execution this process holds the lease of. */
@@ -299,16 +290,7 @@ export class Worker implements Runtime {
     const ctx = new Context(exec, this.logger);
     void exec.execute(
       this.trace.wrap(target, () => h.def.run(ctx, h.def.input.parse(target.input))),
-      (out) => {
-        const r = h.def.output.safeParse(out);
-        if (!r.success) {
-          const details = issuesToDetails(r.error.issues);
-          throw new TerminalError(`invalid output of ${target.service}/${target.handler}: ${details.map((d) => `${d.field}: ${d.message}`).join('; ')}`, {
-            code: 'ERR_ENGINE_OUTPUT_INVALID',
-          });
-        }
-        return r.data;
-      },
+      (out) => checkShape(h.def.output, out, `invalid output of ${target.service}/${target.handler}`, 'ERR_ENGINE_OUTPUT_INVALID'),
     );
   }
 
@@ -333,19 +315,7 @@ export class Worker implements Runtime {
     } finally {
       this.#loading--;
     }
-    this.launch(
-      {
-        id: row.id,
-        service: row.service,
-        handler: row.handler,
-        key: row.objectKey,
-        kind: row.kind,
-        input: row.input,
-        epoch: row.leaseEpoch,
-        cancelRequested: row.cancelRequested,
-      },
-      journal,
-    );
+    this.launch(store.targetOf(row), journal);
   }
 
   async resumeClaimed(id: string, epoch: number, done: store.DoneEntry[] | null): Promise<void> {
@@ -372,13 +342,13 @@ export class Worker implements Runtime {
     if (this.#stopping) return;
     const kind = payload[0];
     if (kind === 'n') {
-      this.#scheduleClaim();
+      this.#claims.schedule();
     } else if (kind === 'r') {
       const [, id, owner] = payload.split(':');
       // Another worker's parked invocation is left to it (it resumes from memory); the poll
       // takes it after stealAfterMs if that worker is gone.
-      if (owner === this.workerId && id) void this.#claimOne(id);
-      else if (!owner) this.#scheduleClaim();
+      if (owner === this.workerId && id) void this.#claims.claimOne(id);
+      else if (!owner) this.#claims.schedule();
     } else if (kind === 'd') {
       // Finished, wherever it ran. A copy parked here is stale; a caller waiting here gets the
       // outcome (unless the execution running here is the one finishing, which settles it).
@@ -402,95 +372,9 @@ export class Worker implements Runtime {
     return state === 'running' || state === 'suspending';
   }
 
-  async #claimOne(id: string): Promise<void> {
-    try {
-      const rows = await store.claimInvocations(this.sql, this.workerId, 1, this.leaseMs, id, this.#stealAfterMs, [...this.#defs.keys()]);
-      for (const row of rows) void this.#dispatch(row);
-    } catch (err) {
-      this.logger.warn({ invocationId: id, err: (err as Error).message }, 'engine claim failed');
-    }
-  }
-
-  #scheduleClaim(): void {
-    if (!this.#started || this.#stopping) return;
-    if (this.#claiming) {
-      this.#claimAgain = true;
-      return;
-    }
-    this.#claiming = true;
-    void this.#claimLoop();
-  }
-
-  async #claimLoop(): Promise<void> {
-    try {
-      if (this.#renewFailed) {
-        await this.#renew();
-        if (this.#renewFailed) return;
-      }
-      do {
-        this.#claimAgain = false;
-        const free = this.#concurrency - this.#active();
-        if (free <= 0) {
-          this.#moreWork = true;
-          break;
-        }
-        const rows = await store.claimInvocations(this.sql, this.workerId, free, this.leaseMs, null, this.#stealAfterMs, [...this.#defs.keys()]);
-        this.#moreWork = rows.length === free;
-        for (const row of rows) void this.#dispatch(row);
-        if (this.#moreWork) this.#claimAgain = true;
-      } while (this.#claimAgain && !this.#stopping);
-    } catch (err) {
-      this.logger.warn({ err: (err as Error).message }, 'engine claim failed');
-    } finally {
-      this.#claiming = false;
-    }
-  }
-
+  /** Claims when `atMs` is due (a sleep's end, a delayed send). */
   armTimer(atMs: number): void {
-    if (!this.#started || this.#stopping || !Number.isFinite(atMs)) return;
-    if (atMs >= this.#wakeAt) return;
-    if (this.#wakeTimer) clearTimeout(this.#wakeTimer);
-    this.#wakeAt = atMs;
-    // A few ms late rather than early: the claim compares with the database clock.
-    this.#wakeTimer = setTimeout(() => {
-      this.#wakeTimer = null;
-      this.#wakeAt = Infinity;
-      this.#scheduleClaim();
-    }, Math.max(0, atMs - Date.now()) + 3);
-  }
-
-  async #poll(): Promise<void> {
-    if (this.#stopping) return;
-    try {
-      this.#scheduleClaim();
-      const next = await store.nextDueAt(this.sql);
-      if (next !== null) this.armTimer(next);
-      // Every wait not settled by an execution running here: the work may finish anywhere.
-      const waiting = this.#results.ids().filter((id) => !this.runsHere(id));
-      if (waiting.length) await this.checkResults(waiting);
-      this.#lastPollOk = Date.now();
-    } catch (err) {
-      this.logger.warn({ err: (err as Error).message }, 'engine poll failed');
-    }
-  }
-
-  async #renew(): Promise<void> {
-    const held = [...this.#running].filter((e) => e.state === 'running' || e.state === 'suspending');
-    if (held.length === 0) {
-      this.#renewFailed = false;
-      return;
-    }
-    const epochs = held.map((e) => e.epoch);
-    try {
-      const renewed = await store.renewLeases(this.sql, held.map((e) => e.id), epochs, this.leaseMs);
-      this.#renewFailed = false;
-      held.forEach((e, i) => {
-        if (!renewed.has(e.id) && e.state === 'running' && e.epoch === epochs[i]) e.detach(new LeaseLostError(e.id));
-      });
-    } catch (err) {
-      this.#renewFailed = true;
-      this.logger.warn({ err: (err as Error).message }, 'engine lease renewal failed');
-    }
+    this.#claims.armTimer(atMs);
   }
 
   async checkResults(ids: string[]): Promise<void> {
