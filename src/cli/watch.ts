@@ -57,94 +57,114 @@ export function watchDeployment(
   /** Called once, the first time the live socket is lost, with why. */
   onFallback: (reason: string) => void = () => {},
 ): Promise<WatchResult> {
-  const o = { ...DEFAULT_WATCH, ...options };
-  return new Promise<WatchResult>((resolve) => {
-    let state: ProgressState | undefined;
-    let deployment: DeploymentDetail | undefined;
-    let socket: LiveSocket | undefined;
-    let fellBack = false;
-    let finished = false;
-    let polling = false;
-    let pollAgain = false;
-    let lastContact = Date.now();
-    let lastOpen = 0;
-    // Events that arrive before the first snapshot: applied on top of it, not dropped.
-    const early: LiveEvent[] = [];
+  return new Promise<WatchResult>((resolve) => new DeploymentWatch(client, id, { ...DEFAULT_WATCH, ...options }, onChange, onFallback, resolve).start());
+}
 
-    const finish = (outcome: WatchOutcome, error?: unknown) => {
-      if (finished) return;
-      finished = true;
-      clearInterval(timer);
-      clearTimeout(deadline);
-      socket?.close();
-      resolve({ outcome, ...(deployment ? { deployment } : {}), ...(state ? { state } : {}), ...(error !== undefined ? { error } : {}) });
-    };
+/** One watch: the socket, the backstop poll and the deadline, ended once by `finish`. */
+class DeploymentWatch {
+  #state: ProgressState | undefined;
+  #deployment: DeploymentDetail | undefined;
+  #socket: LiveSocket | undefined;
+  #fellBack = false;
+  #finished = false;
+  #polling = false;
+  #pollAgain = false;
+  #lastContact = Date.now();
+  #lastOpen = 0;
+  /** Events that arrive before the first snapshot: applied on top of it, not dropped. */
+  readonly #early: LiveEvent[] = [];
+  #timer: NodeJS.Timeout | undefined;
+  #deadline: NodeJS.Timeout | undefined;
 
-    const openSocket = () => {
-      // At most one attempt per poll interval: a proxy that refuses WebSockets must not turn
-      // reconnecting into a busy loop.
-      if (!o.live || finished || Date.now() - lastOpen < o.pollMs) return;
-      lastOpen = Date.now();
-      const live: LiveSocket = openLive(client, { deploymentId: id, type: 'deployment' }, o.helloTimeoutMs, {
-        onEvent(e) {
-          if (finished) return;
-          if (!state) {
-            early.push(e);
-            return;
-          }
-          state = applyEvent(state, e);
-          onChange(state);
-          // The snapshot, not the event, ends the watch: it carries the error and domains.
-          if (e.type === 'deployment.status' && TERMINAL_STATUSES.has(e.status)) void poll();
-        },
-        // A lost socket is not fatal: polling carries on and reopens it after the next answer.
-        onLost(reason) {
-          if (socket === live) socket = undefined;
-          if (finished) return;
-          if (!fellBack) {
-            fellBack = true;
-            onFallback(reason);
-          }
-          // An open socket that closes may mean ctrl went away or finished: look now.
-          if (live.opened) void poll();
-        },
-      });
-      socket = live;
-    };
+  constructor(
+    private readonly client: ApiClient,
+    private readonly id: string,
+    private readonly o: WatchOptions,
+    private readonly onChange: (s: ProgressState) => void,
+    private readonly onFallback: (reason: string) => void,
+    private readonly resolve: (r: WatchResult) => void,
+  ) {}
 
-    const poll = async (): Promise<void> => {
-      if (finished) return;
-      if (polling) {
-        pollAgain = true;
-        return;
-      }
-      polling = true;
-      try {
-        const d = await client.get<DeploymentDetail>(`/v1/deployments/${encodeURIComponent(id)}`);
-        if (finished) return;
-        lastContact = Date.now();
-        deployment = d;
-        state = mergeSnapshot(state, d);
-        for (const e of early.splice(0)) state = applyEvent(state, e);
-        onChange(state);
-        if (TERMINAL_STATUSES.has(d.status)) return finish(outcomeOf(d.status));
-        if (!socket) openSocket();
-      } catch (err) {
-        if (finished) return;
-        if (!transient(err)) return finish('error', err);
-        if (Date.now() - lastContact >= o.unreachableMs) return finish('unreachable', err);
-      } finally {
-        polling = false;
-        if (pollAgain && !finished) {
-          pollAgain = false;
-          void poll();
+  start(): void {
+    this.#timer = setInterval(() => void this.#poll(), this.o.pollMs);
+    this.#deadline = setTimeout(() => this.#finish('timeout'), this.o.timeoutMs);
+    this.#openSocket();
+    void this.#poll();
+  }
+
+  #finish(outcome: WatchOutcome, error?: unknown): void {
+    if (this.#finished) return;
+    this.#finished = true;
+    clearInterval(this.#timer);
+    clearTimeout(this.#deadline);
+    this.#socket?.close();
+    const d = this.#deployment;
+    const s = this.#state;
+    this.resolve({ outcome, ...(d ? { deployment: d } : {}), ...(s ? { state: s } : {}), ...(error !== undefined ? { error } : {}) });
+  }
+
+  #openSocket(): void {
+    // At most one attempt per poll interval: a proxy that refuses WebSockets must not turn
+    // reconnecting into a busy loop.
+    if (!this.o.live || this.#finished || Date.now() - this.#lastOpen < this.o.pollMs) return;
+    this.#lastOpen = Date.now();
+    const live: LiveSocket = openLive(this.client, { deploymentId: this.id, type: 'deployment' }, this.o.helloTimeoutMs, {
+      onEvent: (e) => this.#onEvent(e),
+      // A lost socket is not fatal: polling carries on and reopens it after the next answer.
+      onLost: (reason) => {
+        if (this.#socket === live) this.#socket = undefined;
+        if (this.#finished) return;
+        if (!this.#fellBack) {
+          this.#fellBack = true;
+          this.onFallback(reason);
         }
-      }
-    };
+        // An open socket that closes may mean ctrl went away or finished: look now.
+        if (live.opened) void this.#poll();
+      },
+    });
+    this.#socket = live;
+  }
 
-    const timer = setInterval(() => void poll(), o.pollMs);
-    const deadline = setTimeout(() => finish('timeout'), o.timeoutMs);
-    openSocket();
-    void poll();
-  });
+  #onEvent(e: LiveEvent): void {
+    if (this.#finished) return;
+    if (!this.#state) {
+      this.#early.push(e);
+      return;
+    }
+    this.#state = applyEvent(this.#state, e);
+    this.onChange(this.#state);
+    // The snapshot, not the event, ends the watch: it carries the error and domains.
+    if (e.type === 'deployment.status' && TERMINAL_STATUSES.has(e.status)) void this.#poll();
+  }
+
+  async #poll(): Promise<void> {
+    if (this.#finished) return;
+    if (this.#polling) {
+      this.#pollAgain = true;
+      return;
+    }
+    this.#polling = true;
+    try {
+      const d = await this.client.get<DeploymentDetail>(`/v1/deployments/${encodeURIComponent(this.id)}`);
+      if (this.#finished) return;
+      this.#lastContact = Date.now();
+      this.#deployment = d;
+      let state = mergeSnapshot(this.#state, d);
+      for (const e of this.#early.splice(0)) state = applyEvent(state, e);
+      this.#state = state;
+      this.onChange(state);
+      if (TERMINAL_STATUSES.has(d.status)) return this.#finish(outcomeOf(d.status));
+      if (!this.#socket) this.#openSocket();
+    } catch (err) {
+      if (this.#finished) return;
+      if (!transient(err)) return this.#finish('error', err);
+      if (Date.now() - this.#lastContact >= this.o.unreachableMs) return this.#finish('unreachable', err);
+    } finally {
+      this.#polling = false;
+      if (this.#pollAgain && !this.#finished) {
+        this.#pollAgain = false;
+        void this.#poll();
+      }
+    }
+  }
 }
