@@ -122,20 +122,28 @@ const agentTokens = z
         continue;
       }
       if (!regionPattern.test(region)) ctx.addIssue({ code: 'custom', message: `invalid region name "${region}"` });
-      // Same floor as the admin token: a short token can be guessed over the network.
-      if (token.length < 16) ctx.addIssue({ code: 'custom', message: `token of region "${region}" must be at least 16 characters` });
+      if (token.length < MIN_TOKEN_CHARS) ctx.addIssue({ code: 'custom', message: `token of region "${region}" must be at least ${MIN_TOKEN_CHARS} characters` });
       out[region] = token;
     }
     return out;
   });
+
+/** Every token (admin, agent): a shorter one can be guessed over the network. (The store
+ *  keeps the same floor for tokens it is given: agent-tokens.ts MIN_TOKEN_LENGTH.) */
+export const MIN_TOKEN_CHARS = 16;
+
+/** krane's own token: ctrl stores no shorter one, so a short one is a typo, said at start
+ *  rather than as a 401. */
+const agentToken = z
+  .string({ error: (i) => (i.input === undefined ? 'is required' : 'must be a string') })
+  .min(MIN_TOKEN_CHARS, `must be at least ${MIN_TOKEN_CHARS} characters`);
 
 /** Region names become label values and parts of object names: keep them DNS-safe. */
 export const regionPattern = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 
 const adminToken = z
   .string({ error: (i) => (i.input === undefined ? 'is required' : 'must be a string') })
-  // A short admin token can be brute-forced over the network; 16 characters is the floor.
-  .min(16, 'must be at least 16 characters');
+  .min(MIN_TOKEN_CHARS, `must be at least ${MIN_TOKEN_CHARS} characters`);
 
 // ---- ctrl's limits, outbound policy and build confinement (SECURITY.md lists them all) ----
 
@@ -244,7 +252,7 @@ export const schemas = {
       .string({ error: (i) => (i.input === undefined ? 'is required' : 'must be a string') })
       .url('must be an http(s) URL')
       .refine((v) => /^https?:\/\//.test(v), 'must be an http(s) URL'),
-    token: z.string({ error: (i) => (i.input === undefined ? 'is required' : 'must be a string') }).min(1, 'is required'),
+    token: agentToken,
     /** Absent: in-cluster config, then $KUBECONFIG (resolved by the kube client loader). */
     kubeconfig: z.string().optional(),
     listen: listen('127.0.0.1:7071'),
@@ -287,7 +295,7 @@ export const schemas = {
     logLevel: logLevel.default('warn'),
   }),
   kraneGc: z.object({
-    token: z.string({ error: (i) => (i.input === undefined ? 'is required' : 'must be a string') }).min(1, 'is required'),
+    token: agentToken,
     /** krane's --listen: the confirmation is sent to krane's own port. */
     listen: listen('127.0.0.1:7071'),
     confirm: boolFromString.default(false).refine((v) => v, 'is required: say --confirm to lift the GC brake'),

@@ -54,7 +54,7 @@ test('invalid values are named: bad URL scheme, short token, bad region, bad dur
   );
   assert.throws(
     () => loadConfig('krane', { region: 'US_EAST', controlPlane: 'ftp://x', token: 't', resyncInterval: 'soon' }, {}),
-    (e: unknown) => e instanceof ConfigError && e.problems.length === 3,
+    (e: unknown) => e instanceof ConfigError && e.problems.length === 4 && e.problems.includes('--token (UNKEY_INFRA_TOKEN): must be at least 16 characters'),
   );
 });
 

@@ -6,7 +6,7 @@ import { ConfigError, loadConfig } from '../../src/config';
 import { tracesUrl } from '../../src/tracing';
 
 const ctrlBase = { databaseUrl: 'postgres://u@h/db', adminToken: 'a'.repeat(16) };
-const kraneBase = { region: 'us-east-1', controlPlane: 'http://127.0.0.1:7070', token: 't' };
+const kraneBase = { region: 'us-east-1', controlPlane: 'http://127.0.0.1:7070', token: 'tok-0123456789abcdef' };
 
 test('tracing is off unless an endpoint is given', () => {
   assert.equal(loadConfig('ctrl', ctrlBase, {}).otlpEndpoint, undefined);
