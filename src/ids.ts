@@ -14,3 +14,17 @@ export function newId(prefix: IdPrefix): string {
   for (const b of bytes) out += alphabet[b & 31];
   return `${prefix}-${out}`;
 }
+
+/** awk-<the invocation id's random part>-<journal position>: an awakeable is found from its id
+ *  alone, with no lookup table. */
+export function awakeableId(invocationId: string, seq: number): string {
+  return `awk-${invocationId.slice(4)}-${seq}`;
+}
+
+const AWAKEABLE_ID = /^awk-([a-z2-7]{16})-(\d{1,9})$/;
+
+/** The invocation and journal position an awakeable id names, or null for any other string. */
+export function parseAwakeableId(id: string): { invocationId: string; seq: number } | null {
+  const m = AWAKEABLE_ID.exec(id);
+  return m ? { invocationId: `inv-${m[1]}`, seq: Number(m[2]) } : null;
+}

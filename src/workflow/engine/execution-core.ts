@@ -52,18 +52,6 @@ interface Waiter {
 
 export type ExecutionState = 'running' | 'suspending' | 'suspended' | 'finished' | 'detached';
 
-export function awakeableId(invocationId: string, seq: number): string {
-  return `awk-${invocationId.slice(4)}-${seq}`;
-}
-
-/** awk-<the invocation id's random part>-<journal position>: resolvable with no lookup table. */
-const AWAKEABLE_ID = /^awk-([a-z2-7]{16})-(\d{1,9})$/;
-
-export function parseAwakeableId(id: string): { invocationId: string; seq: number } | null {
-  const m = AWAKEABLE_ID.exec(id);
-  return m ? { invocationId: `inv-${m[1]}`, seq: Number(m[2]) } : null;
-}
-
 /** The part of an execution that is not an operation: journal positions and replay, work in
  *  flight, writing the outcome, suspension and resumption, detaching. The operations are in
  *  execution.ts (Execution extends this). */
