@@ -15,6 +15,11 @@
 //     only), desired-state lookups, krane's status reports and heartbeats. api/regions.ts:
 //     GET /v1/regions.
 // - krane-app.ts: krane's own /livez, /readyz, /metrics.
+//
+// Imports the kernel, store, sync, workflow (the engine's types too), tracing and web (its
+// routes); never cli, modes or kube/sim (.dependency-cruiser.cjs, http-is-not-wiring). Only
+// modes imports http: store, sync, workflow, kube and cli are each forbidden to, so apps receive
+// their collaborators from the mode that builds them.
 export * from './ctrl-app';
 export * from './health';
 export * from './metrics';

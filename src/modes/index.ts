@@ -4,6 +4,9 @@
 // tests can start them in-process and stop them cleanly; stack.ts composes ctrl with a
 // kube-sim and a krane per region on a given database (dev runs it on embedded PostgreSQL,
 // tests on a test database).
+//
+// May import every part (it is the wiring; only the no-cycles rule binds it). Only src/main.ts
+// may import modes (.dependency-cruiser.cjs, only-main-imports-modes); tests start them directly.
 export * from './ctrl';
 export * from './migrate';
 export * from './tokens';

@@ -22,6 +22,10 @@
 // cilium.ts / routes.ts, which insert the deployment_changes row in the same transaction
 // (changes.ts#recordChange). Keep those transactions short and free of network calls: an open
 // writer holds back pg_snapshot_xmin and so delays every agent's feed.
+//
+// May import: the kernel and tracing only; never http, sync, workflow, kube, cli, modes or web
+// (.dependency-cruiser.cjs, store-returns-rows). Imported by sync, workflow, http and modes; the
+// engine may take only db.ts and retryable.ts, and krane's src/kube none of it (no database).
 export * from './db';
 export * from './retryable';
 export * from './tx';

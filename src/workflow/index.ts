@@ -28,6 +28,11 @@
 //   across replicas), the known-region check and the offline check; rollout-regions.ts: what
 //   rollouts ask about regions (offline sentinels are skipped; failed-but-written are reverted).
 //
+// Imports the kernel, store, ./engine, tracing and sync's wire and liveness; never http, cli,
+// modes, web or kube/sim (.dependency-cruiser.cjs, workflows-know-no-transport). Imported by
+// http (routes call commands and the region registry) and modes/ctrl.ts; ./engine may not
+// import this code back, which keeps the engine free of deployments.
+//
 // Keying: everything about one deployment runs on its key in arrival order; different
 // deployments run concurrently. State rows and outbox rows are written only inside runTx steps,
 // so a replay after a crash never writes twice.

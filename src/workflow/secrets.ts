@@ -3,11 +3,19 @@
 // journal values as they are, because the workflows need them to resume; only what is shown is
 // redacted. Pure: data in, data out.
 //
-// Marked here, next to the workflows that carry them (the engine's handler definitions have no
-// place for the mark yet):
-// - a rollout's Slack webhook URL (its input, its state) and SlackNotifier's `url`: whoever has
-//   the URL can post to the channel;
-// - a deployment's env (values are API keys, database URLs): views list its keys only.
+// The definitions mark their secret paths for the engine (rollout.ts: `slackWebhookUrl` in the
+// rollout's input, state and status output; slack.ts: SlackNotifier's `url`), and the engine's
+// views already redact those (engine/redact.ts). This pass runs again over those views and
+// matches field names, because a path mark cannot reach everything:
+// - journal values other than object state and call results have no mark: a `run`/`runTx`
+//   step's result or an awakeable's payload that held the URL or an env would be shown whole;
+// - a mark replaces the whole field, while an env map should still show its keys;
+// - an invocation whose service is not registered in this process gets no marks at all.
+// As the workflows stand, none puts the URL or an env where the marks miss (deploy's `load`
+// step leaves env out), so this is the backstop for the next step that does.
+// Secret by name: `slackWebhookUrl` anywhere and SlackNotifier's `url` (whoever has the URL
+// can post to the channel); `env` maps anywhere keep their keys only (values are API keys,
+// database URLs).
 import { SLACK_NOTIFIER } from './slack';
 
 export const REDACTED = '[redacted]';

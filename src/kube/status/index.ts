@@ -7,6 +7,11 @@
 // - They write to a StatusSink (src/sync/wire: the interface; the reporter implements it).
 // Watch events are handled synchronously in arrival order, so per-object reports are ordered;
 // the sink keeps only the latest per object.
+//
+// Imports: the kernel's log, sync/wire, ../client, ../reflector and ../manifests (labels);
+// src/kube's rule forbids store, http, workflow, cli, modes, web and kube/sim. src/sync may not
+// import kube/ at all, so the reporter meets these watchers only through StatusSink, and
+// modes/krane.ts, their one importer outside src/kube, connects the two.
 export * from './quantity';
 export * from './pod';
 export * from './sentinel';
