@@ -93,11 +93,15 @@ test('healing while a chunk is delayed keeps the byte order (TCP never reorders;
 test('a black hole that starts while a chunk is delayed holds it, in order, until it ends', async () => {
   const { up, p, c } = await echoedOnce();
   p.delay(100);
+  const t0 = Date.now();
   c.socket.write('1');
   // The chunk reaches the proxy and waits out its delay; the black hole starts meanwhile.
   await new Promise((r) => setTimeout(r, 40));
   p.blackhole();
-  await new Promise((r) => setTimeout(r, 250));
+  // Evidence the delayed chunk's timer ran into the black hole: the chunk is held, and only
+  // once its delay was over (a chunk that arrived after blackhole() would be held at once).
+  await until(() => p.heldBytes === 1, 5_000, 'the delayed chunk held');
+  assert.ok(Date.now() - t0 >= 95, `held after ${Date.now() - t0} ms, at the end of its delay`);
   assert.equal(up.received(), 1, 'nothing crossed the black hole');
   c.socket.write('2');
   p.pass();

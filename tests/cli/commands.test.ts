@@ -156,6 +156,9 @@ test('invocations ls and show (journal), human and --json', async () => {
 });
 
 test('sentinels ls and deploy (unchanged: READY at once)', async () => {
+  // Sentinels are made by the deploy workflow (one per environment and region), so this test
+  // asks for the shared two-region deployment first instead of relying on an earlier test.
+  await readyDeployment();
   const ls = json((await runCli(['sentinels', 'ls', '--json'])).stdout);
   assert.deepEqual(ls.sentinels.map((s: any) => s.region).sort(), ['eu-west-1', 'us-east-1']);
   const human = await runCli(['sentinels', 'ls', '--region', 'us-east-1']);

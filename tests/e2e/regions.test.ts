@@ -6,6 +6,8 @@ import { testStack, until } from '../helpers/stack';
 import WebSocket from 'ws';
 import { Watcher } from '../../src/sync/watcher';
 import { runCli } from '../helpers/cli';
+import { newId } from '../../src/ids';
+import { sentinels, tenancy, withTx } from '../../src/store';
 
 const stack = await testStack({
   ctrl: { settings: { agentOfflineAfter: '1500ms', offlineGrace: '2s' } },
@@ -46,6 +48,31 @@ test('a deploy naming an unknown region is a 400 that lists the known regions, a
   assert.deepEqual(r.body.error.details.map((d: any) => d.field), ['regions.1']);
   const after = await stack.db.sql`SELECT count(*)::int AS n FROM deployments`;
   assert.equal(after[0]!.n, before[0]!.n);
+});
+
+test('a sentinel deploy in a region that is not known (no agent token) is a 400 that lists the known regions, and writes nothing', async () => {
+  // A sentinel left in a region whose agent token is gone: deploying it again names the region.
+  const scope = { workspaceId: 'default', projectId: 'default', appId: 'default', environmentId: newId('env') };
+  const id = await withTx(stack.db.sql, async (tx) => {
+    await tenancy.insertEnvironment(tx, { ...scope, slug: 'retired-region' });
+    return (await sentinels.ensureSentinel(tx, { id: newId('snt'), ...scope, region: 'retired-1', image: 'sentinel:v1', replicas: 1, cpuMillicores: 100, memoryMib: 128 })).sentinel.id;
+  });
+  const row = async () => (await stack.db.sql`SELECT image, replicas, deploy_status, updated_at FROM sentinels WHERE id = ${id}`)[0];
+  const changes = async () => (await stack.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM deployment_changes WHERE resource_id = ${id}`)[0]!.n;
+  const before = { row: await row(), changes: await changes() };
+  for (const path of [`/v1/sentinels/${id}/deploy`, `/v1/sentinels/${id}/deploy?wait=false`]) {
+    const r = await stack.api(path, { body: { image: 'sentinel:v2', replicas: 2 } });
+    assert.equal(r.status, 400, `${path}: ${JSON.stringify(r.body)}`);
+    assert.equal(r.body.error.code, 'ERR_REGION_UNKNOWN');
+    assert.match(r.body.error.message, /region "retired-1" is not known/);
+    assert.match(r.body.error.message, /known regions: eu-west-1, us-east-1$/);
+    assert.deepEqual(r.body.error.details, [{ field: 'sentinel.region', message: 'unknown region "retired-1"; known regions: eu-west-1, us-east-1' }]);
+  }
+  // Nothing written: no workflow invocation, the row as it was, no change for krane.
+  const invocations = await stack.db.sql`SELECT service, handler FROM engine_invocations WHERE object_key = ${id}`;
+  assert.deepEqual([...invocations], []);
+  assert.deepEqual(await row(), before.row);
+  assert.equal(await changes(), before.changes);
 });
 
 test('heartbeats take only the token\'s own region and name bad fields', async () => {

@@ -11,6 +11,7 @@ import { cilium, sentinels, tenancy, withTx } from '../../src/store';
 import { sentinelObjectName } from '../../src/kube/manifests/names';
 import { SENTINEL_NAMESPACE } from '../../src/sync/wire';
 import { Watcher } from '../../src/sync/watcher';
+import { runCli } from '../helpers/cli';
 
 const stack = await testStack({
   // outboundAllow: the Slack stand-in is plain http on 127.0.0.1 (refused by the SSRF policy otherwise).
@@ -73,6 +74,14 @@ test('a rollout with one region offline completes its waves and lists the skippe
     const skipped = done.waves.flatMap((w: any) => w.sentinels).filter((s: any) => s.status === 'SKIPPED');
     assert.equal(skipped.length, 2);
     for (const s of skipped) assert.match(s.reason, /region eu-west-1 is offline/);
+    // `rollout status` shows them too: counted in the summary, and named with the reason in
+    // the line of the wave they were in.
+    const status = await runCli(['rollout', 'status'], { env: { UNKEY_INFRA_API: stack.ctrl.url, UNKEY_INFRA_TOKEN: stack.adminToken } });
+    assert.equal(status.code, 0, status.stderr + status.stdout);
+    assert.match(status.stdout, /^rollout to sentinel:v2: completed .*succeeded 4 {2}failed 0 .*skipped \(offline regions\) 2/, status.stdout);
+    for (const id of byRegion['eu-west-1']!) assert.match(status.stdout, new RegExp(`^ {2}wave \\d .* skipped: .*${id} \\(region eu-west-1 is offline`, 'm'), status.stdout);
+    const perWave = [...status.stdout.matchAll(/ (\d+) skipped: /g)].reduce((n, m) => n + Number(m[1]), 0);
+    assert.equal(perWave, 2, status.stdout);
     await until(() => slack.posts.some((p) => /completed: 4 updated, 0 failed, 2 skipped/.test(p)), 10_000, 'final slack post');
     assert.ok(slack.posts.some((p) => /skipped in offline regions/.test(p)), slack.posts.join('\n'));
   } finally {

@@ -43,15 +43,31 @@ test('the watcher observes each new pod once when it becomes running, and ignore
   await new Promise((r) => setTimeout(r, 1_200));
 
   const seen: number[] = [];
-  const w2 = new InstanceStatusWatcher({ api, namespace: 'unkey', sink, logger, relistIntervalMs: 60_000, minBackoffMs: 10, onStartup: (s) => seen.push(s) });
+  const reported: string[] = [];
+  const w2 = new InstanceStatusWatcher({
+    api,
+    namespace: 'unkey',
+    sink: { ...sink, instance: (r) => reported.push(r.podName) },
+    logger,
+    relistIntervalMs: 60_000,
+    minBackoffMs: 10,
+    onStartup: (s) => seen.push(s),
+  });
   w2.start();
   try {
     await until(() => w2.reflector.hasSynced);
     await ctl.apply(ref('dep-new'), deploymentState({ deploymentId: 'dep-new', replicas: 2 }));
     await until(() => seen.length === 2);
-    // A relist re-emits every pod; none counts again.
-    w2.reflector.reconnect();
-    await new Promise((r) => setTimeout(r, 300));
+    // A relist re-emits every pod; none counts again. Wait for proof that it ran: a list started
+    // after relistNow() and the watch it opens once the list is done (counted only after every
+    // listed pod went through the watcher), and every pod reported again, not for time to pass.
+    const { lists, watches } = w2.reflector.counters;
+    const from = reported.length;
+    w2.reflector.relistNow();
+    await until(() => w2.reflector.counters.lists > lists && w2.reflector.counters.watches > watches);
+    const pods = [...w2.reflector.store.values()].map((p) => p.metadata!.name!).sort();
+    assert.equal(pods.length, 3, 'dep-before and dep-new pods are all in the copy');
+    assert.deepEqual([...new Set(reported.slice(from))].sort(), pods, 'the relist re-reported every pod');
     assert.equal(seen.length, 2, 'two new pods, counted once each; the pod running before the watcher is not counted');
     for (const s of seen) assert.ok(s >= 0 && s < 10, `startup ${s}s`);
   } finally {

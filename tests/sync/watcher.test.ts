@@ -6,7 +6,7 @@ import { testDb } from '../helpers/db';
 import { upsertTopology } from '../../src/store/topology';
 import { Watcher, type WatcherOptions } from '../../src/sync/watcher';
 import { PermanentError } from '../../src/sync/wire';
-import { RecordingController, TOKENS, deployTo, newDeployment, silent, sleep, startFeedServer, waitFor } from './helpers';
+import { RecordingController, TOKENS, deployTo, newDeployment, silent, startFeedServer, waitFor } from './helpers';
 
 const db = await testDb();
 const server = await startFeedServer(db.url, { waitLimitMs: 1_000, heartbeatMs: 200 });
@@ -220,12 +220,13 @@ for (const [name, bad] of [
     const ctrl = new RecordingController();
     const w = watcher(fake.url, ctrl);
     w.start();
-    await waitFor(() => w.stats.failures >= 1, 3_000, 'protocol error');
-    await sleep(50);
+    // The line before the bad one went through the dispatcher (the handling path ran), and
+    // stop() waits for every handler in flight: 'after', had it been submitted, is done by then.
+    await waitFor(() => w.stats.failures >= 1 && ctrl.applied('cilium_network_policy/first') !== undefined, 3_000, 'protocol error after the first line was handled');
+    await w.stop();
     assert.equal(ctrl.applied('cilium_network_policy/after'), undefined);
     assert.equal(ctrl.gcs.length, 0);
     assert.equal(w.cursor, undefined);
-    await w.stop();
   });
 }
 
@@ -261,9 +262,9 @@ test('a line longer than the limit is a protocol error: cut, no GC, no cursor, r
 });
 
 test('a 503 with Retry-After (full-sync slots busy) is back-pressure: waited out as asked, counted as deferred, not as a failure', async () => {
-  let hits = 0;
+  const hits: number[] = [];
   const srv = createServer((_req, res) => {
-    hits++;
+    hits.push(performance.now());
     res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '3' });
     res.end(JSON.stringify({ error: { code: 'ERR_FEED_SYNC_BUSY', message: 'full sync refused for now', details: [] } }));
   });
@@ -272,10 +273,13 @@ test('a 503 with Retry-After (full-sync slots busy) is back-pressure: waited out
   const w = watcher(`http://127.0.0.1:${(srv.address() as AddressInfo).port}`, new RecordingController());
   w.start();
   await waitFor(() => w.stats.deferred >= 1, 5_000, 'deferred');
-  await sleep(900);
-  // The watcher's own back-off is 300 ms: without honouring Retry-After (3 s, so at least 3 s
-  // to the next poll) it would have polled three or four times by now.
-  assert.equal(hits, 1);
+  // The watcher comes back on its own: wait for that second poll and measure the gap. Its own
+  // back-off is 300 ms and a Retry-After it could not read counts as 1 s; honouring the 3 s
+  // asked for (spread over up to twice that) puts the next poll 3 to 6 s later.
+  await waitFor(() => hits.length >= 2, 10_000, 'the poll after the wait');
+  const gap = hits[1]! - hits[0]!;
+  assert.ok(gap >= 2_990 && gap < 6_500, `next poll ${Math.round(gap)} ms later`);
+  assert.ok(w.stats.deferred >= 1);
   assert.equal(w.stats.failures, 0);
   await w.stop();
 });

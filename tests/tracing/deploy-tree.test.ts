@@ -51,6 +51,20 @@ async function finishedTrace(id: string): Promise<{ d: any; spans: ReadableSpan[
   return { d, spans: spansOf(exporter, d.traceId) };
 }
 
+let sentinelsMade: Promise<void> | undefined;
+/**
+ * The default environment's sentinels, one per region: the deploy workflow creates them, so the
+ * sentinel tests ask for one ready deployment first (made once, by whichever test asks first)
+ * instead of relying on an earlier test's deployment, and each passes alone.
+ */
+const sentinelsInEveryRegion = () =>
+  (sentinelsMade ??= (async () => {
+    const id = await create({ image: 'nginx:1.27' });
+    await until(async () => (await stack.api(`/v1/deployments/${id}`)).body.status === 'ready', 30_000, `deployment ${id} ready`);
+    const { body } = await stack.api('/v1/sentinels?limit=10');
+    assert.deepEqual(body.sentinels.map((s: any) => s.region).sort(), [...regions].sort(), 'one sentinel per region');
+  })());
+
 test('a deployment is one trace: deployment.workflow with build, topology, events, polls and sentinel deploys; krane applies under events.emit', async () => {
   const id = await create({ buildContext: buildContext() });
   const { d, spans } = await finishedTrace(id);
@@ -149,6 +163,7 @@ test('ctrl restarted mid-deploy: the new process continues the same trace and em
 });
 
 test('a fleet rollout traces each wave as rollout.wave, its sentinel deploys as sentinel.deploy, and krane applies them under those', async () => {
+  await sentinelsInEveryRegion();
   const r = await stack.api('/v1/sentinel-rollouts', { body: { image: 'sentinel:traced', wavePercentages: [50, 100] } });
   assert.equal(r.status, 202, JSON.stringify(r.body));
   await until(async () => (await stack.api('/v1/sentinel-rollouts/current')).body.state === 'completed', 30_000, 'rollout completed');
@@ -171,6 +186,7 @@ test('a fleet rollout traces each wave as rollout.wave, its sentinel deploys as 
 });
 
 test('an operator sentinel deploy is a trace of its own: sentinel.deploy, with krane applying it inside', async () => {
+  await sentinelsInEveryRegion();
   const { body } = await stack.api('/v1/sentinels?limit=10');
   const sentinel = body.sentinels.find((s: any) => s.region === 'us-east-1');
   const r = await stack.api(`/v1/sentinels/${sentinel.id}/deploy`, { body: { image: 'sentinel:operator' } });

@@ -1,8 +1,8 @@
-// The real kubectl against a running kube-sim: get with its columns, describe with events,
-// get -w, scale, rollout status, apply --server-side (twice, the second a no-op), delete and
-// logs. Each run gets a private HOME and KUBECONFIG, so no discovery or OpenAPI cache is
-// shared between runs. kubectl must be on PATH (.ci/run installs it); without it these tests
-// fail and say so.
+// The real kubectl against a running kube-sim: get with its columns, describe with events, get
+// events, get -w, scale (StatefulSet and Deployment), rollout status, apply --server-side (twice,
+// the second a no-op), delete and logs. Each run gets a private HOME and KUBECONFIG, so no
+// discovery or OpenAPI cache is shared between runs. kubectl must be on PATH (.ci/run installs
+// it); without it these tests fail and say so.
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
@@ -109,6 +109,27 @@ test('describe pod shows its events', async () => {
   assert.match(out, /Successfully assigned default\/web-0 to kube-sim-node-/);
 });
 
+test('get events: a pod\'s lifecycle events (Scheduled, Pulled, Created, Started) with their columns', async () => {
+  await f.objects.create(statefulSet('ev', 'nginx:1', 1) as any);
+  await readyPods('ev-', 1);
+  const reasons = ['Scheduled', 'Pulled', 'Created', 'Started'];
+  /** REASON of each row about pod/ev-0 (columns: LAST SEEN, TYPE, REASON, OBJECT, MESSAGE). */
+  const about = (out: string) => lines(out).slice(1).filter((r) => r[3] === 'pod/ev-0');
+  // The events are recorded as the pod starts; wait until kubectl lists every one of them.
+  const out = await waitFor('the pod\'s lifecycle events', async () => {
+    const o = await ok('get', 'events');
+    return reasons.every((reason) => about(o).some((r) => r[2] === reason)) ? o : undefined;
+  }, 10_000);
+  assert.deepEqual(lines(out)[0], ['LAST', 'SEEN', 'TYPE', 'REASON', 'OBJECT', 'MESSAGE']);
+  for (const r of about(out)) assert.equal(r[1], 'Normal', r.join(' '));
+  assert.match(out, /Scheduled\s+pod\/ev-0\s+Successfully assigned default\/ev-0 to kube-sim-node-/);
+  assert.match(out, /Pulled\s+pod\/ev-0\s+Successfully pulled image "nginx:1"/);
+  // A field selector narrows the list to the pod's own events.
+  const own = lines(await ok('get', 'events', '--field-selector', 'involvedObject.name=ev-0')).slice(1);
+  assert.ok(own.length >= reasons.length, own.map((r) => r.join(' ')).join('\n'));
+  assert.ok(own.every((r) => r[3] === 'pod/ev-0'), own.map((r) => r.join(' ')).join('\n'));
+});
+
 test('scale and get -w: the watch sees the new READY count arrive', async () => {
   assert.ok(KUBECTL, 'kubectl is not installed (not found on PATH); .ci/run installs it with apt-get install kubectl');
   const watcher = spawn(KUBECTL, ['get', 'sts', 'web', '-w'], { env: env() });
@@ -124,6 +145,19 @@ test('scale and get -w: the watch sees the new READY count arrive', async () => 
     watcher.kill();
   }
   assert.equal((await f.apps.readNamespacedStatefulSet({ name: 'web', namespace: 'default' })).spec!.replicas, 3);
+});
+
+test('scale deployment: spec.replicas changes and the pods follow, up and down', async () => {
+  await f.objects.create(deployment('scaled', 'nginx:1', 1) as any);
+  await readyPods('scaled-', 1);
+  assert.match(await ok('scale', 'deployment', 'scaled', '--replicas=3'), /deployment.apps\/scaled scaled/);
+  assert.equal((await f.apps.readNamespacedDeployment({ name: 'scaled', namespace: 'default' })).spec!.replicas, 3);
+  await readyPods('scaled-', 3);
+  await waitFor('deployment 3/3', async () => lines(await ok('get', 'deployment', 'scaled'))[1]![1] === '3/3', 10_000);
+  assert.match(await ok('scale', 'deployment/scaled', '--replicas=1'), /deployment.apps\/scaled scaled/);
+  assert.equal((await f.apps.readNamespacedDeployment({ name: 'scaled', namespace: 'default' })).spec!.replicas, 1);
+  await readyPods('scaled-', 1);
+  await waitFor('deployment 1/1', async () => lines(await ok('get', 'deployment', 'scaled'))[1]![1] === '1/1', 10_000);
 });
 
 test('rollout status: StatefulSet and Deployment, after an image change', async () => {
