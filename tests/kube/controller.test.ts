@@ -113,6 +113,25 @@ test('a change to an immutable StatefulSet field is applied by deleting and recr
   await until(async () => (await api.list('v1', 'Pod', 'unkey')).items.some((p: any) => p.metadata.name === 'dep-immut-0' && p.metadata.ownerReferences?.[0]?.uid === live.metadata.uid));
 });
 
+test('a change to an immutable Deployment field (a sentinel\'s selector) is applied by deleting and recreating it', async () => {
+  await api.objects.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'sentinel' } } as any).catch(() => {});
+  const old = await api.objects.create({
+    apiVersion: 'apps/v1', kind: 'Deployment',
+    metadata: { name: 'snt-immut', namespace: 'sentinel', labels: { 'app.kubernetes.io/managed-by': 'krane', x: 'y' } },
+    spec: { selector: { matchLabels: { x: 'y' } }, replicas: 1, template: { metadata: { labels: { x: 'y' } }, spec: { containers: [{ name: 'sentinel', image: 'old' }] } } },
+  } as any);
+  const recreated: string[] = [];
+  const ctl = controller(api, 60_000, { onRecreated: (_ref, why) => recreated.push(why) });
+  await ctl.apply(sntRef('snt-immut'), sentinelState({ sentinelId: 'snt-immut', environmentId: 'env-immut' }));
+  const live = (await api.get({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'sentinel', name: 'snt-immut' })) as any;
+  assert.notEqual(live.metadata.uid, old.metadata!.uid, 'a new incarnation');
+  assert.notDeepEqual(live.spec.selector, { matchLabels: { x: 'y' } });
+  assert.equal(ctl.stats.recreated, 1);
+  assert.match(recreated[0]!, /field is immutable/);
+  // The pods come back under the new object.
+  await until(async () => (await api.list('v1', 'Pod', 'sentinel')).items.some((p: any) => p.metadata.ownerReferences?.[0]?.uid === live.metadata.uid));
+});
+
 test('delete removes a resource\'s objects and is idempotent', async () => {
   const ctl = controller(api);
   await ctl.apply(sntRef('snt-del'), sentinelState({ sentinelId: 'snt-del', environmentId: 'env-del' }));
