@@ -1,6 +1,7 @@
 // Two krane replicas in one cluster: one leads through the Lease and streams; when it stops,
 // the standby takes over, and a deploy made while no replica led converges. ctrl shows the
-// leading agent. (A leader that dies without releasing: tests/kube/leader.test.ts.)
+// leading agent. (A leader that dies without releasing: tests/e2e/krane-kill.test.ts, and the
+// bare elector in tests/kube/leader.test.ts.)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { testStack, until } from '../helpers/stack';
