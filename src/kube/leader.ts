@@ -149,7 +149,13 @@ export class LeaderElector {
     } catch (err) {
       if (httpStatus(err) !== 404) throw err;
       await this.ensureNamespace();
-      await this.api.createNamespacedLease({ namespace: LEASE_NAMESPACE, body: { metadata: { name, namespace: LEASE_NAMESPACE }, spec: this.spec(now, true) } });
+      try {
+        await this.api.createNamespacedLease({ namespace: LEASE_NAMESPACE, body: { metadata: { name, namespace: LEASE_NAMESPACE }, spec: this.spec(now, true) } });
+      } catch (e) {
+        // Another replica created it first (both started at once): a lost race, not a failure.
+        if (httpStatus(e) === 409) return false;
+        throw e;
+      }
       return true;
     }
     const holder = lease.spec?.holderIdentity ?? '';

@@ -6,19 +6,20 @@ import assert from 'node:assert/strict';
 import { startSim } from './sim/helpers';
 import { until } from '../helpers/wait';
 import { LeaderElector, LEASE_NAMESPACE, leaseName } from '../../src/kube/leader';
+import pino from 'pino';
 import { createLogger } from '../../src/log';
 
 const fx = await startSim();
 after(() => fx.close());
 const logger = createLogger('silent');
 
-function candidate(identity: string, region: string) {
+function candidate(identity: string, region: string, log = logger) {
   const events: string[] = [];
   const e = new LeaderElector({
     kubeConfig: fx.kc,
     region,
     identity,
-    logger,
+    logger: log,
     onStartedLeading: () => void events.push('start'),
     onStoppedLeading: () => void events.push('stop'),
   });
@@ -108,4 +109,19 @@ test('a leader whose Lease requests hang (a half-open link) steps down by the re
   await until(() => !e.isLeader, 2_900, 'stepped down while its requests hang');
   assert.deepEqual(events, ['start', 'stop']);
   await e.abandon();
+});
+
+test('two replicas starting at once: the one that loses the race to create the Lease is a standby, not a failure', async () => {
+  const warnings: string[] = [];
+  const log = pino({ level: 'warn' }, { write: (l: string) => void warnings.push(l) });
+  const a = candidate('krane-a', 'r3', log);
+  const b = candidate('krane-b', 'r3', log);
+  a.e.start();
+  b.e.start();
+  await until(() => a.e.isLeader || b.e.isLeader, 10_000, 'one leads');
+  // Both first rounds are over once the standby has read the Lease the leader created.
+  await until(async () => (await fx.objects.read({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: leaseName('r3'), namespace: LEASE_NAMESPACE } })) as any, 5_000, 'lease exists');
+  assert.notEqual(a.e.isLeader, b.e.isLeader, 'exactly one leads');
+  assert.deepEqual(warnings.filter((l) => l.includes('lease request failed')), [], 'a lost create race is not logged as a failure');
+  await Promise.all([a.e.stop(), b.e.stop()]);
 });
