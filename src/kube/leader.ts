@@ -153,7 +153,10 @@ export class LeaderElector {
         await this.api.createNamespacedLease({ namespace: LEASE_NAMESPACE, body: { metadata: { name, namespace: LEASE_NAMESPACE }, spec: this.spec(now, true) } });
       } catch (e) {
         // Another replica created it first (both started at once): a lost race, not a failure.
-        if (httpStatus(e) === 409) return false;
+        if (httpStatus(e) === 409) {
+          this.o.logger.debug({ identity: this.o.identity }, 'lease created by another replica first');
+          return false;
+        }
         throw e;
       }
       return true;

@@ -276,9 +276,11 @@ test('a 503 with Retry-After (full-sync slots busy) is back-pressure: waited out
   // The watcher comes back on its own: wait for that second poll and measure the gap. Its own
   // back-off is 300 ms and a Retry-After it could not read counts as 1 s; honouring the 3 s
   // asked for (spread over up to twice that) puts the next poll 3 to 6 s later.
-  await waitFor(() => hits.length >= 2, 10_000, 'the poll after the wait');
+  await waitFor(() => hits.length >= 2, 15_000, 'the poll after the wait');
   const gap = hits[1]! - hits[0]!;
-  assert.ok(gap >= 2_990 && gap < 6_500, `next poll ${Math.round(gap)} ms later`);
+  // Only the lower bound tells the header apart from the back-off; the upper one is loose so a
+  // loaded machine's timer lag cannot fail it.
+  assert.ok(gap >= 2_990 && gap < 10_000, `next poll ${Math.round(gap)} ms later`);
   assert.ok(w.stats.deferred >= 1);
   assert.equal(w.stats.failures, 0);
   await w.stop();

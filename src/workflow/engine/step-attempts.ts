@@ -63,6 +63,8 @@ export async function attemptStep(
     return { value, failure: null };
   } catch (err) {
     const e = err instanceof AbortError ? err.originalError : err;
+    // Dropped meanwhile (no write was refused): stop without claiming one was.
+    if (e instanceof LeaseLostError && host.gone()) throw e;
     if (e instanceof LeaseLostError) host.lost();
     if (e instanceof TerminalError) return { value: null, failure: toFailure(e) };
     // p-retry gives up early on programming errors (TypeError), so count what really ran.

@@ -4,10 +4,11 @@
 // a LeaseLostError in handler code after connections were terminated under a step.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import pino from 'pino';
 import { z } from 'zod';
 import { testDb } from '../../helpers/db';
 import { defineService, handler, type Context } from '../../../src/workflow/engine';
-import { testEngine, withDeadline } from './helpers';
+import { testEngine, waitFor, withDeadline } from './helpers';
 
 const db = await testDb();
 
@@ -24,6 +25,8 @@ const body = (name: string, v: string) => () => {
   ran.set(name, (ran.get(name) ?? 0) + 1);
   return v;
 };
+/** Executions of `between` past its gate: the stale one and the new one. */
+let passedGate = 0;
 let entered = latch();
 let gate = latch();
 
@@ -60,6 +63,7 @@ const Lossy = defineService('lossy', {
     watched(async (ctx) => {
       await ctx.run('first', () => 1);
       await gatedStep(null);
+      passedGate++;
       return ctx.run('second', body('second', 'ok'));
     }),
   ),
@@ -76,7 +80,15 @@ const Lossy = defineService('lossy', {
 
 // A long lease: the only takeover is the one a test makes (under a loaded machine a short
 // lease also lapses on its own, and a step then rightly runs again).
-const engine = testEngine(db.sql, { workerId: 'lossy', leaseMs: 10_000, pollMs: 50, stealAfterMs: 0 });
+/** The engine's log lines: a stale execution's refused write is logged (at debug). */
+const logLines: string[] = [];
+const engine = testEngine(db.sql, {
+  workerId: 'lossy',
+  leaseMs: 10_000,
+  pollMs: 50,
+  stealAfterMs: 0,
+  logger: pino({ level: 'debug' }, { write: (l: string) => void logLines.push(l) }),
+});
 engine.register(Lossy);
 await engine.start();
 
@@ -88,10 +100,10 @@ async function takeOver(id: string): Promise<void> {
 /**
  * Runs `name` until its latch, lets another owner take it over, waits until this engine claimed
  * it again and the new execution reached the latch (its launch dropped the stale one before
- * it started), then opens the gate for both: the invocation must finish on the new lease with
- * nothing caught by the handler.
+ * it started), then opens the gate for both: the invocation must finish on the new lease, and
+ * once the stale execution has met its lost lease (`staleActed`), nothing was caught.
  */
-async function lostUnder(name: 'inStep' | 'between' | 'combined'): Promise<void> {
+async function lostUnder(name: 'inStep' | 'between' | 'combined', staleActed: (id: string) => boolean): Promise<void> {
   caught.length = 0;
   entered = latch();
   gate = latch();
@@ -102,21 +114,26 @@ async function lostUnder(name: 'inStep' | 'between' | 'combined'): Promise<void>
   await withDeadline(entered.opened, 'the new execution');
   gate.open();
   assert.equal(await withDeadline(engine.result(id), 'the invocation'), 'ok');
+  // Positive evidence that the stale execution met its lost lease before the check below.
+  await waitFor('the stale execution acted', async () => staleActed(id));
   assert.deepEqual(caught, [], 'no LeaseLostError reached the handler');
 }
 
+const writeRefused = (id: string) => logLines.some((l) => l.includes(id) && l.includes('engine write refused'));
+
 test('a lease lost while a step runs reaches no handler code; the invocation finishes on a new lease', async () => {
-  await lostUnder('inStep');
+  await lostUnder('inStep', writeRefused);
   assert.equal(ran.get('after'), 1);
 });
 
 test('a lease lost while the handler awaits between steps: its next step neither throws nor runs', async () => {
   // The stale execution asks for 'second' on an execution that was dropped.
-  await lostUnder('between');
+  passedGate = 0;
+  await lostUnder('between', () => passedGate === 2);
   assert.equal(ran.get('second'), 1, 'the stale execution did not run the step');
 });
 
 test('a lease lost under all() and orTimeout() reaches no handler code', async () => {
-  await lostUnder('combined');
+  await lostUnder('combined', writeRefused);
   assert.equal(ran.get('last'), 1);
 });

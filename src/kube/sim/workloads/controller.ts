@@ -209,9 +209,10 @@ export class WorkloadController {
       return;
     }
     const r = this.refused.get(uid) ?? { count: 0, timed: false };
-    r.count++;
     this.refused.set(uid, r);
+    // One retry pending at a time; other reconciles refused meanwhile do not grow the backoff.
     if (r.timed) return;
+    r.count++;
     r.timed = true;
     this.later(Math.min(CREATE_RETRY_MAX_MS, CREATE_RETRY_MS * 2 ** (r.count - 1)), () => {
       r.timed = false;
