@@ -5,7 +5,7 @@ import { faultRunner } from './faults';
 import { diffRegion, percentile, stepsTwice, wrongDeletions, type Deletion, type Violation } from './invariants';
 import { listenStatus, readActual, readDeletions, readDesired, sampleDesired } from './observe';
 import { generateSchedule, type Fault, type ScheduleOptions } from './schedule';
-import { Workload } from './workload';
+import { Workload, type Call } from './workload';
 
 /** After healing, the cluster must equal desired state within this (issue 10). */
 export const CONVERGE_WITHIN_MS = 30_000;
@@ -20,8 +20,15 @@ const SAMPLE_EVERY_MS = 250;
 /** Convergence and terminal-state polling: fine enough for the p50, light on the database. */
 const POLL_MS = 500;
 const TERMINAL = ['completed', 'failed', 'cancelled'];
-/** Workload calls that wait on a workflow's result (engine.call behind the API). */
-const WAITING_CALLS = new Set(['sentinel-deploy', 'rollout-start', 'rollout-resume', 'rollout-cancel', 'rollout-rollback']);
+/** Workload calls that wait on a workflow's result (engine.call behind the API), by the
+ *  workflow handler each starts. */
+const WAITING_CALLS = new Map<string, { service: string; handler: string }>([
+  ['sentinel-deploy', { service: 'SentinelService', handler: 'deploy' }],
+  ['rollout-start', { service: 'SentinelRolloutService', handler: 'rollout' }],
+  ['rollout-resume', { service: 'SentinelRolloutService', handler: 'resume' }],
+  ['rollout-cancel', { service: 'SentinelRolloutService', handler: 'cancel' }],
+  ['rollout-rollback', { service: 'SentinelRolloutService', handler: 'rollbackAll' }],
+]);
 
 export interface ScheduleResult {
   seed: number;
@@ -38,6 +45,23 @@ export interface ScheduleResult {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * A 503 "database unavailable, retry" is the right answer when the call started nothing: ctrl
+ * checks the rollout's state before starting one (seed 90 met the outage there). It lost track
+ * of work only if the workflow it starts was started meanwhile; another call of the same kind
+ * in that window counts too, which errs towards reporting.
+ */
+export async function refusedBeforeStarting(c: Pick<ChaosCluster, 'sql'>, call: Call): Promise<boolean> {
+  const code = (call.body as { error?: { code?: string } } | null)?.error?.code;
+  const target = WAITING_CALLS.get(call.what);
+  if (call.status !== 503 || code !== 'ERR_DATABASE_UNAVAILABLE' || !target || call.endedAt === undefined) return false;
+  const [r] = await c.sql<{ n: number }[]>`
+    SELECT count(*)::int AS n FROM engine_invocations
+    WHERE service = ${target.service} AND handler = ${target.handler}
+      AND created_at BETWEEN to_timestamp(${(call.startedAt - 1_000) / 1000}) AND to_timestamp(${(call.endedAt + 1_000) / 1000})`;
+  return r!.n === 0;
+}
 
 export async function runSchedule(c: ChaosCluster, seed: number, durationMs: number, settleMs = SETTLE_WITHIN_MS, opts: Partial<ScheduleOptions> = {}): Promise<ScheduleResult> {
   const faults = generateSchedule(seed, { durationMs, ctrlReplicas: c.ctrls.length, regions: c.regions.length, meanGapMs: 2_500, ...opts });
@@ -61,7 +85,9 @@ export async function runSchedule(c: ChaosCluster, seed: number, durationMs: num
     // waits must ride out infrastructure faults (DESIGN §10). Network errors are left out: they
     // come from a replica killed mid-call, which no server can answer through.
     else if (call.what === 'sentinel-deploy' && (call.body as { status?: string } | null)?.status === 'FAILED') violations.push({ kind: 'workflow-failed', detail: { what: call.what, body: call.body } });
-    else if (WAITING_CALLS.has(call.what) && (call.status ?? 0) >= 500) violations.push({ kind: 'call-failed', detail: { what: call.what, replica: call.replica, status: call.status, body: call.body } });
+    else if (WAITING_CALLS.has(call.what) && (call.status ?? 0) >= 500 && !(await refusedBeforeStarting(c, call))) {
+      violations.push({ kind: 'call-failed', detail: { what: call.what, replica: call.replica, status: call.status, body: call.body } });
+    }
   }
   workload.abort();
   await waitTerminal(c, healAt + settleMs, violations);
