@@ -16,6 +16,8 @@ import * as store from './invocation-store';
 import * as journalStore from './journal-store';
 import type { InvocationStatus } from './invocation-store';
 import { encode } from './codec';
+import { untilAnswered } from './outage';
+import { isRetryableDbError } from '../../store/retryable';
 import { ResultWaiters, TERMINAL, settleFromStored } from './results';
 import { Worker } from './worker';
 import { invocationView, journalView, type DefLookup, type InvocationView, type JournalEntryView } from './views';
@@ -257,19 +259,8 @@ export class Engine {
     const worker = delayMs === null && this.#defs.get(target.name) === target ? this.#worker.claimWorker() : null;
     const id = newId('inv');
     const traceContext = this.#worker.trace.capture();
-    const r = await store.startInvocation(this.sql, {
-      id,
-      service: h.service,
-      handler: h.handler,
-      key,
-      kind: h.kind,
-      input,
-      idempotencyKey: opts.idempotencyKey ?? null,
-      delayMs,
-      worker,
-      leaseMs: this.leaseMs,
-      traceContext,
-    });
+    const args = { id, service: h.service, handler: h.handler, key, kind: h.kind, input, idempotencyKey: opts.idempotencyKey ?? null, delayMs, worker, leaseMs: this.leaseMs, traceContext };
+    const r = await store.startInvocation(this.sql, args).catch((err: unknown) => this.#startedAnyway(id, err));
     if (!r.deduped && r.status === 'running' && r.epoch) {
       this.#worker.launch({ id, service: h.service, handler: h.handler, key, kind: h.kind, input, epoch: r.epoch, cancelRequested: false, traceContext }, []);
     } else if (r.status === 'scheduled' && delayMs !== null) {
@@ -278,7 +269,32 @@ export class Engine {
     return r;
   }
 
+
+  /**
+   * A start that failed on the connection may have committed with its answer lost. The id is
+   * this call's own, so its row says which: a started invocation is returned and run like any
+   * other, instead of an error inviting a retry that would start the work twice. Only a start
+   * known not to have happened (or unknown after START_CHECK_MS) surfaces the error.
+   */
+  async #startedAnyway(id: string, err: unknown): Promise<store.StartResult> {
+    if (!isRetryableDbError(err)) throw err;
+    const deadline = Date.now() + START_CHECK_MS;
+    const row = await untilAnswered(() => store.getInvocationRow(this.sql, id), {
+      abort: () => (Date.now() > deadline ? (err as Error) : null),
+      logger: this.logger,
+      fields: { invocationId: id, operation: 'start-check' },
+    });
+    if (!row) throw err;
+    this.logger.info({ invocationId: id }, 'engine start answered by a lost connection had committed');
+    // Claimed for this process in that start: run it now rather than when its lease lapses.
+    const ours = row.status === 'running' && row.leaseOwner === this.workerId;
+    return { id, deduped: false, status: row.status, ...(ours ? { epoch: row.leaseEpoch } : {}) };
+  }
 }
+
+/** How long a start whose answer was lost keeps asking whether it committed (then: unknown,
+ *  and the caller gets the database error). */
+const START_CHECK_MS = 10_000;
 
 export function createEngine(opts: EngineOptions): Engine {
   return new Engine(opts);
