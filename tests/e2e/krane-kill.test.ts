@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { testDb } from '../helpers/db';
-import { cleanEnv, spawnBundle, waitForHttp } from '../helpers/bundle';
+import { cleanEnv, outputLines, spawnBundle, waitForHttp } from '../helpers/bundle';
 import { adminApi } from '../helpers/ctrl-process';
 import { freePort } from '../helpers/postgres';
 import { until } from '../helpers/stack';
@@ -26,24 +26,6 @@ const adminToken = 'admin-token-for-krane-kill-test';
 const agentToken = 'agent-token-for-krane-kill-test';
 const children = new Set<ChildProcess>();
 after(() => children.forEach((c) => c.kill('SIGKILL')));
-
-/** The process's stdout and stderr lines, collected as they arrive (for the leader's identity
- *  and for failure messages). */
-function lines(child: ChildProcess): string[] {
-  const out: string[] = [];
-  for (const stream of [child.stdout!, child.stderr!]) {
-    let buf = '';
-    stream.on('data', (d: Buffer) => {
-      buf += d.toString();
-      let i;
-      while ((i = buf.indexOf('\n')) >= 0) {
-        out.push(buf.slice(0, i));
-        buf = buf.slice(i + 1);
-      }
-    });
-  }
-  return out;
-}
 
 /** This krane's "became leader" lines: the identity and when (pino's time, this machine's clock). */
 const leaderLines = (log: string[]) =>
@@ -84,7 +66,7 @@ test('the leader krane SIGKILLed: the other replica takes over within 15 s and c
       const kranePort = await freePort();
       const proc = spawnBundle(['krane', '--region', region, '--control-plane', url, '--token', agentToken, '--kubeconfig', kubeconfig, '--listen', `127.0.0.1:${kranePort}`, '--log-level', 'info']);
       children.add(proc);
-      return { name, proc, log: lines(proc), url: `http://127.0.0.1:${kranePort}` };
+      return { name, proc, log: outputLines(proc, { stderr: true }), url: `http://127.0.0.1:${kranePort}` };
     }),
   );
   // Both serve (the standby is alive but never ready: it does not stream).

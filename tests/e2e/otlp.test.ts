@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { ChildProcess } from 'node:child_process';
 import { testDb } from '../helpers/db';
-import { cleanEnv, spawnBundle, waitForHttp } from '../helpers/bundle';
+import { cleanEnv, outputLines, spawnBundle, waitForHttp } from '../helpers/bundle';
 import { adminApi } from '../helpers/ctrl-process';
 import { freePort } from '../helpers/postgres';
 import { until } from '../helpers/stack';
@@ -51,20 +51,6 @@ function startReceiver(): Promise<{ url: string; spans: ReceivedSpan[]; contentT
   });
   after(() => server.close());
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, spans, contentTypes })));
-}
-
-function output(child: ChildProcess): string[] {
-  const lines: string[] = [];
-  let buf = '';
-  child.stdout!.on('data', (d: Buffer) => {
-    buf += d.toString();
-    let i;
-    while ((i = buf.indexOf('\n')) >= 0) {
-      lines.push(buf.slice(0, i));
-      buf = buf.slice(i + 1);
-    }
-  });
-  return lines;
 }
 
 // The batch exporter's default 5 s delay only slows the tests down.
@@ -107,7 +93,7 @@ async function startSystem(receiverUrl: string, readyDelay: number, ctrlEnv: Rec
     { env: cleanEnv({ ...FAST, OTEL_EXPORTER_OTLP_ENDPOINT: receiverUrl }) },
   );
   children.add(krane);
-  const kraneLog = output(krane);
+  const kraneLog = outputLines(krane);
   // Connected and past its first full sync, so the deployment reaches it as a change (a
   // snapshot line carries no traceparent: it is the resource's state, not a write).
   await waitForHttp(`http://127.0.0.1:${kranePort}/readyz`, 200, 20_000);

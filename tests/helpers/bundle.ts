@@ -74,3 +74,21 @@ export async function waitForHttp(url: string, status = 200, timeoutMs = 15_000)
   }
   throw new Error(`${url} did not answer ${status}: ${String(last)}`);
 }
+
+/** A child's output lines, collected as they arrive (stdout; stderr too when asked): what a
+ *  test reads a process's log lines from, and prints when it fails. */
+export function outputLines(child: ChildProcess, o: { stderr?: boolean } = {}): string[] {
+  const out: string[] = [];
+  for (const stream of o.stderr ? [child.stdout!, child.stderr!] : [child.stdout!]) {
+    let buf = '';
+    stream.on('data', (d: Buffer) => {
+      buf += d.toString();
+      let i;
+      while ((i = buf.indexOf('\n')) >= 0) {
+        out.push(buf.slice(0, i));
+        buf = buf.slice(i + 1);
+      }
+    });
+  }
+  return out;
+}
