@@ -7,7 +7,7 @@
 // status code, or what kind of failure, never the remote's words, so a webhook URL cannot be
 // used to read anything back from the network. A GET (the Prometheus gate) returns its body,
 // read up to a cap, for the caller to make sense of.
-import { request as httpRequest, type RequestOptions } from 'node:http';
+import { request as httpRequest, type ClientRequest, type IncomingMessage, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import type { LookupFunction } from 'node:net';
@@ -60,9 +60,10 @@ function requestFailure(err: Error, timeoutMs: number, what: string): Error {
   return new OutboundFailedError(`${what}could not be reached`);
 }
 
-/** Request options for one call to `u`: its own socket, resolved and checked for it alone. */
-function guardedOptions(u: URL, policy: OutboundPolicy, method: string, timeoutMs: number, headers: RequestOptions['headers']): RequestOptions {
-  return { method, headers, agent: false, lookup: guardedLookup(policy, allowListed(policy, u)), signal: AbortSignal.timeout(timeoutMs) };
+/** One request to `u` on a socket of its own, resolved and checked for it alone. */
+function guardedRequest(u: URL, policy: OutboundPolicy, method: string, timeoutMs: number, headers: RequestOptions['headers'], onResponse: (res: IncomingMessage) => void): ClientRequest {
+  const options: RequestOptions = { method, headers, agent: false, lookup: guardedLookup(policy, allowListed(policy, u)), signal: AbortSignal.timeout(timeoutMs) };
+  return (u.protocol === 'https:' ? httpsRequest : httpRequest)(u, options, onResponse);
 }
 
 function checkedUrl(url: string, policy: OutboundPolicy): URL {
@@ -74,10 +75,9 @@ function checkedUrl(url: string, policy: OutboundPolicy): URL {
 export async function postJson(url: string, body: unknown, policy: OutboundPolicy, opts: { timeoutMs: number }): Promise<void> {
   const u = checkedUrl(url, policy);
   const payload = Buffer.from(JSON.stringify(body));
-  const options = guardedOptions(u, policy, 'POST', opts.timeoutMs, { 'content-type': 'application/json', 'content-length': payload.length });
-  const send = u.protocol === 'https:' ? httpsRequest : httpRequest;
+  const headers = { 'content-type': 'application/json', 'content-length': payload.length };
   await new Promise<void>((resolve, reject) => {
-    const req = send(u, options, (res) => {
+    const req = guardedRequest(u, policy, 'POST', opts.timeoutMs, headers, (res) => {
       const status = res.statusCode ?? 0;
       // Only the status matters; the body (whatever the remote says) is never read.
       res.destroy();
@@ -98,10 +98,8 @@ export interface CappedAnswer {
 /** One GET under the policy; the body is read up to `maxBytes` (the rest is never read). */
 export async function getCapped(url: string, policy: OutboundPolicy, opts: { timeoutMs: number; maxBytes: number }): Promise<CappedAnswer> {
   const u = checkedUrl(url, policy);
-  const options = guardedOptions(u, policy, 'GET', opts.timeoutMs, { accept: 'application/json' });
-  const send = u.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise<CappedAnswer>((resolve, reject) => {
-    const req = send(u, options, (res) => {
+    const req = guardedRequest(u, policy, 'GET', opts.timeoutMs, { accept: 'application/json' }, (res) => {
       const status = res.statusCode ?? 0;
       const chunks: Buffer[] = [];
       let n = 0;

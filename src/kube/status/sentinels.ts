@@ -99,8 +99,9 @@ export class SentinelStatusWatcher {
     const s: SentinelStatus | undefined = sentinelStatus(d, this.lastImage.get(id) ?? null, failingPods);
     if (!s) return;
     const text = JSON.stringify(s);
-    this.o.logger.debug({ ...s, force, unchanged: this.last.get(id) === text }, 'sentinel observed');
-    if (!force && this.last.get(id) === text) return;
+    const unchanged = this.last.get(id) === text;
+    this.o.logger.debug({ ...s, force, unchanged }, 'sentinel observed');
+    if (!force && unchanged) return;
     this.last.set(id, text);
     this.o.sink.sentinel(s);
   }

@@ -259,16 +259,17 @@ export class Engine {
     const worker = delayMs === null && this.#defs.get(target.name) === target ? this.#worker.claimWorker() : null;
     const id = newId('inv');
     const traceContext = this.#worker.trace.capture();
-    const args = { id, service: h.service, handler: h.handler, key, kind: h.kind, input, idempotencyKey: opts.idempotencyKey ?? null, delayMs, worker, leaseMs: this.leaseMs, traceContext };
-    const r = await store.startInvocation(this.sql, args).catch((err: unknown) => this.#startedAnyway(id, err));
+    const started = { id, service: h.service, handler: h.handler, key, kind: h.kind, input, traceContext };
+    const r = await store
+      .startInvocation(this.sql, { ...started, idempotencyKey: opts.idempotencyKey ?? null, delayMs, worker, leaseMs: this.leaseMs })
+      .catch((err: unknown) => this.#startedAnyway(id, err));
     if (!r.deduped && r.status === 'running' && r.epoch) {
-      this.#worker.launch({ id, service: h.service, handler: h.handler, key, kind: h.kind, input, epoch: r.epoch, cancelRequested: false, traceContext }, []);
+      this.#worker.launch({ ...started, epoch: r.epoch, cancelRequested: false }, []);
     } else if (r.status === 'scheduled' && delayMs !== null) {
       this.#worker.armTimer(Date.now() + delayMs);
     }
     return r;
   }
-
 
   /**
    * A start that failed on the connection may have committed with its answer lost. The id is

@@ -236,14 +236,12 @@ export abstract class ExecutionCore {
 
   /** Once the lease is lost nothing the handler awaits settles: it stops where it is (and is
    *  garbage collected) instead of running its catch and finally blocks, which would act (a
-   *  deploy's catch-all stops topologies) for an invocation another owner continues. */
+   *  deploy's catch-all stops topologies) for an invocation another owner continues. (A lost
+   *  lease detaches the execution in `_track` before the rejection gets here.) */
   handOut<T>(p: Promise<T>): Promise<T> {
     return p.then(
       (v) => (this.state === 'detached' ? stalled<T>() : v),
-      (e: unknown) => {
-        if (e instanceof LeaseLostError) this.#detach(e);
-        return this.state === 'detached' ? stalled<T>() : Promise.reject(e);
-      },
+      (e: unknown) => (this.state === 'detached' ? stalled<T>() : Promise.reject(e)),
     );
   }
 

@@ -63,9 +63,11 @@ export async function attemptStep(
     return { value, failure: null };
   } catch (err) {
     const e = err instanceof AbortError ? err.originalError : err;
-    // Dropped meanwhile (no write was refused): stop without claiming one was.
-    if (e instanceof LeaseLostError && host.gone()) throw e;
-    if (e instanceof LeaseLostError) host.lost();
+    if (e instanceof LeaseLostError) {
+      // Dropped meanwhile (no write was refused): stop without claiming one was.
+      if (host.gone()) throw e;
+      host.lost();
+    }
     if (e instanceof TerminalError) return { value: null, failure: toFailure(e) };
     // p-retry gives up early on programming errors (TypeError), so count what really ran.
     const message = `step "${name}" failed after ${made} attempt(s): ${(e as Error).message ?? String(e)}`;

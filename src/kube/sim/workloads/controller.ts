@@ -288,13 +288,9 @@ export class WorkloadController {
     for (const podName of plan.delete) this.deletePod(sts, podName);
     let refused = false;
     for (const i of plan.create) {
-      const created = this.createPod(
-        sts,
-        `${name}-${i}`,
-        { 'controller-revision-hash': updateRevision, 'statefulset.kubernetes.io/pod-name': `${name}-${i}`, 'apps.kubernetes.io/pod-index': String(i) },
-        { hostname: `${name}-${i}`, ...(spec.serviceName ? { subdomain: spec.serviceName } : {}) },
-      );
-      if (!created) refused = true;
+      const labels = { 'controller-revision-hash': updateRevision, 'statefulset.kubernetes.io/pod-name': `${name}-${i}`, 'apps.kubernetes.io/pod-index': String(i) };
+      const podSpec = { hostname: `${name}-${i}`, ...(spec.serviceName ? { subdomain: spec.serviceName } : {}) };
+      if (!this.createPod(sts, `${name}-${i}`, labels, podSpec)) refused = true;
     }
     this.retryRefused(STS, sts, refused);
     const pods = this.ownedPods(sts);
