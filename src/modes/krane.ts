@@ -147,7 +147,7 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
     controller,
     resyncIntervalMs: resyncMs,
     concurrency: APPLY_CONCURRENCY,
-    logger: logger.child({ part: 'watcher' }),
+    logger, // the watcher names its own part
     onPermanentFailure: (ref, err) => {
       logger.error({ resource: ref, code: err.code, err: err.message }, 'desired state cannot be applied');
       outcomes.failedPermanently(ref, err);

@@ -1,15 +1,17 @@
 // The whole system in one process on a database you provide: ctrl plus, per region, a
 // simulated Kubernetes API and a krane agent with its own region token. `dev` runs it on an
-// embedded PostgreSQL; end-to-end tests run it on a test database.
+// embedded PostgreSQL; end-to-end tests run it on a test database. Its kranes are supervised
+// as a cluster's pods are (supervisor.ts): one that lost its Lease is started again.
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { mkdir } from 'node:fs/promises';
 
 import { loadConfig } from '../config';
-import type { Logger, LogLevel } from '../log';
+import { createLogger, type Logger, type LogLevel } from '../log';
 import { startCtrl, type CtrlHandle, type CtrlOverrides } from './ctrl';
 import { startKrane, type KraneDeps, type KraneHandle } from './krane';
 import { startKubeSim, type KubeSimHandle } from './kube-sim';
+import { KraneSupervisor } from './supervisor';
 
 export interface StackOptions {
   databaseUrl: string;
@@ -48,34 +50,34 @@ export interface StackHandle {
   close(): Promise<void>;
 }
 
+function ctrlConfig(o: StackOptions, adminToken: string, tokens: Record<string, string>, logLevel: LogLevel) {
+  const agentTokens = Object.entries(tokens).map(([r, t]) => `${r}=${t}`).join(',');
+  return loadConfig('ctrl', { databaseUrl: o.databaseUrl, adminToken, listen: o.listen ?? '127.0.0.1:0', agentTokens, logLevel, ...o.ctrl?.settings }, {});
+}
+
 export async function startStack(o: StackOptions): Promise<StackHandle> {
   const adminToken = o.adminToken ?? randomBytes(24).toString('base64url');
   const logLevel = o.logLevel ?? 'warn';
   const tokens = Object.fromEntries(o.regions.map((r) => [r, `uka_${randomBytes(24).toString('base64url')}`]));
-  const ctrlCfg = loadConfig(
-    'ctrl',
-    {
-      databaseUrl: o.databaseUrl,
-      adminToken,
-      listen: o.listen ?? '127.0.0.1:0',
-      agentTokens: Object.entries(tokens).map(([r, t]) => `${r}=${t}`).join(','),
-      logLevel,
-      ...o.ctrl?.settings,
-    },
-    {},
-  );
+  const ctrlCfg = ctrlConfig(o, adminToken, tokens, logLevel);
   const ctrlOverrides = { ...(o.logger ? { logger: o.logger.child({ mode: 'ctrl' }) } : {}), ...o.ctrl };
   let ctrl = await startCtrl(ctrlCfg, ctrlOverrides);
   const regions = new Map<string, RegionHandle>();
-  const kraneFor = async (name: string, sim: KubeSimHandle) => {
-    const cfg = loadConfig(
-      'krane',
-      { region: name, controlPlane: ctrl.url, token: tokens[name], listen: '127.0.0.1:0', logLevel, resyncInterval: o.krane?.resyncInterval },
-      {},
-    );
-    return startKrane(cfg, { ...o.krane, kubeConfig: sim.sim.kubeConfig(), ...(o.logger ? { logger: o.logger.child({ mode: 'krane', region: name }) } : {}) });
-  };
+  const kranes = new KraneSupervisor({
+    start: (name, onLostLease) => {
+      const cfg = loadConfig(
+        'krane',
+        { region: name, controlPlane: ctrl.url, token: tokens[name], listen: '127.0.0.1:0', logLevel, resyncInterval: o.krane?.resyncInterval },
+        {},
+      );
+      const logger = o.logger ? { logger: o.logger.child({ mode: 'krane', region: name }) } : {};
+      return startKrane(cfg, { ...o.krane, onLostLease, kubeConfig: regions.get(name)!.sim.sim.kubeConfig(), ...logger });
+    },
+    replaced: (name, krane) => void (regions.get(name)!.krane = krane),
+    logger: (o.logger ?? createLogger(logLevel, { service: 'stack' })).child({ mode: 'stack' }),
+  });
   const close = async () => {
+    await kranes.close();
     for (const r of regions.values()) await r.krane.close().catch(() => {});
     await ctrl.close();
     for (const r of regions.values()) await r.sim.close().catch(() => {});
@@ -84,32 +86,33 @@ export async function startStack(o: StackOptions): Promise<StackHandle> {
     if (o.kubeconfigDir) await mkdir(o.kubeconfigDir, { recursive: true });
     for (const name of o.regions) {
       const kubeconfigOut = o.kubeconfigDir ? join(o.kubeconfigDir, `${name}.kubeconfig`) : undefined;
-      const sim = await startKubeSim(loadConfig('kubeSim', { port: 0, readyDelay: o.readyDelayMs, logLevel, kubeconfigOut }, {}), o.sim);
+      const simCfg = loadConfig('kubeSim', { port: 0, readyDelay: o.readyDelayMs, logLevel, kubeconfigOut }, {});
+      const sim = await startKubeSim(simCfg, o.sim, ...(o.logger ? [o.logger.child({ mode: 'kube-sim', region: name })] : []));
       const entry: RegionHandle = { name, token: tokens[name]!, sim, krane: undefined as unknown as KraneHandle, ...(kubeconfigOut ? { kubeconfigPath: kubeconfigOut } : {}) };
       regions.set(name, entry);
-      entry.krane = await kraneFor(name, sim);
+      entry.krane = await kranes.start(name);
     }
   } catch (err) {
     await close();
     throw err;
   }
-  const stopped = new Set<string>();
   const handle: StackHandle = {
     ctrl,
     adminToken,
     regions,
     async stopKrane(name) {
       const r = regions.get(name);
-      if (!r || stopped.has(name)) return;
-      stopped.add(name);
+      if (!r || kranes.stopped(name)) return;
+      kranes.stop(name);
       await r.krane.close();
     },
     async restartKrane(name) {
       const r = regions.get(name);
       if (!r) throw new Error(`no region ${name}`);
-      if (!stopped.has(name)) await r.krane.close();
-      stopped.delete(name);
-      r.krane = await kraneFor(name, r.sim);
+      kranes.stop(name);
+      await r.krane.close(); // a no-op when it was stopped already
+      await kranes.resume(name);
+      r.krane = await kranes.start(name);
       return r.krane;
     },
     async restartCtrl() {

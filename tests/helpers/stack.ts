@@ -8,6 +8,8 @@ import { startStack, type StackHandle, type StackOptions } from '../../src/modes
 import { Watcher } from '../../src/sync/watcher';
 import { KubeClient } from '../../src/kube/client';
 import { SENTINEL_NAMESPACE } from '../../src/sync/wire';
+import { pino } from 'pino';
+import { basename } from 'node:path';
 
 export interface TestStack extends StackHandle {
   db: TestDb;
@@ -16,7 +18,14 @@ export interface TestStack extends StackHandle {
 
 export async function testStack(opts: Partial<StackOptions> = {}): Promise<TestStack> {
   const db = await testDb();
+  const logDir = process.env.UNKEY_INFRA_TEST_LOG_DIR;
+  // Opt-in diagnostics for a stall seen only in the full suite: the whole system's debug log,
+  // one file per stack (named after the test file), instead of silence.
+  const logger = logDir && !opts.logger
+    ? pino({ level: 'debug' }, pino.destination({ dest: `${logDir}/${basename(process.argv[1] ?? 'stack')}-${db.url.split('/').pop()}.ndjson`, mkdir: true, sync: false }))
+    : undefined;
   const stack = await startStack({
+    ...(logger ? { logger } : {}),
     databaseUrl: db.url,
     regions: ['us-east-1', 'eu-west-1'],
     readyDelayMs: 20,

@@ -2,7 +2,7 @@
 // the invocation, no traceparent on the outbox row or on the NDJSON change line, traceId null.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { testStack, until } from '../helpers/stack';
+import { deploymentsOf, testStack } from '../helpers/stack';
 
 const stack = await testStack({ regions: ['us-east-1'] });
 
@@ -10,10 +10,9 @@ test('with tracing off a deploy stores no trace context anywhere and shows trace
   const created = await stack.api('/v1/deployments', { body: { image: 'nginx:1.27', regions: ['us-east-1'], replicas: 1 } });
   assert.equal(created.status, 202);
   const id = created.body.id;
-  const d = await until(async () => {
-    const r = await stack.api(`/v1/deployments/${id}`);
-    return r.body.status === 'ready' ? r.body : undefined;
-  }, 20_000, 'ready');
+  // Waits for an end either way, so a failed deploy says why instead of timing out.
+  const d = await deploymentsOf(stack, ['us-east-1']).status(id, ['ready', 'failed', 'stopped']);
+  assert.equal(d.status, 'ready', JSON.stringify(d));
   assert.equal(d.traceId, null);
   const [carriers] = await stack.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM engine_trace_contexts`;
   assert.equal(carriers!.n, 0);
