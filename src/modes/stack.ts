@@ -25,7 +25,7 @@ export interface StackOptions {
   logLevel?: LogLevel;
   logger?: Logger;
   ctrl?: CtrlOverrides & { settings?: Record<string, unknown> };
-  krane?: Omit<KraneDeps, 'kubeConfig' | 'logger'> & { resyncInterval?: string };
+  krane?: Omit<KraneDeps, 'kubeConfig' | 'logger' | 'onLostLease'> & { resyncInterval?: string };
   /** Simulator knobs, e.g. { minReadyScale: 0.01 } so minReadySeconds does not cost real seconds. */
   sim?: Parameters<typeof startKubeSim>[1];
 }
@@ -44,7 +44,7 @@ export interface StackHandle {
   regions: Map<string, RegionHandle>;
   /** Stops ctrl gracefully and starts a new one on the same address (kranes reconnect). */
   restartCtrl(): Promise<CtrlHandle>;
-  /** Starts a stopped region's krane again (its simulator kept running). */
+  /** Starts a region's krane again, stopping it first if it runs (its simulator keeps running). */
   restartKrane(region: string): Promise<KraneHandle>;
   stopKrane(region: string): Promise<void>;
   close(): Promise<void>;
@@ -78,7 +78,8 @@ export async function startStack(o: StackOptions): Promise<StackHandle> {
   });
   const close = async () => {
     await kranes.close();
-    for (const r of regions.values()) await r.krane.close().catch(() => {});
+    // A region whose krane failed to start has none.
+    for (const r of regions.values()) await r.krane?.close().catch(() => {});
     await ctrl.close();
     for (const r of regions.values()) await r.sim.close().catch(() => {});
   };
@@ -104,14 +105,16 @@ export async function startStack(o: StackOptions): Promise<StackHandle> {
       const r = regions.get(name);
       if (!r || kranes.stopped(name)) return;
       kranes.stop(name);
+      await kranes.settled(name);
       await r.krane.close();
     },
     async restartKrane(name) {
       const r = regions.get(name);
       if (!r) throw new Error(`no region ${name}`);
       kranes.stop(name);
+      await kranes.settled(name);
       await r.krane.close(); // a no-op when it was stopped already
-      await kranes.resume(name);
+      kranes.resume(name);
       r.krane = await kranes.start(name);
       return r.krane;
     },

@@ -21,36 +21,62 @@ export interface SupervisorOptions {
 
 export class KraneSupervisor {
   readonly #closed = new AbortController();
-  /** Regions whose krane was stopped on purpose: not started again until resumed. */
-  readonly #stopped = new Set<string>();
+  /** Per region, aborted when its krane is stopped on purpose: not started again until resumed. */
+  readonly #stops = new Map<string, AbortController>();
   readonly #relaunching = new Map<string, Promise<void>>();
+  /** Starts in progress, so close() can wait for them and close what they produce. */
+  readonly #starting = new Set<Promise<unknown>>();
 
   constructor(private readonly o: SupervisorOptions) {}
 
-  start(region: string): Promise<KraneHandle> {
-    return this.o.start(region, () => this.#lost(region));
+  /** Starts a region's krane under supervision; refused once the supervisor is closed. */
+  async start(region: string): Promise<KraneHandle> {
+    if (this.#closed.signal.aborted) throw new Error('the stack is closing');
+    const p = this.o.start(region, () => this.#lost(region));
+    this.#starting.add(p);
+    try {
+      const krane = await p;
+      // Closed while it started: it must not outlive the stack.
+      if (this.#closed.signal.aborted) {
+        await krane.close();
+        throw new Error('the stack is closing');
+      }
+      return krane;
+    } finally {
+      this.#starting.delete(p);
+    }
   }
 
   /** True when the region's krane was stopped on purpose (stop()). */
   stopped(region: string): boolean {
-    return this.#stopped.has(region);
+    return this.#stops.get(region)?.signal.aborted ?? false;
   }
 
-  /** From now on the region's krane stays down, whatever ends it. */
+  /** From now on the region's krane stays down, whatever ends it; ends a restart's backoff. */
   stop(region: string): void {
-    this.#stopped.add(region);
+    this.#control(region).abort();
   }
 
-  /** Waits for a start again in progress, then lets the region's krane be supervised again. */
-  async resume(region: string): Promise<void> {
+  /** Waits until no restart of the region is in progress (one that was stopped closes its krane). */
+  async settled(region: string): Promise<void> {
     await this.#relaunching.get(region);
-    this.#stopped.delete(region);
   }
 
-  /** Starts nothing more, and waits for starts again in progress (each closes what it started). */
+  /** Lets a stopped region's krane be supervised again. */
+  resume(region: string): void {
+    if (this.stopped(region)) this.#stops.set(region, new AbortController());
+  }
+
+  /** Starts nothing more, and waits for starts in progress (each closes what it started). */
   async close(): Promise<void> {
     this.#closed.abort();
-    await Promise.all(this.#relaunching.values());
+    await Promise.allSettled([...this.#relaunching.values(), ...this.#starting]);
+  }
+
+  #control(region: string): AbortController {
+    let c = this.#stops.get(region);
+    if (!c) this.#stops.set(region, (c = new AbortController()));
+    return c;
   }
 
   #lost(region: string): void {
@@ -59,21 +85,23 @@ export class KraneSupervisor {
   }
 
   #down(region: string): boolean {
-    return this.#closed.signal.aborted || this.#stopped.has(region);
+    return this.#closed.signal.aborted || this.stopped(region);
   }
 
   async #relaunch(region: string): Promise<void> {
+    const signal = AbortSignal.any([this.#closed.signal, this.#control(region).signal]);
     for (let attempt = 0; !this.#down(region); attempt++) {
-      await sleep(Math.min(RELAUNCH_MAX_MS, RELAUNCH_MS * 2 ** attempt), undefined, { signal: this.#closed.signal }).catch(() => {});
+      await sleep(Math.min(RELAUNCH_MAX_MS, RELAUNCH_MS * 2 ** attempt), undefined, { signal }).catch(() => {});
       if (this.#down(region)) return;
       try {
         const krane = await this.start(region);
-        // Stopped or closed while it started: it must not outlive the stack.
+        // Stopped while it started: stop() means down.
         if (this.#down(region)) return void (await krane.close());
         this.o.replaced(region, krane);
         this.o.logger.warn({ region, attempt }, 'krane lost its Lease and was started again');
         return;
       } catch (err) {
+        if (this.#down(region)) return;
         this.o.logger.warn({ region, err: (err as Error).message }, 'krane could not be started again, retrying');
       }
     }

@@ -20,9 +20,10 @@ export async function testStack(opts: Partial<StackOptions> = {}): Promise<TestS
   const db = await testDb();
   const logDir = process.env.UNKEY_INFRA_TEST_LOG_DIR;
   // Opt-in diagnostics for a stall seen only in the full suite: the whole system's debug log,
-  // one file per stack (named after the test file), instead of silence.
+  // one file per stack (named after the test file), instead of silence. Written synchronously,
+  // so a process killed in the stall keeps its last lines; not redacted (test tokens are random).
   const logger = logDir && !opts.logger
-    ? pino({ level: 'debug' }, pino.destination({ dest: `${logDir}/${basename(process.argv[1] ?? 'stack')}-${db.url.split('/').pop()}.ndjson`, mkdir: true, sync: false }))
+    ? pino({ level: 'debug' }, pino.destination({ dest: `${logDir}/${basename(process.argv[1] ?? 'stack')}-${db.url.split('/').pop()}.ndjson`, mkdir: true, sync: true }))
     : undefined;
   const stack = await startStack({
     ...(logger ? { logger } : {}),
