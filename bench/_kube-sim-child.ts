@@ -1,6 +1,6 @@
 // Child process for bench/kube.ts: runs the simulator on its own core so its pod controller
 // does not compete with the krane code being measured. Prints its URL on the first line.
-import { DEFAULT_SIM_OPTIONS, KubeSim } from '../src/kube/sim';
+import { DEFAULT_SIM_OPTIONS, KubeSim } from '../src/kube-sim';
 
 const sim = new KubeSim({
   readyDelayMs: Number(process.env.READY_DELAY_MS ?? 200),

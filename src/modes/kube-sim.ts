@@ -2,7 +2,7 @@
 // and tests can run it in-process and stop it.
 import type { KubeSimConfig } from '../config';
 import { createLogger, type Logger } from '../log';
-import { DEFAULT_SIM_OPTIONS, KubeSim, writeKubeconfig, type KubeSimOptions } from '../kube/sim';
+import { DEFAULT_SIM_OPTIONS, KubeSim, writeKubeconfig, type KubeSimOptions } from '../kube-sim';
 
 /**
  * Namespaces the simulated cluster starts with: the system ones plus those krane deploys into

@@ -29,7 +29,7 @@
 //   rollouts ask about regions (offline sentinels are skipped; failed-but-written are reverted).
 //
 // Imports the kernel, store, ./engine, tracing and sync's wire and liveness; never http, cli,
-// modes, web or kube/sim (.dependency-cruiser.cjs, workflows-know-no-transport). Imported by
+// modes, web or kube-sim (.dependency-cruiser.cjs, workflows-know-no-transport). Imported by
 // http (routes call commands and the region registry) and modes/ctrl.ts; ./engine may not
 // import this code back, which keeps the engine free of deployments.
 //

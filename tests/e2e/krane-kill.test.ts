@@ -18,7 +18,7 @@ import { freePort } from '../helpers/postgres';
 import { until } from '../helpers/stack';
 import { loadConfig } from '../../src/config';
 import { startKubeSim } from '../../src/modes/kube-sim';
-import { SIM_TOKEN } from '../../src/kube/sim/kubeconfig';
+import { SIM_TOKEN } from '../../src/kube-sim/kubeconfig';
 import { WORKLOAD_NAMESPACE } from '../../src/sync/wire';
 
 const region = 'us-east-1';

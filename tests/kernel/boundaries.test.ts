@@ -50,10 +50,10 @@ const WRONG: Array<[string, string, string]> = [
   ['engine-knows-no-transport-and-no-deployments', 'src/workflow/engine/worker.ts', 'src/tracing/index.ts'],
   ['feed-knows-no-transport-or-workflows', 'src/sync/feed.ts', 'src/http/cluster-feed.ts'],
   ['krane-never-touches-the-store', 'src/kube/apply-controller.ts', 'src/store/topology.ts'],
-  ['krane-never-touches-the-store', 'src/kube/client.ts', 'src/kube/sim/server.ts'],
-  ['simulator-shares-no-code-with-krane', 'src/kube/sim/sim.ts', 'src/kube/manifests/index.ts'],
+  ['krane-never-touches-the-store', 'src/kube/client.ts', 'src/kube-sim/server.ts'],
+  ['simulator-shares-no-code-with-krane', 'src/kube-sim/sim.ts', 'src/kube/manifests/index.ts'],
   ['workflows-know-no-transport', 'src/workflow/rollout.ts', 'src/http/api/index.ts'],
-  ['http-is-not-wiring', 'src/http/ctrl-app.ts', 'src/kube/sim/admin.ts'],
+  ['http-is-not-wiring', 'src/http/ctrl-app.ts', 'src/kube-sim/admin.ts'],
   ['cli-uses-the-public-api-only', 'src/cli/api-types.ts', 'src/store/events.ts'],
   ['web-is-browser-code', 'src/web/app/app.ts', 'src/errors.ts'],
 ];

@@ -20,7 +20,7 @@ function sources(dir: string): string[] {
 
 // The simulator stands in for a Kubernetes API server: it answers with Kubernetes' own Status
 // reasons, not with our codes.
-const OWN_VOCABULARY = join(SRC, 'kube/sim');
+const OWN_VOCABULARY = join(SRC, 'kube-sim');
 
 test('every ERR_ code written in src/ is registered', () => {
   const unregistered: string[] = [];

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PermanentError, type ResourceRef } from '../../src/sync/wire';
 import { KubeClient } from '../../src/kube/client';
-import { simKubeConfig } from '../../src/kube/sim';
+import { simKubeConfig } from '../../src/kube-sim';
 import { controller, faultProxy, startSim, statusBody, type FaultAnswer } from './helpers';
 import { deploymentState } from './fixtures';
 

@@ -7,7 +7,7 @@ import type { KubeApplyError } from '../../src/kube/errors';
 import { Inventory } from '../../src/kube/inventory';
 import { Reflector } from '../../src/kube/reflector';
 import { isKindUnavailable, KubeClient } from '../../src/kube/client';
-import { KubeSim } from '../../src/kube/sim';
+import { KubeSim } from '../../src/kube-sim';
 import { ANNOTATION } from '../../src/kube/manifests';
 import { controller, logger, startSim, until } from './helpers';
 import { deploymentState, policyState, sentinelState } from './fixtures';

@@ -4,7 +4,7 @@ import { until as poll } from '../helpers/wait';
 import { after } from 'node:test';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { KubeSim, DEFAULT_SIM_OPTIONS } from '../../src/kube/sim';
+import { KubeSim, DEFAULT_SIM_OPTIONS } from '../../src/kube-sim';
 import { KubeClient } from '../../src/kube/client';
 import { ApplyController, type ApplyControllerOptions } from '../../src/kube/apply-controller';
 import { createLogger } from '../../src/log';

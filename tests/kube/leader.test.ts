@@ -3,7 +3,7 @@
 // 15 s; a leader that stops releases the Lease and a standby takes over at once.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startSim } from './sim/helpers';
+import { startSim } from '../kube-sim/helpers';
 import { until } from '../helpers/wait';
 import { LeaderElector, LEASE_NAMESPACE, leaseName } from '../../src/kube/leader';
 import pino from 'pino';

@@ -17,8 +17,8 @@
 //
 // Imports: src/sync/wire and node:crypto only, none of krane's I/O (that it stays pure is this
 // folder's convention; the checked rule is src/kube's: never store, http, workflow, cli, modes,
-// web or kube/sim). Imported by krane's apply controller, objects.ts, inventory and drift, and
-// by ../status; kube/sim may not import it, so the simulator cannot share krane's idea of an
+// web or kube-sim). Imported by krane's apply controller, objects.ts, inventory and drift, and
+// by ../status; kube-sim may not import it, so the simulator cannot share krane's idea of an
 // object.
 export * from './labels';
 export * from './names';

@@ -9,7 +9,7 @@
 // the sink keeps only the latest per object.
 //
 // Imports: the kernel's log, sync/wire, ../client, ../reflector and ../manifests (labels);
-// src/kube's rule forbids store, http, workflow, cli, modes, web and kube/sim. src/sync may not
+// src/kube's rule forbids store, http, workflow, cli, modes, web and kube-sim. src/sync may not
 // import kube/ at all, so the reporter meets these watchers only through StatusSink, and
 // modes/krane.ts, their one importer outside src/kube, connects the two.
 export * from './quantity';

@@ -9,7 +9,7 @@ import { execFile, spawn } from 'node:child_process';
 import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { kubeconfigYaml } from '../../../src/kube/sim';
+import { kubeconfigYaml } from '../../src/kube-sim';
 import { deployment, startSim, statefulSet, waitFor, type SimFixture } from './helpers';
 
 /** Every kubectl run is bounded; a hung one fails the test instead of the suite. */

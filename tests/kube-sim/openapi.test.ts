@@ -3,7 +3,7 @@
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { generate, OUTPUT } from '../../../scripts/gen-openapi';
+import { generate, OUTPUT } from '../../scripts/gen-openapi';
 import { startSim, type SimFixture } from './helpers';
 
 let f: SimFixture;

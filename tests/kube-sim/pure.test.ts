@@ -1,11 +1,11 @@
 // Table tests of the simulator's pure parts: selector parsing, patch semantics, field ownership.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { matchLabels, parseFieldSelector, parseLabelSelector, matchFields } from '../../../src/kube/sim/selectors';
-import { jsonPatch, mergePatch, strategicMerge } from '../../../src/kube/sim/merge';
-import { fromFieldsV1, leafPaths, serverSideApply, toFieldsV1, ApplyConflict } from '../../../src/kube/sim/fields';
-import { intOrPercent } from '../../../src/kube/sim/workloads/util';
-import type { KubeObject } from '../../../src/kube/sim/types';
+import { matchLabels, parseFieldSelector, parseLabelSelector, matchFields } from '../../src/kube-sim/selectors';
+import { jsonPatch, mergePatch, strategicMerge } from '../../src/kube-sim/merge';
+import { fromFieldsV1, leafPaths, serverSideApply, toFieldsV1, ApplyConflict } from '../../src/kube-sim/fields';
+import { intOrPercent } from '../../src/kube-sim/workloads/util';
+import type { KubeObject } from '../../src/kube-sim/types';
 
 test('label selector grammar', () => {
   const labels = { app: 'web', tier: 'front', 'app.kubernetes.io/managed-by': 'krane' };

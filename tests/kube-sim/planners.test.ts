@@ -2,18 +2,18 @@
 // quota messages, Table cells, logs and chaos.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { planStatefulSet, statefulSetStatus, type StsPodView } from '../../../src/kube/sim/workloads/statefulset';
-import { deploymentStatus, planDeployment, rolloutProgress, type DeployPodView } from '../../../src/kube/sim/workloads/deployment';
-import { pdbStatus } from '../../../src/kube/sim/workloads/pdb';
-import { parseQuantity, unschedulableReason } from '../../../src/kube/sim/workloads/scheduler';
-import { quotaKeys, quotaViolation } from '../../../src/kube/sim/quota';
-import { humanDuration, podSummary, tableVersion } from '../../../src/kube/sim/tables';
-import { containerLog, renderLog } from '../../../src/kube/sim/logs';
-import { decide, parseChaosRule, TokenBucket, type ChaosRule } from '../../../src/kube/sim/chaos';
-import { applyConflictMessage } from '../../../src/kube/sim/fields';
-import { goLabelSelector } from '../../../src/kube/sim/validate';
-import { mustResourceForKind } from '../../../src/kube/sim/resources';
-import type { KubeObject } from '../../../src/kube/sim/types';
+import { planStatefulSet, statefulSetStatus, type StsPodView } from '../../src/kube-sim/workloads/statefulset';
+import { deploymentStatus, planDeployment, rolloutProgress, type DeployPodView } from '../../src/kube-sim/workloads/deployment';
+import { pdbStatus } from '../../src/kube-sim/workloads/pdb';
+import { parseQuantity, unschedulableReason } from '../../src/kube-sim/workloads/scheduler';
+import { quotaKeys, quotaViolation } from '../../src/kube-sim/quota';
+import { humanDuration, podSummary, tableVersion } from '../../src/kube-sim/tables';
+import { containerLog, renderLog } from '../../src/kube-sim/logs';
+import { decide, parseChaosRule, TokenBucket, type ChaosRule } from '../../src/kube-sim/chaos';
+import { applyConflictMessage } from '../../src/kube-sim/fields';
+import { goLabelSelector } from '../../src/kube-sim/validate';
+import { mustResourceForKind } from '../../src/kube-sim/resources';
+import type { KubeObject } from '../../src/kube-sim/types';
 
 const pod = (ordinal: number, ready: boolean, revision = 'r2'): StsPodView => ({ name: `w-${ordinal}`, ordinal, ready, revision });
 

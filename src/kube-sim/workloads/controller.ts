@@ -10,7 +10,7 @@
 //
 // Deliberate simplifications: Deployments own their pods directly (no ReplicaSets); pods are
 // deleted at once (no graceful termination).
-import type { Logger } from '../../../log';
+import type { Logger } from '../../log';
 import { mustResourceForKind, type ResourceDef } from '../resources';
 import type { ObjectStore } from '../object-store';
 import type { SimApi } from '../sim-api';

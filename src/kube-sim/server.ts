@@ -4,7 +4,7 @@
 // Plain node:http: clients speak JSON over HTTP/1.1 and watch is a chunked stream of JSON
 // lines, which is all this needs.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { Logger } from '../../log';
+import type { Logger } from '../log';
 import type { TrafficControl } from './chaos';
 import { apiGroupDoc, apiGroupListDoc, apiResourceListDoc, apiVersionsDoc, findResource, versionDoc } from './resources';
 import { handleResource, readBody, send, verbOf, type RequestHost, type Route } from './requests';

@@ -1,8 +1,8 @@
 // KubeSim ties the parts together: store, API verbs, built-in controllers, events, quotas,
 // traffic controls, the deletion audit, request stats and the HTTP server.
 import type { KubeConfig } from '@kubernetes/client-node';
-import { createLogger, type Logger } from '../../log';
-import { boundUrl } from '../../net';
+import { createLogger, type Logger } from '../log';
+import { boundUrl } from '../net';
 import { adminRoute } from './admin';
 import { DeletionAudit } from './audit';
 import { TrafficControl, type RateLimit } from './chaos';

@@ -4,7 +4,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api, KubeConfig, makeInformer, type V1Service } from '@kubernetes/client-node';
-import { startKubeSim } from '../../../src/modes/kube-sim';
+import { startKubeSim } from '../../src/modes/kube-sim';
 import { startSim, waitFor } from './helpers';
 
 test('startKubeSim writes a kubeconfig another client loads from disk', async () => {

@@ -1,8 +1,8 @@
 // Shared setup for the simulator tests: a simulator on a random port, clients from the
 // unchanged @kubernetes/client-node, and small polling/watch helpers.
-import { until } from '../../helpers/wait';
+import { until } from '../helpers/wait';
 import { AppsV1Api, CoreV1Api, KubernetesObjectApi, Watch, type KubeConfig } from '@kubernetes/client-node';
-import { KubeSim, type KubeSimOptions } from '../../../src/kube/sim';
+import { KubeSim, type KubeSimOptions } from '../../src/kube-sim';
 
 export interface SimFixture {
   sim: KubeSim;
