@@ -45,3 +45,4 @@ export * as agentTokens from './agent-tokens';
 export * as system from './system';
 export * as events from './events';
 export * as desiredState from './desired-state';
+export * as rolloutItems from './rollout-items';

@@ -2,7 +2,7 @@
 // the document cannot drift from what the server accepts.
 import { z } from 'zod';
 import type { FastifyInstance } from 'fastify';
-import { CreateDeploymentBody, ListDeploymentsQuery, ListInvocationsQuery, ListSentinelsQuery, SentinelDeployBody, StartRolloutBody } from './schemas';
+import { CreateDeploymentBody, ListDeploymentsQuery, ListInvocationsQuery, ListSentinelsQuery, RolloutCurrentQuery, RolloutSentinelsQuery, SentinelDeployBody, StartRolloutBody } from './schemas';
 
 const json = (schema: z.ZodType) => z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' });
 
@@ -67,7 +67,12 @@ export function openApiDocument(): Record<string, unknown> {
         },
       },
       '/v1/sentinel-rollouts': { post: { summary: 'start a fleet-wide sentinel image rollout in waves', requestBody: body(StartRolloutBody), responses: accepted('rollout started') } },
-      '/v1/sentinel-rollouts/current': { get: { summary: 'the current rollout: state, waves, per-sentinel outcome', responses: ok('rollout') } },
+      '/v1/sentinel-rollouts/current': {
+        get: { summary: 'the current rollout: state, per-wave counts, first pages of succeeded/failed/skipped ids (?list= pages one)', parameters: queryParams(RolloutCurrentQuery), responses: ok('rollout') },
+      },
+      '/v1/sentinel-rollouts/current/sentinels': {
+        get: { summary: "the current rollout's sentinels (wave, outcome, reason, previous image) in keyset pages", parameters: queryParams(RolloutSentinelsQuery), responses: ok('sentinels') },
+      },
       '/v1/sentinel-rollouts/current/resume': { post: { summary: 'resume a paused rollout, skipping the failed wave', responses: ok('resumed') } },
       '/v1/sentinel-rollouts/current/cancel': { post: { summary: 'cancel; the running wave finishes, no further wave starts', responses: ok('cancelled') } },
       '/v1/sentinel-rollouts/current/rollback': { post: { summary: 'revert every succeeded sentinel to its previous image', responses: ok('rolled back') } },
