@@ -34,6 +34,8 @@ import {
   type ManifestObject,
 } from './manifests';
 import { objectKey } from './manifests/types';
+import { driftReason } from './drift-check';
+import { DriftCounters, RepairQueue } from './repair';
 
 export interface ApplyControllerOptions {
   api: KubeClient;
@@ -83,15 +85,9 @@ export interface ControllerStats {
 interface Remembered {
   ref: ResourceRef;
   state: ApplyState;
-  /** Object key → generation right after krane's apply (undefined for kinds without one). */
-  objects: Map<string, number | undefined>;
+  /** Object key → what was applied and its generation right after (undefined for kinds without one). */
+  objects: Map<string, { desired: ManifestObject; generation: number | undefined }>;
 }
-
-/**
- * Events for one resource within this window cause one repair: a hand-deleted StatefulSet
- * also deletes pods and changes its Service's endpoints, and one re-apply covers it all.
- */
-const REPAIR_DEBOUNCE_MS = 100;
 
 /** Kinds krane may delete and create again when a change to an immutable field is refused. */
 const RECREATABLE = new Set(['StatefulSet', 'Deployment']);
@@ -103,8 +99,9 @@ export class ApplyController implements ResourceController {
   private readonly remembered = new Map<string, Remembered>();
   /** Per-resource queue: the watcher and drift repair never work on one resource at once. */
   private readonly locks = new Map<string, Promise<unknown>>();
-  private readonly repairs = new Map<string, NodeJS.Timeout>();
-  private repairing = 0;
+  private readonly repairs = new RepairQueue((resource) => this.repair(resource));
+  /** Objects put back by drift repair, by kind (metrics, heartbeat, GET /v1/regions). */
+  readonly drift = new DriftCounters();
   private closed = false;
   private readonly api: KubeClient;
   private readonly log: Logger;
@@ -121,7 +118,9 @@ export class ApplyController implements ResourceController {
   }
 
   apply(ref: ResourceRef, state: ApplyState): Promise<void> {
-    return this.serial(refKey(ref), () => this.applyNow(ref, state));
+    return this.serial(refKey(ref), async () => {
+      await this.applyNow(ref, state);
+    });
   }
 
   delete(ref: ResourceRef): Promise<void> {
@@ -147,8 +146,8 @@ export class ApplyController implements ResourceController {
 
   /**
    * Feeds a watch event about a managed object (src/kube/drift.ts). Keeps the inventory
-   * current, and when an object of a resource krane applied was deleted, or its spec changed
-   * (generation moved past what krane's own apply produced), re-applies the last desired state.
+   * current, and when an object of a resource krane applied was deleted or no longer carries
+   * what krane applied (src/kube/drift-check.ts), re-applies the last desired state.
    */
   observe(type: 'upsert' | 'delete', obj: KubernetesObject): void {
     if (!isManaged(obj.metadata?.labels)) return;
@@ -156,52 +155,45 @@ export class ApplyController implements ResourceController {
     if (type === 'delete') this.inventory.remove(key);
     else this.inventory.set(obj);
     const resource = obj.metadata?.annotations?.[ANNOTATION.resource];
-    const r = resource ? this.remembered.get(resource) : undefined;
-    if (!r || !r.objects.has(key)) return;
-    const appliedGeneration = r.objects.get(key);
-    const generation = obj.metadata?.generation;
-    const drifted = type === 'delete' || (generation !== undefined && appliedGeneration !== undefined && generation > appliedGeneration);
-    if (drifted) this.scheduleRepair(resource!);
+    const applied = resource ? this.remembered.get(resource)?.objects.get(key) : undefined;
+    if (!applied) return;
+    const why = type === 'delete' ? 'deleted' : driftReason(applied.desired, applied.generation, obj);
+    if (why) {
+      this.log.debug({ resource, kind: obj.kind, name: obj.metadata?.name, why }, 'drift seen');
+      this.repairs.schedule(resource!);
+    }
   }
 
-  private scheduleRepair(resource: string): void {
-    if (this.closed || this.repairs.has(resource)) return;
-    this.repairs.set(
-      resource,
-      setTimeout(() => {
-        this.repairs.delete(resource);
-        this.repairing++;
-        void this.serial(resource, async () => {
-          const r = this.remembered.get(resource);
-          if (!r || this.closed) return;
-          const before = this.stats.applied;
-          // What the event showed is newer than any skip decision: verify each object again.
-          for (const key of r.objects.keys()) this.inventory.forget(key);
-          await this.applyNow(r.ref, r.state);
-          if (this.stats.applied > before) {
-            this.stats.repaired++;
-            this.log.info({ resource, objects: this.stats.applied - before }, 'repaired drifted resource');
-          }
-        })
-          .catch((err) => this.log.warn({ resource, err: (err as Error).message }, 'drift repair failed, next resync retries'))
-          .finally(() => this.repairing--);
-      }, REPAIR_DEBOUNCE_MS),
-    );
+  /** Re-applies what krane last applied for `resource`, sending every object (no skips). */
+  private async repair(resource: string): Promise<void> {
+    try {
+      await this.serial(resource, async () => {
+        const r = this.remembered.get(resource);
+        if (!r || this.closed) return;
+        const sent = await this.applyNow(r.ref, r.state, true);
+        if (sent.length === 0) return;
+        this.stats.repaired++;
+        this.drift.record(sent.map((o) => ({ kind: o.kind, namespace: o.metadata.namespace, name: o.metadata.name })));
+        this.log.info({ resource, objects: sent.map((o) => `${o.kind}/${o.metadata.name}`) }, 'repaired drifted resource');
+      });
+    } catch (err) {
+      this.log.warn({ resource, err: (err as Error).message }, 'drift repair failed, next resync retries');
+    }
   }
 
   /** Drift repairs scheduled or running: 0 is the evidence that nothing is about to be re-applied. */
   get repairsPending(): number {
-    return this.repairs.size + this.repairing;
+    return this.repairs.pending;
   }
 
   /** Stops scheduling repairs (shutdown). */
   close(): void {
     this.closed = true;
-    for (const t of this.repairs.values()) clearTimeout(t);
-    this.repairs.clear();
+    this.repairs.close();
   }
 
-  private async applyNow(ref: ResourceRef, state: ApplyState): Promise<void> {
+  /** Returns the objects it had to send; `force` sends every one (a repair verifies nothing). */
+  private async applyNow(ref: ResourceRef, state: ApplyState, force = false): Promise<ManifestObject[]> {
     if (state.region !== this.opts.region || ref.region !== this.opts.region) {
       throw new KubeApplyError('ERR_KUBE_WRONG_REGION', `desired state for region ${state.region} sent to krane of ${this.opts.region}`);
     }
@@ -214,24 +206,26 @@ export class ApplyController implements ResourceController {
     await this.inventory.ensureFresh().catch((err) => {
       throw kubeError(err, 'listing managed objects');
     });
-    let wrote = false;
-    const generations = new Map<string, number | undefined>();
+    const sent: ManifestObject[] = [];
+    const applied: Remembered['objects'] = new Map();
+    const before = this.remembered.get(refKey(ref));
     for (const obj of objects) {
-      const r = await this.applyObject(ref, obj);
-      generations.set(objectKey(obj), r.generation);
-      wrote ||= r.wrote;
+      const r = await this.applyObject(ref, obj, force, before?.objects.get(objectKey(obj))?.generation);
+      applied.set(objectKey(obj), { desired: obj, generation: r.generation });
+      if (r.wrote) sent.push(obj);
     }
-    this.remembered.set(refKey(ref), { ref, state, objects: generations });
+    this.remembered.set(refKey(ref), { ref, state, objects: applied });
     // Objects this resource had before but no longer needs (e.g. an environment's gossip objects
     // after an environment move) go now rather than waiting for the next GC.
     const wanted = new Set(objects.map(objectKey));
     const stale = this.inventory.byResource(refKey(ref)).filter((e) => !wanted.has(objectKey(toObj(e))));
     for (const e of sortForDelete(stale)) await this.deleteEntry(e);
-    this.opts.onApplied?.(ref, wrote);
+    this.opts.onApplied?.(ref, sent.length > 0);
+    return sent;
   }
 
   /** Applies (or skips) one object; returns its generation afterwards and whether it was sent. */
-  private async applyObject(ref: ResourceRef, obj: ManifestObject): Promise<{ generation: number | undefined; wrote: boolean }> {
+  private async applyObject(ref: ResourceRef, obj: ManifestObject, force: boolean, appliedGeneration: number | undefined): Promise<{ generation: number | undefined; wrote: boolean }> {
     const key = objectKey(obj);
     const hash = obj.metadata.annotations[ANNOTATION.manifestHash];
     let known = this.inventory.get(key);
@@ -250,7 +244,10 @@ export class ApplyController implements ResourceController {
         known = this.inventory.get(key);
       }
     }
-    if (known && known.hash === hash && !known.touchedByOthers) {
+    // A generation past krane's last apply is a spec change by someone else, even one no
+    // managedFields entry shows (the scale subresource's).
+    const moved = appliedGeneration !== undefined && known?.generation !== undefined && known.generation > appliedGeneration;
+    if (!force && known && known.hash === hash && !known.touchedByOthers && !moved) {
       this.stats.skipped++;
       return { generation: known.generation, wrote: false };
     }
@@ -383,9 +380,7 @@ export class ApplyController implements ResourceController {
   /** Krane no longer wants the resource: no drift repair may bring it back. */
   private forgetResource(resource: string): void {
     this.remembered.delete(resource);
-    const t = this.repairs.get(resource);
-    if (t) clearTimeout(t);
-    this.repairs.delete(resource);
+    this.repairs.cancel(resource);
   }
 
   private async deleteEntry(e: InventoryEntry): Promise<void> {
