@@ -34,7 +34,7 @@ test('GET /v1/regions lists every region with a token, online, with its agent an
   assert.equal(us.agent.version, '0.1.0');
   assert.ok(us.agent.id);
   assert.equal(typeof us.objects, 'object');
-  assert.deepEqual(Object.keys(us).sort(), ['agent', 'lag', 'lastFullSyncAt', 'lastSeenAt', 'name', 'objects', 'status']);
+  assert.deepEqual(Object.keys(us).sort(), ['agent', 'drift', 'failures', 'lag', 'lastFullSyncAt', 'lastSeenAt', 'name', 'objects', 'status']);
   assert.equal((await stack.api('/v1/regions', { token: null })).status, 401);
 });
 
