@@ -4,10 +4,9 @@
 // each other, so per-resource work never interleaves.
 //
 // Apply: build the objects, then for each one
-//   1. skip it when the inventory says the live object carries this manifest hash and nobody
-//      but krane has written its spec or labels (the inventory is re-listed when older than
-//      `verifyAfterMs`, half the resync interval: nothing is skipped unverified after a restart
-//      or in a periodic full sync, and a hand edit is repaired by the next resync at the latest);
+//   1. skip it when the live object carries this manifest hash, nobody but krane wrote its spec
+//      or labels and its generation is krane's (inventory re-listed after `verifyAfterMs`, half
+//      the resync interval); a drift repair (observe → drift-check.ts → repair.ts) skips nothing;
 //   2. if the object is unknown, GET it first: an existing object without the managed-by
 //      label is someone else's and is a PermanentError, never overwritten;
 //   3. server-side apply with force under the `krane` field manager (a no-op on the server
@@ -15,6 +14,7 @@
 //      permanent for this object (report and move on) or retry later.
 // A 422 for an immutable field of a StatefulSet or Deployment recreates it. Delete and GC only
 // target managed objects (inventory or GET), with a uid precondition, through the GC brake.
+// A resource whose kind is not served (no CRD) waits in kind-wait.ts for a low-rate retry.
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from '../log';
 import { refKey, SENTINEL_NAMESPACE, WORKLOAD_NAMESPACE, type ApplyState, type GcStatus, type ResourceController, type ResourceRef } from '../sync/wire';
@@ -22,7 +22,7 @@ import { apiFailure, type KubeClient, type ObjectRef } from './client';
 import { isImmutableFieldChange } from './classify';
 import { KubeApplyError, kubeError } from './errors';
 import { GcBrake } from './gc-brake';
-import { expectedObjects, managedKinds, refOf, resourceFromLabels, sortForDelete, toObj } from './objects';
+import { expectedObjects, forEachLimited, managedKinds, refOf, resourceFromLabels, sortForDelete, toObj } from './objects';
 export { managedKinds };
 import { Inventory, type InventoryEntry } from './inventory';
 import {
@@ -36,6 +36,7 @@ import {
 import { objectKey } from './manifests/types';
 import { driftReason } from './drift-check';
 import { DriftCounters, RepairQueue } from './repair';
+import { KindWait } from './kind-wait';
 
 export interface ApplyControllerOptions {
   api: KubeClient;
@@ -61,6 +62,8 @@ export interface ApplyControllerOptions {
   gcMaxFraction?: number;
   /** After every GC pass: the brake's state, for ctrl and the metrics. */
   onGc?(status: GcStatus): void;
+  /** How often resources waiting for a kind the cluster does not serve are tried again. */
+  kindRetryMs?: number;
 }
 
 /**
@@ -102,6 +105,8 @@ export class ApplyController implements ResourceController {
   private readonly repairs = new RepairQueue((resource) => this.repair(resource));
   /** Objects put back by drift repair, by kind (metrics, heartbeat, GET /v1/regions). */
   readonly drift = new DriftCounters();
+  /** Resources whose kind the cluster does not serve (no CRD), retried at a low rate. */
+  readonly kindWait: KindWait;
   private closed = false;
   private readonly api: KubeClient;
   private readonly log: Logger;
@@ -115,11 +120,19 @@ export class ApplyController implements ResourceController {
     this.sentinelNs = opts.sentinelNamespace ?? SENTINEL_NAMESPACE;
     this.inventory = new Inventory(this.api, managedKinds(this.workloadNs, this.sentinelNs), opts.verifyAfterMs);
     this.brake = new GcBrake(opts.gcMaxFraction ?? 0.5);
+    this.kindWait = new KindWait((ref, state) => this.apply(ref, state), opts.kindRetryMs);
   }
 
   apply(ref: ResourceRef, state: ApplyState): Promise<void> {
-    return this.serial(refKey(ref), async () => {
-      await this.applyNow(ref, state);
+    const key = refKey(ref);
+    return this.serial(key, async () => {
+      try {
+        await this.applyNow(ref, state);
+        this.kindWait.unpark(key);
+      } catch (err) {
+        if (err instanceof KubeApplyError && err.code === 'ERR_KUBE_KIND_UNAVAILABLE' && !this.closed) this.kindWait.park(key, ref, state);
+        throw err;
+      }
     });
   }
 
@@ -128,6 +141,7 @@ export class ApplyController implements ResourceController {
     // Forgotten inside the lock: an apply queued before this delete must not re-remember it.
     return this.serial(key, async () => {
       this.forgetResource(key);
+      this.kindWait.unpark(key);
       await this.deleteNow(ref);
       this.opts.onDeleted?.(ref);
     });
@@ -190,6 +204,7 @@ export class ApplyController implements ResourceController {
   close(): void {
     this.closed = true;
     this.repairs.close();
+    this.kindWait.close();
   }
 
   /** Returns the objects it had to send; `force` sends every one (a repair verifies nothing). */
@@ -336,8 +351,9 @@ export class ApplyController implements ResourceController {
       if (!desired.has(resource)) doomed.set(resource, [...(doomed.get(resource) ?? []), e]);
     }
     const objects = [...doomed.values()].reduce((n, list) => n + list.length, 0);
-    const decision = this.brake.check({ wouldDelete: objects, managed: this.inventory.all().filter((e) => isManaged(e.labels)).length }, new Set(doomed.keys()));
-    this.reportGc(objects);
+    const managed = this.inventory.all().filter((e) => isManaged(e.labels)).length;
+    const decision = this.brake.check({ wouldDelete: objects, managed }, new Set(doomed.keys()));
+    this.opts.onGc?.({ held: this.brake.heldObjects > 0, wouldDelete: objects, managed, maxFraction: this.brake.maxFraction, at: new Date().toISOString() });
     if (!decision.run) {
       this.stats.gcRefused++;
       this.log.error({ wouldDelete: objects, managed: this.inventory.all().length, maxFraction: this.brake.maxFraction }, 'gc refused: would delete too much, waiting for an operator to confirm');
@@ -347,34 +363,23 @@ export class ApplyController implements ResourceController {
     // One resource's objects go in order under its lock (so a queued drift repair cannot bring
     // them back); different resources go in parallel.
     const groups = [...doomed.entries()];
-    const limit = this.opts.gcConcurrency ?? DEFAULT_GC_CONCURRENCY;
-    let next = 0;
     let deleted = 0;
     const errors: unknown[] = [];
-    const worker = async () => {
-      while (next < groups.length) {
-        const [resource, entries] = groups[next++]!;
-        await this.serial(resource, async () => {
-          this.forgetResource(resource);
-          for (const e of sortForDelete(entries)) {
-            try {
-              await this.deleteEntry(e);
-              deleted++;
-            } catch (err) {
-              errors.push(err);
-            }
+    await forEachLimited(groups, this.opts.gcConcurrency ?? DEFAULT_GC_CONCURRENCY, ([resource, entries]) =>
+      this.serial(resource, async () => {
+        this.forgetResource(resource);
+        for (const e of sortForDelete(entries)) {
+          try {
+            await this.deleteEntry(e);
+            deleted++;
+          } catch (err) {
+            errors.push(err);
           }
-        });
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(limit, groups.length) }, worker));
+        }
+      }),
+    );
     this.log.info({ resources: groups.length, deleted, failed: errors.length, kept: this.inventory.all().length }, 'gc done');
     if (errors.length) throw new AggregateError(errors, `gc failed to delete ${errors.length} objects`);
-  }
-
-  private reportGc(wouldDelete: number): void {
-    const managed = this.inventory.all().filter((e) => isManaged(e.labels)).length;
-    this.opts.onGc?.({ held: this.brake.heldObjects > 0, wouldDelete, managed, maxFraction: this.brake.maxFraction, at: new Date().toISOString() });
   }
 
   /** Krane no longer wants the resource: no drift repair may bring it back. */
@@ -391,5 +396,4 @@ export class ApplyController implements ResourceController {
     if (!gone) this.stats.deleted++;
     this.log.debug({ kind: e.kind, namespace: e.namespace, name: e.name, alreadyGone: gone }, 'deleted object');
   }
-
 }
