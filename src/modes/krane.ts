@@ -207,7 +207,9 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
       { name: 'control-plane', check: async () => (reporter.breakerState() === 'open' ? 'status reports to ctrl are failing (circuit open)' : null) },
       {
         name: 'feed',
-        check: async () => (watcher.stats && watcher.stats.snapshotsCompleted === 0 ? 'no full sync from ctrl has completed yet' : null),
+        // A standby is ready once its watches listed: it is ready to take over, and a rolling
+        // update of krane's Deployment (deploy/krane.yaml) must not wait for it to lead.
+        check: async () => (watcher.stats && (elector?.isLeader ?? true) && watcher.stats.snapshotsCompleted === 0 ? 'no full sync from ctrl has completed yet' : null),
       },
     ],
   });
