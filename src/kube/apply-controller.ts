@@ -25,17 +25,10 @@ import { GcBrake } from './gc-brake';
 import { expectedObjects, forEachLimited, managedKinds, refOf, resourceFromLabels, sortForDelete, toObj } from './objects';
 export { managedKinds };
 import { Inventory, type InventoryEntry } from './inventory';
-import {
-  ANNOTATION,
-  buildObjects,
-  isManaged,
-  LABEL,
-  type BuildOptions,
-  type ManifestObject,
-} from './manifests';
+import { ANNOTATION, buildObjects, isManaged, LABEL, type BuildOptions, type ManifestObject } from './manifests';
 import { objectKey } from './manifests/types';
 import { driftReason } from './drift-check';
-import { DriftCounters, RepairQueue } from './repair';
+import { DriftCounters, driftedObjects, RepairQueue } from './repair';
 import { KindWait } from './kind-wait';
 
 export interface ApplyControllerOptions {
@@ -183,12 +176,13 @@ export class ApplyController implements ResourceController {
     try {
       await this.serial(resource, async () => {
         const r = this.remembered.get(resource);
-        if (!r || this.closed) return;
-        const sent = await this.applyNow(r.ref, r.state, true);
-        if (sent.length === 0) return;
+        // Read again under the lock: an event that raced krane's own apply is no drift.
+        const drifted = r && !this.closed ? await driftedObjects(this.api, r.objects.values()) : [];
+        if (drifted.length === 0) return;
+        await this.applyNow(r!.ref, r!.state, true);
         this.stats.repaired++;
-        this.drift.record(sent.map((o) => ({ kind: o.kind, namespace: o.metadata.namespace, name: o.metadata.name })));
-        this.log.info({ resource, objects: sent.map((o) => `${o.kind}/${o.metadata.name}`) }, 'repaired drifted resource');
+        this.drift.record(drifted.map((o) => ({ kind: o.kind, namespace: o.metadata.namespace, name: o.metadata.name })));
+        this.log.info({ resource, objects: drifted.map((o) => `${o.kind}/${o.metadata.name}`) }, 'repaired drifted resource');
       });
     } catch (err) {
       this.log.warn({ resource, err: (err as Error).message }, 'drift repair failed, next resync retries');

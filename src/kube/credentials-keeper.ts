@@ -34,7 +34,7 @@ export class CredentialsKeeper {
   private pending: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private stopped = false;
-  private appliedOnce = false;
+  private seenInStep = false;
 
   constructor(private readonly o: CredentialsKeeperOptions) {
     this.reflector = new Reflector({
@@ -87,7 +87,11 @@ export class CredentialsKeeper {
     const live = this.reflector.store.get(`${this.o.namespace}/${SENTINEL_CREDENTIALS_SECRET}`) as (KubernetesObject & { data?: Record<string, string> }) | undefined;
     try {
       const desired = buildCredentialsSecret(await readCredentialsFile(this.o.file), this.o.namespace);
-      if (credentialsInStep(desired, live)) return;
+      if (credentialsInStep(desired, live)) {
+        // Seen as desired once: any later difference is drift, also after a krane restart.
+        this.seenInStep = true;
+        return;
+      }
       // Without krane's label and never written by krane: someone else's Secret of that name.
       if (live && !isManaged(live.metadata?.labels) && !(live.metadata?.managedFields ?? []).some((m) => m.manager === FIELD_MANAGER)) {
         this.o.logger.error({ secret: SENTINEL_CREDENTIALS_SECRET, namespace: this.o.namespace }, 'sentinel credentials secret exists without krane labels, not overwriting');
@@ -96,14 +100,14 @@ export class CredentialsKeeper {
       await this.o.api.apply(desired);
       this.stats.applied++;
       const keys = Object.keys(desired.data as object).length;
-      if (this.appliedOnce) {
+      if (this.seenInStep) {
         this.stats.repaired++;
         this.o.drift?.record([{ kind: 'Secret', namespace: this.o.namespace, name: SENTINEL_CREDENTIALS_SECRET }]);
         this.o.logger.info({ secret: SENTINEL_CREDENTIALS_SECRET, keys }, 'repaired sentinel credentials secret');
       } else {
         this.o.logger.info({ secret: SENTINEL_CREDENTIALS_SECRET, keys }, 'sentinel credentials secret applied');
       }
-      this.appliedOnce = true;
+      this.seenInStep = true;
     } catch (err) {
       this.stats.failed++;
       // The API server's Status message only: a client error object could carry the request.

@@ -3,7 +3,22 @@
 // REPAIR_DEBOUNCE_MS cause one re-apply (a hand-deleted StatefulSet also deletes pods and moves
 // its Service's endpoints; one apply covers it all). The counters say how many objects krane
 // had to put back, by kind, and which one last: `krane_drift_repairs_total{kind}`, the
-// heartbeat's `drift` and `GET /v1/regions`.
+// heartbeat's `drift` and `GET /v1/regions`. A repair first reads the resource's objects again
+// (driftedObjects): only what is still missing or drifted then counts.
+import type { KubeClient } from './client';
+import { driftReason } from './drift-check';
+import type { ManifestObject } from './manifests';
+
+/** Of what krane applied, the objects that are missing or drifted now (one GET each). */
+export async function driftedObjects(api: KubeClient, applied: Iterable<{ desired: ManifestObject; generation: number | undefined }>): Promise<ManifestObject[]> {
+  const out: ManifestObject[] = [];
+  for (const a of applied) {
+    const m = a.desired.metadata;
+    const live = await api.get({ apiVersion: a.desired.apiVersion, kind: a.desired.kind, namespace: m.namespace, name: m.name });
+    if (!live || driftReason(a.desired, a.generation, live)) out.push(a.desired);
+  }
+  return out;
+}
 
 /**
  * Short enough to keep a repair well inside the 2 s krane promises (p99 from the change to the
