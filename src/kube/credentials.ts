@@ -34,7 +34,7 @@ export function parseCredentials(text: string): Record<string, string> {
     if (key in out) throw new CredentialsFileError(`${where}: ${key} is given twice`);
     out[key] = value;
   };
-  if (trimmed.startsWith('{')) {
+  if (trimmed.startsWith('{') || trimmed.startsWith('[')) {
     let obj: unknown;
     try {
       obj = JSON.parse(trimmed);
