@@ -271,6 +271,11 @@ export const schemas = {
     gcMaxFraction: z.coerce.number().gt(0, 'must be greater than 0').max(1, 'must be at most 1').default(0.5),
     otlpEndpoint,
     logLevel,
+    /** The sentinel image's probe endpoints (seed 000: one health path on 8040 for both). */
+    sentinelLivenessPath: z.string().regex(/^\/[!-~]*$/, 'must be an absolute URL path like /_unkey/internal/health').default('/_unkey/internal/health'),
+    sentinelReadinessPath: z.string().regex(/^\/[!-~]*$/, 'must be an absolute URL path like /_unkey/internal/health').default('/_unkey/internal/health'),
+    /** Flat JSON or KEY=VALUE file krane keeps as the Secret sentinel-credentials; read by krane only. */
+    sentinelSecretsFile: z.string().min(1).optional(),
   }).superRefine((c, ctx) => {
     if (!c.insecure && c.controlPlane.startsWith('http://') && !isLoopbackUrl(c.controlPlane)) {
       ctx.addIssue({ code: 'custom', path: ['controlPlane'], message: 'must use https when the control plane is not on this machine (the agent token would travel in clear); pass --insecure to allow plain http' });

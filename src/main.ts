@@ -115,6 +115,9 @@ const krane = program
   .option('--image-pull-secret <name>', 'imagePullSecret added to workloads, for private registries')
   .option('--insecure', 'allow plain http to a control plane that is not on this machine')
   .option('--gc-max-fraction <share>', 'GC brake: hold a pass deleting more than this share of managed objects (default 0.5)')
+  .option('--sentinel-liveness-path <path>', "sentinel liveness probe path on 8040 (default /_unkey/internal/health)")
+  .option('--sentinel-readiness-path <path>', 'sentinel readiness probe path on 8040 (default /_unkey/internal/health)')
+  .option('--sentinel-secrets-file <file>', 'flat JSON or KEY=VALUE file kept as the Secret sentinel-credentials that sentinels read')
   .option('--otlp-endpoint <url>', 'export traces over OTLP/HTTP to this base URL (default: off; also OTEL_EXPORTER_OTLP_ENDPOINT)')
   .option('--log-level <level>', 'log level (default info)')
   .action(async (opts: Record<string, unknown>) => {

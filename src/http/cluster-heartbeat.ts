@@ -53,6 +53,7 @@ export function clusterHeartbeatRoutes(deps: ClusterHeartbeatDeps) {
         cursor: hb.cursor ?? null,
         objects: hb.objects,
         lastFullSyncAt: hb.lastFullSyncAt ? new Date(hb.lastFullSyncAt) : null,
+        ...(hb.drift ? { drift: hb.drift } : {}),
       });
       await deps.regions.settle(hb.region, 'online');
       return { recorded: true };

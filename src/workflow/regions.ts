@@ -24,6 +24,10 @@ export interface RegionView {
   lag: Lag;
   lastFullSyncAt: string | null;
   objects: Record<string, number>;
+  /** Objects the leading krane put back after changes behind its back (since it started). */
+  drift: { repaired: number; lastAt: string | null; lastObject: string | null; byKind: Record<string, number> };
+  /** Desired states the cluster refused (newest first): what keeps the region from matching. */
+  failures: store.RegionRow['failures'];
 }
 
 export function regionView(r: store.RegionRow, offlineAfterMs: number): RegionView {
@@ -35,6 +39,8 @@ export function regionView(r: store.RegionRow, offlineAfterMs: number): RegionVi
     lag: lagOf(r.pendingChanges, r.oldestPendingAt, r.now),
     lastFullSyncAt: r.lastFullSyncAt?.toISOString() ?? null,
     objects: r.objects,
+    drift: { repaired: r.drift?.repaired ?? 0, lastAt: r.drift?.lastAt ?? null, lastObject: r.drift?.lastObject ?? null, byKind: r.drift?.byKind ?? {} },
+    failures: r.failures ?? [],
   };
 }
 

@@ -79,7 +79,7 @@ export function openApiDocument(): Record<string, unknown> {
       '/v1/invocations': { get: { summary: 'list workflow invocations', parameters: queryParams(ListInvocationsQuery), responses: ok('invocations') } },
       '/v1/invocations/{id}': { get: { summary: 'one invocation with its journal', parameters: [idParam], responses: ok('invocation') } },
       '/v1/invocations/{id}/cancel': { post: { summary: 'cancel an invocation', parameters: [idParam], responses: ok('cancel requested') } },
-      '/v1/regions': { get: { summary: 'every region with an agent token: liveness, lag, leader, last full sync, object counts', responses: ok('regions') } },
+      '/v1/regions': { get: { summary: 'every region with an agent token: liveness, lag, leader, last full sync, object counts, drift repaired (drift: { repaired, lastAt, lastObject }), apply failures', responses: ok('regions') } },
       '/v1/events': { get: { summary: 'WebSocket of live JSON events (?deploymentId=, ?type=); token also as ?token=', responses: { '101': { description: 'switching protocols' } } } },
     },
   };

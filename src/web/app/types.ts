@@ -37,6 +37,8 @@ export interface RegionView {
   lag: { changes: number; seconds: number } | null;
   lastFullSyncAt: string | null;
   objects: number | Record<string, number> | null;
+  drift?: { repaired: number; lastAt: string | null; lastObject: string | null } | null;
+  failures?: { resourceType: string; resourceId: string; code: string; reason: string }[];
 }
 
 /** One wave's sentinels by outcome (GET /v1/sentinel-rollouts/current). */
