@@ -71,7 +71,7 @@ export async function listAudit(q: Queryable, f: AuditFilter): Promise<AuditRow[
       AND (${s?.workspaceId ?? null}::text IS NULL OR workspace_id = ${s?.workspaceId ?? null})
       AND (${s?.projectId ?? null}::text IS NULL OR project_id = ${s?.projectId ?? null})
       AND (${s?.environmentId ?? null}::text IS NULL OR environment_id = ${s?.environmentId ?? null})
-    ORDER BY id DESC LIMIT ${f.limit}`;
+    ORDER BY audit_log.id DESC LIMIT ${f.limit}`;
 }
 
 /** Deletes rows older than the retention, one batch; returns how many (the caller loops). */
