@@ -71,10 +71,22 @@ export async function revokeKey(q: Queryable, id: string): Promise<boolean> {
   return r.count === 1;
 }
 
-/** Revokes every live key of a workspace (it is being deleted); returns their ids. */
-export async function revokeWorkspaceKeys(tx: TxSql, workspaceId: string): Promise<string[]> {
+/** Revokes every live key of a workspace or a project (it is being deleted); returns their ids. */
+export async function revokeKeysOf(tx: TxSql, of: { workspaceId: string } | { projectId: string }): Promise<string[]> {
+  const ws = 'workspaceId' in of ? of.workspaceId : null;
+  const prj = 'projectId' in of ? of.projectId : null;
   const rows = await tx<{ id: string }[]>`
-    WITH upd AS (UPDATE api_keys SET revoked_at = now() WHERE workspace_id = ${workspaceId} AND revoked_at IS NULL RETURNING id)
+    WITH upd AS (UPDATE api_keys SET revoked_at = now()
+                 WHERE (${ws}::text IS NULL OR workspace_id = ${ws}) AND (${prj}::text IS NULL OR project_id = ${prj}) AND revoked_at IS NULL
+                 RETURNING id)
+    SELECT id, pg_notify(${KEY_REVOKED_CHANNEL}, id) FROM upd`;
+  return rows.map((r) => r.id);
+}
+
+/** Revokes the live keys of one environment (it is being deleted); returns their ids. */
+export async function revokeEnvironmentKeys(tx: TxSql, environmentId: string): Promise<string[]> {
+  const rows = await tx<{ id: string }[]>`
+    WITH upd AS (UPDATE api_keys SET revoked_at = now() WHERE environment_id = ${environmentId} AND revoked_at IS NULL RETURNING id)
     SELECT id, pg_notify(${KEY_REVOKED_CHANNEL}, id) FROM upd`;
   return rows.map((r) => r.id);
 }

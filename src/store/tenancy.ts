@@ -134,11 +134,15 @@ export async function runningIn(q: Queryable, environmentIds: readonly string[])
   return { deployments: deps.map((r) => r.id), sentinels: snts.map((r) => r.id) };
 }
 
-/** Live environment ids of a workspace, locked for a deletion. */
-export async function lockWorkspaceEnvironments(tx: TxSql, workspaceId: string): Promise<string[]> {
-  const rows = await tx<{ id: string }[]>`SELECT id FROM environments WHERE workspace_id = ${workspaceId} AND deleted_at IS NULL
-                                          ORDER BY id FOR UPDATE`;
-  return rows.map((r) => r.id);
+/** Live environments of a workspace or a project, locked for a deletion (in id order, so two
+ *  deletions lock in the same order). */
+export async function lockEnvironmentsOf(tx: TxSql, of: { workspaceId: string } | { projectId: string }): Promise<Environment[]> {
+  const ws = 'workspaceId' in of ? of.workspaceId : null;
+  const prj = 'projectId' in of ? of.projectId : null;
+  return tx<Environment[]>`SELECT ${envCols(tx)} FROM environments
+                           WHERE (${ws}::text IS NULL OR workspace_id = ${ws}) AND (${prj}::text IS NULL OR project_id = ${prj})
+                             AND deleted_at IS NULL
+                           ORDER BY id FOR UPDATE`;
 }
 
 export async function lockEnvironment(tx: TxSql, id: string): Promise<Environment | undefined> {
@@ -163,6 +167,10 @@ export async function removeEnvironment(q: Queryable, id: string, hostname: stri
     await tx`UPDATE environments SET deleted_at = now() WHERE id = ${id}`;
     return { sentinels: snts.length, policies: pols.length };
   });
+}
+
+export async function markProjectDeleted(tx: TxSql, id: string): Promise<void> {
+  await tx`UPDATE projects SET deleted_at = now() WHERE id = ${id}`;
 }
 
 export async function markWorkspaceDeleted(tx: TxSql, id: string): Promise<void> {

@@ -69,7 +69,7 @@ test('deleting an environment refuses while a deployment runs, then removes its 
   await deployments.setDeploymentStatus(t.db.sql, 'dep-of-c', 'failed', 'test');
   const gone = await t.api(`/v1/environments/${C.environmentId}`, { method: 'DELETE' });
   assert.equal(gone.status, 200, gone.text);
-  assert.deepEqual(gone.body.removed, { sentinels: 1, policies: 1 });
+  assert.deepEqual(gone.body.removed, { environments: 1, sentinels: 1, policies: 1, keys: 0 });
   assert.equal(await sentinels.getSentinel(t.db.sql, 'snt-of-c'), undefined);
   assert.equal(await cilium.getCiliumPolicy(t.db.sql, 'cnp-of-c'), undefined);
   // Each removal has its change row after the creation's, so the feed tells krane to delete.

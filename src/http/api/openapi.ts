@@ -91,6 +91,10 @@ export function openApiDocument(): Record<string, unknown> {
         post: { summary: 'create a project (and its app)', parameters: [idParam], requestBody: body(CreateProjectBody), responses: created('project') },
         get: { summary: 'projects of a workspace', parameters: [idParam], responses: ok('projects') },
       },
+      '/v1/projects/{id}': {
+        get: { summary: 'one project', parameters: [idParam], responses: ok('project') },
+        delete: { summary: 'delete a project (409 while anything runs), like a workspace', parameters: [idParam], responses: ok('deleted') },
+      },
       '/v1/projects/{id}/environments': {
         post: { summary: 'create an environment: slug, regions, hostname', parameters: [idParam], requestBody: body(CreateEnvironmentBody), responses: created('environment') },
         get: { summary: 'environments of a project', parameters: [idParam], responses: ok('environments') },

@@ -45,7 +45,14 @@ async function refuseWhileRunning(q: Queryable, environmentIds: string[], what: 
   throw new AppError('ERR_TENANCY_BUSY', `${what} still runs ${parts.join(' and ')}; stop them first`);
 }
 
-async function deleteEnvironments(tx: TxSql, envs: tenancy.Environment[], apexDomain: string) {
+/**
+ * Deletes a workspace, a project or one environment in the caller's transaction: refuses while
+ * anything of it runs, removes its environments' cluster objects through the outbox, revokes the
+ * keys scoped to it, marks the rows deleted. The caller then writes the audit row in the same
+ * transaction.
+ */
+async function deleteScope(tx: TxSql, what: string, envs: tenancy.Environment[], apexDomain: string, keysOf: () => Promise<string[]>, mark: () => Promise<void>) {
+  await refuseWhileRunning(tx, envs.map((e) => e.id), what);
   let sentinels = 0;
   let policies = 0;
   for (const e of envs) {
@@ -53,7 +60,9 @@ async function deleteEnvironments(tx: TxSql, envs: tenancy.Environment[], apexDo
     sentinels += r.sentinels;
     policies += r.policies;
   }
-  return { environments: envs.length, sentinels, policies };
+  const keys = (await keysOf()).length;
+  await mark();
+  return { environments: envs.length, sentinels, policies, keys };
 }
 
 // Over 80 lines: the route table of one resource family, each route short.
@@ -91,14 +100,10 @@ export function tenancyRoutes(deps: { workflows: Workflows }) {
       return withTx(sql, async (tx) => {
         const w = await tenancy.getWorkspace(tx, id);
         visible(req, w && { workspaceId: w.id }, 'workspace', id);
-        const envIds = await tenancy.lockWorkspaceEnvironments(tx, id);
-        await refuseWhileRunning(tx, envIds, `workspace ${id}`);
-        const envs = (await Promise.all(envIds.map((e) => tenancy.getEnvironment(tx, e)))).filter((e): e is tenancy.Environment => !!e);
-        const removed = await deleteEnvironments(tx, envs, apexDomain);
-        const revokedKeys = await apiKeys.revokeWorkspaceKeys(tx, id);
-        await tenancy.markWorkspaceDeleted(tx, id);
+        const envs = await tenancy.lockEnvironmentsOf(tx, { workspaceId: id });
+        const removed = await deleteScope(tx, `workspace ${id}`, envs, apexDomain, () => apiKeys.revokeKeysOf(tx, { workspaceId: id }), () => tenancy.markWorkspaceDeleted(tx, id));
         await auditInTx(tx, req, { id, workspaceId: id });
-        return { id, deleted: true, removed: { ...removed, keys: revokedKeys.length } };
+        return { id, deleted: true, removed };
       });
     });
 
@@ -127,6 +132,25 @@ export function tenancyRoutes(deps: { workflows: Workflows }) {
       visible(req, w && { workspaceId: w.id }, 'workspace', id);
       const p = principalOf(req);
       return { projects: await tenancy.listProjects(sql, id, p.type === 'key' ? p.scope.projectId : null) };
+    });
+
+    app.get('/v1/projects/:id', { config: { permission: 'any' } }, async (req) => {
+      const { id } = parse(IdParams, req.params, 'params');
+      visible(req, await projectScope(sql, id), 'project', id);
+      return (await tenancy.getProject(sql, id))!;
+    });
+
+    app.delete('/v1/projects/:id', { config: { permission: 'environments.write', action: 'project.delete' } }, async (req) => {
+      const { id } = parse(IdParams, req.params, 'params');
+      if (id === DEFAULT_ID) throw new AppError('ERR_TENANCY_CONFLICT', 'the default project stays: dev and deploys without an environmentId use it');
+      assertBroadEnough(req, 'workspace');
+      return withTx(sql, async (tx) => {
+        const p = visible(req, await projectScope(tx, id), 'project', id);
+        const envs = await tenancy.lockEnvironmentsOf(tx, { projectId: id });
+        const removed = await deleteScope(tx, `project ${id}`, envs, apexDomain, () => apiKeys.revokeKeysOf(tx, { projectId: id }), () => tenancy.markProjectDeleted(tx, id));
+        await auditInTx(tx, req, { id, workspaceId: p.workspaceId, projectId: id });
+        return { id, deleted: true, removed };
+      });
     });
 
     app.post('/v1/projects/:id/environments', { config: { permission: 'environments.write', action: 'environment.create' } }, async (req, reply) => {
@@ -168,10 +192,9 @@ export function tenancyRoutes(deps: { workflows: Workflows }) {
       if (id === DEFAULT_ID) throw new AppError('ERR_TENANCY_CONFLICT', 'the default environment stays: dev and deploys without an environmentId use it');
       return withTx(sql, async (tx) => {
         const env = visible(req, await tenancy.lockEnvironment(tx, id), 'environment', id);
-        await refuseWhileRunning(tx, [id], `environment ${id}`);
-        const removed = await deleteEnvironments(tx, [env], apexDomain);
+        const removed = await deleteScope(tx, `environment ${id}`, [env], apexDomain, () => apiKeys.revokeEnvironmentKeys(tx, id), () => Promise.resolve());
         await auditInTx(tx, req, { id, workspaceId: env.workspaceId, projectId: env.projectId, environmentId: id });
-        return { id, deleted: true, removed: { sentinels: removed.sentinels, policies: removed.policies } };
+        return { id, deleted: true, removed };
       });
     });
   };
