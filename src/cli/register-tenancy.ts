@@ -4,8 +4,10 @@ import type { Command } from 'commander';
 import { auditLs, keysCreate, keysLs, keysRevoke } from './commands/keys';
 import { tenancyCreate, tenancyDelete, tenancyGet, tenancyLs, type TenancyKind } from './commands/tenancy';
 import { durationArg, intArg, listArg } from './options';
-import type { Run } from './register';
+import type { CommandContext } from './commands/context';
 
+/** register.ts's action runner and flag helper, passed in (importing them would be a cycle). */
+type Run = (ctx: CommandContext, opts: Record<string, any>, args: string[]) => Promise<number>;
 type ApiOptions = (cmd: Command, json?: boolean) => Command;
 type Action = (run: Run) => (...argv: unknown[]) => Promise<void>;
 

@@ -51,7 +51,7 @@ function apiOptions(cmd: Command, json = true): Command {
   return cmd;
 }
 
-export type Run = (ctx: CommandContext, opts: Record<string, any>, args: string[]) => Promise<number>;
+type Run = (ctx: CommandContext, opts: Record<string, any>, args: string[]) => Promise<number>;
 
 // Over 80 lines: the command table, one short registration per command, as `--help` lists them.
 export function registerClientCommands(program: Command, deps: ClientCommandDeps = {}): void {
