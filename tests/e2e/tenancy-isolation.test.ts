@@ -159,3 +159,20 @@ test('GET /v1/keys/self says what the caller may do', async () => {
   assert.equal(self.body.scope.workspaceId, A.workspaceId);
   assert.equal((await t.api('/v1/keys/self')).body.type, 'admin');
 });
+
+test('revoking a key ends its call still waiting for a workflow (a sentinel deploy) within 2 s', async () => {
+  const appId = (await t.db.sql`SELECT app_id FROM environments WHERE id = ${A.environmentId}`)[0]!.appId as string;
+  await sentinels.ensureSentinel(t.db.sql, { id: 'snt-of-a', workspaceId: A.workspaceId, projectId: A.projectId, appId, environmentId: A.environmentId, region: 'us-east-1', image: 'sentinel:1', replicas: 1, cpuMillicores: 100, memoryMib: 128 });
+  const k = await makeKey(t, { workspaceId: A.workspaceId }, ['sentinels.write']);
+  // No krane runs here, so the deploy waits for a convergence that never comes.
+  const call = fetch(`${t.url}/v1/sentinels/snt-of-a/deploy`, { method: 'POST', headers: { authorization: `Bearer ${k.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ image: 'sentinel:2' }) }).then(
+    (r) => ({ status: r.status }),
+    (err: Error) => ({ error: err }),
+  );
+  await until(async () => (await t.db.sql`SELECT 1 FROM engine_invocations WHERE object_key = 'snt-of-a'`).length > 0, 10_000, 'the deploy is waiting');
+  const started = Date.now();
+  assert.equal((await t.api(`/v1/keys/${k.id}`, { method: 'DELETE' })).status, 200);
+  const outcome = await call;
+  assert.ok(Date.now() - started < 2_000, `ended after ${Date.now() - started} ms`);
+  assert.ok('error' in outcome, `the connection was cut, not answered: ${JSON.stringify(outcome)}`);
+});
