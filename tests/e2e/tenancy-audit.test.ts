@@ -46,6 +46,9 @@ test('each mutating call leaves exactly one row, refused and invalid ones too', 
   await oneRow(() => t.api(`/v1/projects/${A.projectId}/environments`, { token: writer.key, body: { slug: 'audit-env' } }), 'environment.create', 'ok', 201);
   const { r: k } = await oneRow(() => t.api('/v1/keys', { token: writer.key, body: { name: 'ci', scope: { workspaceId: A.workspaceId }, permissions: ['deployments.read'] } }), 'key.create', 'ok', 201);
   await oneRow(() => t.api(`/v1/keys/${(k as any).body.id}`, { method: 'DELETE', token: writer.key }), 'key.revoke', 'ok', 200);
+  // The cluster API's refusals too: an unknown agent token, the admin token where an agent's belongs.
+  await oneRow(() => t.api('/v1/cluster/heartbeat', { token: 'uka_not-a-token-of-any-region', body: {} }), 'POST /v1/cluster/heartbeat', 'denied', 401);
+  await oneRow(() => t.api('/v1/cluster/changes'), 'GET /v1/cluster/changes', 'denied', 403);
   // A refused read leaves a row as well (every 401/403 does); an allowed read leaves none.
   await oneRow(() => t.api(`/v1/audit`, { token: reader.key }), 'GET /v1/audit', 'denied', 403);
   const before = await count();
@@ -109,7 +112,8 @@ test('GET /v1/audit filters, pages by keyset, and shows a key its scope only', a
   assert.ok(creates.body.entries.length > 0 && creates.body.entries.every((e: any) => e.action.startsWith('environment.')));
   const byActor = await t.api(`/v1/audit?actor=${auditorA.id}`);
   assert.ok(byActor.body.entries.every((e: any) => e.actor.id === auditorA.id));
-  assert.equal((await t.api('/v1/audit?since=yesterday')).status, 400);
+  for (const bad of ['since=yesterday', 'since=5', 'cursor=99999999999999999999', 'limit=0']) assert.equal((await t.api(`/v1/audit?${bad}`)).status, 400, bad);
+  assert.equal((await t.api(`/v1/audit?since=${new Date(Date.now() - 60_000).toISOString()}`)).status, 200);
 });
 
 test('retention deletes rows older than --audit-retention and keeps the rest', async () => {

@@ -48,9 +48,10 @@ const since = z
   .string()
   .max(64)
   .transform((v, ctx) => {
-    const ms = /^\d/.test(v) && !v.includes('-') ? parseDuration(v) : undefined;
-    if (ms !== undefined && /[a-z]$/.test(v)) return new Date(Date.now() - ms);
-    const t = Date.parse(v);
+    // A bare number is neither: refused rather than read as milliseconds or as a year.
+    const ms = /^\d+(\.\d+)?(ms|s|m|h|d)$/.test(v) ? parseDuration(v) : undefined;
+    if (ms !== undefined) return new Date(Date.now() - ms);
+    const t = /^\d{4}-\d{2}-\d{2}/.test(v) ? Date.parse(v) : NaN;
     if (Number.isNaN(t) || t < Date.UTC(2000, 0, 1) || t > Date.now() + 86_400_000) {
       ctx.addIssue({ code: 'custom', message: 'must be a duration like 1h or 7d, or an ISO timestamp' });
       return z.NEVER;
@@ -63,6 +64,6 @@ export const AuditQuery = z.strictObject({
   target: text(256).min(1).optional(),
   action: text(128).min(1).optional(),
   since: since.optional(),
-  cursor: z.string().regex(/^\d{1,19}$/, 'must be the cursor of a previous page').optional(),
+  cursor: z.string().regex(/^\d{1,18}$/, 'must be the cursor of a previous page').optional(),
   limit: z.coerce.number().int().min(1).max(1000).default(100),
 });
