@@ -10,6 +10,8 @@ import { deployments, sentinels } from '../../src/store';
 import { openApiDocument } from '../../src/http/api';
 import { until } from '../helpers/wait';
 import { testCtrl } from '../http/helpers';
+import { loadConfig } from '../../src/config';
+import { startCtrl } from '../../src/modes/ctrl';
 import { ALL_PERMISSIONS, insertDeploymentOf, makeKey, makeTenant } from './tenancy-helpers';
 
 const t = await testCtrl({ keyRateLimit: 1000 });
@@ -20,8 +22,8 @@ await insertDeploymentOf(t, B, 'dep-of-b');
 const adminA = await makeKey(t, { workspaceId: A.workspaceId }, ALL_PERMISSIONS.filter((p) => p !== 'rollouts.write'));
 const readA = await makeKey(t, { workspaceId: A.workspaceId }, ['deployments.read', 'regions.read', 'invocations.read', 'audit.read']);
 
-function openEvents(key: string): Promise<{ ws: WebSocket; got: any[]; closed: () => { code: number } | null }> {
-  const ws = new WebSocket(`${t.url.replace('http', 'ws')}/v1/events`, { headers: { authorization: `Bearer ${key}` } });
+function openEvents(key: string, base = t.url): Promise<{ ws: WebSocket; got: any[]; closed: () => { code: number } | null }> {
+  const ws = new WebSocket(`${base.replace('http', 'ws')}/v1/events`, { headers: { authorization: `Bearer ${key}` } });
   const got: any[] = [];
   let closed: { code: number } | null = null;
   ws.on('message', (d) => got.push(JSON.parse(String(d))));
@@ -175,4 +177,16 @@ test('revoking a key ends its call still waiting for a workflow (a sentinel depl
   const outcome = await call;
   assert.ok(Date.now() - started < 2_000, `ended after ${Date.now() - started} ms`);
   assert.ok('error' in outcome, `the connection was cut, not answered: ${JSON.stringify(outcome)}`);
+});
+
+test('a revocation on one replica closes the key\'s WebSocket on another within 2 s', async () => {
+  const other = await startCtrl(loadConfig('ctrl', { databaseUrl: t.db.url, adminToken: t.adminToken, listen: '127.0.0.1:0', logLevel: 'silent', noMigrate: 'true' }, {}));
+  after(() => other.close());
+  const k = await makeKey(t, { workspaceId: A.workspaceId }, ['deployments.read']);
+  const s = await openEvents(k.key, other.url);
+  await until(() => s.got.some((e) => e.type === 'hello'), 10_000, 'hello');
+  const started = Date.now();
+  assert.equal((await t.api(`/v1/keys/${k.id}`, { method: 'DELETE' })).status, 200);
+  await until(() => s.closed(), 2_000, 'closed on the other replica');
+  assert.ok(Date.now() - started < 2_000);
 });

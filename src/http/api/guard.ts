@@ -40,7 +40,7 @@ export interface GuardDeps {
 }
 
 /** The caller of a request, or a 401. */
-export async function principalOf(req: FastifyRequest, deps: GuardDeps): Promise<Principal> {
+export async function authenticate(req: FastifyRequest, deps: GuardDeps): Promise<Principal> {
   const fromWs = req.routeOptions.url === EVENTS_PATH && !req.headers.authorization ? (websocketToken(req) ?? queryToken(req)) : undefined;
   const token = fromWs ?? bearerToken(req);
   if (!token) throw unauthorized();
@@ -60,7 +60,7 @@ export async function principalOf(req: FastifyRequest, deps: GuardDeps): Promise
 export function publicGuard(deps: GuardDeps) {
   return async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
     try {
-      const p = await principalOf(req, deps);
+      const p = await authenticate(req, deps);
       req.principal = p;
       if (p.type !== 'key') return;
       const refused = accessProblem(p, req.routeOptions.config ?? {});

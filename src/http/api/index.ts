@@ -1,9 +1,11 @@
-// The public API (/v1; the admin token or a scoped API key, src/http/permissions.ts): deployments, traffic, sentinels, fleet rollouts, invocations, the live event
-// WebSocket, and the OpenAPI document. Bodies, queries and params are validated with the zod
-// schemas in schemas.ts before any handler writes: a 400 names every bad field. Long-running
-// work is handed to workflows (src/workflow); handlers return as soon as it is durable. Each
-// route's config says what a key needs (permission, unscoped) and, for a change, its audit
-// action; handlers write the audit row in the change's transaction (src/http/audit.ts).
+// The public API (/v1; the admin token or a scoped API key, src/http/permissions.ts):
+// deployments, traffic, sentinels, fleet rollouts, invocations, the live event WebSocket,
+// tenancy, keys, the audit trail, and the OpenAPI document. Bodies, queries and params are
+// validated with the zod schemas in schemas.ts before any handler writes: a 400 names every bad
+// field. Long-running work is handed to workflows (src/workflow); handlers return as soon as it
+// is durable. Each route's config says what a key needs (permission, unscoped) and, for a
+// change, its audit action; handlers write the audit row in the change's transaction
+// (src/http/audit.ts).
 import websocket from '@fastify/websocket';
 import type { FastifyInstance } from 'fastify';
 import type { OutboundPolicy, Workflows } from '../../workflow';

@@ -91,7 +91,8 @@ export function tenancyRoutes(deps: { workflows: Workflows }) {
     app.get('/v1/workspaces/:id', { config: { permission: 'any' } }, async (req) => {
       const { id } = parse(IdParams, req.params, 'params');
       const w = await tenancy.getWorkspace(sql, id);
-      return visible(req, w && { ...w, workspaceId: w.id }, 'workspace', id) && w;
+      visible(req, w && { workspaceId: w.id }, 'workspace', id);
+      return w;
     });
 
     app.delete('/v1/workspaces/:id', { config: { permission: 'environments.write', unscoped: true, action: 'workspace.delete' } }, async (req) => {
