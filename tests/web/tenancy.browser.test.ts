@@ -40,3 +40,15 @@ test('the admin token sees the audit page, with rows of the calls made', async (
   assert.match(text, /key\.create/);
   await context.close();
 });
+
+test('a key of one environment lands on its own environment\'s deployments', async () => {
+  const envKey = await makeKey(t, { workspaceId: A.workspaceId, projectId: A.projectId, environmentId: A.environmentId }, ['deployments.read']);
+  const { page, context } = await openPage(browser, `${t.url}/`);
+  await signedIn(page, envKey.key);
+  const link = page.getByRole('navigation', { name: 'Views' }).getByRole('link', { name: 'Deployments' });
+  await visible(page, link, 'deployments link');
+  assert.match((await link.getAttribute('href')) ?? '', new RegExp(`env=${A.environmentId}`));
+  await link.click();
+  await visible(page, page.locator('tr[data-id="dep-web-a"]'), 'its deployment listed');
+  await context.close();
+});

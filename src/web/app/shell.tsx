@@ -29,6 +29,13 @@ const PROBE = '/v1/keys/self';
 interface Me {
   permissions: string[];
   unscoped: boolean;
+  scope: { environmentId: string | null } | null;
+}
+
+/** A key of one environment lands on that environment's views instead of `default`'s. */
+function ownEnv(r: Route, me: Me | null): Route {
+  const env = me?.scope?.environmentId;
+  return env && (r.view === 'deployments' || r.view === 'canaries') ? { ...r, env } : r;
 }
 
 function Login({ reason, onToken }: { reason: string | null; onToken(t: string): void }) {
@@ -83,7 +90,7 @@ function Header({ route, live, now, onSignOut, me }: { route: Route; live: LiveS
         <ul>
           {shown.map((n) => (
             <li key={n.label}>
-              <a href={href(n.route)} aria-current={n.match.includes(route.view) ? 'page' : undefined}>
+              <a href={href(ownEnv(n.route, me))} aria-current={n.match.includes(route.view) ? 'page' : undefined}>
                 {n.label}
               </a>
             </li>
