@@ -3,7 +3,8 @@
 // migration, for `dev`. Each project has one app, made with it (the label level clusters carry;
 // the API does not show apps). Deletes are soft (deleted_at): reads skip deleted rows, foreign
 // keys and audit rows keep pointing at real rows. Deleting an environment removes what it runs
-// in the clusters through the outbox (sentinels, gossip policies, its routing table).
+// in the clusters through the outbox (sentinels, gossip policies, its routing table) and frees
+// its hostnames (domain rows).
 import type { Queryable, TxSql } from './db';
 import { recordChange } from './changes';
 import { clearRoutes, getRoutes } from './routes';
@@ -164,6 +165,8 @@ export async function removeEnvironment(q: Queryable, id: string, hostname: stri
     for (const p of pols) await recordChange(tx, 'cilium_network_policy', p.id, p.region);
     const table = await getRoutes(tx, id);
     if (table && table.regions.length > 0) await clearRoutes(tx, { environmentId: id, workspaceId: table.workspaceId, hostname });
+    // Its hostnames are free for another environment (domains are rows only: nothing to tell krane).
+    await tx`DELETE FROM domains WHERE environment_id = ${id}`;
     await tx`UPDATE environments SET deleted_at = now() WHERE id = ${id}`;
     return { sentinels: snts.length, policies: pols.length };
   });

@@ -31,6 +31,7 @@ test('deleting an environment is refused while it runs; once stopped, krane remo
   await until(async () => (await stack.api(`/v1/deployments/${id}`)).body.status === 'ready', 30_000, 'ready');
   // Promote so the environment's routing table is in the region too.
   assert.equal((await stack.api(`/v1/deployments/${id}/promote`, { method: 'POST' })).status, 200);
+  assert.ok((await stack.db.sql`SELECT count(*)::int AS n FROM domains WHERE environment_id = 'env-del'`)[0]!.n > 0, 'promoted: the environment has its hostname');
   const before = await until(async () => {
     const o = await owned('env-del');
     return o.some((x) => x.startsWith('Deployment/')) && o.some((x) => x.startsWith('CiliumNetworkPolicy/')) && o.some((x) => x.startsWith('ConfigMap/')) ? o : undefined;
@@ -43,4 +44,6 @@ test('deleting an environment is refused while it runs; once stopped, krane remo
 
   await until(async () => (await owned('env-del')).length === 0, 20_000, `krane deleted ${before.join(', ')}`);
   assert.equal((await stack.api('/v1/environments/env-del')).status, 404);
+  // Its hostname is free for another environment.
+  assert.equal((await stack.db.sql`SELECT count(*)::int AS n FROM domains WHERE environment_id = 'env-del'`)[0]!.n, 0);
 });

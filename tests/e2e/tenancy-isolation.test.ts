@@ -190,3 +190,15 @@ test('a revocation on one replica closes the key\'s WebSocket on another within 
   await until(() => s.closed(), 2_000, 'closed on the other replica');
   assert.ok(Date.now() - started < 2_000);
 });
+
+test("a key lists, reads and cancels only its scope's invocations", async () => {
+  assert.equal((await t.api('/v1/deployments/dep-of-b/stop', { method: 'POST' })).status, 200);
+  const [inv] = await t.db.sql`SELECT id FROM engine_invocations WHERE object_key = 'dep-of-b' LIMIT 1`;
+  const k = await makeKey(t, { workspaceId: A.workspaceId }, ['invocations.read', 'invocations.write']);
+  const list = await t.api('/v1/invocations?limit=1000', { token: k.key });
+  assert.equal(list.status, 200, list.text);
+  assert.ok(list.body.invocations.every((i: any) => i.key !== 'dep-of-b'), 'B left out');
+  assert.ok((await t.api('/v1/invocations?limit=1000')).body.invocations.some((i: any) => i.key === 'dep-of-b'), 'the admin sees it');
+  assert.equal((await t.api(`/v1/invocations/${inv!.id}`, { token: k.key })).status, 404);
+  assert.equal((await t.api(`/v1/invocations/${inv!.id}/cancel`, { method: 'POST', token: k.key })).status, 404);
+});
