@@ -54,12 +54,14 @@ const CLOSE_REVOKED = 4401;
 type ScopeRow = { workspaceId: string; projectId: string; environmentId: string };
 
 /** Whether a key may see an event; reads the scope of what it names (cached). */
-function eventFilter(sql: Sql, cache: LRUCache<string, ScopeRow | false>) {
+function eventFilter(sql: Sql, cache: LRUCache<string, ScopeRow>) {
   const scopeOf = async (id: string, env: boolean): Promise<ScopeRow | false> => {
     const hit = cache.get(id);
-    if (hit !== undefined) return hit;
+    if (hit) return hit;
     const row = env ? await tenancy.getEnvironment(sql, id) : (await tenancy.scopesOf(sql, [id])).get(id);
-    const v = row ? { workspaceId: row.workspaceId, projectId: row.projectId, environmentId: row.environmentId } : false;
+    if (!row) return false;
+    // Only what exists is remembered: a scope never changes, an absence may end.
+    const v = { workspaceId: row.workspaceId, projectId: row.projectId, environmentId: row.environmentId };
     cache.set(id, v);
     return v;
   };
