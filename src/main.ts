@@ -39,6 +39,8 @@ program
   .option('--request-timeout <duration>', 'a client must send its whole request within this (default 30s)')
   .option('--idle-timeout <duration>', 'close connections silent for this long; must exceed --sentinel-timeout (default 15m)')
   .option('--max-connections <n>', 'open connections at once; more are refused (default 10000)')
+  .option('--audit-retention <duration>', 'audit rows older than this are deleted (default 90d)')
+  .option('--key-rate-limit <n>', 'requests per second one API key may make on one replica; 0: no limit (default 20)')
   .option('--otlp-endpoint <url>', 'export traces over OTLP/HTTP to this base URL (default: off; also OTEL_EXPORTER_OTLP_ENDPOINT)')
   .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent (default info)')
   .action(async (opts: Record<string, unknown>) => {

@@ -2,6 +2,8 @@
 // The current rollout is its state (counts, waves' sizes) with per-wave counts and keyset pages of
 // its succeeded, failed and skipped sentinels read from sentinel_rollout_items, so the answer
 // stays small at any fleet size (issue 28); /current/sentinels pages the rows themselves.
+// Fleet-wide: only an unscoped credential (the admin token) may call them. Each change's audit
+// row commits with the workflow's start (the engine's `alongside`).
 import type { FastifyInstance } from 'fastify';
 import { rolloutItems } from '../../store';
 import type { ItemStatus, RolloutItem } from '../../store/rollout-items';
@@ -10,6 +12,9 @@ import { destinationProblem, ROLLOUT_KEY, type OutboundPolicy, type RolloutState
 import type { Engine } from '../../workflow/engine';
 import { StartRolloutBody, RolloutActionQuery, RolloutCurrentQuery, RolloutSentinelsQuery } from './schemas';
 import { parse } from './parse';
+import { auditInTx } from '../audit';
+import type { FastifyRequest } from 'fastify';
+import type { TxSql } from '../../store';
 
 type List = 'succeeded' | 'failed' | 'skipped';
 const LISTS: readonly List[] = ['succeeded', 'failed', 'skipped'];
@@ -58,21 +63,24 @@ export function rolloutRoutes(deps: { workflows: Workflows; engine: Engine; outb
     };
   };
 
+  const fleet = (action?: string) => ({ config: { permission: 'rollouts.write' as const, unscoped: true, ...(action ? { action } : {}) } });
+  const opts = (req: FastifyRequest) => ({ key: ROLLOUT_KEY, alongside: (tx: TxSql) => auditInTx(tx, req, { id: ROLLOUT_KEY }) });
+
   return (app: FastifyInstance) => {
-    app.post('/v1/sentinel-rollouts', async (req, reply) => {
+    app.post('/v1/sentinel-rollouts', fleet('rollout.start'), async (req, reply) => {
       const body = parse(StartRolloutBody, req.body, 'body');
       // The webhook is a URL of the caller's choosing that ctrl will POST to: only where the
       // outbound policy allows (checked again when each post is sent).
       const problem = body.slackWebhookUrl ? await destinationProblem(body.slackWebhookUrl, deps.outbound) : null;
       if (problem) throw validationError('invalid request body: slackWebhookUrl', [{ field: 'slackWebhookUrl', message: problem }]);
       await requireState(['idle', 'completed', 'cancelled'], 'rollout');
-      const summary = await engine.call(def, 'rollout', body, { key: ROLLOUT_KEY });
+      const summary = await engine.call(def, 'rollout', body, opts(req));
       return reply.status(202).send(summary);
     });
 
-    app.get('/v1/sentinel-rollouts/current', async (req) => current(parse(RolloutCurrentQuery, req.query, 'query')));
+    app.get('/v1/sentinel-rollouts/current', fleet(), async (req) => current(parse(RolloutCurrentQuery, req.query, 'query')));
 
-    app.get('/v1/sentinel-rollouts/current/sentinels', async (req) => {
+    app.get('/v1/sentinel-rollouts/current/sentinels', fleet(), async (req) => {
       const q = parse(RolloutSentinelsQuery, req.query, 'query');
       const state = await stored();
       if (!state || !('waveSizes' in state)) return { sentinels: [], nextCursor: null };
@@ -83,31 +91,31 @@ export function rolloutRoutes(deps: { workflows: Workflows; engine: Engine; outb
       };
     });
 
-    app.post('/v1/sentinel-rollouts/current/resume', async () => {
+    app.post('/v1/sentinel-rollouts/current/resume', fleet('rollout.resume'), async (req) => {
       await requireState(['paused'], 'resume');
-      return engine.call(def, 'resume', {}, { key: ROLLOUT_KEY });
+      return engine.call(def, 'resume', {}, opts(req));
     });
 
     // Cancel queues behind a running wave (a wave is never cut mid-call), so it may take that
     // wave's time; ?wait=false returns 202 at once with the invocation id.
-    app.post('/v1/sentinel-rollouts/current/cancel', async (req, reply) => {
+    app.post('/v1/sentinel-rollouts/current/cancel', fleet('rollout.cancel'), async (req, reply) => {
       const { wait } = parse(RolloutActionQuery, req.query, 'query');
       await requireState(['in_progress', 'paused'], 'cancel');
       if (wait === 'false') {
-        const { id } = await engine.send(def, 'cancel', {}, { key: ROLLOUT_KEY });
+        const { id } = await engine.send(def, 'cancel', {}, opts(req));
         return reply.status(202).send({ invocationId: id });
       }
-      return engine.call(def, 'cancel', {}, { key: ROLLOUT_KEY });
+      return engine.call(def, 'cancel', {}, opts(req));
     });
 
-    app.post('/v1/sentinel-rollouts/current/rollback', async (req, reply) => {
+    app.post('/v1/sentinel-rollouts/current/rollback', fleet('rollout.rollback'), async (req, reply) => {
       const { wait } = parse(RolloutActionQuery, req.query, 'query');
       await requireState(['paused', 'cancelled'], 'rollback');
       if (wait === 'false') {
-        const { id } = await engine.send(def, 'rollbackAll', {}, { key: ROLLOUT_KEY });
+        const { id } = await engine.send(def, 'rollbackAll', {}, opts(req));
         return reply.status(202).send({ invocationId: id });
       }
-      return engine.call(def, 'rollbackAll', {}, { key: ROLLOUT_KEY });
+      return engine.call(def, 'rollbackAll', {}, opts(req));
     });
   };
 }
