@@ -54,7 +54,7 @@ export function clusterHeartbeatRoutes(deps: ClusterHeartbeatDeps) {
         objects: hb.objects,
         lastFullSyncAt: hb.lastFullSyncAt ? new Date(hb.lastFullSyncAt) : null,
       });
-      await deps.regions.settle(hb.region, 'online');
+      await deps.regions.settle(hb.region);
       return { recorded: true };
     });
   };

@@ -4,7 +4,7 @@
 // Signs of life are heartbeats (POST /v1/cluster/heartbeat, any replica) and open feed streams
 // (counted per replica in memory; the replica holding a stream marks its region seen every
 // tick). Every replica runs the same tick: it judges each region by the database's clock and
-// moves the announced status with a conditional UPDATE (store/regions.ts#moveStatus), so each
+// moves the announced status with a conditional UPDATE (store/regions.ts#settleStatus, which decides from the row it writes), so each
 // online/offline change is announced once as `region.status`, whichever replica sees it first.
 //
 // Also the check that deploys and sentinel deploys name known regions (ERR_REGION_UNKNOWN, a
@@ -131,7 +131,7 @@ export class RegionRegistry {
   /** An agent opened a feed stream on this replica: a sign of life now and on every tick until it closes. */
   streamOpened(region: string): void {
     this.streams.set(region, this.streamCount(region) + 1);
-    void store.touchRegions(this.o.sql, [region]).then(() => this.settle(region, 'online')).catch((err) => this.o.logger.warn({ err, region }, 'could not record stream as sign of life'));
+    void store.touchRegions(this.o.sql, [region]).then(() => this.settle(region)).catch((err) => this.o.logger.warn({ err, region }, 'could not record stream as sign of life'));
   }
 
   streamClosed(region: string): void {
@@ -140,16 +140,16 @@ export class RegionRegistry {
     else this.streams.delete(region);
   }
 
-  /** Moves the announced status of one region; logs the change on the replica that made it. */
-  async settle(region: string, status: 'online' | 'offline'): Promise<void> {
-    if (await store.moveStatus(this.o.sql, region, status)) this.o.logger.info({ region, status }, 'region status changed');
+  /** Moves the announced status of one region to what its last sign of life says at the write;
+   *  logs the change on the replica that made it. */
+  async settle(region: string): Promise<void> {
+    const status = await store.settleStatus(this.o.sql, region, this.offlineAfterMs);
+    if (status) this.o.logger.info({ region, status }, 'region status changed');
   }
 
   async tick(): Promise<void> {
     await store.touchRegions(this.o.sql, [...this.streams.keys()]);
-    for (const r of await this.list()) {
-      if (r.status !== 'never_seen') await this.settle(r.name, r.status);
-    }
+    for (const region of await store.knownRegions(this.o.sql)) await this.settle(region);
   }
 
   start(): void {
