@@ -54,24 +54,33 @@ export async function assertKnownRegions(q: Queryable, names: readonly string[],
   throw new AppError('ERR_REGION_UNKNOWN', `${unknown} not known (a region exists once it has an agent token); known regions: ${known.join(', ') || '(none)'}`, { details });
 }
 
-/** Says why a wait on `regions` should end: one of them offline past the grace; null otherwise. */
-export type OfflineCheck = (regions: readonly string[], startedAt: number) => Promise<string | null>;
+/**
+ * Which of `regions` are offline (or never seen) now, and, when one of them has been offline for
+ * longer than the grace, why a wait on them should end (null: keep waiting).
+ */
+export type OfflineCheck = (regions: readonly string[], startedAt: number) => Promise<{ offline: string[]; reason: string | null }>;
 
 /**
- * The check deploy and sentinel waits run on each re-check (src/workflow/wait.ts): a region
- * offline (or never seen) for longer than the grace, counted from the later of when it went
- * quiet and when the wait began, ends the wait with the region and its last sign of life named.
+ * The check deploy and sentinel waits run on each re-check (src/workflow/wait.ts), and a
+ * canary's or blue-green's holds on each check (canary.ts: no promotion while a target region is
+ * offline, since its instance rows are what krane last said, not what runs): a region offline
+ * (or never seen) for longer than the grace, counted from the later of when it went quiet and
+ * when the wait began, ends the wait with the region and its last sign of life named.
  */
 export function offlineCheck(sql: Sql, offlineAfterMs: number, graceMs: number): OfflineCheck {
   return async (regions, startedAt) => {
     const { now, seen } = await store.lastSeen(sql, regions);
+    const offline: string[] = [];
+    let reason: string | null = null;
     for (const region of regions) {
       const lastSeenAt = seen.get(region) ?? null;
-      if (!offlinePastGrace({ lastSeenAt }, new Date(startedAt), now, offlineAfterMs, graceMs)) continue;
+      if (regionStatus(lastSeenAt, now, offlineAfterMs) === 'online') continue;
+      offline.push(region);
+      if (reason || !offlinePastGrace({ lastSeenAt }, new Date(startedAt), now, offlineAfterMs, graceMs)) continue;
       const when = lastSeenAt ? `last seen ${lastSeenAt.toISOString()}` : 'never seen';
-      return `region ${region} is offline (${when}); gave up after the offline grace of ${Math.round(graceMs / 1000)} s`;
+      reason = `region ${region} is offline (${when}); gave up after the offline grace of ${Math.round(graceMs / 1000)} s`;
     }
-    return null;
+    return { offline, reason };
   };
 }
 

@@ -109,7 +109,7 @@ export function sentinelService(deps: SentinelServiceDeps) {
             },
             onTimeout: () => new TimeoutError(`sentinel did not converge within ${Math.round(deps.timeoutMs / 1000)} s`),
             // An offline region is answered like a timeout: FAILED with the reason.
-            ...(deps.offline ? { offline: (startedAt: number) => deps.offline!([plan.region], startedAt), onOffline: (reason: string) => new TimeoutError(reason) } : {}),
+            ...(deps.offline ? { offline: async (startedAt: number) => (await deps.offline!([plan.region], startedAt)).reason, onOffline: (reason: string) => new TimeoutError(reason) } : {}),
           });
           outcome = 'ready';
         } catch (err) {
