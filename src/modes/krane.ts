@@ -128,6 +128,7 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
     onStartup: (seconds) => {
       if (elector?.isLeader ?? true) startup.observe(seconds);
     },
+    isLeader: () => elector?.isLeader ?? true,
   });
   const sentinelWatch = new SentinelStatusWatcher({
     api, namespace: SENTINEL_NAMESPACE, sink: reporter, logger: watchLogger, relistIntervalMs: resyncMs, minBackoffMs: tuning.minBackoffMs,
@@ -173,7 +174,11 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
     void closeAll?.().finally(() => deps.onLostLease?.());
   };
   const elector: LeaderElector | undefined = cfg.leaderElect
-    ? new LeaderElector({ kubeConfig: api.config, region: cfg.region, identity: heartbeat.agentId, logger: logger.child({ part: 'leader' }), onStartedLeading: () => watcher.start(), onStoppedLeading: stepDown })
+    ? new LeaderElector({ kubeConfig: api.config, region: cfg.region, identity: heartbeat.agentId, logger: logger.child({ part: 'leader' }), onStartedLeading: () => {
+          watcher.start();
+          // The new leader's word on which pods exist (a no-op until its first pod list).
+          instancesWatch.reportSet();
+        }, onStoppedLeading: stepDown })
     : undefined;
   if (watcher.stats) registerFeedMetrics(registry, watcher.stats);
   const reflectors = [instancesWatch.reflector, sentinelWatch.deployments, sentinelWatch.pods, ...Object.values(drift.reflectors)];
