@@ -80,7 +80,7 @@ export function judgeCheck(c: Check, before: HoldMemory, o: { deadline: number; 
   if (c.changed) return end({ kind: 'changed', found: c.changed });
   if (c.offline?.reason) return end({ kind: 'fail', reason: c.offline.reason });
   if (c.analysis?.verdict === 'fail' && failures >= o.failureLimit) {
-    return end({ kind: 'fail', reason: `analysis failed: ${failures} of ${o.failureLimit} failed checks allowed (failureLimit), the last: ${c.analysis.reason}` });
+    return end({ kind: 'fail', reason: `analysis failed: ${c.analysis.reason} (${failures} of failureLimit ${o.failureLimit} checks failed)` });
   }
   if (c.command === 'promote') return end({ kind: 'promote' });
   if (c.now < o.deadline) return end(null);
