@@ -68,9 +68,10 @@ interface HoldMemory {
 /**
  * Pure: what one check means for a hold, given what the checks before it found. Returns the
  * updated memory and the hold's end, or null to keep holding (before the deadline; or after it,
- * while a target region is offline or the last analysis check failed).
+ * while a target region is offline or the last analysis check failed). `legacy`: the rule of
+ * walks journaled before issue 23 (a failing last check passed), for their replay only.
  */
-export function judgeCheck(c: Check, before: HoldMemory, o: { deadline: number; failureLimit: number }): HoldMemory & { end: HoldResult | null } {
+export function judgeCheck(c: Check, before: HoldMemory, o: { deadline: number; failureLimit: number; legacy?: boolean }): HoldMemory & { end: HoldResult | null } {
   const last = c.analysis ?? before.last;
   const failures = before.failures + (c.analysis?.verdict === 'fail' ? 1 : 0);
   const m = { failures, last };
@@ -87,7 +88,7 @@ export function judgeCheck(c: Check, before: HoldMemory, o: { deadline: number; 
   if (c.notReady) return end({ kind: 'fail', reason: `not ready within the step: ${c.notReady}` });
   if (c.offline?.regions.length) return end(null);
   if (last?.verdict === 'inconclusive') return end({ kind: 'fail', reason: `analysis inconclusive when the step ended (${last.reason})` });
-  if (last?.verdict === 'fail') return end(null);
+  if (last?.verdict === 'fail' && !o.legacy) return end(null);
   return end({ kind: 'pass' });
 }
 
@@ -150,7 +151,10 @@ async function holdUntil(
   const interval = analysis ? ms(analysis.interval) : deps.recheckMs;
   const failureLimit = analysis?.failureLimit ?? 1;
   let awk = first;
-  let memory: HoldMemory = { failures: tally.failures, last: null };
+  // A walk journaled before generations (sql/0009) counted per hold and let a failing last
+  // check pass: its replay must decide as it did, or the journal no longer matches the code.
+  const legacy = walk.generation === undefined;
+  let memory: HoldMemory = { failures: legacy ? 0 : tally.failures, last: null };
   // Reports wake a hold early to look at krane's signals; Prometheus keeps its own pace (one
   // query per interval), so a chatty cluster neither floods it nor spends failureLimit early.
   let nextQueryAt = 0;
@@ -158,7 +162,7 @@ async function holdUntil(
     const due = nextQueryAt;
     const c = await ctx.run(`check-${label}-${k}`, () => checkSignals(deps, walk, analysis, due, h.startedAt));
     if (c.analysis) nextQueryAt = c.now + interval;
-    const judged = judgeCheck(c, memory, { deadline, failureLimit });
+    const judged = judgeCheck(c, memory, { deadline, failureLimit, legacy });
     memory = judged;
     tally.failures = judged.failures;
     if (judged.end) return judged.end;

@@ -18,12 +18,12 @@
 // outbox rows, so krane's deployment.apply.<region> are its children) and one
 // deployment.status.poll per check are opened inside step bodies, so a replay emits none again.
 import { z } from 'zod';
-import { defineObject, handler, TerminalError, TimeoutError, CancelledError, type Context } from './engine';
+import { defineObject, handler, TerminalError, TimeoutError, CancelledError, type Context, type DurablePromise } from './engine';
 import { cilium, deployments, domains, sentinels, tenancy, topology, type Sql } from '../store';
 import type { TxSql } from '../store/db';
 import { newId } from '../ids';
 import type { Builder } from './build';
-import type { SentinelServiceDef } from './sentinel';
+import type { SentinelDeployOutput, SentinelServiceDef } from './sentinel';
 import { evaluateProgress, type Progress } from './progress';
 import { notifyHandler, openWaiter } from './wait';
 import type { WorkflowMetrics } from './metrics';
@@ -32,7 +32,7 @@ import type { OfflineCheck } from './regions';
 import { annotate, fail, planSpan, recordError, withSpan } from '../tracing';
 import { environmentHostname, lockTraffic, routeAllTo, withdrawTraffic } from './traffic';
 import { runCanary } from './canary';
-import { rollBack, startWalk, superseded, walkOf, type StrategyOutcome } from './walk';
+import { rollBack, startWalk, superseded, walkOf, type StrategyDeps, type StrategyOutcome } from './walk';
 import { runBlueGreen } from './blue-green';
 import { strategyOf, type Strategy } from './strategy';
 
@@ -120,19 +120,19 @@ export function deployService(deps: DeployDeps) {
             }
             return ids;
           });
-          const results = await ctx.all(sentinelIds.map((sid) => planSpan('sentinel.deploy', { 'sentinel.id': sid, 'deployment.id': id }, () => ctx.call(deps.sentinel, 'deploy', {}, { key: sid }))));
-          const bad = results.find((r) => r.status !== 'READY');
-          if (bad) throw new TerminalError(`sentinel ${bad.sentinelId} not ready: ${bad.reason ?? 'failed'}`, { code: 'ERR_DEPLOY_SENTINEL' });
-
           // A start after a stop brings instances back as they were: no traffic walk again.
           const strategy = strategyOf(d.strategy);
-          if (strategy.type !== 'rolling' && !input.restart) {
-            const out = await walkTraffic(ctx, deps, id, d, strategy);
-            if (out.status === 'rolled_back') fail(out.reason);
-            // Superseded: a stop and a start came meanwhile, and the start's run decides the rest.
-            if (out.status === 'superseded') return { deploymentId: id, status: 'stopped' as const, error: null };
-            return { deploymentId: id, ...(out.status === 'rolled_back' ? { status: 'rolled_back' as const, error: out.reason } : { status: 'ready' as const, error: null }) };
+          const walks = strategy.type !== 'rolling' && !input.restart;
+          const calls = ctx.all(sentinelIds.map((sid) => planSpan('sentinel.deploy', { 'sentinel.id': sid, 'deployment.id': id }, () => ctx.call(deps.sentinel, 'deploy', {}, { key: sid }))));
+          // A run whose load step predates generations replays a journal without the race's
+          // entries: it waits for its sentinels as it did (the journal decides, not the code).
+          const results = walks && d.generation !== undefined ? await abortableSentinels(ctx, deps, id, calls) : await calls;
+          if (results === 'aborted') {
+            return walkOutput(id, await rollBack(ctx, strategyDeps(deps, d), walkOf(id, d.environmentId, { stable: null, command: 'abort', table: [] }, d.generation), 'aborted by operator'));
           }
+          const bad = results.find((r) => r.status !== 'READY');
+          if (bad) throw new TerminalError(`sentinel ${bad.sentinelId} not ready: ${bad.reason ?? 'failed'}`, { code: 'ERR_DEPLOY_SENTINEL' });
+          if (strategy.type !== 'rolling' && walks) return walkOutput(id, await walkTraffic(ctx, deps, id, d, strategy));
           await waitForInstances(ctx, deps, id, d.regions);
 
           await ctx.runTx('status-network', (tx) => deployments.setDeploymentStatus(tx, id, 'network').then(() => null));
@@ -158,6 +158,18 @@ export function deployService(deps: DeployDeps) {
 }
 
 export type DeployServiceDef = ReturnType<typeof deployService>;
+
+/**
+ * What a canary's or blue-green's end answers. Superseded (a stop and a start came meanwhile):
+ * the start's own run decides the rest, so this one answers `stopped`, as cleanUp's requeue does.
+ */
+function walkOutput(id: string, out: StrategyOutcome): DeployOutput {
+  if (out.status === 'rolled_back') {
+    fail(out.reason);
+    return { deploymentId: id, status: 'rolled_back', error: out.reason };
+  }
+  return { deploymentId: id, status: out.status === 'ready' ? 'ready' : 'stopped', error: null };
+}
 
 /**
  * The domains step of a rolling deploy: its own hostname, `ready`, and (unless a newer ready
@@ -205,19 +217,11 @@ async function walkTraffic(
   d: { environmentId: string; regions: string[]; generation?: number },
   strategy: Exclude<Strategy, { type: 'rolling' }>,
 ): Promise<StrategyOutcome> {
-  const sdeps = {
-    sql: deps.sql,
-    apexDomain: deps.apexDomain,
-    recheckMs: deps.recheckMs,
-    wakeKey: INSTANCES_KEY,
-    metrics: deps.metrics,
-    outbound: deps.outbound ?? NO_OUTBOUND_ALLOW,
-    regions: d.regions,
-    offline: deps.offline,
-  };
+  const sdeps = strategyDeps(deps, d);
   const start = await ctx.runTx('traffic-start', (tx) => startWalk(tx, sdeps, id, d.environmentId));
   const walk = walkOf(id, d.environmentId, start, d.generation);
-  if (start.command === 'abort') return rollBack(ctx, sdeps, walk, 'aborted by operator');
+  // (A run from before generations waited for its instances first: its journal says so.)
+  if (start.command === 'abort' && d.generation !== undefined) return rollBack(ctx, sdeps, walk, 'aborted by operator');
   try {
     if ((await waitForInstances(ctx, deps, id, d.regions, { abortable: true })) === 'aborted') return rollBack(ctx, sdeps, walk, 'aborted by operator');
   } catch (err) {
@@ -227,6 +231,39 @@ async function walkTraffic(
     return rollBack(ctx, sdeps, walk, reason);
   }
   return strategy.type === 'canary' ? runCanary(ctx, sdeps, walk, strategy, start.command) : runBlueGreen(ctx, sdeps, walk, strategy, start.command);
+}
+
+const strategyDeps = (deps: DeployDeps, d: { regions: string[] }): StrategyDeps => ({
+  sql: deps.sql,
+  apexDomain: deps.apexDomain,
+  recheckMs: deps.recheckMs,
+  wakeKey: INSTANCES_KEY,
+  metrics: deps.metrics,
+  outbound: deps.outbound ?? NO_OUTBOUND_ALLOW,
+  regions: d.regions,
+  offline: deps.offline,
+});
+
+/**
+ * The sentinel calls of a canary or blue-green, raced with the deploy's wake-up awakeable, so
+ * an operator's abort (which wakes it) is honoured while the sentinels still come up, not once
+ * they are ready. The command is read after the awakeable is stored, so an abort given just
+ * before is seen too; other wake-ups (status reports) cost one journaled look at it. The
+ * sentinel calls an abort leaves behind finish on their own (a sentinel is the environment's).
+ */
+async function abortableSentinels(ctx: Context, deps: DeployDeps, id: string, calls: DurablePromise<SentinelDeployOutput[]>): Promise<SentinelDeployOutput[] | 'aborted'> {
+  try {
+    for (let k = 0; ; k++) {
+      const awk = ctx.awakeable<void>();
+      await ctx.set(INSTANCES_KEY, awk.id);
+      const command = await ctx.run(`sentinels-command-${k}`, async () => (await deployments.getDeployment(deps.sql, id))?.trafficCommand ?? null);
+      if (command === 'abort') return 'aborted';
+      const first = await ctx.race<SentinelDeployOutput[] | undefined>([calls, awk.promise as DurablePromise<undefined>]);
+      if (first) return first;
+    }
+  } finally {
+    await ctx.clear(INSTANCES_KEY);
+  }
 }
 
 /** The cleanup step of a deploy that did not become ready. */

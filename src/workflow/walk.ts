@@ -111,13 +111,6 @@ export async function startWalk(tx: TxSql, deps: StrategyDeps, id: string, envir
   return { stable, command, table: await setTraffic(tx, environmentId, deps.apexDomain, canarySplit(stable, id, 0)) };
 }
 
-/** Takes the traffic lock and checks the table is as the walk last wrote it; returns it. */
-export async function expectTable(tx: TxSql, deps: StrategyDeps, walk: Walk): Promise<Backend[]> {
-  const table = await lockTraffic(tx, walk.environmentId, deps.apexDomain);
-  if (walk.expected && !sameTable(table, walk.expected)) throw tableChanged(walk, table);
-  return table;
-}
-
 /**
  * The start of a step that moves traffic: the traffic lock, then the deployment's row (the lock
  * order of traffic.ts). An abort or a stop that committed before it wins over the step, which

@@ -6,9 +6,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { testStack, until, deploymentsOf } from '../helpers/stack';
+import { newId } from '../../src/ids';
+import { tenancy } from '../../src/store';
 
-// 500 ms to Ready: a `slow` image (10×) is still starting 5 s after its pods were created.
-const stack = await testStack({ readyDelayMs: 500 });
+// 500 ms to Ready: a `slow` image (10×) is still starting 5 s after its pods were created. The
+// sentinels are `slow` too, so a deploy into a new environment waits 5 s for its sentinels.
+const stack = await testStack({ readyDelayMs: 500, ctrl: { settings: { sentinelImage: 'ghcr.io/unkeyed/sentinel:slow' } } });
 const BOTH = ['us-east-1', 'eu-west-1'];
 const { create, status } = deploymentsOf(stack, BOTH);
 
@@ -23,14 +26,15 @@ async function freshStable(): Promise<string> {
   return id;
 }
 
-test('stop then start 5 ms apart during a canary\'s hold: the start wins, the walk does not roll it back', async () => {
+test('stop then start a few ms apart during a canary\'s hold: the start wins, the walk does not roll it back', async () => {
   const stable = await freshStable();
   const canary = await create({ type: 'canary', steps: [{ weight: 20, pause: '60s' }] });
   await until(async () => (await table()).some((b) => b.deploymentId === canary && b.weight === 20), 30_000, 'canary at 20%');
-  const stop = stack.api(`/v1/deployments/${canary}/stop`, { method: 'POST' });
-  await new Promise((r) => setTimeout(r, 5));
-  const start = stack.api(`/v1/deployments/${canary}/start`, { method: 'POST' });
-  const [a, b] = await Promise.all([stop, start]);
+  // The start follows the stop's answer at once (a few ms): the order of the two is fixed (two
+  // requests 5 ms apart can arrive swapped on a loaded machine), while the walk is still
+  // reacting to the stop (its wake-up, its check, its rollback).
+  const a = await stack.api(`/v1/deployments/${canary}/stop`, { method: 'POST' });
+  const b = await stack.api(`/v1/deployments/${canary}/start`, { method: 'POST' });
   assert.equal(a.status, 200, JSON.stringify(a.body));
   assert.equal(b.status, 200, JSON.stringify(b.body));
   assert.equal(a.body.changed && b.body.changed, true, 'both were accepted');
@@ -94,4 +98,27 @@ test('abort while the canary\'s instances are still starting is honoured within 
   }
   assert.equal(max, 0, 'the aborted canary never got traffic');
   assert.ok(await only(stable), JSON.stringify(await table()));
+});
+
+test('abort while the deploy still waits for its sentinels is honoured within a second; the canary never gets traffic', async () => {
+  // A new environment: its sentinels are made by this deploy, and come up slowly.
+  const environmentId = newId('env');
+  await tenancy.insertEnvironment(stack.db.sql, { environmentId, workspaceId: 'default', projectId: 'default', appId: 'default', slug: environmentId });
+  const r = await stack.api('/v1/deployments', { body: { image: 'nginx:1.27', regions: BOTH, replicas: 1, environmentId, strategy: { type: 'canary', steps: [{ weight: 20, pause: '60s' }] } } });
+  assert.equal(r.status, 202, JSON.stringify(r.body));
+  const canary = r.body.id;
+  await until(async () => {
+    const [x] = await stack.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM sentinels WHERE environment_id = ${environmentId} AND deploy_status = 'progressing'`;
+    return x!.n > 0;
+  }, 10_000, 'sentinels coming up');
+  const aborted = await stack.api(`/v1/deployments/${canary}/abort`, { method: 'POST' });
+  assert.equal(aborted.status, 202, JSON.stringify(aborted.body));
+  const at = Date.now();
+  const done = await status(canary, END, 10_000);
+  const took = Date.now() - at;
+  assert.equal(done.status, 'rolled_back', done.error);
+  assert.match(done.error, /aborted by operator/);
+  assert.ok(took < 1_500, `honoured after ${took} ms`);
+  const traffic = (await stack.api(`/v1/environments/${environmentId}/traffic`)).body?.backends ?? [];
+  assert.deepEqual(traffic.filter((b: { deploymentId: string }) => b.deploymentId === canary), []);
 });
