@@ -120,3 +120,18 @@ test('blue-green keeps blue running when traffic came back to it during the scal
   assert.equal(b.desiredState, 'running');
   assert.deepEqual(await table(), [{ deploymentId: blue, weight: 100 }]);
 });
+
+test('the failure count survives a ctrl restart: it is derived from the journaled checks', async () => {
+  const stable = await freshStable();
+  prom.set(0.9);
+  const before = prom.queries;
+  const canary = await create({ type: 'canary', steps: [{ weight: 20, pause: '60s' }], analysis: gate({ interval: '2s', failureLimit: 3 }) });
+  await until(() => prom.queries - before >= 2, 30_000, 'two failed checks');
+  await stack.restartCtrl();
+  const done = await status(canary, ['ready', 'rolled_back', 'failed'], 30_000);
+  assert.equal(done.status, 'rolled_back', done.error);
+  assert.match(done.error, /\(3 of failureLimit 3 checks failed\)/);
+  // The third query was the last: the resumed walk counted the two before the restart.
+  assert.equal(prom.queries - before, 3, 'checks queried in all');
+  assert.deepEqual(await table(), [{ deploymentId: stable, weight: 100 }]);
+});
