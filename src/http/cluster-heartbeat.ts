@@ -55,7 +55,7 @@ export function clusterHeartbeatRoutes(deps: ClusterHeartbeatDeps) {
         lastFullSyncAt: hb.lastFullSyncAt ? new Date(hb.lastFullSyncAt) : null,
         ...(hb.drift ? { drift: hb.drift } : {}),
       });
-      await deps.regions.settle(hb.region, 'online');
+      await deps.regions.settle(hb.region);
       return { recorded: true };
     });
   };

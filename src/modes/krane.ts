@@ -137,6 +137,7 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
     onStartup: (seconds) => {
       if (elector?.isLeader ?? true) startup.observe(seconds);
     },
+    isLeader: () => elector?.isLeader ?? true,
   });
   const sentinelWatch = new SentinelStatusWatcher({
     api, namespace: SENTINEL_NAMESPACE, sink: reporter, logger: watchLogger, relistIntervalMs: resyncMs, minBackoffMs: tuning.minBackoffMs,
@@ -187,6 +188,8 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
     ? new LeaderElector({ kubeConfig: api.config, region: cfg.region, identity: heartbeat.agentId, logger: logger.child({ part: 'leader' }), onStartedLeading: () => {
           void watcher.start();
           credentials?.soon();
+          // The new leader's word on which pods exist (a no-op until its first pod list).
+          instancesWatch.reportSet();
         }, onStoppedLeading: stepDown })
     : undefined;
   if (watcher.stats) registerFeedMetrics(registry, watcher.stats);

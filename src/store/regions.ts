@@ -2,7 +2,7 @@
 // when it has an unrevoked agent token: the list is read from agent_tokens here, so the token
 // module stays about tokens. Liveness rows are written by heartbeats and by whichever ctrl
 // replica holds an agent's open stream; the announced `status` moves only through
-// `moveStatus`, a conditional UPDATE that publishes its `region.status` event in the same
+// `settleStatus`, a conditional UPDATE that publishes its `region.status` event in the same
 // statement, so replicas racing on one change announce it once.
 import type { Queryable } from './db';
 import { EVENTS_CHANNEL } from './events';
@@ -110,19 +110,27 @@ export async function listRegions(q: Queryable, only?: string): Promise<RegionRo
 }
 
 /**
- * Moves a region's announced status to `status` unless it is there already, and publishes the
- * `region.status` live event in the same statement. Returns whether this call moved it: of
- * several replicas noticing the same change, exactly one gets true.
+ * Moves a region's announced status to what its last sign of life says now (`online` within
+ * `offlineAfterMs`, else `offline`) unless it is there already, and publishes the `region.status`
+ * live event in the same statement. The decision is made by the UPDATE from the row it writes:
+ * deciding from an earlier read let a tick announce `offline` over a heartbeat that committed
+ * between its read and its write (issue 23); a concurrent heartbeat now makes the UPDATE
+ * re-read the row and decide again. Regions never seen are left alone. Returns the status this
+ * call moved the region to, if it moved it: of several replicas noticing the same change,
+ * exactly one gets it.
  */
-export async function moveStatus(q: Queryable, region: string, status: 'online' | 'offline'): Promise<boolean> {
-  const rows = await q`
+export async function settleStatus(q: Queryable, region: string, offlineAfterMs: number): Promise<'online' | 'offline' | null> {
+  const rows = await q<{ status: 'online' | 'offline' }[]>`
     WITH moved AS (
-      UPDATE region_liveness SET status = ${status}, status_changed_at = now()
-      WHERE region = ${region} AND status <> ${status}
+      UPDATE region_liveness
+      SET status = CASE WHEN now() - last_seen_at > ${offlineAfterMs} * interval '1 millisecond' THEN 'offline' ELSE 'online' END,
+          status_changed_at = now()
+      WHERE region = ${region} AND last_seen_at IS NOT NULL
+        AND status <> CASE WHEN now() - last_seen_at > ${offlineAfterMs} * interval '1 millisecond' THEN 'offline' ELSE 'online' END
       RETURNING region, status, last_seen_at)
-    SELECT pg_notify(${EVENTS_CHANNEL}, json_build_object('type', 'region.status', 'region', region, 'status', status, 'lastSeenAt', last_seen_at)::text)
+    SELECT status, pg_notify(${EVENTS_CHANNEL}, json_build_object('type', 'region.status', 'region', region, 'status', status, 'lastSeenAt', last_seen_at)::text)
     FROM moved`;
-  return rows.length > 0;
+  return rows[0]?.status ?? null;
 }
 
 /** When each of the regions was last seen (null: never), with the database's clock. */
