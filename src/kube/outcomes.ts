@@ -6,7 +6,8 @@
 // of unchanged resources sends nothing. Per-resource order is the sink's to keep. A report
 // made inside an apply span (the change was traced) carries that span's traceparent, so ctrl's
 // handling of it links back to the apply.
-import type { PermanentError, ResourceRef, StatusSink } from '../sync/wire';
+import { createHash } from 'node:crypto';
+import type { DesiredState, PermanentError, ResourceRef, StatusSink } from '../sync/wire';
 import { refKey } from '../sync/wire';
 import { currentTraceparent } from '../tracing';
 
@@ -26,13 +27,19 @@ export class ApplyOutcomes {
 
   constructor(private readonly sink: StatusSink) {}
 
-  /** Reported once: the same failure again (a resync, a retry) is already known to ctrl. */
-  failedPermanently(ref: ResourceRef, err: PermanentError): void {
+  /**
+   * Reported once per desired state: the same refusal of the same state again (a resync, a
+   * retry) is already known to ctrl. A new desired state refused for the same reason is news:
+   * ctrl's workflow that wrote it waits for its outcome (a sentinel's Deploy fails on it), so
+   * it is reported again. `state` absent: compared by code and reason alone.
+   */
+  failedPermanently(ref: ResourceRef, err: PermanentError, state?: DesiredState): void {
     const code = err.code && /^ERR_[A-Z_]+$/.test(err.code) ? err.code : FALLBACK_CODE;
     const reason = (err.message || code).slice(0, MAX_REASON);
     const key = refKey(ref);
-    if (this.failed.get(key) === `${code} ${reason}`) return;
-    this.failed.set(key, `${code} ${reason}`);
+    const said = `${code} ${reason} ${state ? createHash('sha256').update(JSON.stringify(state)).digest('base64url') : ''}`;
+    if (this.failed.get(key) === said) return;
+    this.failed.set(key, said);
     this.sink.apply({ resource: ref, outcome: 'failed', code, reason, ...traced() });
   }
 

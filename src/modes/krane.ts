@@ -15,7 +15,7 @@ import { DriftWatch } from '../kube/drift';
 import { instanceStartupHistogram, registerFeedMetrics, registerKubeMetrics } from '../kube/metrics';
 import { InstanceStatusWatcher, SentinelStatusWatcher } from '../kube/status';
 import type { ResourceController } from '../sync/wire';
-import { SENTINEL_NAMESPACE, WORKLOAD_NAMESPACE, type PermanentError, type ResourceRef } from '../sync/wire';
+import { SENTINEL_NAMESPACE, WORKLOAD_NAMESPACE, type DesiredState, type PermanentError, type ResourceRef } from '../sync/wire';
 import { ApplyOutcomes } from '../kube/outcomes';
 import { StatusReporter } from '../sync/reporter';
 import { Watcher } from '../sync/watcher';
@@ -44,7 +44,7 @@ export interface FeedWatcherOptions {
   resyncIntervalMs: number;
   concurrency: number;
   logger: Logger;
-  onPermanentFailure(ref: ResourceRef, err: PermanentError): void;
+  onPermanentFailure(ref: ResourceRef, err: PermanentError, state: DesiredState): void;
 }
 
 export type FeedWatcherFactory = (opts: FeedWatcherOptions) => FeedWatcher;
@@ -160,9 +160,9 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
     resyncIntervalMs: resyncMs,
     concurrency: APPLY_CONCURRENCY,
     logger, // the watcher names its own part
-    onPermanentFailure: (ref, err) => {
+    onPermanentFailure: (ref, err, state) => {
       logger.error({ resource: ref, code: err.code, err: err.message }, 'desired state cannot be applied');
-      outcomes.failedPermanently(ref, err);
+      outcomes.failedPermanently(ref, err, state);
     },
   });
 

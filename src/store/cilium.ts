@@ -47,3 +47,12 @@ export async function getCiliumPolicy(q: Queryable, id: string): Promise<CiliumP
   const [row] = await q<CiliumPolicy[]>`SELECT * FROM cilium_network_policies WHERE id = ${id}`;
   return row;
 }
+
+/** Deletes an environment's gossip policies, each with its outbox row (krane then deletes the objects). */
+export async function deleteEnvironmentPolicies(q: Queryable, environmentId: string): Promise<{ id: string; region: string }[]> {
+  return inTx(q, async (tx) => {
+    const rows = await tx<{ id: string; region: string }[]>`DELETE FROM cilium_network_policies WHERE environment_id = ${environmentId} RETURNING id, region`;
+    for (const p of rows) await recordChange(tx, 'cilium_network_policy', p.id, p.region);
+    return rows;
+  });
+}

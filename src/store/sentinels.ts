@@ -155,3 +155,12 @@ export async function getSentinels(q: Queryable, ids: string[]): Promise<Sentine
   if (ids.length === 0) return [];
   return q<Sentinel[]>`SELECT ${columns(q)} FROM sentinels WHERE id IN (SELECT unnest(${ids}::text[]))`;
 }
+
+/** Deletes an environment's sentinels, each with its outbox row (krane then deletes the objects). */
+export async function deleteEnvironmentSentinels(q: Queryable, environmentId: string): Promise<{ id: string; region: string }[]> {
+  return inTx(q, async (tx) => {
+    const rows = await tx<{ id: string; region: string }[]>`DELETE FROM sentinels WHERE environment_id = ${environmentId} RETURNING id, region`;
+    for (const s of rows) await recordChange(tx, 'sentinel', s.id, s.region);
+    return rows;
+  });
+}

@@ -6,7 +6,8 @@
 // in the clusters through the outbox (sentinels, gossip policies, its routing table) and frees
 // its hostnames (domain rows).
 import type { Queryable, TxSql } from './db';
-import { recordChange } from './changes';
+import { deleteEnvironmentSentinels } from './sentinels';
+import { deleteEnvironmentPolicies } from './cilium';
 import { clearRoutes, getRoutes } from './routes';
 import { inTx } from './tx';
 
@@ -159,10 +160,8 @@ export async function lockEnvironment(tx: TxSql, id: string): Promise<Environmen
  */
 export async function removeEnvironment(q: Queryable, id: string, hostname: string): Promise<{ sentinels: number; policies: number }> {
   return inTx(q, async (tx) => {
-    const snts = await tx<{ id: string; region: string }[]>`DELETE FROM sentinels WHERE environment_id = ${id} RETURNING id, region`;
-    for (const s of snts) await recordChange(tx, 'sentinel', s.id, s.region);
-    const pols = await tx<{ id: string; region: string }[]>`DELETE FROM cilium_network_policies WHERE environment_id = ${id} RETURNING id, region`;
-    for (const p of pols) await recordChange(tx, 'cilium_network_policy', p.id, p.region);
+    const snts = await deleteEnvironmentSentinels(tx, id);
+    const pols = await deleteEnvironmentPolicies(tx, id);
     const table = await getRoutes(tx, id);
     if (table && table.regions.length > 0) await clearRoutes(tx, { environmentId: id, workspaceId: table.workspaceId, hostname });
     // Its hostnames are free for another environment (domains are rows only: nothing to tell krane).

@@ -21,7 +21,8 @@ export interface DispatcherOptions {
   controller: ResourceController;
   concurrency: number;
   logger: Logger;
-  onPermanentFailure?: (ref: ResourceRef, err: PermanentError) => void | Promise<void>;
+  /** `state`: what was refused, so a reporter can tell a new refusal from the same one again. */
+  onPermanentFailure?: (ref: ResourceRef, err: PermanentError, state: DesiredState) => void | Promise<void>;
   /** In-place retries of a transient failure before the event is given up on. */
   retries: number;
   retryDelayMs: number;
@@ -135,7 +136,7 @@ export class Dispatcher {
         if (err instanceof PermanentError) {
           logger.warn({ err, resource: ref }, 'resource rejected permanently');
           failActiveSpan(err);
-          await this.opts.onPermanentFailure?.(ref, err);
+          await this.opts.onPermanentFailure?.(ref, err, state);
           return;
         }
         if (attempt >= this.opts.retries || this.stopped) throw err;

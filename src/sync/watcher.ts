@@ -10,7 +10,7 @@
 // jittered backoff from the cursor it holds. 410 (other epoch, or older than retention) and a
 // rejected cursor mean a full sync now. A full resync runs every resyncIntervalMs as an audit.
 import type { Logger } from '../log';
-import type { PermanentError, ResourceController } from './wire';
+import type { DesiredState, PermanentError, ResourceController } from './wire';
 import { Dispatcher } from './dispatcher';
 import { get, readText, retryAfterSeconds } from './watcher-http';
 import { CutStreamError, DEFAULT_MAX_LINE_CHARS, LineTooLongError, ndjsonLines } from './ndjson';
@@ -26,7 +26,7 @@ export interface WatcherOptions {
   resyncIntervalMs?: number;
   /** Resources handled at the same time. */
   concurrency?: number;
-  onPermanentFailure?: (ref: ResourceRef, err: PermanentError) => void | Promise<void>;
+  onPermanentFailure?: (ref: ResourceRef, err: PermanentError, state: DesiredState) => void | Promise<void>;
   /** Reconnect delay after a failure: uniformly random in [min, max]. */
   backoffMinMs?: number;
   backoffMaxMs?: number;

@@ -21,7 +21,7 @@ function snapshotWatcher(items: { ref: ResourceRef; state: ApplyState }[]) {
         try {
           await o.controller.apply(it.ref, it.state);
         } catch (err) {
-          if (err instanceof PermanentError) o.onPermanentFailure(it.ref, err);
+          if (err instanceof PermanentError) o.onPermanentFailure(it.ref, err, it.state);
           else throw err;
         }
       }
