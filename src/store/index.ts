@@ -49,3 +49,4 @@ export * as desiredState from './desired-state';
 export * as rolloutItems from './rollout-items';
 export * as apiKeys from './api-keys';
 export * as audit from './audit';
+export { removeEnvironment } from './environment-removal';

@@ -3,13 +3,10 @@
 // migration, for `dev`. Each project has one app, made with it (the label level clusters carry;
 // the API does not show apps). Deletes are soft (deleted_at): reads skip deleted rows, foreign
 // keys and audit rows keep pointing at real rows. Deleting an environment removes what it runs
-// in the clusters through the outbox (sentinels, gossip policies, its routing table) and frees
+// in the clusters through the outbox (environment-removal.ts: sentinels, gossip policies, its
+// routing table) and frees
 // its hostnames (domain rows).
 import type { Queryable, TxSql } from './db';
-import { deleteEnvironmentSentinels } from './sentinels';
-import { deleteEnvironmentPolicies } from './cilium';
-import { clearRoutes, getRoutes } from './routes';
-import { inTx } from './tx';
 
 export interface Scope {
   workspaceId: string;
@@ -150,25 +147,6 @@ export async function lockEnvironmentsOf(tx: TxSql, of: { workspaceId: string } 
 export async function lockEnvironment(tx: TxSql, id: string): Promise<Environment | undefined> {
   const [row] = await tx<Environment[]>`SELECT ${envCols(tx)} FROM environments WHERE id = ${id} AND deleted_at IS NULL FOR UPDATE`;
   return row;
-}
-
-/**
- * Removes what an environment runs in the clusters and marks it deleted, in the caller's
- * transaction: sentinel and gossip-policy rows go, each with its outbox row (krane, finding no
- * desired state, deletes the objects), and the routing table is emptied (its regions delete the
- * ConfigMap). Returns what was removed, for the caller's answer.
- */
-export async function removeEnvironment(q: Queryable, id: string, hostname: string): Promise<{ sentinels: number; policies: number }> {
-  return inTx(q, async (tx) => {
-    const snts = await deleteEnvironmentSentinels(tx, id);
-    const pols = await deleteEnvironmentPolicies(tx, id);
-    const table = await getRoutes(tx, id);
-    if (table && table.regions.length > 0) await clearRoutes(tx, { environmentId: id, workspaceId: table.workspaceId, hostname });
-    // Its hostnames are free for another environment (domains are rows only: nothing to tell krane).
-    await tx`DELETE FROM domains WHERE environment_id = ${id}`;
-    await tx`UPDATE environments SET deleted_at = now() WHERE id = ${id}`;
-    return { sentinels: snts.length, policies: pols.length };
-  });
 }
 
 export async function markProjectDeleted(tx: TxSql, id: string): Promise<void> {

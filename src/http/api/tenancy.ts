@@ -10,7 +10,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors';
 import { newId } from '../../ids';
-import { apiKeys, tenancy, withTx, type Queryable, type TxSql } from '../../store';
+import { apiKeys, removeEnvironment, tenancy, withTx, type Queryable, type TxSql } from '../../store';
 import type { Workflows } from '../../workflow';
 import { assertKnownRegions } from '../../workflow/regions';
 import { environmentHostname } from '../../workflow/traffic';
@@ -56,7 +56,7 @@ async function deleteScope(tx: TxSql, what: string, envs: tenancy.Environment[],
   let sentinels = 0;
   let policies = 0;
   for (const e of envs) {
-    const r = await tenancy.removeEnvironment(tx, e.id, environmentHostname(e, apexDomain));
+    const r = await removeEnvironment(tx, e.id, environmentHostname(e, apexDomain));
     sentinels += r.sentinels;
     policies += r.policies;
   }
