@@ -12,7 +12,8 @@
 //   NOTIFY, published in the writer's transaction; system.ts: the feed epoch and the oldest
 //   open transaction on the server; agent-tokens.ts: region-scoped agent tokens, stored
 //   hashed, revocations announced by NOTIFY; regions.ts: the known regions (from agent tokens)
-//   and their agents' liveness rows (region_liveness).
+//   and their agents' liveness rows (region_liveness); analysis-checks.ts: the evidence of
+//   every canary analysis verdict (issue 27).
 //
 // pg_snapshot_xmin is cluster-wide: any long transaction on the same PostgreSQL server (even in
 // another database) holds the feed back until it ends.
@@ -45,3 +46,4 @@ export * as agentTokens from './agent-tokens';
 export * as system from './system';
 export * as events from './events';
 export * as desiredState from './desired-state';
+export * as analysisChecks from './analysis-checks';

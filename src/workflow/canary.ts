@@ -9,18 +9,19 @@
 //
 // Signals: krane's reports always (a failed canary instance fails at once; instances not all
 // ready when a step's pause ends fail it), Prometheus when the strategy has analysis
-// (src/workflow/analysis.ts: `failureLimit` failed checks fail it; still inconclusive when the
-// step ends fails closed), and an operator's promote (skip to 100%) or abort. A failure rolls
+// (src/workflow/judgement.ts: a threshold or a comparison with the stable; `failureLimit` failed
+// checks fail it; still inconclusive when the step ends fails closed; a comparison that shows
+// the canary within tolerance ends the step early with promoteEarly), and an operator's promote (skip to 100%) or abort. A failure rolls
 // back: 100% to the stable deployment in one change, the canary stopped, status `rolled_back`
 // with the reason. A table someone else changed ends the walk `failed` (walk.ts). Each check is
 // one journaled step, so a ctrl crash resumes the walk where the journal ends, with the same
 // deadlines. Status reports wake a hold early (the deploy's instances awakeable), so a crash
 // loop rolls back in about one report, not one interval.
-import { deployments, events, routes } from '../store';
+import { deployments, routes } from '../store';
 import type { Backend } from '../store/routes';
 import type { TrafficCommand } from '../store/deployments';
 import { TimeoutError, type Context, type DurablePromise } from './engine';
-import { queryPrometheus, type AnalysisResult } from './analysis';
+import { judgeAnalysis, type Judgement } from './judgement';
 import { evaluateProgress } from './progress';
 import { ms, type Analysis, type CanaryStrategy } from './strategy';
 import { canarySplit, sameTable, setTraffic } from './traffic';
@@ -35,7 +36,7 @@ interface Check {
   failed: string | null;
   /** Instances still coming up, as `region running/wanted`; null when all are ready. */
   notReady: string | null;
-  analysis: AnalysisResult | null;
+  analysis: Judgement | null;
   /** The routing table when it is no longer the one the walk last wrote (walk.ts); else null. */
   changed?: Backend[] | null;
 }
@@ -108,6 +109,8 @@ async function holdUntil(
     if (c.analysis?.verdict === 'fail' && ++failures >= (analysis?.failureLimit ?? 1)) return { kind: 'fail', reason: `analysis failed: ${c.analysis.reason}` };
     lastInconclusive = c.analysis?.verdict === 'inconclusive' ? c.analysis.reason : c.analysis ? null : lastInconclusive;
     if (c.command === 'promote') return { kind: 'promote' };
+    // promoteEarly: the canary is shown within tolerance, so the rest of the pause adds nothing.
+    if (c.analysis?.early && !c.notReady) return { kind: 'pass' };
     if (c.now >= deadline) {
       if (c.notReady) return { kind: 'fail', reason: `not ready within the step: ${c.notReady}` };
       if (lastInconclusive) return { kind: 'fail', reason: `analysis inconclusive when the step ended (${lastInconclusive})` };
@@ -133,22 +136,7 @@ async function checkSignals(deps: StrategyDeps, walk: Walk, analysis: Analysis |
   const progress = evaluateProgress(await deployments.deploymentProgress(deps.sql, id), d?.desiredState ?? 'stopped');
   const failed = progress.state === 'failed' ? `canary instance failed in ${progress.reason}` : progress.state === 'stopped' ? 'stopped by operator' : null;
   deps.metrics.analysed('instances', failed ? 'fail' : progress.state === 'waiting' ? 'inconclusive' : 'pass');
-  const result = analysis?.prometheus && !failed && Date.now() >= queryDueAt ? await queryPrometheus(analysis.prometheus, deps.outbound) : null;
-  if (result) {
-    deps.metrics.analysed('prometheus', result.verdict);
-    const { min, max } = analysis!.prometheus!;
-    await events.publishEvent(deps.sql, {
-      type: 'deployment.analysis',
-      deploymentId: id,
-      region: null,
-      signal: 'prometheus',
-      verdict: result.verdict,
-      value: result.value,
-      reason: result.reason,
-      ...(min !== undefined ? { min } : {}),
-      ...(max !== undefined ? { max } : {}),
-    });
-  }
+  const result = analysis && !failed && Date.now() >= queryDueAt ? await judgeAnalysis(deps, { deploymentId: id, stableId: walk.stable, regions: d?.regions ?? [] }, analysis) : null;
   const notReady = progress.state === 'waiting' ? progress.waitingFor.join(', ') : null;
   return { now: Date.now(), command: d?.trafficCommand ?? null, failed, notReady, analysis: result, changed };
 }

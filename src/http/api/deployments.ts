@@ -1,7 +1,7 @@
 // /v1/deployments: create, read, list, stop/start, rollback, promote, abort (a canary or blue-green).
 import type { FastifyInstance } from 'fastify';
 import { notFound, validationError } from '../../errors';
-import { deployments, domains, instances } from '../../store';
+import { analysisChecks, deployments, domains, instances } from '../../store';
 import type { Deployment } from '../../store/deployments';
 import { abortDeployment, changeDesiredState, createDeployment, destinationProblem, NO_OUTBOUND_ALLOW, promoteDeployment, rollbackDeployment, type OutboundPolicy, type Workflows } from '../../workflow';
 import type { Engine } from '../../workflow/engine';
@@ -78,12 +78,13 @@ export function deploymentRoutes(deps: DeploymentRouteDeps) {
       const { id } = parse(IdParams, req.params, 'params');
       const d = await deployments.getDeployment(sql, id);
       if (!d) throw notFound('deployment', id);
-      const [progress, inst, doms, invocations, liveness] = await Promise.all([
+      const [progress, inst, doms, invocations, liveness, checks] = await Promise.all([
         deployments.deploymentProgress(sql, id),
         instances.listInstances(sql, id),
         domains.listDomains(sql, { deploymentId: id }),
         engine.listInvocations({ target: workflows.deploy.name, key: id, limit: 20 }),
         deps.regions ? deps.regions.liveness(d.regions) : Promise.resolve(undefined),
+        analysisChecks.listChecks(sql, id),
       ]);
       // Step history: the journal of the newest deploy run (earlier runs: GET /v1/invocations).
       const latest = invocations.find((i) => i.handler === 'deploy');
@@ -95,6 +96,8 @@ export function deploymentRoutes(deps: DeploymentRouteDeps) {
         domains: doms.map((x) => ({ hostname: x.hostname, kind: x.kind })),
         steps: journal.map((j) => ({ name: j.name, kind: j.kind, status: j.status, failure: j.failure, createdAt: j.createdAt, completedAt: j.completedAt })),
         invocations: invocations.map((i) => ({ id: i.id, handler: i.handler, status: i.status, createdAt: i.createdAt })),
+        // The evidence of each analysis verdict (issue 27), the newest 100, oldest first.
+        analysis: { checks: checks.map((c) => ({ at: c.at, ...c.detail, judge: c.judge, region: c.region, verdict: c.verdict })) },
       };
     });
 
