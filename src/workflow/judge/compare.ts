@@ -10,7 +10,7 @@
 import { betaBinomialLogLR, nullShare, rateRatio, type Counts } from './counts';
 import { hodgesLehmann, median, type Shift } from './hodges-lehmann';
 import { mannWhitney } from './mann-whitney';
-import { alwaysValidP, msprtLogLR, rankInformation } from './sequential';
+import { alwaysValidP, msprtOneSidedLogLR, rankAutocorrelation, rankInformation } from './sequential';
 
 export type Direction = 'lower-is-better' | 'higher-is-better';
 export type Verdict = 'pass' | 'fail' | 'inconclusive';
@@ -81,12 +81,15 @@ function compareRanks(b: number[], c: number[], o: CompareOptions, base: Pick<Co
   const margin = o.tolerance * Math.abs(mb);
   const bo = b.map((v) => s * v);
   const shifted = c.map((v) => s * v - margin);
-  const info = rankInformation(c.length, b.length);
+  // Correlated neighbours carry less information than their count (sequential.ts).
+  const rho = Math.max(rankAutocorrelation(b), rankAutocorrelation(c));
+  const f = (1 - rho) / (1 + rho);
+  const info = rankInformation(c.length, b.length) * f;
   const bound = Math.log(1 / (1 - o.confidence));
   const worse = mannWhitney(shifted, bo, 'greater', true);
-  const worseLR = worse.z > 0 ? msprtLogLR(worse.z, info) : 0;
+  const worseLR = worse.z > 0 ? msprtOneSidedLogLR(worse.z * Math.sqrt(f), info) : 0;
   const better = mannWhitney(shifted, bo, 'less', true);
-  const betterLR = better.z > 0 ? msprtLogLR(better.z, info) : 0;
+  const betterLR = better.z > 0 ? msprtOneSidedLogLR(better.z * Math.sqrt(f), info) : 0;
   const shift = hodgesLehmann(c.slice(-MAX_INTERVAL_SAMPLES), b.slice(-MAX_INTERVAL_SAMPLES), o.confidence);
   const pValue = alwaysValidP(worseLR);
   const fail = worseLR >= bound;

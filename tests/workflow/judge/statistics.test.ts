@@ -9,7 +9,7 @@
 //   (method 'exact', Clopper-Pearson), norm.sf / norm.ppf, special.gammaln, special.betaln.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { betaBinomialLogLR, binomSf, clopperPearson, conditionalBinomialP, hodgesLehmann, mannWhitney, msprtLogLR, normalQuantile, normalSf } from '../../../src/workflow/judge';
+import { betaBinomialLogLR, binomSf, clopperPearson, conditionalBinomialP, hodgesLehmann, mannWhitney, msprtLogLR, msprtOneSidedLogLR, normalQuantile, normalSf, rankAutocorrelation } from '../../../src/workflow/judge';
 import { logGamma } from '../../../src/workflow/judge/special';
 import { intervalRank } from '../../../src/workflow/judge/hodges-lehmann';
 
@@ -93,4 +93,14 @@ test('always-valid evidence: the mixture SPRT closed forms', () => {
   close(msprtLogLR(1, 100), -1.8125107534701348, 1e-12);
   // betaln(k+a, n−k+b) − betaln(a, b) − (k ln p0 + (n−k) ln(1−p0)), k = 9, n = 12, p0 = 0.2, a = 2, b = 8 → 4.259724232539709
   close(betaBinomialLogLR(9, 12, 0.2), 4.259724232539709, 1e-10);
+  // One-sided: ln 2 + ln Λ + norm.logcdf(z·√(v/(1+v))), z = 3, I = 10 → 3.5829907775420917.
+  close(msprtOneSidedLogLR(3, 10), 3.5829907775420917, 1e-7);
+});
+
+test('rank autocorrelation: lag-1 of the ranks, zero within the white-noise band', () => {
+  // ranks of [1,3,2,5,4,7,6,9,8,11,10,12]: Σ(r_i − m)(r_{i+1} − m) / Σ(r_i − m)² = 0.6171328671328671
+  // (scipy.stats.rankdata), above the band 2/√12 = 0.577.
+  close(rankAutocorrelation([1, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 12]), 0.6171328671328671, 1e-12);
+  // Alternating values: negative lag-1 correlation is never taken as more information.
+  assert.equal(rankAutocorrelation([1, 9, 2, 8, 3, 7, 4, 6, 5, 10, 0, 11]), 0);
 });
