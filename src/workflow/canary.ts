@@ -9,9 +9,9 @@
 //
 // Signals: krane's reports always (a failed canary instance fails at once; instances not all
 // ready when a step's pause ends fail it), Prometheus when the strategy has analysis
-// (src/workflow/judgement.ts: a threshold or a comparison with the stable; `failureLimit` failed
-// checks fail it; still inconclusive when the step ends fails closed; a comparison that shows
-// the canary within tolerance ends the step early with promoteEarly), and an operator's promote (skip to 100%) or abort. A failure rolls
+// (src/workflow/judgement.ts, a threshold or a comparison with the stable: `failureLimit` failed
+// checks fail it; inconclusive when the step ends fails closed; promoteEarly may end a step
+// early), and an operator's promote (skip to 100%) or abort. A failure rolls
 // back: 100% to the stable deployment in one change, the canary stopped, status `rolled_back`
 // with the reason. A table someone else changed ends the walk `failed` (walk.ts). Each check is
 // one journaled step, so a ctrl crash resumes the walk where the journal ends, with the same

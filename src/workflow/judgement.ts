@@ -77,13 +77,14 @@ async function judgeCompare(deps: JudgeDeps, s: JudgeSubject, a: Analysis): Prom
   const startMs = (await analysisChecks.firstCheckAt(deps.sql, s.deploymentId, 'compare'))?.getTime() ?? endMs;
   const stepMs = rangeStep(ms(a.interval), endMs - startMs);
   const perRegion = await Promise.all(
-    s.regions.map(async (region): Promise<{ region: string; c: Comparison }> => {
+    s.regions.map(async (region): Promise<{ region: string; c: Comparison; series?: { baseline: number[]; canary: number[] } }> => {
       const r = await readRegion(deps, s, a, region, { startMs, endMs, stepMs });
       if ('error' in r) return { region, c: { verdict: 'inconclusive', early: false, method: 'none', pValue: null, shift: null, baseline: { n: 0, median: null }, canary: { n: 0, median: null }, reason: r.error! } };
-      return { region, c: compareSeries(r.input!, settings) };
+      return { region, c: compareSeries(r.input!, settings), series: { baseline: thin(r.input!.baseline), canary: thin(r.input!.canary) } };
     }),
   );
-  const rows = perRegion.map(({ region, c }) => ({ region, verdict: c.verdict, detail: evidence(region, s.stableId!, c) }));
+  // The rows keep both series, thinned, for the web view's plot; the events stay small.
+  const rows = perRegion.map(({ region, c, series }) => ({ region, verdict: c.verdict, detail: { ...evidence(region, s.stableId!, c), ...(series ? { series } : {}) } }));
   const evts = perRegion.map(({ region, c }): AnalysisEvent => ({ type: 'deployment.analysis', deploymentId: s.deploymentId, signal: 'prometheus', value: null, ...evidence(region, s.stableId!, c) }));
   await record(deps.sql, s.deploymentId, rows, evts, new Date(endMs));
   const named = (v: string) => perRegion.filter((r) => r.c.verdict === v).map((r) => `in ${r.region}: ${r.c.reason}`).join('; ');
@@ -91,6 +92,20 @@ async function judgeCompare(deps: JudgeDeps, s: JudgeSubject, a: Analysis): Prom
   if (perRegion.some((r) => r.c.verdict === 'inconclusive')) return { verdict: 'inconclusive', value: null, reason: named('inconclusive') };
   const early = perRegion.length > 0 && perRegion.every((r) => r.c.early);
   return { verdict: 'pass', value: null, reason: named('pass'), ...(early ? { early } : {}) };
+}
+
+/** Points of a series kept with a check: a chart's worth, not the window's every sample. */
+const SERIES_POINTS = 60;
+
+/** Bucket means down to SERIES_POINTS (a long window would make every check row large). Pure. */
+export function thin(values: readonly number[]): number[] {
+  const finite = values.filter((v) => Number.isFinite(v));
+  if (finite.length <= SERIES_POINTS) return finite;
+  const size = finite.length / SERIES_POINTS;
+  return Array.from({ length: SERIES_POINTS }, (_, i) => {
+    const bucket = finite.slice(Math.floor(i * size), Math.floor((i + 1) * size));
+    return bucket.reduce((t, v) => t + v, 0) / bucket.length;
+  });
 }
 
 /** A compare check as the API and the event show it (issue 27's field names). */

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { notFound, validationError } from '../../errors';
 import { analysisChecks, deployments, domains, instances } from '../../store';
 import type { Deployment } from '../../store/deployments';
+import type { AnalysisCheckRow } from '../../store/analysis-checks';
 import { abortDeployment, changeDesiredState, createDeployment, destinationProblem, NO_OUTBOUND_ALLOW, promoteDeployment, rollbackDeployment, type OutboundPolicy, type Workflows } from '../../workflow';
 import type { Engine } from '../../workflow/engine';
 import { CreateDeploymentBody, IdParams, ListDeploymentsQuery } from './schemas';
@@ -51,6 +52,19 @@ function summary(d: Deployment) {
   };
 }
 
+/**
+ * Analysis checks as the view shows them. Each compare check keeps both series (thinned); only
+ * the newest per region carries them here, for the web view's plot, so the view stays small.
+ */
+function checkViews(checks: AnalysisCheckRow[]) {
+  const newest = new Map<string | null, string>();
+  for (const c of checks) newest.set(c.region, c.id);
+  return checks.map((c) => {
+    const { series, ...detail } = c.detail;
+    return { at: c.at, ...detail, judge: c.judge, region: c.region, verdict: c.verdict, ...(series && newest.get(c.region) === c.id ? { series } : {}) };
+  });
+}
+
 export function deploymentRoutes(deps: DeploymentRouteDeps) {
   const { workflows, engine } = deps;
   const cmd = workflows.commands;
@@ -97,7 +111,7 @@ export function deploymentRoutes(deps: DeploymentRouteDeps) {
         steps: journal.map((j) => ({ name: j.name, kind: j.kind, status: j.status, failure: j.failure, createdAt: j.createdAt, completedAt: j.completedAt })),
         invocations: invocations.map((i) => ({ id: i.id, handler: i.handler, status: i.status, createdAt: i.createdAt })),
         // The evidence of each analysis verdict (issue 27), the newest 100, oldest first.
-        analysis: { checks: checks.map((c) => ({ at: c.at, ...c.detail, judge: c.judge, region: c.region, verdict: c.verdict })) },
+        analysis: { checks: checkViews(checks) },
       };
     });
 
