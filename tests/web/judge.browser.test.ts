@@ -43,6 +43,7 @@ test("a rolled-back canary's page plots both series per region with the verdicts
     }
   }
   assert.notEqual(await page.locator('[data-testid="judgement"][data-region="us-east-1"]').getAttribute('data-verdict'), 'fail');
+  await page.getByRole('heading', { name: 'Canary judgement' }).scrollIntoViewIfNeeded();
   await screenshot(page, 'canary-judgement');
   assert.deepEqual(problems, []);
   await context.close();
