@@ -18,6 +18,14 @@ export type LiveEvent =
       /** The gate's bounds, so a chart can draw them beside the values. */
       min?: number;
       max?: number;
+      /** The compare judge's evidence (issue 27), one event per region per check. */
+      judge?: 'threshold' | 'compare';
+      method?: string;
+      pValue?: number | null;
+      shift?: { estimate: number; low: number; high: number } | null;
+      baseline?: { deploymentId: string; n: number; median: number | null };
+      canary?: { n: number; median: number | null };
+      early?: boolean;
     }
   | { type: 'rollout.wave'; state: string; wave: number; waves: number; succeeded: number; failed: number }
   | { type: 'region.status'; region: string; status: 'online' | 'offline' | 'never_seen'; lastSeenAt: string | null };

@@ -25,6 +25,8 @@ export interface ProgressState {
   trafficWeight?: number;
   /** The last analysis check of this deployment. */
   analysis?: { signal: string; verdict: string; value: number | null };
+  /** The compare judge's last verdict per region, with its reason in words (issue 27). */
+  judged?: Record<string, { verdict: string; reason: string | null }>;
 }
 
 /** Statuses a deployment does not leave on its own; `superseded` is one the workflow may set. */
@@ -56,7 +58,7 @@ export function fromDeployment(d: DeploymentDetail): ProgressState {
  */
 export function mergeSnapshot(prev: ProgressState | undefined, d: DeploymentDetail): ProgressState {
   // Traffic and analysis come from events only: a snapshot keeps what they said.
-  const next = { ...fromDeployment(d), ...(prev?.trafficWeight !== undefined ? { trafficWeight: prev.trafficWeight } : {}), ...(prev?.analysis ? { analysis: prev.analysis } : {}) };
+  const next = { ...fromDeployment(d), ...(prev?.trafficWeight !== undefined ? { trafficWeight: prev.trafficWeight } : {}), ...(prev?.analysis ? { analysis: prev.analysis } : {}), ...(prev?.judged ? { judged: prev.judged } : {}) };
   return prev && rank(prev.status) > rank(next.status) ? { ...next, status: prev.status, error: prev.error } : next;
 }
 
@@ -66,6 +68,7 @@ export function applyEvent(s: ProgressState, e: LiveEvent): ProgressState {
     return s.progressive ? { ...s, trafficWeight: e.backends.find((b) => b.deploymentId === s.id)?.weight ?? 0 } : s;
   }
   if (!('deploymentId' in e) || e.deploymentId !== s.id) return s;
+  if (e.type === 'deployment.analysis' && e.judge === 'compare' && e.region) return { ...s, judged: { ...s.judged, [e.region]: { verdict: e.verdict, reason: e.reason } } };
   if (e.type === 'deployment.analysis') return { ...s, analysis: { signal: e.signal, verdict: e.verdict, value: e.value } };
   if (e.type === 'deployment.status') {
     // Events may arrive late or be replayed after a newer snapshot: never move backwards, and a

@@ -95,6 +95,12 @@ export function registerClientCommands(program: Command, deps: ClientCommandDeps
       .option('--analysis-max <x>', 'the query fails above this', floatArg)
       .option('--analysis-interval <duration>', 'how often the query runs (default 10s)')
       .option('--prometheus-url <url>', 'Prometheus to query, e.g. http://prometheus:9090')
+      .option('--judge <kind>', 'threshold (default: --analysis-min/max) or compare (the canary against its stable; $deployment and $region in the query)')
+      .option('--direction <d>', 'compare: lower-is-better (default) or higher-is-better')
+      .option('--tolerance <x>', 'compare: how much worse than the stable\'s median still passes (default 0.1)', floatArg)
+      .option('--confidence <x>', 'compare: 1 - the most a healthy canary may fail (default 0.95)', floatArg)
+      .option('--min-samples <n>', 'compare: samples each side needs for a verdict (default 20)', intArg)
+      .option('--promote-early', 'compare: end a step early once the canary is shown within tolerance')
       .option('--wait', 'show live per-region progress until ready or failed (exit 1 also when rolled back)')
       .option('--timeout <duration>', 'with --wait: give up after this long (default 6m)', durationArg),
   ).action(action((ctx, o) => deployCommand(o, ctx), deployFlagFor));

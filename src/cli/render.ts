@@ -168,5 +168,7 @@ export function progressLines(s: ProgressState, opts: { withBars: boolean; elaps
   const traffic = s.trafficWeight !== undefined ? `  traffic ${s.trafficWeight}%` : '';
   const check = s.analysis ? `  ${s.analysis.signal} ${s.analysis.verdict}${s.analysis.value !== null ? ` (${s.analysis.value})` : ''}` : '';
   const head = `deployment ${s.id}: ${s.status}${s.error ? ` (${s.error})` : ''}${traffic}${check}${opts.elapsedMs !== undefined ? `  ${duration(opts.elapsedMs)}` : ''}`;
-  return [head, ...s.regions.map((r) => `  ${r.region.padEnd(width)}  ${opts.withBars ? `${bar(r)}  ` : ''}${regionText(r)}`)];
+  // A compare verdict belongs to its region: its reason goes on that region's line.
+  const judged = (r: RegionState) => (s.judged?.[r.region] ? `  ${s.judged[r.region]!.verdict}: ${s.judged[r.region]!.reason ?? ''}` : '');
+  return [head, ...s.regions.map((r) => `  ${r.region.padEnd(width)}  ${opts.withBars ? `${bar(r)}  ` : ''}${regionText(r)}${judged(r)}`)];
 }

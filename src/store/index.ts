@@ -13,7 +13,8 @@
 //   open transaction on the server; agent-tokens.ts: region-scoped agent tokens, stored
 //   hashed, revocations announced by NOTIFY; regions.ts: the known regions (from agent tokens)
 //   and their agents' liveness rows (region_liveness); api-keys.ts: scoped API keys (hashed,
-//   revocations by NOTIFY); audit.ts: the audit trail, written in the caller's transaction.
+//   revocations by NOTIFY); audit.ts: the audit trail, written in the caller's transaction;
+//   analysis-checks.ts: the evidence of every canary analysis verdict (issue 27).
 //
 // pg_snapshot_xmin is cluster-wide: any long transaction on the same PostgreSQL server (even in
 // another database) holds the feed back until it ends.
@@ -50,3 +51,4 @@ export * as rolloutItems from './rollout-items';
 export * as apiKeys from './api-keys';
 export * as audit from './audit';
 export { removeEnvironment } from './environment-removal';
+export * as analysisChecks from './analysis-checks';

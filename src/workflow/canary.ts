@@ -11,7 +11,9 @@
 // ready when a step's pause ends fail it), the liveness of the target regions (no step ends,
 // so nothing is promoted, while one is offline: its instance rows are what krane last said; one
 // offline past ctrl's --offline-grace fails the walk, named), the analysis when the strategy has
-// one (src/workflow/analysis.ts), and an operator's promote (skip to 100%) or abort.
+// one (src/workflow/judgement.ts: a threshold, or a comparison with the stable, per region;
+// with promoteEarly a comparison that shows the canary within tolerance ends a step early), and
+// an operator's promote (skip to 100%) or abort.
 //
 // The analysis is judged over the whole walk, not per step (issue 23): failed checks add up
 // across all the steps (blue-green: its whole window), and the `failureLimit`-th fails the walk
@@ -19,18 +21,19 @@
 // holds on, one check per interval, until a check passes or the limit is reached (so the hold
 // is bounded by failureLimit more intervals). A step that ends with its last check inconclusive
 // (no data) fails closed. The count is derived from the journaled checks alone, so a ctrl crash
-// resumes it exactly. `judgeCheck` is the pure rule; analysis.ts#runAnalysis the only judge call.
+// resumes it exactly. `judgeCheck` is the pure rule; judgement.ts#judgeAnalysis the only judge call.
 //
 // A failure rolls back: 100% to the stable deployment in one change, the canary stopped, status
 // `rolled_back` with the reason. A table someone else changed ends the walk `failed` (walk.ts).
 // Each check is one journaled step, so a ctrl crash resumes the walk where the journal ends,
 // with the same deadlines. Status reports and operator commands wake a hold early (the deploy's
 // instances awakeable), so a crash loop or an abort acts in about one report, not one interval.
-import { deployments, events, routes } from '../store';
+import { deployments, routes } from '../store';
 import type { Backend } from '../store/routes';
 import type { TrafficCommand } from '../store/deployments';
 import { TimeoutError, type Context, type DurablePromise } from './engine';
-import { runAnalysis, type AnalysisResult } from './analysis';
+import type { AnalysisResult } from './analysis';
+import { judgeAnalysis, type Judgement } from './judgement';
 import { evaluateProgress } from './progress';
 import { ms, type Analysis, type CanaryStrategy } from './strategy';
 import { canarySplit, sameTable, setTraffic } from './traffic';
@@ -45,7 +48,7 @@ export interface Check {
   failed: string | null;
   /** Instances still coming up, as `region running/wanted`; null when all are ready. */
   notReady: string | null;
-  analysis: AnalysisResult | null;
+  analysis: Judgement | null;
   /** The routing table when it is no longer the one the walk last wrote (walk.ts); else null. */
   changed?: Backend[] | null;
   /** Target regions offline now, and why to give up (one offline past the grace); absent in
@@ -84,6 +87,8 @@ export function judgeCheck(c: Check, before: HoldMemory, o: { deadline: number; 
     return end({ kind: 'fail', reason: `analysis failed: ${c.analysis.reason} (${failures} of failureLimit ${o.failureLimit} checks failed)` });
   }
   if (c.command === 'promote') return end({ kind: 'promote' });
+  // promoteEarly: every region shown within tolerance, so the rest of the pause adds nothing.
+  if (c.analysis?.early && !c.notReady && !c.offline?.regions.length) return end({ kind: 'pass' });
   if (c.now < o.deadline) return end(null);
   if (c.notReady) return end({ kind: 'fail', reason: `not ready within the step: ${c.notReady}` });
   if (c.offline?.regions.length) return end(null);
@@ -182,8 +187,8 @@ async function holdUntil(
 
 /**
  * One check of a hold, journaled as a whole: the deployment's command and instances, the
- * table, the target regions' liveness, and (when due) the analysis. A second judge kind plugs
- * in behind analysis.ts#runAnalysis; its result is judged the same way (judgeCheck).
+ * table, the target regions' liveness, and (when due) the analysis (judgement.ts: threshold or
+ * compare, both judged the same way here, judgeCheck).
  */
 async function checkSignals(deps: StrategyDeps, walk: Walk, analysis: Analysis | undefined, queryDueAt: number, startedAt: number): Promise<Check> {
   const id = walk.id;
@@ -195,24 +200,7 @@ async function checkSignals(deps: StrategyDeps, walk: Walk, analysis: Analysis |
   const failed = progress.state === 'failed' ? `canary instance failed in ${progress.reason}` : progress.state === 'stopped' ? 'stopped by operator' : null;
   deps.metrics.analysed('instances', failed ? 'fail' : progress.state === 'waiting' ? 'inconclusive' : 'pass');
   const offline = deps.offline ? await deps.offline(deps.regions, startedAt) : { offline: [], reason: null };
-  const result = analysis && !failed && Date.now() >= queryDueAt ? await runAnalysis(analysis, deps.outbound) : null;
-  if (result) await recordAnalysis(deps, id, analysis!, result);
+  const result = analysis && !failed && Date.now() >= queryDueAt ? await judgeAnalysis(deps, { deploymentId: id, stableId: walk.stable, regions: d?.regions ?? [] }, analysis) : null;
   const notReady = progress.state === 'waiting' ? progress.waitingFor.join(', ') : null;
   return { now: Date.now(), command: d?.trafficCommand ?? null, failed, notReady, analysis: result, changed, offline: { regions: offline.offline, reason: offline.reason } };
-}
-
-async function recordAnalysis(deps: StrategyDeps, id: string, analysis: Analysis, result: AnalysisResult): Promise<void> {
-  deps.metrics.analysed('prometheus', result.verdict);
-  const { min, max } = analysis.prometheus ?? {};
-  await events.publishEvent(deps.sql, {
-    type: 'deployment.analysis',
-    deploymentId: id,
-    region: null,
-    signal: 'prometheus',
-    verdict: result.verdict,
-    value: result.value,
-    reason: result.reason,
-    ...(min !== undefined ? { min } : {}),
-    ...(max !== undefined ? { max } : {}),
-  });
 }

@@ -9,6 +9,9 @@
 // - strategy.ts: the strategy schema and duration parsing; traffic.ts: routing-table changes,
 //   the pure canary split, and the one lock order of every transaction that touches the table
 //   with deployments (the table first); analysis.ts: the Prometheus gate (pure judgement + one query).
+//   judgement.ts: one analysis check, threshold (analysis.ts) or compare (issue 27: the canary's
+//   series against its stable's per region, read by range-query.ts, judged by the pure judge/),
+//   with its evidence stored and announced.
 // - sentinel.ts: SentinelService, object keyed by sentinel id: merge config, wait for krane to
 //   report convergence (NotifyReady, shared), 10-minute timeout by default.
 // - desired-state.ts: DesiredStateService, object keyed by deployment id: stop / start.

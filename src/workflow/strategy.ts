@@ -31,19 +31,56 @@ export const Analysis = z
     interval: duration(100, DAY_MS).default('10s'),
     /** Failed checks (a bound left, or a query error) that fail the gate; 1 = the first one. */
     failureLimit: z.number().int().min(1).max(100).default(1),
-    prometheus: z
-      .strictObject({
-        url: z.url({ protocol: /^https?$/ }).max(2048),
-        query: z.string().min(1).max(4096),
-        min: z.number().optional(),
-        max: z.number().optional(),
-      })
-      .superRefine((p, ctx) => {
-        if (p.min === undefined && p.max === undefined) ctx.addIssue({ code: 'custom', path: ['min'], message: 'give min, max or both: a query without bounds cannot fail' });
-        if (p.min !== undefined && p.max !== undefined && p.min > p.max) ctx.addIssue({ code: 'custom', path: ['max'], message: `max ${p.max} is below min ${p.min}` });
-      }),
+    /**
+     * `threshold`: one instant query against min/max. `compare` (issue 27): the canary's series
+     * against its stable's over the same window, per region (src/workflow/judge/).
+     */
+    judge: z.enum(['threshold', 'compare']).default('threshold'),
+    prometheus: z.strictObject({
+      url: z.url({ protocol: /^https?$/ }).max(2048),
+      /** compare: `$deployment`, `$region` and `$step` are replaced in each query. */
+      query: z.string().min(1).max(4096),
+      /** compare only: request counts beside `query`'s error counts, for the count rule. */
+      totalQuery: z.string().min(1).max(4096).optional(),
+      min: z.number().optional(),
+      max: z.number().optional(),
+    }),
+    // compare only; their defaults are filled in by the judge, so a threshold gate reads back as written.
+    direction: z.enum(['lower-is-better', 'higher-is-better']).optional(),
+    /** Relative to the stable's median: 0.1 lets the canary be up to 10% worse. */
+    tolerance: z.number().min(0).max(10).optional(),
+    /** 1 − confidence is the level of the sequential test: the most a healthy canary may fail. */
+    confidence: z.number().min(0.5).max(0.9999).optional(),
+    /** Samples each side needs before a verdict (fewer: inconclusive). */
+    minSamples: z.number().int().min(3).max(100_000).optional(),
+    /** A canary shown within tolerance ends its step early instead of waiting out the pause. */
+    promoteEarly: z.boolean().optional(),
+  })
+  .superRefine((a, ctx) => {
+    const p = a.prometheus;
+    if (a.judge === 'threshold') {
+      if (p.min === undefined && p.max === undefined) ctx.addIssue({ code: 'custom', path: ['prometheus', 'min'], message: 'give min, max or both: a query without bounds cannot fail' });
+      if (p.min !== undefined && p.max !== undefined && p.min > p.max) ctx.addIssue({ code: 'custom', path: ['prometheus', 'max'], message: `max ${p.max} is below min ${p.min}` });
+      for (const f of COMPARE_ONLY) if (a[f] !== undefined) ctx.addIssue({ code: 'custom', path: [f], message: `${f} is for "judge": "compare"` });
+      if (p.totalQuery !== undefined) ctx.addIssue({ code: 'custom', path: ['prometheus', 'totalQuery'], message: 'totalQuery is for "judge": "compare"' });
+    } else {
+      for (const f of ['min', 'max'] as const) if (p[f] !== undefined) ctx.addIssue({ code: 'custom', path: ['prometheus', f], message: `${f} is for "judge": "threshold"; compare judges against the stable (use tolerance)` });
+      if (!p.query.includes('$deployment')) ctx.addIssue({ code: 'custom', path: ['prometheus', 'query'], message: 'a compare query must select by $deployment, or stable and canary read the same series' });
+    }
   });
+const COMPARE_ONLY = ['direction', 'tolerance', 'confidence', 'minSamples', 'promoteEarly'] as const;
 export type Analysis = z.output<typeof Analysis>;
+
+/** The compare judge's settings with their defaults (issue 27: 10% tolerance, 95%, 20 samples). */
+export function compareSettings(a: Analysis) {
+  return {
+    direction: a.direction ?? 'lower-is-better',
+    tolerance: a.tolerance ?? 0.1,
+    confidence: a.confidence ?? 0.95,
+    minSamples: a.minSamples ?? 20,
+    promoteEarly: a.promoteEarly ?? false,
+  } as const;
+}
 
 const Step = z.strictObject({
   // multipleOf, not int(): int() aborts the step, which would hide an order problem from the 400.

@@ -66,7 +66,7 @@ test('a good canary and blue-green are accepted and shown with their defaults; n
   const c = await t.api('/v1/deployments', { body: body(canary) });
   assert.equal(c.status, 202, JSON.stringify(c.body));
   const shown = (await t.api(`/v1/deployments/${c.body.id}`)).body.strategy;
-  assert.deepEqual(shown, { ...canary, analysis: { interval: '10s', failureLimit: 1, ...canary.analysis } });
+  assert.deepEqual(shown, { ...canary, analysis: { interval: '10s', failureLimit: 1, judge: 'threshold', ...canary.analysis } });
   const bg = await t.api('/v1/deployments', { body: body({ type: 'blue-green' }) });
   assert.equal(bg.status, 202);
   assert.deepEqual((await t.api(`/v1/deployments/${bg.body.id}`)).body.strategy, { type: 'blue-green', scaleDownDelay: '5m' });

@@ -23,6 +23,13 @@ export interface DeployOptions extends ClientFlags {
   analysisMax?: number;
   analysisInterval?: string;
   prometheusUrl?: string;
+  /** Issue 27: `compare` judges the canary against its stable instead of min/max. */
+  judge?: string;
+  direction?: string;
+  tolerance?: number;
+  confidence?: number;
+  minSamples?: number;
+  promoteEarly?: boolean;
   wait?: boolean;
   timeout?: number;
   json?: boolean;
@@ -46,6 +53,12 @@ const FLAGS: Record<string, string> = {
   'strategy.analysis.prometheus.query': '--analysis-query',
   'strategy.analysis.prometheus.min': '--analysis-min',
   'strategy.analysis.prometheus.max': '--analysis-max',
+  'strategy.analysis.judge': '--judge',
+  'strategy.analysis.direction': '--direction',
+  'strategy.analysis.tolerance': '--tolerance',
+  'strategy.analysis.confidence': '--confidence',
+  'strategy.analysis.minSamples': '--min-samples',
+  'strategy.analysis.promoteEarly': '--promote-early',
 };
 
 /** The flag behind an API field: the longest mapped prefix (a step's pause is --pause). */
@@ -75,6 +88,7 @@ export function strategyFromFlags(o: DeployOptions): Record<string, unknown> | u
     o.analysisQuery || o.prometheusUrl
       ? {
           ...(o.analysisInterval ? { interval: o.analysisInterval } : {}),
+          ...compareFromFlags(o),
           prometheus: { url: o.prometheusUrl, query: o.analysisQuery, ...(o.analysisMin !== undefined ? { min: o.analysisMin } : {}), ...(o.analysisMax !== undefined ? { max: o.analysisMax } : {}) },
         }
       : undefined;
@@ -82,6 +96,12 @@ export function strategyFromFlags(o: DeployOptions): Record<string, unknown> | u
   if (type === 'blue-green') return { type, ...(analysis ? { analysis } : {}) };
   if (!o.steps) throw usageError('--strategy canary needs --steps, e.g. --steps 10,50 --pause 30s');
   return { type, steps: o.steps.map((weight) => ({ weight, pause: o.pause ?? '1m' })), ...(analysis ? { analysis } : {}) };
+}
+
+/** The compare judge's flags as analysis fields; the API judges their values (and the mix). */
+function compareFromFlags(o: DeployOptions): Record<string, unknown> {
+  const fields = { judge: o.judge, direction: o.direction, tolerance: o.tolerance, confidence: o.confidence, minSamples: o.minSamples, promoteEarly: o.promoteEarly };
+  return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
 }
 
 export async function deployCommand(o: DeployOptions, ctx: CommandContext): Promise<number> {

@@ -3,8 +3,9 @@
 // writes its audit row in its own transaction (the commands' `alongside`).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { notFound, validationError } from '../../errors';
-import { deployments, domains, instances, tenancy } from '../../store';
+import { analysisChecks, deployments, domains, instances, tenancy } from '../../store';
 import type { Deployment } from '../../store/deployments';
+import type { AnalysisCheckRow } from '../../store/analysis-checks';
 import { abortDeployment, changeDesiredState, createDeployment, destinationProblem, NO_OUTBOUND_ALLOW, promoteDeployment, rollbackDeployment, type OutboundPolicy, type Workflows } from '../../workflow';
 import type { Engine } from '../../workflow/engine';
 import { CreateDeploymentBody, IdParams, ListDeploymentsQuery } from './schemas';
@@ -56,6 +57,19 @@ function summary(d: Deployment) {
   };
 }
 
+/**
+ * Analysis checks as the view shows them. Each compare check keeps both series (thinned); only
+ * the newest per region carries them here, for the web view's plot, so the view stays small.
+ */
+function checkViews(checks: AnalysisCheckRow[]) {
+  const newest = new Map<string | null, string>();
+  for (const c of checks) newest.set(c.region, c.id);
+  return checks.map((c) => {
+    const { series, ...detail } = c.detail;
+    return { at: c.at, ...detail, judge: c.judge, region: c.region, verdict: c.verdict, ...(series && newest.get(c.region) === c.id ? { series } : {}) };
+  });
+}
+
 export function deploymentRoutes(deps: DeploymentRouteDeps) {
   const { workflows, engine } = deps;
   const cmd = workflows.commands;
@@ -96,12 +110,13 @@ export function deploymentRoutes(deps: DeploymentRouteDeps) {
     app.get('/v1/deployments/:id', { config: { permission: 'deployments.read' } }, async (req) => {
       const { id } = parse(IdParams, req.params, 'params');
       const d = await own(req, id);
-      const [progress, inst, doms, invocations, liveness] = await Promise.all([
+      const [progress, inst, doms, invocations, liveness, checks] = await Promise.all([
         deployments.deploymentProgress(sql, id),
         instances.listInstances(sql, id),
         domains.listDomains(sql, { deploymentId: id }),
         engine.listInvocations({ target: workflows.deploy.name, key: id, limit: 20 }),
         deps.regions ? deps.regions.liveness(d.regions) : Promise.resolve(undefined),
+        analysisChecks.listChecks(sql, id),
       ]);
       // Step history: the journal of the newest deploy run (earlier runs: GET /v1/invocations).
       const latest = invocations.find((i) => i.handler === 'deploy');
@@ -113,6 +128,8 @@ export function deploymentRoutes(deps: DeploymentRouteDeps) {
         domains: doms.map((x) => ({ hostname: x.hostname, kind: x.kind })),
         steps: journal.map((j) => ({ name: j.name, kind: j.kind, status: j.status, failure: j.failure, createdAt: j.createdAt, completedAt: j.completedAt })),
         invocations: invocations.map((i) => ({ id: i.id, handler: i.handler, status: i.status, createdAt: i.createdAt })),
+        // The evidence of each analysis verdict (issue 27), the newest 100, oldest first.
+        analysis: { checks: checkViews(checks) },
       };
     });
 

@@ -21,6 +21,8 @@ export interface DeploymentSummary extends CliSummary {
 export interface DeploymentDetail extends CliDetail {
   strategy?: Strategy;
   traceId?: string | null;
+  /** The evidence of each analysis check (issue 27); read leniently by models/judge.ts. */
+  analysis?: { checks: unknown[] };
 }
 
 export interface Traffic {

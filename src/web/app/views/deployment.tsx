@@ -11,6 +11,7 @@ import { href } from '../router';
 import type { DeploymentDetail } from '../types';
 import { ActionButton, Badge, ErrorBox, isUnavailable, Loading, Outcome } from './common';
 import { StrategyLine, TrafficPanel } from './traffic';
+import { Judgements } from './judgement';
 
 const enc = encodeURIComponent;
 
@@ -255,6 +256,7 @@ export function DeploymentView({ id }: { id: string }) {
             <p class="muted">No domains point here.</p>
           )}
           <TrafficPanel environmentId={d.environmentId} deploymentId={d.id} />
+          <Judgements checks={d.analysis?.checks} />
           <h2>Steps</h2>
           <Steps steps={d.steps} />
         </>

@@ -1,0 +1,118 @@
+// The compare judge (issue 27) end to end: ctrl reads the canary's and the stable's series per
+// region from a stand-in Prometheus (query_range, tests/helpers/prometheus-series.ts) and rolls
+// back a canary worse than its stable although both stay under any fixed threshold, promotes an
+// equal one, does not blame the canary for a degradation of both, and names the one region
+// where the canary is bad. The series are log-normal noise (σ 0.3) around levels set per test.
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { testStack, until, routeWeights } from '../helpers/stack';
+import { noisy, startSeriesPrometheus, type Selector } from '../helpers/prometheus-series';
+import { events } from '../../src/store';
+import type { LiveEvent } from '../../src/live-events';
+
+const BOTH = ['us-east-1', 'eu-west-1'];
+// The stand-in runs on 127.0.0.1 over plain http: allowed explicitly (the outbound policy).
+const stack = await testStack({ ctrl: { settings: { outboundAllow: '127.0.0.1' } } });
+/** Levels per series; the tests set it. Default: every deployment at a 1% error ratio. */
+let level: (s: Selector, t: number) => number = () => 0.01;
+const prom = await startSeriesPrometheus((s, t) => noisy(level(s, t), `${s.deployment}/${s.region}`, t));
+const seen: LiveEvent[] = [];
+after(await events.listenEvents(stack.db.sql, (e) => void seen.push(e)));
+
+const QUERY = 'app_error_ratio{deployment="$deployment",region="$region"}';
+const compare = (pause: string, extra: Record<string, unknown> = {}) => ({
+  type: 'canary',
+  steps: [{ weight: 20, pause }],
+  analysis: { interval: '300ms', judge: 'compare', prometheus: { url: prom.url, query: QUERY }, direction: 'lower-is-better', tolerance: 0.1, confidence: 0.95, minSamples: 20, ...extra },
+});
+
+async function create(strategy?: unknown): Promise<string> {
+  const r = await stack.api('/v1/deployments', { body: { image: 'nginx:1.27', regions: BOTH, replicas: 1, ...(strategy ? { strategy } : {}) } });
+  assert.equal(r.status, 202, JSON.stringify(r.body));
+  return r.body.id;
+}
+const finished = (id: string, ms = 30_000) =>
+  until(async () => {
+    const d = (await stack.api(`/v1/deployments/${id}`)).body;
+    return ['ready', 'failed', 'rolled_back'].includes(d.status) ? d : undefined;
+  }, ms, `${id} finished`);
+const analysisEvents = (id: string) => seen.filter((e): e is Extract<LiveEvent, { type: 'deployment.analysis' }> => e.type === 'deployment.analysis' && e.deploymentId === id);
+
+let stable = await create();
+assert.equal((await finished(stable)).status, 'ready');
+
+test('a canary at 3× its stable error ratio, both under any fixed threshold, is rolled back with the reason', async () => {
+  const canary = await create(compare('60s'));
+  level = (s) => (s.deployment === canary ? 0.03 : 0.01);
+  for (const r of BOTH) await until(async () => (await routeWeights(stack, r)).join(',') === `${stable}:80,${canary}:20`, 30_000, `${r} at 20%`);
+  const done = await finished(canary, 20_000);
+  assert.equal(done.status, 'rolled_back');
+  assert.match(done.error, /^analysis failed: in (us-east-1|eu-west-1): canary's value is [23]\.\d× the stable's \(p [=<] [\d.]+, 95% interval [\d.]+×-[\d.]+×\), over tolerance 1\.1×/);
+  for (const r of BOTH) await until(async () => (await routeWeights(stack, r)).join(',') === `${stable}:100`, 10_000, `${r} back on stable`);
+  // The evidence, in the deployment view and the event.
+  const failed = done.analysis.checks.filter((c: { verdict: string }) => c.verdict === 'fail');
+  assert.ok(failed.length >= 1, JSON.stringify(done.analysis.checks));
+  const c = failed[0];
+  assert.equal(c.judge, 'compare');
+  assert.equal(c.method, 'mann-whitney');
+  assert.ok(c.pValue < 0.05, `p ${c.pValue}`);
+  assert.equal(c.baseline.deploymentId, stable);
+  assert.ok(c.baseline.n >= 20 && c.canary.n >= 20, JSON.stringify(c));
+  assert.ok(c.canary.median / c.baseline.median > 2 && c.canary.median / c.baseline.median < 4.5, JSON.stringify(c));
+  assert.ok(c.shift.low > 0.1 * c.baseline.median && c.shift.low <= c.shift.estimate && c.shift.estimate <= c.shift.high, JSON.stringify(c.shift));
+  assert.ok(done.error.includes(c.reason), `${done.error} quotes ${c.reason}`);
+  // The first checks had too few samples: inconclusive, never a pass.
+  assert.equal(done.analysis.checks[0].verdict, 'inconclusive');
+  assert.match(done.analysis.checks[0].reason, /too few samples/);
+  assert.ok(analysisEvents(canary).some((e) => e.judge === 'compare' && e.verdict === 'fail' && e.pValue === c.pValue && e.baseline?.deploymentId === stable));
+  // Both series were read per region, with the template filled in for each deployment.
+  for (const r of BOTH) for (const id of [stable, canary]) assert.ok(prom.queries.some((q) => q.query === `app_error_ratio{deployment="${id}",region="${r}"}`), `${id} in ${r}`);
+});
+
+test('a canary equal to its stable is promoted', async () => {
+  level = () => 0.01;
+  const canary = await create(compare('2500ms'));
+  const done = await finished(canary);
+  assert.equal(done.status, 'ready', done.error);
+  const last = done.analysis.checks.slice(-2);
+  assert.deepEqual(last.map((c: { region: string }) => c.region).sort(), [...BOTH].sort());
+  assert.ok(last.every((c: { verdict: string; reason: string }) => c.verdict === 'pass' && /within tolerance 1\.1×/.test(c.reason)), JSON.stringify(last));
+  stable = canary;
+});
+
+test('an environment-wide degradation of both is not blamed on the canary', async () => {
+  const start = Date.now() + 1200;
+  // Both go from 1% to 8% a little after the canary starts, and stay there.
+  level = (_s, t) => (t >= start ? 0.08 : 0.01);
+  const canary = await create(compare('3s'));
+  const done = await finished(canary);
+  assert.equal(done.status, 'ready', done.error);
+  assert.ok(done.analysis.checks.some((c: { baseline: { median: number } }) => c.baseline.median > 0.01), 'the degradation was in the window');
+  assert.ok(!done.analysis.checks.some((c: { verdict: string }) => c.verdict === 'fail'));
+  stable = canary;
+});
+
+test("one region's bad canary fails the whole canary, naming the region", async () => {
+  const canary = await create(compare('60s'));
+  level = (s) => (s.deployment === canary && s.region === 'eu-west-1' ? 0.03 : 0.01);
+  const done = await finished(canary, 20_000);
+  assert.equal(done.status, 'rolled_back');
+  assert.match(done.error, /^analysis failed: in eu-west-1: canary's value is/);
+  assert.ok(!done.error.includes('in us-east-1'), done.error);
+  const byRegion = (r: string) => done.analysis.checks.filter((c: { region: string }) => c.region === r);
+  assert.ok(byRegion('eu-west-1').some((c: { verdict: string }) => c.verdict === 'fail'));
+  assert.ok(!byRegion('us-east-1').some((c: { verdict: string }) => c.verdict === 'fail'));
+  for (const r of BOTH) await until(async () => (await routeWeights(stack, r)).join(',') === `${stable}:100`, 10_000, `${r} back on stable`);
+});
+
+test('promoteEarly: a canary shown within tolerance ends its pause early', async () => {
+  // Better than the stable: the canary's upper bound is well inside the tolerance quickly.
+  level = (s) => (s.deployment === stable ? 0.01 : 0.006);
+  const t0 = Date.now();
+  const canary = await create(compare('60s', { promoteEarly: true }));
+  const done = await finished(canary, 30_000);
+  assert.equal(done.status, 'ready', done.error);
+  assert.ok(Date.now() - t0 < 30_000, 'well before the 60 s pause');
+  assert.ok(done.analysis.checks.some((c: { early?: boolean; reason: string }) => c.early && /clearly within tolerance/.test(c.reason)), JSON.stringify(done.analysis.checks.slice(-2)));
+  stable = canary;
+});
