@@ -172,6 +172,31 @@ const outboundAllow = z
     return r;
   });
 
+/** `--default-regions a,b,c`: where a deploy goes that names no regions and whose environment
+ *  has none (issue 25); absent: such a deploy is a 400. */
+const defaultRegions = z
+  .string()
+  .optional()
+  .transform((v, ctx) => {
+    const list = (v ?? '').split(',').map((r) => r.trim()).filter(Boolean);
+    for (const r of list) if (!regionPattern.test(r)) ctx.addIssue({ code: 'custom', message: `invalid region name "${r}"` });
+    if (new Set(list).size !== list.length) ctx.addIssue({ code: 'custom', message: 'regions must not repeat' });
+    return list;
+  });
+
+/** Workspace feature flags (issue 25) a workspace has unless it chose otherwise. */
+export const FEATURE_NAMES = ['multiRegion', 'autoScaling', 'blueGreen', 'canary'] as const;
+
+/** `--default-features multiRegion,canary,blueGreen,autoScaling`: all on unless narrowed. */
+const defaultFeatures = z
+  .string()
+  .default(FEATURE_NAMES.join(','))
+  .transform((v, ctx) => {
+    const list = v.split(',').map((f) => f.trim()).filter(Boolean);
+    for (const f of list) if (!(FEATURE_NAMES as readonly string[]).includes(f)) ctx.addIssue({ code: 'custom', message: `unknown feature "${f}"; features: ${FEATURE_NAMES.join(', ')}` });
+    return list as (typeof FEATURE_NAMES)[number][];
+  });
+
 const positiveInt = (fallback: number) => z.coerce.number().int('must be a whole number').min(1, 'must be at least 1').default(fallback);
 
 /** Defaults of ctrl's connection limits (reasons below, on each option). */
@@ -219,6 +244,8 @@ export const schemas = {
       .regex(/^[a-z0-9]([a-z0-9.-]{0,200}[a-z0-9])?$/, 'must be a lowercase DNS name')
       .default('unkey.local'),
     ...ctrlLimits,
+    defaultRegions,
+    defaultFeatures,
     otlpEndpoint,
     logLevel,
   })

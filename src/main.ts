@@ -41,6 +41,8 @@ program
   .option('--max-connections <n>', 'open connections at once; more are refused (default 10000)')
   .option('--otlp-endpoint <url>', 'export traces over OTLP/HTTP to this base URL (default: off; also OTEL_EXPORTER_OTLP_ENDPOINT)')
   .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent (default info)')
+  .option('--default-regions <regions>', 'regions of a deploy that names none and whose environment has none, as a,b,c')
+  .option('--default-features <flags>', 'feature flags of workspaces that never set them (default multiRegion,canary,blueGreen,autoScaling)')
   .action(async (opts: Record<string, unknown>) => {
     const cfg = loadConfig('ctrl', { ...opts, migrate: undefined, noMigrate: opts.migrate === false ? true : undefined });
     const handle = await startCtrl(cfg);

@@ -1,5 +1,7 @@
 // The deployments table: what the user asked to run, and the workflow's view of its progress.
-import type { Queryable } from './db';
+import type { Queryable, TxSql } from './db';
+import { inTx } from './tx';
+import { nextAutoVersion } from './versions';
 import type { Scope } from './tenancy';
 import { publishEvent } from './events';
 
@@ -31,9 +33,20 @@ export interface NewDeployment extends Scope {
   traceparent?: string | null;
   /** The strategy as the API accepted it (src/workflow/strategy.ts reads it); null: rolling. */
   strategy?: unknown;
+  /** Unique within the environment (src/store/versions.ts); absent: the next `v<N>`. */
+  version?: string | undefined;
+  /** Replicas left to a HorizontalPodAutoscaler between these bounds; null: fixed `replicas`. */
+  autoscaling?: Autoscaling | null;
+}
+
+export interface Autoscaling {
+  minReplicas: number;
+  maxReplicas: number;
+  cpuUtilization: number;
 }
 
 export interface Deployment extends NewDeployment {
+  version: string;
   readOnlyRootFilesystem: boolean;
   status: DeploymentStatus;
   desiredState: RunState;
@@ -42,6 +55,7 @@ export interface Deployment extends NewDeployment {
   traceparent: string | null;
   /** An operator's promote or abort of the canary or blue-green in progress, not yet acted on. */
   trafficCommand: TrafficCommand | null;
+  autoscaling: Autoscaling | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -49,23 +63,35 @@ export interface Deployment extends NewDeployment {
 const columns = (q: Queryable) => q`
   id, workspace_id, project_id, app_id, environment_id, image, build_context, cpu_millicores,
   memory_mib, replicas, port, command, env, regions, read_only_root_filesystem, status, desired_state, error,
-  rolled_back_from, traceparent, strategy, traffic_command, created_at, updated_at`;
+  rolled_back_from, traceparent, strategy, traffic_command, version, autoscaling, created_at, updated_at`;
 
+/** Inserts a deployment; without a version it takes its environment's next `v<N>` in the same
+ *  transaction. A version already held fails with 23505 on VERSION_INDEX (versions.ts). */
 export async function insertDeployment(q: Queryable, d: NewDeployment): Promise<Deployment> {
+  return inTx(q, async (tx) => insertWithVersion(tx, { ...d, version: d.version ?? (await nextAutoVersion(tx, d.environmentId)) }));
+}
+
+async function insertWithVersion(q: TxSql, d: NewDeployment & { version: string }): Promise<Deployment> {
   const [row] = await q<Deployment[]>`
     INSERT INTO deployments (id, workspace_id, project_id, app_id, environment_id, image, build_context,
                              cpu_millicores, memory_mib, replicas, port, command, env, regions, read_only_root_filesystem,
-                             rolled_back_from, traceparent, strategy)
+                             rolled_back_from, traceparent, strategy, version, autoscaling)
     VALUES (${d.id}, ${d.workspaceId}, ${d.projectId}, ${d.appId}, ${d.environmentId}, ${d.image}, ${d.buildContext},
             ${d.cpuMillicores}, ${d.memoryMib}, ${d.replicas}, ${d.port}, ${q.json(d.command)}, ${q.json(d.env)},
             ${d.regions}, ${d.readOnlyRootFilesystem ?? false}, ${d.rolledBackFrom ?? null}, ${d.traceparent ?? null},
-            ${d.strategy == null ? null : q.json(d.strategy as never)})
+            ${d.strategy == null ? null : q.json(d.strategy as never)}, ${d.version},
+            ${d.autoscaling == null ? null : q.json(d.autoscaling as never)})
     RETURNING ${columns(q)}`;
   return row!;
 }
 
 export async function getDeployment(q: Queryable, id: string): Promise<Deployment | undefined> {
   const [row] = await q<Deployment[]>`SELECT ${columns(q)} FROM deployments WHERE id = ${id}`;
+  return row;
+}
+
+export async function getDeploymentByVersion(q: Queryable, environmentId: string, version: string): Promise<Deployment | undefined> {
+  const [row] = await q<Deployment[]>`SELECT ${columns(q)} FROM deployments WHERE environment_id = ${environmentId} AND version = ${version}`;
   return row;
 }
 

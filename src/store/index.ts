@@ -13,6 +13,8 @@
 //   open transaction on the server; agent-tokens.ts: region-scoped agent tokens, stored
 //   hashed, revocations announced by NOTIFY; regions.ts: the known regions (from agent tokens)
 //   and their agents' liveness rows (region_liveness).
+// - versions.ts, quarantine.ts, features.ts: each environment's version history (unique index +
+//   counter row), its quarantined images, and workspace feature flags (issue 25).
 //
 // pg_snapshot_xmin is cluster-wide: any long transaction on the same PostgreSQL server (even in
 // another database) holds the feed back until it ends.
@@ -45,3 +47,6 @@ export * as agentTokens from './agent-tokens';
 export * as system from './system';
 export * as events from './events';
 export * as desiredState from './desired-state';
+export * as versions from './versions';
+export * as quarantine from './quarantine';
+export * as features from './features';

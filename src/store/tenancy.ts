@@ -36,3 +36,9 @@ export async function getEnvironment(q: Queryable, id: string): Promise<Environm
                                        FROM environments WHERE id = ${id}`;
   return row;
 }
+
+/** An environment's own regions (where a deploy naming none goes); null when it has none. */
+export async function environmentRegions(q: Queryable, id: string): Promise<string[] | null> {
+  const [row] = await q<{ regions: string[] | null }[]>`SELECT regions FROM environments WHERE id = ${id}`;
+  return row?.regions?.length ? row.regions : null;
+}

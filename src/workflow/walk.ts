@@ -20,6 +20,7 @@ import { TerminalError, type Context } from './engine';
 import type { OutboundPolicy } from './outbound';
 import { canarySplit, environmentHostname, lockTraffic, routeAllTo, sameTable, serves, setTraffic, withdrawTraffic } from './traffic';
 import type { WorkflowMetrics } from './metrics';
+import { quarantineFailure } from './quarantine';
 
 export interface StrategyDeps {
   sql: Sql;
@@ -117,8 +118,11 @@ export function tableChanged(walk: Walk, found: readonly Backend[]): TerminalErr
 export async function rollBack(ctx: Context, deps: StrategyDeps, walk: Walk, reason: string): Promise<StrategyOutcome> {
   await ctx.runTx('rollback', async (tx) => {
     await lockTraffic(tx, walk.environmentId, deps.apexDomain);
+    // An operator's abort is the stored command; any other rollback is a failed signal.
+    const aborted = (await deployments.getDeployment(tx, walk.id))?.trafficCommand === 'abort';
     const row = await stopDeployment(tx, deps, walk.environmentId, walk.id, 'rolled_back', reason);
     if (row) deps.metrics.finished('rolled_back', row.createdAt);
+    if (row && !aborted) await quarantineFailure(tx, row, reason);
     return null;
   });
   return { status: 'rolled_back', reason };

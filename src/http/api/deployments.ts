@@ -5,9 +5,9 @@ import { deployments, domains, instances } from '../../store';
 import type { Deployment } from '../../store/deployments';
 import { abortDeployment, changeDesiredState, createDeployment, destinationProblem, NO_OUTBOUND_ALLOW, promoteDeployment, rollbackDeployment, type OutboundPolicy, type Workflows } from '../../workflow';
 import type { Engine } from '../../workflow/engine';
-import { CreateDeploymentBody, IdParams, ListDeploymentsQuery } from './schemas';
+import { CreateDeploymentBody, IdParams, ListDeploymentsQuery, RollbackBody } from './schemas';
 import { parse } from './parse';
-import { assertKnownRegions, type RegionRegistry } from '../../workflow/regions';
+import type { RegionRegistry } from '../../workflow/regions';
 import { traceIdOf } from '../../tracing';
 import { strategyOf } from '../../workflow/strategy';
 
@@ -43,6 +43,9 @@ function summary(d: Deployment) {
     appId: d.appId,
     environmentId: d.environmentId,
     rolledBackFrom: d.rolledBackFrom,
+    version: d.version,
+    /** The deployment whose config this one re-deployed (a rollback); the seed's name for rolledBackFrom. */
+    rollbackOf: d.rolledBackFrom,
     strategy: strategyOf(d.strategy),
     /** The workflow's trace (null: ctrl traced nothing when it was created). */
     traceId: traceIdOf(d.traceparent),
@@ -59,7 +62,9 @@ export function deploymentRoutes(deps: DeploymentRouteDeps) {
   return (app: FastifyInstance) => {
     app.post('/v1/deployments', async (req, reply) => {
       const body = parse(CreateDeploymentBody, req.body, 'body');
-      await assertKnownRegions(sql, body.regions);
+      if (body.autoscaling && (req.body as { replicas?: unknown }).replicas !== undefined) {
+        throw validationError('invalid request body: replicas', [{ field: 'replicas', message: 'give replicas or autoscaling, not both (the autoscaler sets the replica count)' }]);
+      }
       // ctrl will query this URL on the caller's behalf: only where the outbound policy allows.
       const prometheusUrl = body.strategy && 'analysis' in body.strategy ? body.strategy.analysis?.prometheus?.url : undefined;
       const refused = prometheusUrl ? await destinationProblem(prometheusUrl, deps.outbound ?? NO_OUTBOUND_ALLOW) : null;
@@ -112,7 +117,8 @@ export function deploymentRoutes(deps: DeploymentRouteDeps) {
 
     app.post('/v1/deployments/:id/rollback', async (req, reply) => {
       const { id } = parse(IdParams, req.params, 'params');
-      const d = await rollbackDeployment(cmd, id);
+      const body = parse(RollbackBody, req.body ?? {}, 'body');
+      const d = await rollbackDeployment(cmd, id, body);
       return reply.status(202).send({ id: d.id, status: d.status, rolledBackFrom: id });
     });
 

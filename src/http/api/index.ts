@@ -16,6 +16,7 @@ import { sentinelRoutes } from './sentinels';
 import { openApiRoute } from './openapi';
 import { rolloutRoutes } from './rollouts';
 import { trafficRoutes } from './traffic';
+import { versionRoutes } from './versions';
 
 export { createEventHub, type EventHub } from './events';
 export { openApiDocument } from './openapi';
@@ -83,6 +84,7 @@ export function publicApiRoutes(deps: PublicApiDeps) {
       rolloutRoutes(deps)(v1);
       trafficRoutes(deps)(v1);
       eventRoutes(deps)(v1);
+      versionRoutes(deps.workflows.commands)(v1);
     });
   };
 }
