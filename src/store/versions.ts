@@ -5,7 +5,6 @@
 // concurrent creates of one environment, and a number some explicit version already took is
 // skipped.
 import type { Queryable, TxSql } from './db';
-import type { DeploymentStatus } from './deployments';
 
 /** The unique index behind "one version per environment"; a 23505 naming it is a repeat. */
 export const VERSION_INDEX = 'deployments_environment_version_key';
@@ -35,7 +34,8 @@ export interface VersionRow {
   version: string;
   deploymentId: string;
   image: string | null;
-  status: DeploymentStatus;
+  /** A DeploymentStatus (deployments.ts, which imports this module: named here as text). */
+  status: string;
   createdAt: Date;
   /** The deployment this one re-deployed (a rollback), with its version. */
   rollbackOf: { deploymentId: string; version: string } | null;
