@@ -39,9 +39,10 @@ export function clip(text: string | null | undefined, max: number): string {
 export function deploymentsTable(list: DeploymentSummary[], now: number): string {
   if (list.length === 0) return 'no deployments\n';
   return table(
-    ['ID', 'STATUS', 'DESIRED', 'SOURCE', 'REGIONS', 'REPLICAS', 'CREATED', 'ERROR'],
+    ['ID', 'VERSION', 'STATUS', 'DESIRED', 'SOURCE', 'REGIONS', 'REPLICAS', 'CREATED', 'ERROR'],
     list.map((d) => [
       d.id,
+      d.version ?? '-',
       d.status,
       d.desiredState,
       clip(d.image ?? (d.buildContext ? `build:${d.buildContext}` : null), 40),
@@ -56,6 +57,7 @@ export function deploymentsTable(list: DeploymentSummary[], now: number): string
 export function deploymentDetail(d: DeploymentDetail, now: number): string {
   const fields: [string, string][] = [
     ['id', d.id],
+    ...(d.version ? ([['version', d.version]] as [string, string][]) : []),
     ['status', d.status],
     ['desired state', d.desiredState],
     ...(d.error ? ([['error', d.error]] as [string, string][]) : []),
@@ -73,8 +75,8 @@ export function deploymentDetail(d: DeploymentDetail, now: number): string {
   parts.push(
     d.topology.length
       ? table(
-          ['REGION', 'DESIRED', 'READY', 'PENDING', 'FAILED'],
-          d.topology.map((t) => [t.region, t.desiredStatus, `${t.running}/${t.wanted}`, String(t.pending), t.failed.length ? `${t.failed.length} (${clip(t.failed[0]!.reason, 40)})` : '0']),
+          ['REGION', 'DESIRED', 'STATUS', 'READY', 'PENDING', 'FAILED'],
+          d.topology.map((t) => [t.region, t.desiredStatus, t.status ?? '-', `${t.running}/${t.wanted}`, String(t.pending), t.failed.length ? `${t.failed.length} (${clip(t.failed[0]!.reason, 40)})` : '0']),
         )
       : 'regions: none yet\n',
   );

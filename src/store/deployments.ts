@@ -151,7 +151,24 @@ export interface RegionProgress {
   failed: { podName: string; reason: string | null }[];
   /** The desired state krane could not apply in this region (apply_failures), if any. */
   applyFailure: { code: string; reason: string } | null;
+  /** Seed 001's topology status, from krane's reports (TOPOLOGY_STATUS below). */
+  status: TopologyStatus;
 }
+
+export const TOPOLOGY_STATUSES = ['starting', 'started', 'stopping', 'stopped'] as const;
+export type TopologyStatus = (typeof TOPOLOGY_STATUSES)[number];
+
+/**
+ * Seed 001's topology status of one (deployment, region), from what krane reported, never from
+ * what ctrl asked alone: running and all wanted instances reported running since the topology
+ * last changed → started, else starting; stopped and krane still reports instances → stopping,
+ * none left → stopped. `running` and `present` are the instance counts of deploymentProgress's
+ * join (reports since the change while running; every row while stopped).
+ */
+const TOPOLOGY_STATUS = (q: Queryable, running: string, present: string) => q.unsafe(`
+  CASE WHEN t.desired_status = 'running'
+       THEN CASE WHEN ${running} >= t.replicas THEN 'started' ELSE 'starting' END
+       ELSE CASE WHEN ${present} > 0 THEN 'stopping' ELSE 'stopped' END END`);
 
 /**
  * Per region of a deployment: replicas wanted against instances reported running or failed,
@@ -168,7 +185,8 @@ export async function deploymentProgress(q: Queryable, id: string): Promise<Regi
            (SELECT json_build_object('code', f.code, 'reason', f.reason) FROM apply_failures f
              WHERE f.resource_type = 'deployment_topology' AND f.resource_id = t.deployment_id AND f.region = t.region) AS apply_failure,
            count(i.pod_name) FILTER (WHERE i.status = 'running')::int AS running,
-           count(i.pod_name) FILTER (WHERE i.status = 'pending')::int AS pending,
+           count(i.pod_name) FILTER (WHERE i.status IN ('pending', 'creating'))::int AS pending,
+           ${TOPOLOGY_STATUS(q, "count(i.pod_name) FILTER (WHERE i.status = 'running')", 'count(i.pod_name)')} AS status,
            json_agg(json_build_object('podName', i.pod_name, 'reason', i.reason) ORDER BY i.pod_name)
              FILTER (WHERE i.status = 'failed') AS failed
     FROM deployment_topology t
@@ -229,7 +247,13 @@ export async function listStalled(
 export async function fleetCounts(q: Queryable): Promise<{ instances: Record<string, number>; topologies: Record<string, number>; regions: number }> {
   const [row] = await q<{ instances: Record<string, number> | null; topologies: Record<string, number> | null; regions: number }[]>`
     SELECT (SELECT json_object_agg(status, n) FROM (SELECT status, count(*)::int AS n FROM instances GROUP BY status) i) AS instances,
-           (SELECT json_object_agg(desired_status, n) FROM (SELECT desired_status, count(*)::int AS n FROM deployment_topology GROUP BY desired_status) t) AS topologies,
+           (SELECT json_object_agg(status, n) FROM (
+              SELECT status, count(*)::int AS n FROM (
+                SELECT ${TOPOLOGY_STATUS(q, 'c.running', 'c.present')} AS status
+                FROM deployment_topology t, LATERAL (
+                  SELECT count(*) FILTER (WHERE i.status = 'running' AND i.updated_at >= t.updated_at) AS running, count(*) AS present
+                  FROM instances i WHERE i.deployment_id = t.deployment_id AND i.region = t.region) c) s
+              GROUP BY status) t) AS topologies,
            (SELECT count(DISTINCT region)::int FROM deployment_topology WHERE desired_status = 'running') AS regions`;
   return { instances: row?.instances ?? {}, topologies: row?.topologies ?? {}, regions: row?.regions ?? 0 };
 }

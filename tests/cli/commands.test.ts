@@ -93,7 +93,7 @@ test('deployments ls and get, human and --json', async () => {
   const readyId = await readyDeployment();
   const ls = await runCli(['deployments', 'ls']);
   assert.equal(ls.code, 0, ls.stderr);
-  assert.match(ls.stdout, /^ID\s+STATUS\s+DESIRED\s+SOURCE\s+REGIONS\s+REPLICAS\s+CREATED\s+ERROR\n/);
+  assert.match(ls.stdout, /^ID\s+VERSION\s+STATUS\s+DESIRED\s+SOURCE\s+REGIONS\s+REPLICAS\s+CREATED\s+ERROR\n/);
   assert.match(ls.stdout, new RegExp(`${readyId}\\s+ready\\s+running\\s+nginx:1.27\\s+us-east-1,eu-west-1\\s+2\\s`));
   const lsJson = json((await runCli(['deployments', 'ls', '--json'])).stdout);
   assert.ok(lsJson.deployments.some((d: any) => d.id === readyId && d.status === 'ready'));

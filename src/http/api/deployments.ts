@@ -70,7 +70,7 @@ export function deploymentRoutes(deps: DeploymentRouteDeps) {
       const refused = prometheusUrl ? await destinationProblem(prometheusUrl, deps.outbound ?? NO_OUTBOUND_ALLOW) : null;
       if (refused) throw validationError('invalid request body: strategy.analysis.prometheus.url', [{ field: 'strategy.analysis.prometheus.url', message: refused }]);
       const d = await createDeployment(cmd, body);
-      return reply.status(202).send({ id: d.id, status: d.status });
+      return reply.status(202).send({ id: d.id, status: d.status, version: d.version, regions: d.regions });
     });
 
     app.get('/v1/deployments', async (req) => {

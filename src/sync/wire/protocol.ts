@@ -132,7 +132,7 @@ export const InstanceReport = z.object({
   deploymentId: id,
   podName: z.string().min(1).max(253),
   address: z.string().nullable(),
-  status: z.enum(['pending', 'running', 'failed']),
+  status: z.enum(['pending', 'creating', 'running', 'failed']),
   reason: z.string().max(1024).nullable(),
   cpuMillicores: z.number().int().min(0),
   memoryMib: z.number().int().min(0),
