@@ -2,6 +2,7 @@
 // the document cannot drift from what the server accepts.
 import { z } from 'zod';
 import type { FastifyInstance } from 'fastify';
+import { versionPaths } from './openapi-versions';
 import { CreateDeploymentBody, ListDeploymentsQuery, ListInvocationsQuery, ListSentinelsQuery, SentinelDeployBody, StartRolloutBody } from './schemas';
 
 const json = (schema: z.ZodType) => z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' });
@@ -76,6 +77,7 @@ export function openApiDocument(): Record<string, unknown> {
       '/v1/invocations/{id}/cancel': { post: { summary: 'cancel an invocation', parameters: [idParam], responses: ok('cancel requested') } },
       '/v1/regions': { get: { summary: 'every region with an agent token: liveness, lag, leader, last full sync, object counts', responses: ok('regions') } },
       '/v1/events': { get: { summary: 'WebSocket of live JSON events (?deploymentId=, ?type=); token also as ?token=', responses: { '101': { description: 'switching protocols' } } } },
+      ...versionPaths,
     },
   };
 }
