@@ -36,6 +36,14 @@ export const DeploymentApply = z.object({
   env: z.record(z.string(), z.string()),
   /** Containers get a read-only root filesystem; absent (from a ctrl before the field): false. */
   readOnlyRootFilesystem: z.boolean().optional(),
+  /**
+   * Replicas left to a HorizontalPodAutoscaler between these bounds at this CPU target (percent
+   * of requests); krane then leaves the StatefulSet's replicas to it. Absent or null: `replicas`.
+   */
+  autoscaling: z
+    .object({ minReplicas: z.number().int().min(1), maxReplicas: z.number().int().min(1), cpuUtilization: z.number().int().min(1).max(100) })
+    .nullable()
+    .optional(),
 });
 export type DeploymentApply = z.infer<typeof DeploymentApply>;
 
