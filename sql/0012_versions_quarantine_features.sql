@@ -56,3 +56,17 @@ ALTER TABLE environments ADD COLUMN IF NOT EXISTS regions text[];
 ALTER TABLE instances DROP CONSTRAINT instances_status_check;
 ALTER TABLE instances ADD CONSTRAINT instances_status_check
   CHECK (status IN ('pending','creating','running','failed')) NOT VALID;
+
+-- What krane last saw of an autoscaled deployment's HorizontalPodAutoscaler in each region
+-- (observed state, like instances: written by status reports, never by the outbox).
+CREATE TABLE topology_autoscalers (
+  deployment_id     text NOT NULL REFERENCES deployments(id) ON DELETE CASCADE,
+  region            text NOT NULL,
+  min_replicas      integer NOT NULL CHECK (min_replicas >= 0),
+  max_replicas      integer NOT NULL CHECK (max_replicas >= 0),
+  current_replicas  integer CHECK (current_replicas >= 0),
+  desired_replicas  integer CHECK (desired_replicas >= 0),
+  cpu_utilization   integer CHECK (cpu_utilization >= 0),
+  updated_at        timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (deployment_id, region)
+);

@@ -14,7 +14,8 @@
 //   hashed, revocations announced by NOTIFY; regions.ts: the known regions (from agent tokens)
 //   and their agents' liveness rows (region_liveness).
 // - versions.ts, quarantine.ts, features.ts: each environment's version history (unique index +
-//   counter row), its quarantined images, and workspace feature flags (issue 25).
+//   counter row), its quarantined images, and workspace feature flags (issue 25);
+//   autoscalers.ts: what krane reports of autoscaled deployments' HorizontalPodAutoscalers.
 //
 // pg_snapshot_xmin is cluster-wide: any long transaction on the same PostgreSQL server (even in
 // another database) holds the feed back until it ends.
@@ -50,3 +51,4 @@ export * as desiredState from './desired-state';
 export * as versions from './versions';
 export * as quarantine from './quarantine';
 export * as features from './features';
+export * as autoscalers from './autoscalers';

@@ -16,7 +16,7 @@ import pRetry from 'p-retry';
 import client from 'prom-client';
 import type { Logger } from '../log';
 import type { StatusSink } from './wire';
-import { refKey, type ApplyReport, type GcStatus, type InstanceReport, type SentinelStatus } from './wire';
+import { refKey, type ApplyReport, type AutoscalerStatus, type GcStatus, type InstanceReport, type SentinelStatus } from './wire';
 
 export interface ReporterOptions {
   controlPlaneUrl: string;
@@ -64,7 +64,8 @@ type Item =
   | { kind: 'instance'; key: string; value: InstanceReport }
   | { kind: 'sentinel'; key: string; value: SentinelStatus }
   | { kind: 'apply'; key: string; value: ApplyReport }
-  | { kind: 'gc'; key: string; value: GcStatus };
+  | { kind: 'gc'; key: string; value: GcStatus }
+  | { kind: 'autoscaler'; key: string; value: AutoscalerStatus };
 interface Slot {
   seq: number;
   item: Item;
@@ -145,6 +146,10 @@ export class StatusReporter implements StatusSink {
 
   instance(r: InstanceReport): void {
     this.put('deployments', { kind: 'instance', key: `instance/${r.deploymentId}/${r.podName}`, value: r });
+  }
+
+  autoscaler(s: AutoscalerStatus): void {
+    this.put('deployments', { kind: 'autoscaler', key: `autoscaler/${s.deploymentId}`, value: s });
   }
 
   sentinel(s: SentinelStatus): void {
@@ -270,7 +275,7 @@ export class StatusReporter implements StatusSink {
   private body(channel: Channel, items: Item[]): unknown {
     const of = <K extends Item['kind']>(kind: K) => items.filter((i): i is Extract<Item, { kind: K }> => i.kind === kind).map((i) => i.value);
     if (channel === 'region') return { region: this.o.region, gc: of('gc').at(-1) };
-    if (channel === 'deployments') return { region: this.o.region, instances: of('instance'), applies: of('apply') };
+    if (channel === 'deployments') return { region: this.o.region, instances: of('instance'), applies: of('apply'), autoscalers: of('autoscaler') };
     return { region: this.o.region, sentinels: of('sentinel'), applies: of('apply') };
   }
 

@@ -1,7 +1,7 @@
 // /v1/deployments: create, read, list, stop/start, rollback, promote, abort (a canary or blue-green).
 import type { FastifyInstance } from 'fastify';
 import { notFound, validationError } from '../../errors';
-import { deployments, domains, instances } from '../../store';
+import { autoscalers, deployments, domains, instances } from '../../store';
 import type { Deployment } from '../../store/deployments';
 import { abortDeployment, changeDesiredState, createDeployment, destinationProblem, NO_OUTBOUND_ALLOW, promoteDeployment, rollbackDeployment, type OutboundPolicy, type Workflows } from '../../workflow';
 import type { Engine } from '../../workflow/engine';
@@ -46,6 +46,7 @@ function summary(d: Deployment) {
     version: d.version,
     /** The deployment whose config this one re-deployed (a rollback); the seed's name for rolledBackFrom. */
     rollbackOf: d.rolledBackFrom,
+    autoscaling: d.autoscaling,
     strategy: strategyOf(d.strategy),
     /** The workflow's trace (null: ctrl traced nothing when it was created). */
     traceId: traceIdOf(d.traceparent),
@@ -83,19 +84,27 @@ export function deploymentRoutes(deps: DeploymentRouteDeps) {
       const { id } = parse(IdParams, req.params, 'params');
       const d = await deployments.getDeployment(sql, id);
       if (!d) throw notFound('deployment', id);
-      const [progress, inst, doms, invocations, liveness] = await Promise.all([
+      const [progress, inst, doms, invocations, liveness, scalers] = await Promise.all([
         deployments.deploymentProgress(sql, id),
         instances.listInstances(sql, id),
         domains.listDomains(sql, { deploymentId: id }),
         engine.listInvocations({ target: workflows.deploy.name, key: id, limit: 20 }),
         deps.regions ? deps.regions.liveness(d.regions) : Promise.resolve(undefined),
+        autoscalers.listAutoscalers(sql, id),
       ]);
+      const scaler = new Map(scalers.map((s) => [s.region, s]));
+      // Per region with autoscaling: the bounds, the replicas the autoscaler last ran and wants.
+      const autoscalingIn = (region: string) => {
+        if (!d.autoscaling) return null;
+        const s = scaler.get(region);
+        return { min: d.autoscaling.minReplicas, max: d.autoscaling.maxReplicas, current: s?.currentReplicas ?? null, desired: s?.desiredReplicas ?? null, cpuUtilization: s?.cpuUtilization ?? null };
+      };
       // Step history: the journal of the newest deploy run (earlier runs: GET /v1/invocations).
       const latest = invocations.find((i) => i.handler === 'deploy');
       const journal = latest ? (await engine.getInvocation(latest.id)).journal : [];
       return {
         ...summary(d),
-        topology: progress.map((t) => ({ ...t, regionStatus: liveness?.get(t.region)?.status ?? null, regionLastSeenAt: liveness?.get(t.region)?.lastSeenAt ?? null })),
+        topology: progress.map((t) => ({ ...t, autoscaling: autoscalingIn(t.region), regionStatus: liveness?.get(t.region)?.status ?? null, regionLastSeenAt: liveness?.get(t.region)?.lastSeenAt ?? null })),
         instances: inst.map((i) => ({ region: i.region, podName: i.podName, address: i.address, status: i.status, reason: i.reason, updatedAt: i.updatedAt })),
         domains: doms.map((x) => ({ hostname: x.hostname, kind: x.kind })),
         steps: journal.map((j) => ({ name: j.name, kind: j.kind, status: j.status, failure: j.failure, createdAt: j.createdAt, completedAt: j.completedAt })),

@@ -169,10 +169,26 @@ export const ApplyReport = z.discriminatedUnion('outcome', [
 ]);
 export type ApplyReport = z.infer<typeof ApplyReport>;
 
+/** An autoscaled deployment's HorizontalPodAutoscaler as krane sees it (issue 25). */
+export const AutoscalerStatus = z.object({
+  deploymentId: id,
+  minReplicas: z.number().int().min(0),
+  maxReplicas: z.number().int().min(0),
+  /** null until the autoscaler has run once. */
+  currentReplicas: z.number().int().min(0).nullable(),
+  desiredReplicas: z.number().int().min(0).nullable(),
+  /** Average CPU of the Ready pods, percent of requests; null without metrics. */
+  cpuUtilization: z.number().int().min(0).nullable(),
+  /** True when the autoscaler is gone: ctrl removes its row. */
+  deleted: z.boolean().default(false),
+});
+export type AutoscalerStatus = z.infer<typeof AutoscalerStatus>;
+
 export const DeploymentStatusReport = z.object({
   region,
   instances: z.array(InstanceReport).max(10_000).default([]),
   applies: z.array(ApplyReport).max(1000).default([]),
+  autoscalers: z.array(AutoscalerStatus).max(10_000).default([]),
 });
 export type DeploymentStatusReport = z.infer<typeof DeploymentStatusReport>;
 
