@@ -24,6 +24,12 @@ test('an autoscaled deployment gets a valid HPA for its StatefulSet, and the Sta
   assert.equal(hpa.metadata.labels['app.kubernetes.io/managed-by'], 'krane');
 });
 
+test('each autoscaling field reaches the HPA', () => {
+  const base = { minReplicas: 2, maxReplicas: 6, cpuUtilization: 65 };
+  const hpaOf = (a: typeof base) => JSON.stringify(buildObjects(deploymentState({ autoscaling: a }))[2]);
+  for (const k of Object.keys(base) as (keyof typeof base)[]) assert.notEqual(hpaOf({ ...base, [k]: base[k] + 1 }), hpaOf(base), `autoscaling.${k}`);
+});
+
 test('a fixed-size deployment has no HPA and keeps its replicas', () => {
   const objs = buildObjects(deploymentState({ replicas: 3 }));
   assert.deepEqual(objs.map((o) => o.kind), ['Service', 'StatefulSet']);
