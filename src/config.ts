@@ -172,30 +172,20 @@ const outboundAllow = z
     return r;
   });
 
-/** `--default-regions a,b,c`: where a deploy goes that names no regions and whose environment
- *  has none (issue 25); absent: such a deploy is a 400. */
-const defaultRegions = z
-  .string()
-  .optional()
-  .transform((v, ctx) => {
-    const list = (v ?? '').split(',').map((r) => r.trim()).filter(Boolean);
-    for (const r of list) if (!regionPattern.test(r)) ctx.addIssue({ code: 'custom', message: `invalid region name "${r}"` });
-    if (new Set(list).size !== list.length) ctx.addIssue({ code: 'custom', message: 'regions must not repeat' });
-    return list;
+/** `a,b,c` → checked names, none repeated: dev's --regions, ctrl's --default-regions and --default-features. */
+const nameList = <T extends string = string>(fallback: string, bad: (s: string) => string | undefined, what: string, required = false) =>
+  z.string().default(fallback).transform((v, ctx) => {
+    const list = v.split(',').map((r) => r.trim()).filter(Boolean);
+    if (required && list.length === 0) ctx.addIssue({ code: 'custom', message: 'at least one region is required' });
+    for (const r of list) if (bad(r)) ctx.addIssue({ code: 'custom', message: bad(r)! });
+    if (new Set(list).size !== list.length) ctx.addIssue({ code: 'custom', message: `${what} must not repeat` });
+    return list as T[];
   });
+const badRegion = (r: string) => (regionPattern.test(r) ? undefined : `invalid region name "${r}"`);
 
-/** Workspace feature flags (issue 25) a workspace has unless it chose otherwise. */
+/** Workspace feature flags (issue 25); a workspace has those of --default-features (all) unless it chose. */
 export const FEATURE_NAMES = ['multiRegion', 'autoScaling', 'blueGreen', 'canary'] as const;
-
-/** `--default-features multiRegion,canary,blueGreen,autoScaling`: all on unless narrowed. */
-const defaultFeatures = z
-  .string()
-  .default(FEATURE_NAMES.join(','))
-  .transform((v, ctx) => {
-    const list = v.split(',').map((f) => f.trim()).filter(Boolean);
-    for (const f of list) if (!(FEATURE_NAMES as readonly string[]).includes(f)) ctx.addIssue({ code: 'custom', message: `unknown feature "${f}"; features: ${FEATURE_NAMES.join(', ')}` });
-    return list as (typeof FEATURE_NAMES)[number][];
-  });
+const badFeature = (f: string) => ((FEATURE_NAMES as readonly string[]).includes(f) ? undefined : `unknown feature "${f}"; features: ${FEATURE_NAMES.join(', ')}`);
 
 const positiveInt = (fallback: number) => z.coerce.number().int('must be a whole number').min(1, 'must be at least 1').default(fallback);
 
@@ -244,8 +234,8 @@ export const schemas = {
       .regex(/^[a-z0-9]([a-z0-9.-]{0,200}[a-z0-9])?$/, 'must be a lowercase DNS name')
       .default('unkey.local'),
     ...ctrlLimits,
-    defaultRegions,
-    defaultFeatures,
+    defaultRegions: nameList('', badRegion, 'regions'),
+    defaultFeatures: nameList<(typeof FEATURE_NAMES)[number]>(FEATURE_NAMES.join(','), badFeature, 'features'),
     otlpEndpoint,
     logLevel,
   })
@@ -304,16 +294,7 @@ export const schemas = {
     }
   }),
   dev: z.object({
-    regions: z
-      .string()
-      .default('us-east-1,eu-west-1')
-      .transform((v, ctx) => {
-        const list = v.split(',').map((r) => r.trim()).filter(Boolean);
-        if (list.length === 0) ctx.addIssue({ code: 'custom', message: 'at least one region is required' });
-        for (const r of list) if (!regionPattern.test(r)) ctx.addIssue({ code: 'custom', message: `invalid region name "${r}"` });
-        if (new Set(list).size !== list.length) ctx.addIssue({ code: 'custom', message: 'regions must not repeat' });
-        return list;
-      }),
+    regions: nameList('us-east-1,eu-west-1', badRegion, 'regions', true),
     dataDir: z.string().min(1).default('.unkey-infra/dev'),
     fresh: boolFromString.default(false),
     listen: listen('127.0.0.1:7070'),

@@ -110,6 +110,7 @@ function RegionsTable({ d }: { d: DeploymentDetail }) {
         <tr>
           <th scope="col">Region</th>
           <th scope="col">Desired</th>
+          <th scope="col">State</th>
           <th scope="col">Ready/wanted</th>
           <th scope="col">Pending</th>
           <th scope="col">Failed</th>
@@ -120,8 +121,15 @@ function RegionsTable({ d }: { d: DeploymentDetail }) {
           <tr key={t.region} data-region={t.region}>
             <th scope="row" data-label="Region">{t.region}</th>
             <td data-label="Desired">{t.desiredStatus}</td>
+            <td data-label="State" data-testid="topology-status">{t.status ?? ''}</td>
             <td data-label="Ready/wanted" class="count">
               {t.running}/{t.wanted}
+              {t.autoscaling && (
+                <small class="muted" data-testid="autoscaling">
+                  {' '}
+                  autoscaling {t.autoscaling.min}–{t.autoscaling.max}, now {t.autoscaling.current ?? '?'}, wants {t.autoscaling.desired ?? '?'}
+                </small>
+              )}
             </td>
             <td data-label="Pending">{t.pending}</td>
             <td data-label="Failed" class="error-cell">
@@ -173,6 +181,12 @@ function Summary({ d, now }: { d: DeploymentDetail; now: number }) {
       </dd>
       <dt>Source</dt>
       <dd class="mono">{source(d)}</dd>
+      {d.version && (
+        <>
+          <dt>Version</dt>
+          <dd data-testid="version">{d.version}</dd>
+        </>
+      )}
       <dt>Environment</dt>
       <dd>{d.environmentId}</dd>
       <dt>Size</dt>
