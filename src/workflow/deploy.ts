@@ -101,8 +101,9 @@ export function deployService(deps: DeployDeps) {
           return { deploymentId: id, status: d.status === 'ready' || d.status === 'stopped' ? d.status : 'failed', error: null } as DeployOutput;
         }
         try {
-          // Journals from before flags carry no disabledFeature: they decided without them.
-          if (d.disabledFeature) throw new TerminalError(`feature ${d.disabledFeature} is disabled for workspace ${d.workspaceId}`, { code: 'ERR_FEATURE_DISABLED' });
+          // Journals from before flags carry no disabledFeature: they decided without them. A
+          // start after a stop is no new deploy: it brings back what was already admitted.
+          if (d.disabledFeature && !input.restart) throw new TerminalError(`feature ${d.disabledFeature} is disabled for workspace ${d.workspaceId}`, { code: 'ERR_FEATURE_DISABLED' });
           if (!d.image) {
             await ctx.runTx('status-building', (tx) => deployments.setDeploymentStatus(tx, id, 'building').then(() => null));
             const image = await ctx.run(
