@@ -27,6 +27,8 @@ export interface DeploymentSummary {
   version?: string;
   /** Seed 001's name for rolledBackFrom. */
   rollbackOf?: string | null;
+  /** Set when the image is quarantined in the environment (detail view only). */
+  quarantined?: { reason: string; deploymentId: string } | null;
   /** Replicas follow CPU between these bounds (null: a fixed replica count). */
   autoscaling?: { minReplicas: number; maxReplicas: number; cpuUtilization: number } | null;
   /** Trace of the deployment's workflow in the OTLP backend; null when tracing was off

@@ -99,6 +99,7 @@ test('a canary rolled back by its analysis quarantines its image: deploy and rol
   assert.equal(done.status, 'rolled_back', JSON.stringify(done.error));
   const q = (await stack.api('/v1/environments/default/quarantine')).body.images;
   assert.deepEqual(q.map((x: any) => [x.image, x.deploymentId]), [[bad, id]]);
+  assert.equal((await stack.api(`/v1/deployments/${id}`)).body.quarantined.deploymentId, id, 'the detail view says the image is quarantined');
 
   const before = await rowCount();
   const refused = await create({ image: bad });

@@ -1,7 +1,7 @@
 // /v1/deployments: create, read, list, stop/start, rollback, promote, abort (a canary or blue-green).
 import type { FastifyInstance } from 'fastify';
 import { notFound, validationError } from '../../errors';
-import { autoscalers, deployments, domains, instances } from '../../store';
+import { autoscalers, deployments, domains, instances, quarantine } from '../../store';
 import type { Deployment } from '../../store/deployments';
 import { abortDeployment, changeDesiredState, createDeployment, destinationProblem, NO_OUTBOUND_ALLOW, promoteDeployment, rollbackDeployment, type OutboundPolicy, type Workflows } from '../../workflow';
 import type { Engine } from '../../workflow/engine';
@@ -84,13 +84,14 @@ export function deploymentRoutes(deps: DeploymentRouteDeps) {
       const { id } = parse(IdParams, req.params, 'params');
       const d = await deployments.getDeployment(sql, id);
       if (!d) throw notFound('deployment', id);
-      const [progress, inst, doms, invocations, liveness, scalers] = await Promise.all([
+      const [progress, inst, doms, invocations, liveness, scalers, quarantined] = await Promise.all([
         deployments.deploymentProgress(sql, id),
         instances.listInstances(sql, id),
         domains.listDomains(sql, { deploymentId: id }),
         engine.listInvocations({ target: workflows.deploy.name, key: id, limit: 20 }),
         deps.regions ? deps.regions.liveness(d.regions) : Promise.resolve(undefined),
         autoscalers.listAutoscalers(sql, id),
+        d.image ? quarantine.findQuarantined(sql, d.environmentId, d.image) : Promise.resolve(undefined),
       ]);
       const scaler = new Map(scalers.map((s) => [s.region, s]));
       // Per region with autoscaling: the bounds, the replicas the autoscaler last ran and wants.
@@ -104,6 +105,7 @@ export function deploymentRoutes(deps: DeploymentRouteDeps) {
       const journal = latest ? (await engine.getInvocation(latest.id)).journal : [];
       return {
         ...summary(d),
+        quarantined: quarantined ? { reason: quarantined.reason, deploymentId: quarantined.deploymentId } : null,
         topology: progress.map((t) => ({ ...t, autoscaling: autoscalingIn(t.region), regionStatus: liveness?.get(t.region)?.status ?? null, regionLastSeenAt: liveness?.get(t.region)?.lastSeenAt ?? null })),
         instances: inst.map((i) => ({ region: i.region, podName: i.podName, address: i.address, status: i.status, reason: i.reason, updatedAt: i.updatedAt })),
         domains: doms.map((x) => ({ hostname: x.hostname, kind: x.kind })),
