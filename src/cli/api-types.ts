@@ -48,7 +48,7 @@ export interface RegionTopology {
   /** Seed 001's topology status, from krane's reports: starting, started, stopping, stopped. */
   status?: 'starting' | 'started' | 'stopping' | 'stopped';
   /** With autoscaling: the bounds, the replicas running and the autoscaler's wish. */
-  autoscaling?: { min: number; max: number; current: number | null; desired: number | null } | null;
+  autoscaling?: { min: number; max: number; current: number | null; desired: number | null; cpuUtilization?: number | null } | null;
   /** The region's agent liveness (null: ctrl has no registry, or the region is not known). */
   regionStatus?: 'online' | 'offline' | 'never_seen' | null;
   regionLastSeenAt?: string | null;

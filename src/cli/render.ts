@@ -54,6 +54,13 @@ export function deploymentsTable(list: DeploymentSummary[], now: number): string
   );
 }
 
+/** `1-3 replicas at 70% CPU; us-east-1 3 (wants 3, CPU 95%)`: the bounds, then each region's autoscaler. */
+function autoscalingLine(d: DeploymentDetail): string {
+  const a = d.autoscaling!;
+  const regions = d.topology.filter((t) => t.autoscaling).map((t) => `${t.region} ${t.autoscaling!.current ?? '?'} (wants ${t.autoscaling!.desired ?? '?'}${t.autoscaling!.cpuUtilization == null ? '' : `, CPU ${t.autoscaling!.cpuUtilization}%`})`);
+  return `${a.minReplicas}-${a.maxReplicas} replicas at ${a.cpuUtilization}% CPU${regions.length ? `; ${regions.join(', ')}` : ''}`;
+}
+
 export function deploymentDetail(d: DeploymentDetail, now: number): string {
   const fields: [string, string][] = [
     ['id', d.id],
@@ -67,6 +74,7 @@ export function deploymentDetail(d: DeploymentDetail, now: number): string {
     ...(d.command.length ? ([['command', d.command.join(' ')]] as [string, string][]) : []),
     ...(d.envKeys.length ? ([['env', d.envKeys.join(', ')]] as [string, string][]) : []),
     ...(d.rolledBackFrom ? ([['rolled back from', d.rolledBackFrom]] as [string, string][]) : []),
+    ...(d.autoscaling ? ([['autoscaling', autoscalingLine(d)]] as [string, string][]) : []),
     ...(d.traceId ? ([['trace', d.traceId]] as [string, string][]) : []),
     ['created', `${d.createdAt} (${age(d.createdAt, now)})`],
   ];

@@ -13,6 +13,7 @@ import { kubeconfigYaml } from '../../src/kube-sim';
 import { simulatedCpuLoad } from '../../src/kube-sim/workloads/hpa';
 import { deploymentObjectName } from '../../src/kube/manifests';
 import { WORKLOAD_NAMESPACE } from '../../src/sync/wire';
+import { runCli } from '../helpers/cli';
 
 const REGION = 'us-east-1';
 // Autoscalers evaluated every 200 ms, and the 60 s scale-down window shortened to 1.2 s.
@@ -63,6 +64,8 @@ test('a cpuhot image scales from min to max (kubectl get hpa and the API agree),
     return t?.autoscaling?.current === 3 && t.running === 3 ? t : undefined;
   }, 20_000, 'API shows 3 of 3');
   assert.deepEqual(atMax.autoscaling, { min: 1, max: 3, current: 3, desired: 3, cpuUtilization: 95 });
+  const cli = await runCli(['deployments', 'get', id], { env: { UNKEY_INFRA_API: stack.ctrl.url, UNKEY_INFRA_TOKEN: stack.adminToken } });
+  assert.match(cli.stdout, /autoscaling:\s+1-3 replicas at 70% CPU; us-east-1 3 \(wants 3, CPU 95%\)/);
   // krane's own re-apply does not take the replicas back: its manifest has none.
   await stack.restartKrane(REGION);
   const sts = async () => JSON.parse(await kubectl('get', 'statefulset', name, '-n', WORKLOAD_NAMESPACE, '-o', 'json'));
