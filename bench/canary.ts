@@ -71,7 +71,8 @@ async function waitFor(what: string, fn: () => Promise<boolean>, ms = 60_000) {
     await sleep(POLL_MS);
   }
 }
-const create = async (strategy?: unknown) => (await api('/v1/deployments', { image: 'nginx:1.27', regions: REGIONS, replicas: 1, ...(strategy ? { strategy } : {}) })).id as string;
+// force: each run's failing gate quarantines the image (issue 25); this measures the rollback, not the quarantine.
+const create = async (strategy?: unknown) => (await api('/v1/deployments', { image: 'nginx:1.27', regions: REGIONS, replicas: 1, force: true, ...(strategy ? { strategy } : {}) })).id as string;
 
 const rollbacks: number[] = [];
 try {

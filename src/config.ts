@@ -172,6 +172,21 @@ const outboundAllow = z
     return r;
   });
 
+/** `a,b,c` → checked names, none repeated: dev's --regions, ctrl's --default-regions and --default-features. */
+const nameList = <T extends string = string>(fallback: string, bad: (s: string) => string | undefined, what: string, required = false) =>
+  z.string().default(fallback).transform((v, ctx) => {
+    const list = v.split(',').map((r) => r.trim()).filter(Boolean);
+    if (required && list.length === 0) ctx.addIssue({ code: 'custom', message: 'at least one region is required' });
+    for (const r of list) if (bad(r)) ctx.addIssue({ code: 'custom', message: bad(r)! });
+    if (new Set(list).size !== list.length) ctx.addIssue({ code: 'custom', message: `${what} must not repeat` });
+    return list as T[];
+  });
+const badRegion = (r: string) => (regionPattern.test(r) ? undefined : `invalid region name "${r}"`);
+
+/** Workspace feature flags (issue 25); a workspace has those of --default-features (all) unless it chose. */
+export const FEATURE_NAMES = ['multiRegion', 'autoScaling', 'blueGreen', 'canary'] as const;
+const badFeature = (f: string) => ((FEATURE_NAMES as readonly string[]).includes(f) ? undefined : `unknown feature "${f}"; features: ${FEATURE_NAMES.join(', ')}`);
+
 const positiveInt = (fallback: number) => z.coerce.number().int('must be a whole number').min(1, 'must be at least 1').default(fallback);
 
 /** Defaults of ctrl's connection limits (reasons below, on each option). */
@@ -225,6 +240,8 @@ export const schemas = {
      *  what the CLI or the web view makes and low enough that one runaway script cannot crowd
      *  out every other client of a replica. */
     keyRateLimit: z.coerce.number().int('must be a whole number').min(0, 'must be at least 0').default(20),
+    defaultRegions: nameList('', badRegion, 'regions'),
+    defaultFeatures: nameList<(typeof FEATURE_NAMES)[number]>(FEATURE_NAMES.join(','), badFeature, 'features'),
     otlpEndpoint,
     logLevel,
   })
@@ -288,16 +305,7 @@ export const schemas = {
     }
   }),
   dev: z.object({
-    regions: z
-      .string()
-      .default('us-east-1,eu-west-1')
-      .transform((v, ctx) => {
-        const list = v.split(',').map((r) => r.trim()).filter(Boolean);
-        if (list.length === 0) ctx.addIssue({ code: 'custom', message: 'at least one region is required' });
-        for (const r of list) if (!regionPattern.test(r)) ctx.addIssue({ code: 'custom', message: `invalid region name "${r}"` });
-        if (new Set(list).size !== list.length) ctx.addIssue({ code: 'custom', message: 'regions must not repeat' });
-        return list;
-      }),
+    regions: nameList('us-east-1,eu-west-1', badRegion, 'regions', true),
     dataDir: z.string().min(1).default('.unkey-infra/dev'),
     fresh: boolFromString.default(false),
     listen: listen('127.0.0.1:7070'),

@@ -40,6 +40,11 @@ const REGISTRY = {
   ERR_DEPLOY_TIMEOUT: E(504, true),
   ERR_DEPLOY_REGION_OFFLINE: E(503, true),
   ERR_REGION_UNKNOWN: E(400),
+  // Versions, quarantine and feature flags (issue 25)
+  ERR_DEPLOYMENT_VERSION_TAKEN: E(409),
+  ERR_IMAGE_QUARANTINED: E(409),
+  ERR_FEATURE_DISABLED: E(403),
+  ERR_DEPLOY_NO_REGIONS: E(400),
 
   // Sentinels and fleet rollouts
   ERR_SENTINEL_NOT_FOUND: E(404),

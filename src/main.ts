@@ -43,6 +43,8 @@ program
   .option('--key-rate-limit <n>', 'requests per second one API key may make on one replica; 0: no limit (default 20)')
   .option('--otlp-endpoint <url>', 'export traces over OTLP/HTTP to this base URL (default: off; also OTEL_EXPORTER_OTLP_ENDPOINT)')
   .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent (default info)')
+  .option('--default-regions <regions>', 'regions of a deploy that names none and whose environment has none, as a,b,c')
+  .option('--default-features <flags>', 'feature flags of workspaces that never set them (default multiRegion,canary,blueGreen,autoScaling)')
   .action(async (opts: Record<string, unknown>) => {
     const cfg = loadConfig('ctrl', { ...opts, migrate: undefined, noMigrate: opts.migrate === false ? true : undefined });
     const handle = await startCtrl(cfg);

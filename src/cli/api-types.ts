@@ -23,6 +23,14 @@ export interface DeploymentSummary {
   readOnlyRootFilesystem: boolean;
   environmentId: string;
   rolledBackFrom: string | null;
+  /** Unique in the environment (absent from a ctrl older than versions). */
+  version?: string;
+  /** Seed 001's name for rolledBackFrom. */
+  rollbackOf?: string | null;
+  /** Set when the image is quarantined in the environment (detail view only). */
+  quarantined?: { reason: string; deploymentId: string } | null;
+  /** Replicas follow CPU between these bounds (null: a fixed replica count). */
+  autoscaling?: { minReplicas: number; maxReplicas: number; cpuUtilization: number } | null;
   /** Trace of the deployment's workflow in the OTLP backend; null when tracing was off
    *  (absent from a ctrl older than tracing). */
   traceId?: string | null;
@@ -37,6 +45,10 @@ export interface RegionTopology {
   running: number;
   pending: number;
   failed: { podName: string; reason: string | null }[];
+  /** Seed 001's topology status, from krane's reports: starting, started, stopping, stopped. */
+  status?: 'starting' | 'started' | 'stopping' | 'stopped';
+  /** With autoscaling: the bounds, the replicas running and the autoscaler's wish. */
+  autoscaling?: { min: number; max: number; current: number | null; desired: number | null; cpuUtilization?: number | null } | null;
   /** The region's agent liveness (null: ctrl has no registry, or the region is not known). */
   regionStatus?: 'online' | 'offline' | 'never_seen' | null;
   regionLastSeenAt?: string | null;

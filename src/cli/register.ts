@@ -27,7 +27,14 @@ import {
   sentinelsDeploy,
   sentinelsLs,
   type CommandContext,
+  deploymentsRollbackToVersion,
+  deploymentsVersions,
+  featuresGet,
+  featuresSet,
+  quarantineLs,
+  quarantineRm,
 } from './commands';
+import { usageError } from './errors';
 import { durationArg, envArg, floatArg, intArg, listArg, percentListArg } from './options';
 import { regionsLs } from './commands/regions';
 import { registerTenancyCommands } from './register-tenancy';
@@ -80,7 +87,7 @@ export function registerClientCommands(program: Command, deps: ClientCommandDeps
       .description('create a deployment; with --wait follow it live (exit 0 ready, 1 failed, 3 gave up waiting)')
       .option('--image <image>', 'container image to run')
       .option('--build-context <dir>', 'build an image from this directory instead (ctrl runs its build command)')
-      .option('--regions <list>', 'regions, comma-separated (default: the regions of the local dev stack)', listArg)
+      .option('--regions <list>', "regions, comma-separated (default: the environment's regions, else ctrl's --default-regions)", listArg)
       .option('--replicas <n>', 'instances per region (default 2)', intArg)
       .option('--cpu <millicores>', 'CPU per instance in millicores (default 500)', intArg)
       .option('--memory <mib>', 'memory per instance in MiB (default 512)', intArg)
@@ -102,7 +109,10 @@ export function registerClientCommands(program: Command, deps: ClientCommandDeps
       .option('--min-samples <n>', 'compare: samples each side needs for a verdict (default 20)', intArg)
       .option('--promote-early', 'compare: end a step early once the canary is shown within tolerance')
       .option('--wait', 'show live per-region progress until ready or failed (exit 1 also when rolled back)')
-      .option('--timeout <duration>', 'with --wait: give up after this long (default 6m)', durationArg),
+      .option('--timeout <duration>', 'with --wait: give up after this long (default 6m)', durationArg)
+      .option('--version <version>', "this deployment's version, unique in its environment (default: the next v<N>)")
+      .option('--autoscale <min:max[:cpu%]>', 'replicas follow CPU between min and max (target cpu% of requests, default 70) instead of --replicas')
+      .option('--force', 'deploy the image even if it is quarantined in the environment'),
   ).action(action((ctx, o) => deployCommand(o, ctx), deployFlagFor));
 
   const deployments = program.command('deployments').description('list and manage deployments');
@@ -125,16 +135,47 @@ export function registerClientCommands(program: Command, deps: ClientCommandDeps
   apiOptions(
     deployments
       .command('rollback')
-      .argument('<id>')
-      .description("create a new deployment from this one's config; prints its id")
+      .argument('[id]', 'the deployment whose config to deploy again (or --to-version)')
+      .description("create a new deployment from this one's (or this version's) config; prints its id")
+      .option('--environment <id>', 'with --to-version: the environment (default "default")')
+      .option('--to-version <version>', 'roll back to this version of the environment')
+      .option('--force', 'even if its image is quarantined')
       .option('--wait', 'follow the new deployment until ready or failed')
       .option('--timeout <duration>', 'with --wait: give up after this long (default 6m)', durationArg),
-  ).action(action((ctx, o, [id]) => deploymentsRollback(id!, o, ctx)));
+  ).action(
+    action((ctx, o, [id]) => {
+      if (o.toVersion) return deploymentsRollbackToVersion(o as Parameters<typeof deploymentsRollbackToVersion>[0], ctx);
+      if (!id) throw usageError('give a deployment id, or --to-version V [--environment E]');
+      return deploymentsRollback(id, o, ctx);
+    }),
+  );
+  apiOptions(
+    deployments
+      .command('versions')
+      .description("an environment's versions, newest first: deployment, image, status, rollbacks")
+      .option('--environment <id>', 'environment (default "default")')
+      .option('--limit <n>', 'at most this many (default 100)', intArg),
+  ).action(action((ctx, o) => deploymentsVersions(o, ctx)));
+  const quarantine = deployments.command('quarantine').description("images quarantined in an environment after they failed there");
+  apiOptions(quarantine.command('ls').description('quarantined images with the deployment that failed and why').option('--environment <id>', 'environment (default "default")')).action(
+    action((ctx, o) => quarantineLs(o, ctx)),
+  );
+  apiOptions(quarantine.command('rm').argument('<image>', 'image reference or digest').description('release an image: it may be deployed again').option('--environment <id>', 'environment (default "default")')).action(
+    action((ctx, o, [image]) => quarantineRm(image!, o, ctx)),
+  );
   apiOptions(deployments.command('promote').argument('<id>').description("point the environment's domains at this (ready) deployment; a canary in progress skips to 100%")).action(
     action((ctx, o, [id]) => deploymentsPromote(id!, o, ctx)),
   );
   apiOptions(deployments.command('abort').argument('<id>').description('roll a canary or blue-green in progress back to the stable deployment')).action(
     action((ctx, o, [id]) => deploymentsAbort(id!, o, ctx)),
+  );
+
+  const features = program.command('features').description("a workspace's feature flags: multiRegion, autoScaling, blueGreen, canary");
+  apiOptions(features.command('get').argument('<workspace>').description('the flags in effect (its own, else ctrl\'s --default-features)')).action(
+    action((ctx, o, [ws]) => featuresGet(ws!, o, ctx)),
+  );
+  apiOptions(features.command('set').argument('<workspace>').argument('<flag=on|off...>').description('turn flags on or off, e.g. canary=off autoScaling=on')).action(
+    action((ctx, o, [ws, settings]) => featuresSet(ws!, settings as unknown as string[], o, ctx)),
   );
 
   const sentinels = program.command('sentinels').description('list and deploy sentinels');

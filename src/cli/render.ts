@@ -39,9 +39,10 @@ export function clip(text: string | null | undefined, max: number): string {
 export function deploymentsTable(list: DeploymentSummary[], now: number): string {
   if (list.length === 0) return 'no deployments\n';
   return table(
-    ['ID', 'STATUS', 'DESIRED', 'SOURCE', 'REGIONS', 'REPLICAS', 'CREATED', 'ERROR'],
+    ['ID', 'VERSION', 'STATUS', 'DESIRED', 'SOURCE', 'REGIONS', 'REPLICAS', 'CREATED', 'ERROR'],
     list.map((d) => [
       d.id,
+      d.version ?? '-',
       d.status,
       d.desiredState,
       clip(d.image ?? (d.buildContext ? `build:${d.buildContext}` : null), 40),
@@ -53,9 +54,17 @@ export function deploymentsTable(list: DeploymentSummary[], now: number): string
   );
 }
 
+/** `1-3 replicas at 70% CPU; us-east-1 3 (wants 3, CPU 95%)`: the bounds, then each region's autoscaler. */
+function autoscalingLine(d: DeploymentDetail): string {
+  const a = d.autoscaling!;
+  const regions = d.topology.filter((t) => t.autoscaling).map((t) => `${t.region} ${t.autoscaling!.current ?? '?'} (wants ${t.autoscaling!.desired ?? '?'}${t.autoscaling!.cpuUtilization == null ? '' : `, CPU ${t.autoscaling!.cpuUtilization}%`})`);
+  return `${a.minReplicas}-${a.maxReplicas} replicas at ${a.cpuUtilization}% CPU${regions.length ? `; ${regions.join(', ')}` : ''}`;
+}
+
 export function deploymentDetail(d: DeploymentDetail, now: number): string {
   const fields: [string, string][] = [
     ['id', d.id],
+    ...(d.version ? ([['version', d.version]] as [string, string][]) : []),
     ['status', d.status],
     ['desired state', d.desiredState],
     ...(d.error ? ([['error', d.error]] as [string, string][]) : []),
@@ -65,6 +74,7 @@ export function deploymentDetail(d: DeploymentDetail, now: number): string {
     ...(d.command.length ? ([['command', d.command.join(' ')]] as [string, string][]) : []),
     ...(d.envKeys.length ? ([['env', d.envKeys.join(', ')]] as [string, string][]) : []),
     ...(d.rolledBackFrom ? ([['rolled back from', d.rolledBackFrom]] as [string, string][]) : []),
+    ...(d.autoscaling ? ([['autoscaling', autoscalingLine(d)]] as [string, string][]) : []),
     ...(d.traceId ? ([['trace', d.traceId]] as [string, string][]) : []),
     ['created', `${d.createdAt} (${age(d.createdAt, now)})`],
   ];
@@ -73,8 +83,8 @@ export function deploymentDetail(d: DeploymentDetail, now: number): string {
   parts.push(
     d.topology.length
       ? table(
-          ['REGION', 'DESIRED', 'READY', 'PENDING', 'FAILED'],
-          d.topology.map((t) => [t.region, t.desiredStatus, `${t.running}/${t.wanted}`, String(t.pending), t.failed.length ? `${t.failed.length} (${clip(t.failed[0]!.reason, 40)})` : '0']),
+          ['REGION', 'DESIRED', 'STATUS', 'READY', 'PENDING', 'FAILED'],
+          d.topology.map((t) => [t.region, t.desiredStatus, t.status ?? '-', `${t.running}/${t.wanted}`, String(t.pending), t.failed.length ? `${t.failed.length} (${clip(t.failed[0]!.reason, 40)})` : '0']),
         )
       : 'regions: none yet\n',
   );

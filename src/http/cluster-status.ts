@@ -19,12 +19,14 @@
 //   cleared afterwards never comes back. The deploy workflow reads a deployment's failure and
 //   fails fast on it; a sentinel failure also makes its health `unhealthy` and a `progressing`
 //   deploy `failed`.
+// - autoscalers: the HorizontalPodAutoscalers of autoscaled deployments, upserted by
+//   (deployment, region); `deleted` removes the row.
 // - POST /v1/cluster/region/status: the region's GC brake (held while krane waits for an
 //   operator to confirm a large deletion), kept per region, newest report wins.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodType } from 'zod';
 import { forbidden, issuesToDetails, validationError } from '../errors';
-import { applyFailures, cilium, instances, sentinels, withTx, type Sql } from '../store';
+import { applyFailures, autoscalers, cilium, instances, sentinels, withTx, type Sql } from '../store';
 import { DeploymentStatusReport, RegionStatusReport, SentinelStatusReport, type ApplyReport } from '../sync/wire';
 import { AgentAuth, assertAgentRegion } from './auth';
 import { withSpan } from '../tracing';
@@ -101,7 +103,7 @@ export function clusterStatusRoutes(deps: ClusterStatusDeps) {
       if (report.applies.some((a) => a.resource.type !== 'deployment_topology')) {
         throw validationError('deployment status reports carry only deployment_topology outcomes', [{ field: 'applies', message: 'wrong resource type' }]);
       }
-      const ids = [...new Set([...report.instances.map((i) => i.deploymentId), ...report.applies.map((a) => a.resource.id)])];
+      const ids = [...new Set([...report.instances.map((i) => i.deploymentId), ...report.applies.map((a) => a.resource.id), ...report.autoscalers.map((s) => s.deploymentId)])];
       const membership = await instances.deploymentRegionMembership(sql, ids, region);
       const gone = new Set<string>();
       for (const id of ids) {
@@ -110,7 +112,9 @@ export function clusterStatusRoutes(deps: ClusterStatusDeps) {
         // A deployment deleted, or taken out of this region: krane may still say its pods and
         // its failure are gone (deleting only this region's rows), nothing else.
         const harmless =
-          report.instances.every((i) => i.deploymentId !== id || i.deleted) && report.applies.every((a) => a.resource.id !== id || a.outcome === 'succeeded');
+          report.instances.every((i) => i.deploymentId !== id || i.deleted) &&
+          report.applies.every((a) => a.resource.id !== id || a.outcome === 'succeeded') &&
+          report.autoscalers.every((s) => s.deploymentId !== id || s.deleted);
         if (harmless) gone.add(id);
         else throw forbidden(`deployment ${id} is not deployed in region ${region}`);
       }
@@ -132,6 +136,9 @@ export function clusterStatusRoutes(deps: ClusterStatusDeps) {
           await instances.deleteInstances(tx, region, deletes);
           await instances.upsertInstances(tx, upserts);
           await applyFailures.recordApplyOutcomes(tx, region, outcomes(applies));
+          const scalers = report.autoscalers.filter((s) => !gone.has(s.deploymentId));
+          await autoscalers.deleteAutoscalers(tx, region, scalers.filter((s) => s.deleted).map((s) => s.deploymentId));
+          await autoscalers.upsertAutoscalers(tx, scalers.filter((s) => !s.deleted).map(({ deleted: _d, ...s }) => ({ ...s, region })));
         }),
       );
       for (const a of applies) if (a.outcome === 'succeeded' && a.recreated) req.log.warn({ resource: a.resource, why: a.recreated }, 'krane recreated an object for an immutable field change');

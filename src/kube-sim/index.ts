@@ -20,6 +20,7 @@
 //   deployment.ts, pdb.ts, scheduler.ts, pod-status.ts), controller.ts and pods.ts carry
 //   out (pods Ready after the ready delay, faults by image `crash`, `pullfail`, `slow`, `oom`
 //   or by the admin API), events.ts writes core/v1 Events (bounded, repeats counted);
+//   hpa.ts autoscales (autoscaling/v2, CPU simulated by image tag `cpuhot`/`cpucold`);
 // - server.ts + requests.ts + watch.ts: REST paths, Tables for kubectl (tables.ts), logs
 //   (logs.ts, text/plain, follow), watch streams, OpenAPI v2/v3 (openapi/, generated from
 //   the official schemas by scripts/gen-openapi.ts), 413 for bodies over 3 MiB, and the
@@ -71,6 +72,7 @@ export { ObjectStore, type StoreOptions } from './object-store';
 export { SimStats, type SimStatsSnapshot, type Verb } from './stats';
 export { FAULTS, faultFromImage, isPodReady, type Fault } from './workloads/pod-status';
 export { WorkloadController, templateHash, intOrPercent, type ControllerOptions } from './workloads/controller';
+export { HpaController, simulatedCpuLoad, type HpaOptions } from './workloads/hpa';
 export { validateObject, selectorMatches } from './validate';
 export { kubeconfigYaml, writeKubeconfig, simKubeConfig, SIM_TOKEN, SIM_CONTEXT } from './kubeconfig';
 export { DeletionAudit, type DeletionEntry, type Actor } from './audit';

@@ -16,6 +16,7 @@ import { SimApi } from './sim-api';
 import { SimStats } from './stats';
 import type { KubeObject } from './types';
 import { WorkloadController } from './workloads/controller';
+import { HpaController } from './workloads/hpa';
 import { EventRecorder } from './workloads/events';
 import type { Fault } from './workloads/pod-status';
 
@@ -40,6 +41,10 @@ export interface KubeSimOptions {
   logIntervalMs: number;
   /** A request rate limit from the start (off when absent; the admin API can set one). */
   rateLimit?: RateLimit;
+  /** How often HorizontalPodAutoscalers are evaluated (workloads/hpa.ts). */
+  hpaSyncMs: number;
+  /** Multiplies autoscalers' stabilisation windows (1 = real seconds). */
+  hpaStabilizationScale: number;
   logger: Logger;
 }
 
@@ -61,6 +66,9 @@ export const DEFAULT_SIM_OPTIONS = {
   auditLimit: 10_000,
   // Like a service logging its health check every few seconds.
   logIntervalMs: 5_000,
+  // The kube-controller-manager's --horizontal-pod-autoscaler-sync-period.
+  hpaSyncMs: 15_000,
+  hpaStabilizationScale: 1,
 } satisfies Omit<KubeSimOptions, 'logger'>;
 
 const NAMESPACE = mustResourceForKind('v1', 'Namespace');
@@ -71,6 +79,7 @@ export class KubeSim implements SimHost {
   readonly api: SimApi;
   readonly stats = new SimStats();
   readonly controller: WorkloadController;
+  readonly autoscalers: HpaController;
   readonly events: EventRecorder;
   readonly audit: DeletionAudit;
   readonly traffic: TrafficControl;
@@ -95,6 +104,7 @@ export class KubeSim implements SimHost {
     this.events = new EventRecorder(this.store, this.options.eventLimit);
     const { readyDelayMs, minReadyScale, progressDeadlineScale } = this.options;
     this.controller = new WorkloadController(this.api, this.store, this.events, { readyDelayMs, minReadyScale, progressDeadlineScale }, this.logger);
+    this.autoscalers = new HpaController(this.api, this.store, this.events, { syncMs: this.options.hpaSyncMs, stabilizationScale: this.options.hpaStabilizationScale }, this.logger);
     this.quotas = new QuotaController(this.store, resourceForQuotaKey, (ns, name, status) => this.api.setStatus(QUOTA, ns, name, status));
     for (const ns of this.options.namespaces) {
       this.api.create(NAMESPACE, '', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }, { fieldManager: 'kube-sim' });
@@ -164,6 +174,7 @@ export class KubeSim implements SimHost {
 
   async close(): Promise<void> {
     this.controller.stop();
+    this.autoscalers.stop();
     this.quotas.stop();
     const http = this.http;
     if (!http) return;

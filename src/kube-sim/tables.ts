@@ -121,6 +121,15 @@ const PRINTERS: Record<string, Printer> = {
     columns: [NAME, col('Min Available', 'The minimum number of pods that must be available.'), col('Max Unavailable', 'The maximum number of pods that may be unavailable.'), col('Allowed Disruptions', 'Calculated number of pods that may be disrupted at this time.'), AGE],
     row: (o, now) => [o.metadata.name!, String(o.spec?.minAvailable ?? 'N/A'), String(o.spec?.maxUnavailable ?? 'N/A'), o.status?.disruptionsAllowed ?? 0, age(o, now)],
   },
+  HorizontalPodAutoscaler: {
+    columns: [NAME, col('Reference', 'The reference to the autoscaled resource.'), col('Targets', 'The current and target values of the metrics.'), col('MinPods', 'The lower limit of replicas.'), col('MaxPods', 'The upper limit of replicas.'), col('Replicas', 'The current number of replicas.'), AGE],
+    row: (o, now) => {
+      const target = (o.spec?.metrics ?? []).find((m: any) => m.resource?.name === 'cpu')?.resource?.target?.averageUtilization;
+      const current = (o.status?.currentMetrics ?? []).find((m: any) => m.resource?.name === 'cpu')?.resource?.current?.averageUtilization;
+      const ref = o.spec?.scaleTargetRef ?? {};
+      return [o.metadata.name!, `${ref.kind}/${ref.name}`, `cpu: ${current === undefined ? '<unknown>' : `${current}%`}/${target ?? '<unknown>'}%`, o.spec?.minReplicas ?? 1, o.spec?.maxReplicas ?? 0, o.status?.currentReplicas ?? 0, age(o, now)];
+    },
+  },
   Lease: {
     columns: [NAME, col('Holder', 'The holder of the lease.'), AGE],
     row: (o, now) => [o.metadata.name!, o.spec?.holderIdentity ?? '', age(o, now)],

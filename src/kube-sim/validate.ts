@@ -15,6 +15,7 @@ import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBu
 import { Event } from 'kubernetes-models/v1/Event';
 import { ResourceQuota } from 'kubernetes-models/v1/ResourceQuota';
 import { Lease } from 'kubernetes-models/coordination.k8s.io/v1/Lease';
+import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
 import type { StatusCause } from './status';
 import type { KubeObject } from './types';
 import { matchLabels } from './selectors';
@@ -33,6 +34,7 @@ const MODELS: Record<string, Model> = {
   'v1/Event': Event,
   'v1/ResourceQuota': ResourceQuota,
   'coordination.k8s.io/v1/Lease': Lease,
+  'autoscaling/v2/HorizontalPodAutoscaler': HorizontalPodAutoscaler,
 };
 
 interface AjvError {

@@ -29,6 +29,7 @@ export const KINDS = {
   PodDisruptionBudget: { apiVersion: 'policy/v1', plural: 'poddisruptionbudgets' },
   CiliumNetworkPolicy: { apiVersion: 'cilium.io/v2', plural: 'ciliumnetworkpolicies' },
   ConfigMap: { apiVersion: 'v1', plural: 'configmaps' },
+  HorizontalPodAutoscaler: { apiVersion: 'autoscaling/v2', plural: 'horizontalpodautoscalers' },
 } as const;
 export type KindName = keyof typeof KINDS;
 

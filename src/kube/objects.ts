@@ -9,6 +9,7 @@ export function managedKinds(workloadNs = WORKLOAD_NAMESPACE, sentinelNs = SENTI
   return [
     { apiVersion: 'v1', kind: 'Service', namespace: workloadNs },
     { apiVersion: 'apps/v1', kind: 'StatefulSet', namespace: workloadNs },
+    { apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', namespace: workloadNs },
     { apiVersion: 'v1', kind: 'Service', namespace: sentinelNs },
     { apiVersion: 'apps/v1', kind: 'Deployment', namespace: sentinelNs },
     { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', namespace: sentinelNs },
@@ -18,7 +19,7 @@ export function managedKinds(workloadNs = WORKLOAD_NAMESPACE, sentinelNs = SENTI
 }
 
 /** Workloads go first on delete so their pods stop before the Service that names them goes. */
-const DELETE_ORDER: Record<string, number> = { StatefulSet: 0, Deployment: 0, PodDisruptionBudget: 1, CiliumNetworkPolicy: 1, ConfigMap: 1, Service: 2 };
+const DELETE_ORDER: Record<string, number> = { HorizontalPodAutoscaler: 0, StatefulSet: 0, Deployment: 0, PodDisruptionBudget: 1, CiliumNetworkPolicy: 1, ConfigMap: 1, Service: 2 };
 
 export function refOf(o: ManifestObject): ObjectRef {
   return { apiVersion: o.apiVersion, kind: o.kind, namespace: o.metadata.namespace, name: o.metadata.name };
@@ -44,6 +45,7 @@ export function expectedObjects(ref: ResourceRef, workloadNs: string, sentinelNs
   if (ref.type === 'deployment_topology') {
     const name = deploymentObjectName(ref.id);
     return [
+      { apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', namespace: workloadNs, name },
       { apiVersion: 'apps/v1', kind: 'StatefulSet', namespace: workloadNs, name },
       { apiVersion: 'v1', kind: 'Service', namespace: workloadNs, name },
     ];

@@ -66,6 +66,8 @@ function workflowConfig(cfg: CtrlConfig, overrides: CtrlOverrides, logger: Logge
     ...(metrics ? { metrics } : {}),
     offline: offlineCheck(sql, cfg.agentOfflineAfter, cfg.offlineGrace),
     rolloutRegions: rolloutRegions(sql, cfg.agentOfflineAfter),
+    defaultRegions: cfg.defaultRegions,
+    defaultFeatures: cfg.defaultFeatures,
   };
 }
 

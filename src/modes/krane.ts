@@ -13,7 +13,7 @@ import { KubeClient, loadKubeConfig } from '../kube/client';
 import { ApplyController } from '../kube/apply-controller';
 import { DriftWatch } from '../kube/drift';
 import { instanceStartupHistogram, registerFeedMetrics, registerKubeMetrics } from '../kube/metrics';
-import { InstanceStatusWatcher, SentinelStatusWatcher } from '../kube/status';
+import { AutoscalerStatusWatcher, InstanceStatusWatcher, SentinelStatusWatcher } from '../kube/status';
 import type { ResourceController } from '../sync/wire';
 import { SENTINEL_NAMESPACE, WORKLOAD_NAMESPACE, type DesiredState, type PermanentError, type ResourceRef } from '../sync/wire';
 import { ApplyOutcomes } from '../kube/outcomes';
@@ -139,6 +139,9 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
     },
     isLeader: () => elector?.isLeader ?? true,
   });
+  const autoscalerWatch = new AutoscalerStatusWatcher({
+    api, namespace: WORKLOAD_NAMESPACE, sink: reporter, logger: watchLogger, relistIntervalMs: resyncMs, minBackoffMs: tuning.minBackoffMs,
+  });
   const sentinelWatch = new SentinelStatusWatcher({
     api, namespace: SENTINEL_NAMESPACE, sink: reporter, logger: watchLogger, relistIntervalMs: resyncMs, minBackoffMs: tuning.minBackoffMs,
   });
@@ -218,6 +221,7 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
   });
 
   instancesWatch.start();
+  autoscalerWatch.start();
   sentinelWatch.start();
   drift.start();
   credentials?.start();
@@ -228,7 +232,7 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
     heartbeat.start();
   } catch (err) {
     controller.close();
-    await Promise.allSettled([elector?.abandon(), watcher.stop(), instancesWatch.stop(), sentinelWatch.stop(), drift.stop(), credentials?.stop(), reporter.close(), app.close()]);
+    await Promise.allSettled([elector?.abandon(), watcher.stop(), instancesWatch.stop(), autoscalerWatch.stop(), sentinelWatch.stop(), drift.stop(), credentials?.stop(), reporter.close(), app.close()]);
     await tracing.shutdown();
     throw err;
   }
@@ -247,7 +251,7 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
         // Stop taking new work first, then stop watching, then deliver what is buffered.
         await Promise.all([heartbeat.stop(), elector?.stop(), watcher.stop()]);
         controller.close();
-        await Promise.all([instancesWatch.stop(), sentinelWatch.stop(), drift.stop(), credentials?.stop()]);
+        await Promise.all([instancesWatch.stop(), autoscalerWatch.stop(), sentinelWatch.stop(), drift.stop(), credentials?.stop()]);
         await reporter.close();
         await app.close();
         await tracing.shutdown();

@@ -52,7 +52,7 @@ export interface StackHandle {
 
 function ctrlConfig(o: StackOptions, adminToken: string, tokens: Record<string, string>, logLevel: LogLevel) {
   const agentTokens = Object.entries(tokens).map(([r, t]) => `${r}=${t}`).join(',');
-  return loadConfig('ctrl', { databaseUrl: o.databaseUrl, adminToken, listen: o.listen ?? '127.0.0.1:0', agentTokens, logLevel, ...o.ctrl?.settings }, {});
+  return loadConfig('ctrl', { databaseUrl: o.databaseUrl, adminToken, listen: o.listen ?? '127.0.0.1:0', agentTokens, logLevel, defaultRegions: o.regions.join(','), ...o.ctrl?.settings }, {});
 }
 
 export async function startStack(o: StackOptions): Promise<StackHandle> {

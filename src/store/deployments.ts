@@ -1,5 +1,7 @@
 // The deployments table: what the user asked to run, and the workflow's view of its progress.
-import type { Queryable } from './db';
+import type { Queryable, TxSql } from './db';
+import { inTx } from './tx';
+import { nextAutoVersion } from './versions';
 import type { Scope } from './tenancy';
 import { publishEvent } from './events';
 
@@ -31,9 +33,20 @@ export interface NewDeployment extends Scope {
   traceparent?: string | null;
   /** The strategy as the API accepted it (src/workflow/strategy.ts reads it); null: rolling. */
   strategy?: unknown;
+  /** Unique within the environment (src/store/versions.ts); absent: the next `v<N>`. */
+  version?: string | undefined;
+  /** Replicas left to a HorizontalPodAutoscaler between these bounds; null: fixed `replicas`. */
+  autoscaling?: Autoscaling | null;
+}
+
+export interface Autoscaling {
+  minReplicas: number;
+  maxReplicas: number;
+  cpuUtilization: number;
 }
 
 export interface Deployment extends NewDeployment {
+  version: string;
   readOnlyRootFilesystem: boolean;
   status: DeploymentStatus;
   desiredState: RunState;
@@ -45,6 +58,7 @@ export interface Deployment extends NewDeployment {
   /** Moves with every accepted stop or start (sql/0009): a workflow that began under another
    *  generation must not overwrite the operator's later command. */
   desiredGeneration: number;
+  autoscaling: Autoscaling | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -52,23 +66,35 @@ export interface Deployment extends NewDeployment {
 const columns = (q: Queryable) => q`
   id, workspace_id, project_id, app_id, environment_id, image, build_context, cpu_millicores,
   memory_mib, replicas, port, command, env, regions, read_only_root_filesystem, status, desired_state, error,
-  rolled_back_from, traceparent, strategy, traffic_command, desired_generation::int AS desired_generation, created_at, updated_at`;
+  rolled_back_from, traceparent, strategy, traffic_command, desired_generation::int AS desired_generation, version, autoscaling, created_at, updated_at`;
 
+/** Inserts a deployment; without a version it takes its environment's next `v<N>` in the same
+ *  transaction. A version already held fails with 23505 on VERSION_INDEX (versions.ts). */
 export async function insertDeployment(q: Queryable, d: NewDeployment): Promise<Deployment> {
+  return inTx(q, async (tx) => insertWithVersion(tx, { ...d, version: d.version ?? (await nextAutoVersion(tx, d.environmentId)) }));
+}
+
+async function insertWithVersion(q: TxSql, d: NewDeployment & { version: string }): Promise<Deployment> {
   const [row] = await q<Deployment[]>`
     INSERT INTO deployments (id, workspace_id, project_id, app_id, environment_id, image, build_context,
                              cpu_millicores, memory_mib, replicas, port, command, env, regions, read_only_root_filesystem,
-                             rolled_back_from, traceparent, strategy)
+                             rolled_back_from, traceparent, strategy, version, autoscaling)
     VALUES (${d.id}, ${d.workspaceId}, ${d.projectId}, ${d.appId}, ${d.environmentId}, ${d.image}, ${d.buildContext},
             ${d.cpuMillicores}, ${d.memoryMib}, ${d.replicas}, ${d.port}, ${q.json(d.command)}, ${q.json(d.env)},
             ${d.regions}, ${d.readOnlyRootFilesystem ?? false}, ${d.rolledBackFrom ?? null}, ${d.traceparent ?? null},
-            ${d.strategy == null ? null : q.json(d.strategy as never)})
+            ${d.strategy == null ? null : q.json(d.strategy as never)}, ${d.version},
+            ${d.autoscaling == null ? null : q.json(d.autoscaling as never)})
     RETURNING ${columns(q)}`;
   return row!;
 }
 
 export async function getDeployment(q: Queryable, id: string): Promise<Deployment | undefined> {
   const [row] = await q<Deployment[]>`SELECT ${columns(q)} FROM deployments WHERE id = ${id}`;
+  return row;
+}
+
+export async function getDeploymentByVersion(q: Queryable, environmentId: string, version: string): Promise<Deployment | undefined> {
+  const [row] = await q<Deployment[]>`SELECT ${columns(q)} FROM deployments WHERE environment_id = ${environmentId} AND version = ${version}`;
   return row;
 }
 
@@ -135,7 +161,24 @@ export interface RegionProgress {
   failed: { podName: string; reason: string | null }[];
   /** The desired state krane could not apply in this region (apply_failures), if any. */
   applyFailure: { code: string; reason: string } | null;
+  /** Seed 001's topology status, from krane's reports (TOPOLOGY_STATUS below). */
+  status: TopologyStatus;
 }
+
+export const TOPOLOGY_STATUSES = ['starting', 'started', 'stopping', 'stopped'] as const;
+export type TopologyStatus = (typeof TOPOLOGY_STATUSES)[number];
+
+/**
+ * Seed 001's topology status of one (deployment, region), from what krane reported, never from
+ * what ctrl asked alone: running and all wanted instances reported running since the topology
+ * last changed → started, else starting; stopped and krane still reports instances → stopping,
+ * none left → stopped. `running` and `present` are the instance counts of deploymentProgress's
+ * join (reports since the change while running; every row while stopped).
+ */
+const TOPOLOGY_STATUS = (q: Queryable, running: string, present: string) => q.unsafe(`
+  CASE WHEN t.desired_status = 'running'
+       THEN CASE WHEN ${running} >= t.replicas THEN 'started' ELSE 'starting' END
+       ELSE CASE WHEN ${present} > 0 THEN 'stopping' ELSE 'stopped' END END`);
 
 /**
  * Per region of a deployment: replicas wanted against instances reported running or failed,
@@ -152,7 +195,8 @@ export async function deploymentProgress(q: Queryable, id: string): Promise<Regi
            (SELECT json_build_object('code', f.code, 'reason', f.reason) FROM apply_failures f
              WHERE f.resource_type = 'deployment_topology' AND f.resource_id = t.deployment_id AND f.region = t.region) AS apply_failure,
            count(i.pod_name) FILTER (WHERE i.status = 'running')::int AS running,
-           count(i.pod_name) FILTER (WHERE i.status = 'pending')::int AS pending,
+           count(i.pod_name) FILTER (WHERE i.status IN ('pending', 'creating'))::int AS pending,
+           ${TOPOLOGY_STATUS(q, "count(i.pod_name) FILTER (WHERE i.status = 'running')", 'count(i.pod_name)')} AS status,
            json_agg(json_build_object('podName', i.pod_name, 'reason', i.reason) ORDER BY i.pod_name)
              FILTER (WHERE i.status = 'failed') AS failed
     FROM deployment_topology t
@@ -214,7 +258,13 @@ export async function listStalled(
 export async function fleetCounts(q: Queryable): Promise<{ instances: Record<string, number>; topologies: Record<string, number>; regions: number }> {
   const [row] = await q<{ instances: Record<string, number> | null; topologies: Record<string, number> | null; regions: number }[]>`
     SELECT (SELECT json_object_agg(status, n) FROM (SELECT status, count(*)::int AS n FROM instances GROUP BY status) i) AS instances,
-           (SELECT json_object_agg(desired_status, n) FROM (SELECT desired_status, count(*)::int AS n FROM deployment_topology GROUP BY desired_status) t) AS topologies,
+           (SELECT json_object_agg(status, n) FROM (
+              SELECT status, count(*)::int AS n FROM (
+                SELECT ${TOPOLOGY_STATUS(q, 'c.running', 'c.present')} AS status
+                FROM deployment_topology t, LATERAL (
+                  SELECT count(*) FILTER (WHERE i.status = 'running' AND i.updated_at >= t.updated_at) AS running, count(*) AS present
+                  FROM instances i WHERE i.deployment_id = t.deployment_id AND i.region = t.region) c) s
+              GROUP BY status) t) AS topologies,
            (SELECT count(DISTINCT region)::int FROM deployment_topology WHERE desired_status = 'running') AS regions`;
   return { instances: row?.instances ?? {}, topologies: row?.topologies ?? {}, regions: row?.regions ?? 0 };
 }

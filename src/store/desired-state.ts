@@ -28,6 +28,8 @@ export interface TopologyDesiredRow extends ScopeCols {
   env: Record<string, string>;
   /** Always selected; optional so rows built by hand (tests) may leave it out (false). */
   readOnlyRootFilesystem?: boolean;
+  /** { minReplicas, maxReplicas, cpuUtilization } of an autoscaled deployment; null otherwise. */
+  autoscaling?: { minReplicas: number; maxReplicas: number; cpuUtilization: number } | null;
   desiredStatus: DesiredStatus;
 }
 
@@ -63,7 +65,7 @@ export type DesiredRows =
 
 const topologyCols = (q: Queryable) => q`
   t.deployment_id, t.region, d.workspace_id, d.project_id, d.app_id, d.environment_id, d.image,
-  t.replicas, d.cpu_millicores, d.memory_mib, d.port, d.command, d.env, d.read_only_root_filesystem, t.desired_status`;
+  t.replicas, d.cpu_millicores, d.memory_mib, d.port, d.command, d.env, d.read_only_root_filesystem, d.autoscaling, t.desired_status`;
 const sentinelCols = (q: Queryable) => q`
   id, workspace_id, project_id, app_id, environment_id, region, image, replicas, cpu_millicores, memory_mib, desired_state`;
 const ciliumCols = (q: Queryable) => q`id, workspace_id, project_id, app_id, environment_id, region, desired_state`;

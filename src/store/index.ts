@@ -15,6 +15,9 @@
 //   and their agents' liveness rows (region_liveness); api-keys.ts: scoped API keys (hashed,
 //   revocations by NOTIFY); audit.ts: the audit trail, written in the caller's transaction;
 //   analysis-checks.ts: the evidence of every canary analysis verdict (issue 27).
+// - versions.ts, quarantine.ts, features.ts: each environment's version history (unique index +
+//   counter row), its quarantined images, and workspace feature flags (issue 25);
+//   autoscalers.ts: what krane reports of autoscaled deployments' HorizontalPodAutoscalers.
 //
 // pg_snapshot_xmin is cluster-wide: any long transaction on the same PostgreSQL server (even in
 // another database) holds the feed back until it ends.
@@ -52,3 +55,7 @@ export * as apiKeys from './api-keys';
 export * as audit from './audit';
 export { removeEnvironment } from './environment-removal';
 export * as analysisChecks from './analysis-checks';
+export * as versions from './versions';
+export * as quarantine from './quarantine';
+export * as features from './features';
+export * as autoscalers from './autoscalers';

@@ -2,7 +2,7 @@
 // (deployment, region, pod) so repeated reports converge to the latest.
 import type { Queryable } from './db';
 
-export const INSTANCE_STATUSES = ['pending', 'running', 'failed'] as const;
+export const INSTANCE_STATUSES = ['pending', 'creating', 'running', 'failed'] as const;
 export type InstanceStatus = (typeof INSTANCE_STATUSES)[number];
 
 export interface Instance {

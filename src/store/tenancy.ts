@@ -168,3 +168,9 @@ export async function scopesOf(q: Queryable, ids: readonly string[]): Promise<Ma
     SELECT id, workspace_id, project_id, environment_id FROM sentinels WHERE id = ANY(${ids as string[]}::text[])`;
   return new Map(rows.map((r) => [r.id, { workspaceId: r.workspaceId, projectId: r.projectId, environmentId: r.environmentId }]));
 }
+
+/** An environment's own regions (where a deploy naming none goes); null when it has none. */
+export async function environmentRegions(q: Queryable, id: string): Promise<string[] | null> {
+  const [row] = await q<{ regions: string[] | null }[]>`SELECT regions FROM environments WHERE id = ${id}`;
+  return row?.regions?.length ? row.regions : null;
+}

@@ -41,6 +41,7 @@ export function topologyState(r: TopologyDesiredRow): DesiredState {
     command: r.command,
     env: r.env,
     readOnlyRootFilesystem: r.readOnlyRootFilesystem ?? false,
+    ...(r.autoscaling ? { autoscaling: r.autoscaling } : {}),
   };
 }
 

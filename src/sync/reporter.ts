@@ -19,7 +19,7 @@ import pRetry from 'p-retry';
 import client from 'prom-client';
 import type { Logger } from '../log';
 import type { StatusSink } from './wire';
-import { refKey, type ApplyReport, type GcStatus, type InstanceRef, type InstanceReport, type SentinelStatus } from './wire';
+import { refKey, type ApplyReport, type AutoscalerStatus, type GcStatus, type InstanceRef, type InstanceReport, type SentinelStatus } from './wire';
 
 export interface ReporterOptions {
   controlPlaneUrl: string;
@@ -68,7 +68,8 @@ type Item =
   | { kind: 'instanceSet'; key: string; value: InstanceRef[] }
   | { kind: 'sentinel'; key: string; value: SentinelStatus }
   | { kind: 'apply'; key: string; value: ApplyReport }
-  | { kind: 'gc'; key: string; value: GcStatus };
+  | { kind: 'gc'; key: string; value: GcStatus }
+  | { kind: 'autoscaler'; key: string; value: AutoscalerStatus };
 interface Slot {
   seq: number;
   item: Item;
@@ -153,6 +154,10 @@ export class StatusReporter implements StatusSink {
 
   instanceSet(pods: InstanceRef[]): void {
     this.put('deployments', { kind: 'instanceSet', key: 'instance-set', value: pods });
+  }
+
+  autoscaler(s: AutoscalerStatus): void {
+    this.put('deployments', { kind: 'autoscaler', key: `autoscaler/${s.deploymentId}`, value: s });
   }
 
   sentinel(s: SentinelStatus): void {
@@ -280,7 +285,7 @@ export class StatusReporter implements StatusSink {
     if (channel === 'region') return { region: this.o.region, gc: of('gc').at(-1) };
     if (channel === 'deployments') {
       const set = of('instanceSet').at(-1);
-      return { region: this.o.region, instances: of('instance'), applies: of('apply'), ...(set ? { instanceSet: set } : {}) };
+      return { region: this.o.region, instances: of('instance'), applies: of('apply'), autoscalers: of('autoscaler'), ...(set ? { instanceSet: set } : {}) };
     }
     return { region: this.o.region, sentinels: of('sentinel'), applies: of('apply') };
   }

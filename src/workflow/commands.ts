@@ -15,6 +15,9 @@ import { specOf, storedFields, type DeploymentSpec } from './spec';
 import { currentTraceparent, planSpan } from '../tracing';
 import { environmentHostname, lockTraffic, routeAllTo } from './traffic';
 import { strategyOf } from './strategy';
+import { assertFeatures, assertNotQuarantined, assertVersionFree, resolveRegions, versionTaken } from './admission';
+import type { Feature } from './features';
+import { versions } from '../store';
 
 export interface CommandDeps {
   sql: Sql;
@@ -24,6 +27,10 @@ export interface CommandDeps {
   apexDomain: string;
   /** Build contexts must lie in this directory; absent: this control plane builds nothing. */
   buildRoot?: string | undefined;
+  /** Regions of a deploy that names none and whose environment has none (--default-regions). */
+  defaultRegions?: readonly string[] | undefined;
+  /** Feature flags of workspaces that never chose (--default-features); absent: all on. */
+  defaultFeatures?: readonly Feature[] | undefined;
 }
 
 /** What createDeployment takes: the spec (src/workflow/spec.ts) after validation. */
@@ -56,17 +63,22 @@ async function checkedBuildContext(deps: CommandDeps, context: string): Promise<
 export async function createDeployment(deps: CommandDeps, input: CreateDeploymentInput, rolledBackFrom: string | null = null, alongside?: Alongside): Promise<Deployment> {
   const env = await tenancy.getEnvironment(deps.sql, input.environmentId);
   if (!env) throw validationError('unknown environment', [{ field: 'environmentId', message: `environment ${input.environmentId} not found` }]);
+  // Every refusal comes before any write (admission.ts): a refused deploy leaves no row.
+  const regions = await resolveRegions(deps.sql, deps, env.id, input.regions);
+  await assertFeatures(deps.sql, deps, env.workspaceId, { regions, strategy: input.strategy, autoscaling: input.autoscaling });
+  if (input.image) await assertNotQuarantined(deps.sql, env.id, input.image, input.force);
+  await assertVersionFree(deps.sql, env.id, input.version);
   const buildContext = input.buildContext ? await checkedBuildContext(deps, input.buildContext) : null;
   const id = newId('dep');
   // The workflow's span is planned here, so the row and the invocation carry its ids from the
   // start; the invocation's end (on whichever replica) emits it.
-  const attributes = { 'deployment.id': id, 'environment.id': env.id, 'deployment.regions': input.regions };
-  return planSpan('deployment.workflow', attributes, () => insertAndStart(deps, { id, env, buildContext, input, rolledBackFrom, alongside }));
+  const attributes = { 'deployment.id': id, 'environment.id': env.id, 'deployment.regions': regions };
+  return planSpan('deployment.workflow', attributes, () => insertAndStart(deps, { id, env, buildContext, input: { ...input, regions }, rolledBackFrom, alongside }));
 }
 
 async function insertAndStart(
   deps: CommandDeps,
-  a: { id: string; env: tenancy.Environment; buildContext: string | null; input: CreateDeploymentInput; rolledBackFrom: string | null; alongside?: Alongside | undefined },
+  a: { id: string; env: tenancy.Environment; buildContext: string | null; input: CreateDeploymentInput & { regions: string[] }; rolledBackFrom: string | null; alongside?: Alongside | undefined },
 ): Promise<Deployment> {
   const { env, input } = a;
   const d = await withTx(deps.sql, async (tx) => {
@@ -79,12 +91,19 @@ async function insertAndStart(
       image: input.image ?? null,
       buildContext: a.buildContext,
       ...storedFields(input),
+      regions: input.regions,
+      // An autoscaled deployment starts at its minimum; the autoscaler moves it from there.
+      ...(input.autoscaling ? { replicas: input.autoscaling.minReplicas, autoscaling: input.autoscaling } : {}),
+      version: input.version,
       rolledBackFrom: a.rolledBackFrom,
       traceparent: currentTraceparent(),
       strategy: input.strategy.type === 'rolling' ? null : input.strategy,
     });
     await a.alongside?.(tx, targetOf(row));
     return row;
+  }).catch(async (err: unknown) => {
+    if (!input.version || !versions.isVersionTaken(err)) throw err;
+    throw versionTaken(env.id, input.version, (await versions.versionHolder(deps.sql, env.id, input.version))?.id);
   });
   // If this process dies between the insert and the send, recoverPendingDeployments starts the
   // workflow later with the same idempotency key.
@@ -93,11 +112,16 @@ async function insertAndStart(
 }
 
 /** Seed 001: a rollback is a new deployment made from an earlier one's spec and image. */
-export async function rollbackDeployment(deps: CommandDeps, id: string, alongside?: Alongside): Promise<Deployment> {
+export async function rollbackDeployment(deps: CommandDeps, id: string, opts: { force?: boolean | undefined } = {}, alongside?: Alongside): Promise<Deployment> {
   const old = await deployments.getDeployment(deps.sql, id);
   if (!old) throw notFound('deployment', id);
-  if (!old.image) throw new AppError('ERR_DEPLOYMENT_NO_IMAGE', `deployment ${id} never produced an image; nothing to roll back to`);
-  return createDeployment(deps, specOf({ ...old, image: old.image }), old.id, alongside);
+  return rollbackTo(deps, old, opts, alongside);
+}
+
+/** A new deployment from `old`'s config and image; a quarantined image needs `force`. */
+export async function rollbackTo(deps: CommandDeps, old: Deployment, opts: { force?: boolean | undefined } = {}, alongside?: Alongside): Promise<Deployment> {
+  if (!old.image) throw new AppError('ERR_DEPLOYMENT_NO_IMAGE', `deployment ${old.id} never produced an image; nothing to roll back to`);
+  return createDeployment(deps, { ...specOf({ ...old, image: old.image }), ...(opts.force ? { force: true } : {}) }, old.id, alongside);
 }
 
 /**

@@ -35,6 +35,8 @@ import { runCanary } from './canary';
 import { rollBack, startWalk, superseded, walkOf, type StrategyDeps, type StrategyOutcome } from './walk';
 import { runBlueGreen } from './blue-green';
 import { strategyOf, type Strategy } from './strategy';
+import { ALL_FEATURES, disabledFeature, requiredFeatures, workspaceFeatures, type Feature } from './features';
+import { quarantineFailure } from './quarantine';
 
 export const DEPLOY_SERVICE = 'DeployService';
 export const INSTANCES_KEY = 'instances_awakeable';
@@ -55,6 +57,8 @@ export interface DeployDeps {
   offline?: OfflineCheck;
   /** Where a canary's Prometheus queries may go (the policy Slack webhooks follow). */
   outbound?: OutboundPolicy;
+  /** Flags of workspaces that never set theirs (--default-features); absent: all on. */
+  defaultFeatures?: readonly Feature[] | undefined;
 }
 
 export const DeployInput = z
@@ -84,7 +88,12 @@ export function deployService(deps: DeployDeps) {
         const d = await ctx.run('load', async () => {
           const row = await deployments.getDeployment(sql, id);
           if (!row) throw new TerminalError(`deployment ${id} not found`, { code: 'ERR_DEPLOY_NOT_FOUND' });
-          return { status: row.status, image: row.image, buildContext: row.buildContext, regions: row.regions, replicas: row.replicas, environmentId: row.environmentId, strategy: row.strategy ?? null, generation: row.desiredGeneration };
+          // The workspace's flags are read here and journaled with the row: a replay decides as
+          // the first run did, whatever the flags are by then.
+          const features = await workspaceFeatures(sql, row.workspaceId, deps.defaultFeatures ?? ALL_FEATURES);
+          const autoscaling = row.autoscaling ?? null;
+          const off = disabledFeature(features, requiredFeatures({ regions: row.regions, strategy: row.strategy, autoscaling })) ?? null;
+          return { status: row.status, image: row.image, buildContext: row.buildContext, regions: row.regions, replicas: row.replicas, environmentId: row.environmentId, strategy: row.strategy ?? null, workspaceId: row.workspaceId, disabledFeature: off, generation: row.desiredGeneration };
         });
         annotate({ 'deployment.id': id, 'environment.id': d.environmentId, 'deployment.regions': d.regions });
         const attributes = { 'deployment.id': id };
@@ -92,6 +101,9 @@ export function deployService(deps: DeployDeps) {
           return { deploymentId: id, status: d.status === 'ready' || d.status === 'stopped' ? d.status : 'failed', error: null } as DeployOutput;
         }
         try {
+          // Journals from before flags carry no disabledFeature: they decided without them. A
+          // start after a stop is no new deploy: it brings back what was already admitted.
+          if (d.disabledFeature && !input.restart) throw new TerminalError(`feature ${d.disabledFeature} is disabled for workspace ${d.workspaceId}`, { code: 'ERR_FEATURE_DISABLED' });
           if (!d.image) {
             await ctx.runTx('status-building', (tx) => deployments.setDeploymentStatus(tx, id, 'building').then(() => null));
             const image = await ctx.run(
@@ -289,6 +301,9 @@ async function cleanUp(tx: TxSql, deps: DeployDeps, id: string, err: unknown, re
   if (row) await withdrawTraffic(tx, deps.apexDomain, row.environmentId, id);
   const done = await deployments.setDeploymentStatus(tx, id, stopped ? 'stopped' : 'failed', stopped ? null : reason);
   if (done) deps.metrics.finished(stopped ? 'stopped' : 'failed', done.createdAt);
+  // Failed because its instances failed: the image is the likely cause, so it is quarantined
+  // with this status change (not after a timeout, a stop or a region outage).
+  if (done && !stopped && err instanceof TerminalError && err.code === 'ERR_DEPLOY_INSTANCES_FAILED') await quarantineFailure(tx, done, reason);
   return stopped ? 'stopped' : 'failed';
 }
 

@@ -54,6 +54,7 @@ import { slackNotifier, type SlackNotifierDef } from './slack';
 import type { OutboundPolicy } from './outbound';
 import { noMetrics, type WorkflowMetrics } from './metrics';
 import type { CommandDeps } from './commands';
+import type { Feature } from './features';
 
 export * from './build';
 export * from './commands';
@@ -92,6 +93,10 @@ export interface WorkflowConfig {
   offline?: OfflineCheck;
   /** Lets fleet rollouts skip offline regions' sentinels (src/workflow/rollout-regions.ts). */
   rolloutRegions?: RolloutRegions;
+  /** Regions of a deploy naming none whose environment has none (--default-regions). */
+  defaultRegions?: readonly string[];
+  /** Flags of workspaces that never set theirs (--default-features); absent: all on. */
+  defaultFeatures?: readonly Feature[];
 }
 
 export interface SentinelSize {
@@ -139,11 +144,12 @@ export function registerWorkflows(engine: Engine, sql: Sql, cfg: WorkflowConfig,
       metrics: cfg.metrics ?? noMetrics,
       offline: cfg.offline,
       outbound: cfg.outbound,
+      defaultFeatures: cfg.defaultFeatures,
     }),
   );
   const desiredState = engine.register(desiredStateService({ sql, deploy, apexDomain: cfg.apexDomain }));
   const slack = engine.register(slackNotifier(cfg.outbound ? { outbound: cfg.outbound } : {}));
   const rollout = engine.register(rolloutService({ sql, sentinel, slack, regions: cfg.rolloutRegions }));
   const hooks = statusHooks({ sql, engine, deploy, sentinel, logger });
-  return { sentinel, deploy, desiredState, rollout, slack, hooks, commands: { sql, engine, deploy, desiredState, apexDomain: cfg.apexDomain, buildRoot: cfg.buildRoot } };
+  return { sentinel, deploy, desiredState, rollout, slack, hooks, commands: { sql, engine, deploy, desiredState, apexDomain: cfg.apexDomain, buildRoot: cfg.buildRoot, defaultRegions: cfg.defaultRegions, defaultFeatures: cfg.defaultFeatures } };
 }

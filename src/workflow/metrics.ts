@@ -48,7 +48,7 @@ export function workflowMetrics(registry: Registry, sql: Sql): WorkflowMetrics {
     registers,
     async collect() {
       const c = await fleet();
-      for (const s of ['pending', 'running', 'failed']) this.set({ status: s }, c.instances[s] ?? 0);
+      for (const s of ['pending', 'creating', 'running', 'failed']) this.set({ status: s }, c.instances[s] ?? 0);
     },
   });
   new client.Gauge({
@@ -63,12 +63,12 @@ export function workflowMetrics(registry: Registry, sql: Sql): WorkflowMetrics {
   });
   new client.Gauge({
     name: 'deployment_topology_status',
-    help: 'Deployment topologies (deployment × region), by desired status',
+    help: "Deployment topologies (deployment × region) by seed 001's status (starting, started, stopping, stopped), from krane's reports",
     labelNames: ['status'],
     registers,
     async collect() {
       const c = await fleet();
-      for (const s of ['running', 'stopped']) this.set({ status: s }, c.topologies[s] ?? 0);
+      for (const s of deployments.TOPOLOGY_STATUSES) this.set({ status: s }, c.topologies[s] ?? 0);
     },
   });
   new client.Gauge({

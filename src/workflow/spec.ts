@@ -52,16 +52,31 @@ const env = z
     if (bytes > MAX_ENV_BYTES) ctx.addIssue({ code: 'custom', message: `keys and values together are ${bytes} bytes; the limit is ${MAX_ENV_BYTES} bytes` });
   });
 
+export const VERSION_PATTERN = /^[A-Za-z0-9._+-]{1,64}$/;
+
+/** Target CPU utilisation of an autoscaled deployment when none is given (percent of requests). */
+export const DEFAULT_CPU_UTILIZATION = 70;
+
+export const Autoscaling = z
+  .strictObject({
+    minReplicas: z.number().int().min(1).max(1000),
+    maxReplicas: z.number().int().min(1).max(1000),
+    cpuUtilization: z.number().int().min(1).max(100).default(DEFAULT_CPU_UTILIZATION),
+  })
+  .refine((a) => a.minReplicas <= a.maxReplicas, { path: ['maxReplicas'], message: 'must not be below minReplicas' });
+
 export const DeploymentSpec = z
   .strictObject({
     image: imageRef.optional(),
     /** A directory under ctrl's --build-root (relative paths are taken from it). */
     buildContext: text(4096).min(1).optional(),
+    /** Absent: the environment's regions, else ctrl's --default-regions (createDeployment). */
     regions: z
       .array(region)
       .min(1, 'at least one region is required')
       .max(64)
-      .refine((r) => new Set(r).size === r.length, 'regions must not repeat'),
+      .refine((r) => new Set(r).size === r.length, 'regions must not repeat')
+      .optional(),
     replicas: z.number().int().min(1).max(1000).default(DEFAULT_REPLICAS),
     cpuMillicores: z.number().int().min(10).max(256_000).default(DEFAULT_CPU_MILLICORES),
     memoryMib: z.number().int().min(16).max(1_048_576).default(DEFAULT_MEMORY_MIB),
@@ -77,6 +92,12 @@ export const DeploymentSpec = z
     environmentId: text(128).min(1).default('default'),
     /** How the deployment takes traffic (src/workflow/strategy.ts); rolling when absent. */
     strategy: Strategy.default(ROLLING),
+    /** Unique within the environment; absent: the environment's next `v<N>`. */
+    version: z.string().regex(VERSION_PATTERN, 'must be 1-64 characters of A-Z a-z 0-9 . _ + -').optional(),
+    /** Replicas between min and max, following CPU, instead of a fixed `replicas`. */
+    autoscaling: Autoscaling.optional(),
+    /** Deploy an image even though it is quarantined in the environment. */
+    force: z.boolean().optional(),
   })
   .superRefine((b, ctx) => {
     if (!b.image === !b.buildContext) {
@@ -92,9 +113,9 @@ export type DeploymentSpec = z.output<typeof DeploymentSpec>;
  * (Unplaced below) until it is in this list or resolved, and the list only holds fields that
  * spec and table both have, with the same types (storedFields).
  */
-export const STORED_FIELDS = ['regions', 'replicas', 'cpuMillicores', 'memoryMib', 'port', 'command', 'env', 'readOnlyRootFilesystem'] as const satisfies readonly (keyof DeploymentSpec & keyof NewDeployment)[];
+export const STORED_FIELDS = ['replicas', 'cpuMillicores', 'memoryMib', 'port', 'command', 'env', 'readOnlyRootFilesystem'] as const satisfies readonly (keyof DeploymentSpec & keyof NewDeployment)[];
 type StoredField = (typeof STORED_FIELDS)[number];
-type Unplaced = Exclude<keyof DeploymentSpec, StoredField | 'image' | 'buildContext' | 'environmentId' | 'strategy'>;
+type Unplaced = Exclude<keyof DeploymentSpec, StoredField | 'image' | 'buildContext' | 'environmentId' | 'strategy' | 'regions' | 'version' | 'autoscaling' | 'force'>;
 const everyFieldPlaced: [Unplaced] extends [never] ? true : { unplaced: Unplaced } = true;
 void everyFieldPlaced;
 
@@ -110,9 +131,10 @@ export function storedFields(s: DeploymentSpec): Pick<NewDeployment, StoredField
 /**
  * The spec a stored deployment was made from, with the image it ran (a rollback deploys it as
  * is). A rollback is rolling whatever the original was: it returns to a version already known.
+ * It gets a version of its own (the next `v<N>`); its row names the source (rolled_back_from).
  */
 export function specOf(d: Deployment & { image: string }): DeploymentSpec {
-  return { image: d.image, environmentId: d.environmentId, ...pick(d), strategy: ROLLING };
+  return { image: d.image, environmentId: d.environmentId, regions: d.regions, ...pick(d), ...(d.autoscaling ? { autoscaling: d.autoscaling } : {}), strategy: ROLLING };
 }
 
 /** The strategy a stored deployment runs. */

@@ -28,6 +28,7 @@ import type { OutboundPolicy } from './outbound';
 import { canarySplit, environmentHostname, lockTraffic, routeAllTo, sameTable, serves, setTraffic, withdrawTraffic } from './traffic';
 import type { WorkflowMetrics } from './metrics';
 import type { OfflineCheck } from './regions';
+import { quarantineFailure } from './quarantine';
 
 export interface StrategyDeps {
   sql: Sql;
@@ -151,8 +152,12 @@ export async function rollBack(ctx: Context, deps: StrategyDeps, walk: Walk, rea
     await lockTraffic(tx, walk.environmentId, deps.apexDomain);
     const locked = await deployments.lockDeployment(tx, walk.id);
     if (locked && superseded(locked, walk.generation)) return false;
+    // An operator's abort (the stored command) or stop (desired state already stopped) is a
+    // decision, not a failed signal: only a failed signal quarantines the image.
+    const byOperator = locked?.trafficCommand === 'abort' || locked?.desiredState === 'stopped';
     const row = await stopDeployment(tx, deps, walk.environmentId, walk.id, 'rolled_back', reason);
     if (row) deps.metrics.finished('rolled_back', row.createdAt);
+    if (row && !byOperator) await quarantineFailure(tx, row, reason);
     return true;
   });
   return done === false ? { status: 'superseded' } : { status: 'rolled_back', reason };

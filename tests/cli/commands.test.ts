@@ -93,15 +93,15 @@ test('deployments ls and get, human and --json', async () => {
   const readyId = await readyDeployment();
   const ls = await runCli(['deployments', 'ls']);
   assert.equal(ls.code, 0, ls.stderr);
-  assert.match(ls.stdout, /^ID\s+STATUS\s+DESIRED\s+SOURCE\s+REGIONS\s+REPLICAS\s+CREATED\s+ERROR\n/);
-  assert.match(ls.stdout, new RegExp(`${readyId}\\s+ready\\s+running\\s+nginx:1.27\\s+us-east-1,eu-west-1\\s+2\\s`));
+  assert.match(ls.stdout, /^ID\s+VERSION\s+STATUS\s+DESIRED\s+SOURCE\s+REGIONS\s+REPLICAS\s+CREATED\s+ERROR\n/);
+  assert.match(ls.stdout, new RegExp(`${readyId}\\s+v\\d+\\s+ready\\s+running\\s+nginx:1.27\\s+us-east-1,eu-west-1\\s+2\\s`));
   const lsJson = json((await runCli(['deployments', 'ls', '--json'])).stdout);
   assert.ok(lsJson.deployments.some((d: any) => d.id === readyId && d.status === 'ready'));
 
   const get = await runCli(['deployments', 'get', readyId]);
   assert.equal(get.code, 0, get.stderr);
   assert.match(get.stdout, /status:\s+ready/);
-  assert.match(get.stdout, /REGION\s+DESIRED\s+READY\s+PENDING\s+FAILED\neu-west-1\s+running\s+2\/2\s+0\s+0\nus-east-1\s+running\s+2\/2/);
+  assert.match(get.stdout, /REGION\s+DESIRED\s+STATUS\s+READY\s+PENDING\s+FAILED\neu-west-1\s+running\s+started\s+2\/2\s+0\s+0\nus-east-1\s+running\s+started\s+2\/2/);
   assert.match(get.stdout, /INSTANCE\s+REGION\s+STATUS/);
   assert.match(get.stdout, /STEP\s+KIND\s+STATUS\s+TOOK/);
   const getJson = json((await runCli(['deployments', 'get', readyId, '--json'])).stdout);

@@ -30,6 +30,12 @@ const finished = (id: string, ms = 30_000) =>
     const d = (await stack!.api(`/v1/deployments/${id}`)).body;
     return ['ready', 'failed', 'rolled_back'].includes(d.status) ? d : undefined;
   }, ms, `${id} finished`);
+/** A gate that rolled a canary back quarantined its image (issue 25); the bad signal was the
+ *  test's own, so the image is released for the next test. */
+async function release(): Promise<void> {
+  const r = await stack!.api(`/v1/environments/default/quarantine/${encodeURIComponent('nginx:1.27')}`, { method: 'DELETE' });
+  assert.equal(r.status, 200, 'the rolled-back canary quarantined its image');
+}
 const weights = async (region: string) => (await routeWeights(stack!, region)).join(',');
 const canary = (query: string, steps: { weight: number; pause: string }[]) => ({
   type: 'canary',
@@ -67,6 +73,7 @@ test('a raised error rate rolls the canary back to 100% stable in every region, 
   const done = await finished(id, 15_000);
   assert.equal(done.status, 'rolled_back');
   assert.match(done.error, /analysis failed: 0\.5 is above the maximum 0\.05/);
+  await release();
   for (const r of BOTH) await until(async () => (await weights(r)) === `${stable}:100`, 10_000, `${r} back on stable`);
   assert.ok(seen.some((e) => e.type === 'deployment.analysis' && e.deploymentId === id && e.verdict === 'fail' && e.value === 0.5));
 });
@@ -78,6 +85,7 @@ test('a query without data is inconclusive and fails closed when the step ends',
   const done = await finished(id);
   assert.equal(done.status, 'rolled_back');
   assert.match(done.error, /analysis inconclusive when the step ended \(no data\)/);
+  await release();
   for (const r of BOTH) await until(async () => (await weights(r)) === `${stable}:100`, 10_000, `${r} back on stable`);
   assert.ok(seen.some((e) => e.type === 'deployment.analysis' && e.deploymentId === id && e.verdict === 'inconclusive'));
 });

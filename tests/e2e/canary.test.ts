@@ -68,6 +68,10 @@ test('a canary that starts crash-looping is rolled back to 100% stable on krane\
   for (const r of BOTH) await sameIn(r, [`${stable}:100`]);
   assert.equal(done.desiredState, 'stopped');
   assert.equal((await status(stable, ['ready'])).status, 'ready', 'the stable deployment keeps running');
+  // Its image is quarantined (issue 25); the crash was injected, so release it for what follows.
+  const quarantined = (await stack.api('/v1/environments/default/quarantine')).body.images;
+  assert.ok(quarantined.some((q: any) => q.image === 'nginx:1.27' && q.deploymentId === canary), JSON.stringify(quarantined));
+  assert.equal((await stack.api(`/v1/environments/default/quarantine/${encodeURIComponent('nginx:1.27')}`, { method: 'DELETE' })).status, 200);
 
   // A canary whose image crash-loops from the start never gets traffic and ends the same way.
   const crashing = await stack.api('/v1/deployments', { body: { image: 'registry.local/app:crash-2', regions: BOTH, replicas: 1, strategy: { type: 'canary', steps: [{ weight: 20, pause: '60s' }] } } });

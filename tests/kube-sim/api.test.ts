@@ -26,7 +26,7 @@ const errorOf = async (p: Promise<unknown>): Promise<{ code: number; body: any }
 test('discovery serves the groups and kinds the client maps to plural names', async () => {
   const res = await fetch(`${f.url}/apis`);
   const groups = (await res.json()) as { groups: { name: string }[] };
-  assert.deepEqual(groups.groups.map((g) => g.name).sort(), ['apps', 'cilium.io', 'coordination.k8s.io', 'policy']);
+  assert.deepEqual(groups.groups.map((g) => g.name).sort(), ['apps', 'autoscaling', 'cilium.io', 'coordination.k8s.io', 'policy']);
   const cilium = (await (await fetch(`${f.url}/apis/cilium.io/v2`)).json()) as { resources: { name: string; kind: string; namespaced: boolean }[] };
   assert.ok(cilium.resources.some((r) => r.kind === 'CiliumNetworkPolicy' && r.name === 'ciliumnetworkpolicies' && r.namespaced));
   const version = (await (await fetch(`${f.url}/version`)).json()) as { major: string };

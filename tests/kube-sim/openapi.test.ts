@@ -20,7 +20,7 @@ test('definitions.json is what scripts/gen-openapi.ts makes from the official sp
 
 test('/openapi/v3: an index of group-versions; each document has PATCH with fieldValidation and the official schemas', async () => {
   const index = (await (await fetch(`${f.url}/openapi/v3`)).json()) as { paths: Record<string, { serverRelativeURL: string }> };
-  assert.deepEqual(Object.keys(index.paths).sort(), ['api/v1', 'apis/apps/v1', 'apis/cilium.io/v2', 'apis/coordination.k8s.io/v1', 'apis/policy/v1']);
+  assert.deepEqual(Object.keys(index.paths).sort(), ['api/v1', 'apis/apps/v1', 'apis/autoscaling/v2', 'apis/cilium.io/v2', 'apis/coordination.k8s.io/v1', 'apis/policy/v1']);
   const doc = (await (await fetch(`${f.url}${index.paths['apis/apps/v1']!.serverRelativeURL}`)).json()) as any;
   const patch = doc.paths['/apis/apps/v1/namespaces/{namespace}/statefulsets/{name}'].patch;
   assert.deepEqual(patch['x-kubernetes-group-version-kind'], { group: 'apps', version: 'v1', kind: 'StatefulSet' });

@@ -33,6 +33,17 @@ test('pod state derivation names the kubelet reason', () => {
   assert.equal(r.memoryMib, 1024);
 });
 
+test('seed 001\'s creating: a pod scheduled whose container is not running yet; unscheduled stays pending', () => {
+  const onNode = { spec: { ...pod({}).spec!, nodeName: 'node-1' } };
+  assert.deepEqual(podState(pod({ phase: 'Pending', containerStatuses: [cs({ waiting: { reason: 'ContainerCreating' } })] }, onNode)), { status: 'creating', reason: 'ContainerCreating' });
+  assert.deepEqual(podState(pod({ phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'True' }] })), { status: 'creating', reason: 'Pending' });
+  // Failures still win, and a running container that is not Ready yet is not `creating`.
+  assert.deepEqual(podState(pod({ phase: 'Pending', containerStatuses: [cs({ waiting: { reason: 'ErrImagePull' } })] }, onNode)), { status: 'failed', reason: 'ErrImagePull' });
+  assert.deepEqual(podState(pod({ phase: 'Running', containerStatuses: [cs({ running: {} })], conditions: [{ type: 'Ready', status: 'False' }] }, onNode)), { status: 'pending', reason: 'NotReady' });
+  assert.deepEqual(podState(pod({ phase: 'Running', containerStatuses: [cs({ running: {} })], conditions: [{ type: 'Ready', status: 'True' }] }, onNode)), { status: 'running', reason: null });
+  assert.deepEqual(podState(pod({ phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }] })), { status: 'pending', reason: 'Unschedulable' });
+});
+
 const { sim, api } = await startSim(50);
 const ref = (id: string): ResourceRef => ({ type: 'deployment_topology', id, region: 'us-east-1' });
 

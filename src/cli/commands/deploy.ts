@@ -1,5 +1,6 @@
 // `unkey-infra deploy`: creates a deployment (POST /v1/deployments) and, with --wait, follows it
-// to ready or failed. Without --regions it deploys to every region of the local dev stack.
+// to ready or failed. Without --regions ctrl decides: the environment's regions, else its
+// --default-regions (in `dev`, every region of the local stack).
 import type { ClientFlags } from '../client';
 import { usageError, EXIT_OK } from '../errors';
 import type { CommandContext } from './context';
@@ -33,6 +34,9 @@ export interface DeployOptions extends ClientFlags {
   wait?: boolean;
   timeout?: number;
   json?: boolean;
+  version?: string;
+  autoscale?: string;
+  force?: boolean;
 }
 
 /** API field → the flag that sets it, so a 400 names what the user typed. */
@@ -59,7 +63,16 @@ const FLAGS: Record<string, string> = {
   'strategy.analysis.confidence': '--confidence',
   'strategy.analysis.minSamples': '--min-samples',
   'strategy.analysis.promoteEarly': '--promote-early',
+  version: '--version',
+  autoscaling: '--autoscale',
 };
+
+/** `2:10` or `2:10:60` → the API's autoscaling object; ranges are the API's to judge. */
+export function autoscaleFromFlag(v: string): { minReplicas: number; maxReplicas: number; cpuUtilization?: number } {
+  const m = /^(\d+):(\d+)(?::(\d+)%?)?$/.exec(v.trim());
+  if (!m) throw usageError(`--autoscale expects MIN:MAX or MIN:MAX:CPU%, e.g. 2:10:70, got "${v}"`);
+  return { minReplicas: Number(m[1]), maxReplicas: Number(m[2]), ...(m[3] ? { cpuUtilization: Number(m[3]) } : {}) };
+}
 
 /** The flag behind an API field: the longest mapped prefix (a step's pause is --pause). */
 export function deployFlagFor(field: string): string | undefined {
@@ -108,14 +121,15 @@ export async function deployCommand(o: DeployOptions, ctx: CommandContext): Prom
   if (!o.image === !o.buildContext) throw usageError('give exactly one of --image I or --build-context DIR');
   const client = await ctx.client(o);
   strategyFromFlags(o); // usage errors before any request
-  const devRegions = Object.keys(client.target.devFile?.regions ?? {});
-  const regions = o.regions ?? (devRegions.length ? devRegions : undefined);
-  if (!regions) {
-    throw usageError('no regions: pass --regions a,b', [`(without --regions the regions of the local dev stack are used, from ${client.target.devFilePath})`]);
-  }
+  if (o.autoscale && o.replicas !== undefined) throw usageError('give --replicas or --autoscale, not both');
+  const autoscaling = o.autoscale ? autoscaleFromFlag(o.autoscale) : undefined;
   const body = {
     ...(o.image ? { image: o.image } : { buildContext: o.buildContext }),
-    regions,
+    // Without --regions ctrl decides (the environment's, else its --default-regions).
+    ...(o.regions ? { regions: o.regions } : {}),
+    ...(o.version ? { version: o.version } : {}),
+    ...(autoscaling ? { autoscaling } : {}),
+    ...(o.force ? { force: true } : {}),
     ...(o.replicas !== undefined ? { replicas: o.replicas } : {}),
     ...(o.cpu !== undefined ? { cpuMillicores: o.cpu } : {}),
     ...(o.memory !== undefined ? { memoryMib: o.memory } : {}),
@@ -125,11 +139,11 @@ export async function deployCommand(o: DeployOptions, ctx: CommandContext): Prom
   };
   const strategy = strategyFromFlags(o);
   if (strategy) Object.assign(body, { strategy });
-  const created = await client.post<{ id: string; status: string }>('/v1/deployments', body);
+  const created = await client.post<{ id: string; status: string; regions?: string[]; version?: string }>('/v1/deployments', body);
   if (!o.wait) {
     ctx.io.out(o.json ? `${JSON.stringify(created, null, 2)}\n` : `${created.id}\n`);
     return EXIT_OK;
   }
-  if (!o.json) ctx.io.out(`created deployment ${created.id} (${regions.join(', ')})\n`);
+  if (!o.json) ctx.io.out(`created deployment ${created.id} (${(created.regions ?? o.regions ?? []).join(', ')})${created.version ? `, version ${created.version}` : ''}\n`);
   return followDeployment(ctx, client, created.id, { json: Boolean(o.json), timeoutMs: o.timeout });
 }

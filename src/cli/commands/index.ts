@@ -9,3 +9,4 @@ export * from './follow';
 export * from './invocations';
 export * from './sentinels';
 export * from './rollout';
+export * from './versions';

@@ -3,14 +3,14 @@
 // writes its audit row in its own transaction (the commands' `alongside`).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { notFound, validationError } from '../../errors';
-import { analysisChecks, deployments, domains, instances, tenancy } from '../../store';
+import { analysisChecks, autoscalers, deployments, domains, instances, quarantine, tenancy } from '../../store';
 import type { Deployment } from '../../store/deployments';
 import type { AnalysisCheckRow } from '../../store/analysis-checks';
 import { abortDeployment, changeDesiredState, createDeployment, destinationProblem, NO_OUTBOUND_ALLOW, promoteDeployment, rollbackDeployment, type OutboundPolicy, type Workflows } from '../../workflow';
 import type { Engine } from '../../workflow/engine';
-import { CreateDeploymentBody, IdParams, ListDeploymentsQuery } from './schemas';
+import { CreateDeploymentBody, IdParams, ListDeploymentsQuery, RollbackBody } from './schemas';
 import { parse } from './parse';
-import { assertKnownRegions, type RegionRegistry } from '../../workflow/regions';
+import type { RegionRegistry } from '../../workflow/regions';
 import { traceIdOf } from '../../tracing';
 import { strategyOf } from '../../workflow/strategy';
 import { auditAlongside } from '../audit';
@@ -49,6 +49,10 @@ function summary(d: Deployment) {
     appId: d.appId,
     environmentId: d.environmentId,
     rolledBackFrom: d.rolledBackFrom,
+    version: d.version,
+    /** The deployment whose config this one re-deployed (a rollback); the seed's name for rolledBackFrom. */
+    rollbackOf: d.rolledBackFrom,
+    autoscaling: d.autoscaling,
     strategy: strategyOf(d.strategy),
     /** The workflow's trace (null: ctrl traced nothing when it was created). */
     traceId: traceIdOf(d.traceparent),
@@ -89,13 +93,15 @@ export function deploymentRoutes(deps: DeploymentRouteDeps) {
       const body = parse(CreateDeploymentBody, given, 'body');
       const env = await tenancy.getEnvironment(sql, body.environmentId);
       if (env && !inScope(p, env)) throw validationError('unknown environment', [{ field: 'environmentId', message: `environment ${body.environmentId} not found` }]);
-      await assertKnownRegions(sql, body.regions);
+      if (body.autoscaling && (req.body as { replicas?: unknown }).replicas !== undefined) {
+        throw validationError('invalid request body: replicas', [{ field: 'replicas', message: 'give replicas or autoscaling, not both (the autoscaler sets the replica count)' }]);
+      }
       // ctrl will query this URL on the caller's behalf: only where the outbound policy allows.
       const prometheusUrl = body.strategy && 'analysis' in body.strategy ? body.strategy.analysis?.prometheus?.url : undefined;
       const refused = prometheusUrl ? await destinationProblem(prometheusUrl, deps.outbound ?? NO_OUTBOUND_ALLOW) : null;
       if (refused) throw validationError('invalid request body: strategy.analysis.prometheus.url', [{ field: 'strategy.analysis.prometheus.url', message: refused }]);
       const d = await createDeployment(cmd, body, null, auditAlongside(req));
-      return reply.status(202).send({ id: d.id, status: d.status });
+      return reply.status(202).send({ id: d.id, status: d.status, version: d.version, regions: d.regions });
     });
 
     app.get('/v1/deployments', { config: { permission: 'deployments.read' } }, async (req) => {
@@ -110,20 +116,30 @@ export function deploymentRoutes(deps: DeploymentRouteDeps) {
     app.get('/v1/deployments/:id', { config: { permission: 'deployments.read' } }, async (req) => {
       const { id } = parse(IdParams, req.params, 'params');
       const d = await own(req, id);
-      const [progress, inst, doms, invocations, liveness, checks] = await Promise.all([
+      const [progress, inst, doms, invocations, liveness, checks, scalers, quarantined] = await Promise.all([
         deployments.deploymentProgress(sql, id),
         instances.listInstances(sql, id),
         domains.listDomains(sql, { deploymentId: id }),
         engine.listInvocations({ target: workflows.deploy.name, key: id, limit: 20 }),
         deps.regions ? deps.regions.liveness(d.regions) : Promise.resolve(undefined),
         analysisChecks.listChecks(sql, id),
+        autoscalers.listAutoscalers(sql, id),
+        d.image ? quarantine.findQuarantined(sql, d.environmentId, d.image) : Promise.resolve(undefined),
       ]);
+      const scaler = new Map(scalers.map((s) => [s.region, s]));
+      // Per region with autoscaling: the bounds, the replicas the autoscaler last ran and wants.
+      const autoscalingIn = (region: string) => {
+        if (!d.autoscaling) return null;
+        const s = scaler.get(region);
+        return { min: d.autoscaling.minReplicas, max: d.autoscaling.maxReplicas, current: s?.currentReplicas ?? null, desired: s?.desiredReplicas ?? null, cpuUtilization: s?.cpuUtilization ?? null };
+      };
       // Step history: the journal of the newest deploy run (earlier runs: GET /v1/invocations).
       const latest = invocations.find((i) => i.handler === 'deploy');
       const journal = latest ? (await engine.getInvocation(latest.id)).journal : [];
       return {
         ...summary(d),
-        topology: progress.map((t) => ({ ...t, regionStatus: liveness?.get(t.region)?.status ?? null, regionLastSeenAt: liveness?.get(t.region)?.lastSeenAt ?? null })),
+        quarantined: quarantined ? { reason: quarantined.reason, deploymentId: quarantined.deploymentId } : null,
+        topology: progress.map((t) => ({ ...t, autoscaling: autoscalingIn(t.region), regionStatus: liveness?.get(t.region)?.status ?? null, regionLastSeenAt: liveness?.get(t.region)?.lastSeenAt ?? null })),
         instances: inst.map((i) => ({ region: i.region, podName: i.podName, address: i.address, status: i.status, reason: i.reason, updatedAt: i.updatedAt })),
         domains: doms.map((x) => ({ hostname: x.hostname, kind: x.kind })),
         steps: journal.map((j) => ({ name: j.name, kind: j.kind, status: j.status, failure: j.failure, createdAt: j.createdAt, completedAt: j.completedAt })),
@@ -150,7 +166,8 @@ export function deploymentRoutes(deps: DeploymentRouteDeps) {
     app.post('/v1/deployments/:id/rollback', traffic('deployment.rollback'), async (req, reply) => {
       const { id } = parse(IdParams, req.params, 'params');
       await own(req, id);
-      const d = await rollbackDeployment(cmd, id, auditAlongside(req));
+      const body = parse(RollbackBody, req.body ?? {}, 'body');
+      const d = await rollbackDeployment(cmd, id, body, auditAlongside(req));
       return reply.status(202).send({ id: d.id, status: d.status, rolledBackFrom: id });
     });
 

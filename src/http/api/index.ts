@@ -23,6 +23,7 @@ import { sentinelRoutes } from './sentinels';
 import { openApiRoute } from './openapi';
 import { rolloutRoutes } from './rollouts';
 import { trafficRoutes } from './traffic';
+import { versionRoutes } from './versions';
 
 export { createEventHub, type EventHub } from './events';
 export { openApiDocument } from './openapi';
@@ -56,6 +57,7 @@ export function publicApiRoutes(deps: PublicApiDeps) {
       tenancyRoutes(deps)(v1);
       keyRoutes(deps)(v1);
       auditRoutes(deps)(v1);
+      versionRoutes(deps.workflows.commands)(v1);
     });
   };
 }

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { FastifyInstance } from 'fastify';
 import { CreateDeploymentBody, ListDeploymentsQuery, ListInvocationsQuery, ListSentinelsQuery, RolloutCurrentQuery, RolloutSentinelsQuery, SentinelDeployBody, StartRolloutBody } from './schemas';
 import { AuditQuery, CreateEnvironmentBody, CreateKeyBody, CreateProjectBody, CreateWorkspaceBody } from './tenancy-schemas';
+import { versionPaths } from './openapi-versions';
 
 const json = (schema: z.ZodType) => z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' });
 
@@ -116,6 +117,7 @@ export function openApiDocument(): Record<string, unknown> {
       '/v1/keys/{id}': { delete: { summary: 'revoke a key at once: its open WebSockets and calls end', parameters: [idParam], responses: ok('revoked') } },
       '/v1/audit': { get: { summary: 'audit rows, newest first, keyset pages (?cursor= from `next`)', parameters: queryParams(AuditQuery), responses: ok('{ entries, next }') } },
       '/v1/events': { get: { summary: 'WebSocket of live JSON events (?deploymentId=, ?type=); token also as ?token=', responses: { '101': { description: 'switching protocols' } } } },
+      ...versionPaths,
     },
   };
 }

@@ -2,7 +2,7 @@
 // field (a typo like `replica`) is a 400 naming it, not a silently ignored setting.
 import { z } from 'zod';
 import { regionPattern } from '../../config';
-import { DeploymentSpec, imageRef, text } from '../../workflow/spec';
+import { DeploymentSpec, imageRef, text, VERSION_PATTERN } from '../../workflow/spec';
 
 export { DEFAULT_CPU_MILLICORES, DEFAULT_MEMORY_MIB, DEFAULT_PORT, DEFAULT_REPLICAS } from '../../workflow/spec';
 
@@ -86,3 +86,19 @@ export const RolloutSentinelsQuery = z.strictObject({
   cursor: RolloutCursor,
   limit: RolloutLimit,
 });
+
+/** POST /v1/deployments/:id/rollback: `force` deploys a quarantined image anyway. */
+export const RollbackBody = z.strictObject({ force: z.boolean().optional() });
+
+/** POST /v1/environments/:id/rollback: the target by version or by deployment id. */
+export const EnvironmentRollbackBody = z
+  .strictObject({ version: z.string().regex(VERSION_PATTERN, 'must be 1-64 characters of A-Z a-z 0-9 . _ + -').optional(), deploymentId: text(128).min(1).optional(), force: z.boolean().optional() })
+  .refine((b) => !b.version !== !b.deploymentId, { path: ['version'], message: 'give exactly one of version or deploymentId' });
+
+export const QuarantineParams = z.strictObject({ id: text(128).min(1), image: text(512).min(1) });
+
+export const FeaturesBody = z
+  .strictObject({ multiRegion: z.boolean().optional(), autoScaling: z.boolean().optional(), blueGreen: z.boolean().optional(), canary: z.boolean().optional() })
+  .refine((b) => Object.keys(b).length > 0, { path: ['multiRegion'], message: 'give at least one of multiRegion, autoScaling, blueGreen, canary' });
+
+export const VersionsQuery = z.strictObject({ limit: z.coerce.number().int().min(1).max(500).default(100) });

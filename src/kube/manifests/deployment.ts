@@ -6,6 +6,7 @@ import { ANNOTATION, deploymentLabels, LABEL } from './labels';
 import { containerSecurityContext, podSecurityContext, writableTmp } from './hardening';
 import { deploymentObjectName } from './names';
 import type { BuildOptions, ManifestObject } from './types';
+import { buildAutoscaler } from './autoscaler';
 
 /** Name of the only container; status code looks it up by this name. */
 export const APP_CONTAINER = 'app';
@@ -58,7 +59,8 @@ export function buildDeploymentObjects(s: DeploymentApply, opts: BuildOptions = 
     metadata: { name, namespace: s.namespace, labels, annotations },
     spec: {
       serviceName: name,
-      replicas: s.replicas,
+      // An autoscaled StatefulSet's replicas are its autoscaler's (autoscaler.ts).
+      ...(s.autoscaling ? {} : { replicas: s.replicas }),
       // Instances are stateless: start and replace them all at once instead of one by one, so
       // one crash-looping pod does not hold back the others.
       podManagementPolicy: 'Parallel',
@@ -95,5 +97,5 @@ export function buildDeploymentObjects(s: DeploymentApply, opts: BuildOptions = 
       },
     },
   };
-  return [service, statefulSet];
+  return s.autoscaling ? [service, statefulSet, buildAutoscaler({ ...s, autoscaling: s.autoscaling })] : [service, statefulSet];
 }

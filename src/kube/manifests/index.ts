@@ -4,6 +4,7 @@
 // - deployment.ts: headless Service + StatefulSet per deployment and region (namespace `unkey`).
 // - sentinel.ts: Deployment + ClusterIP Service + PodDisruptionBudget per sentinel (`sentinel`).
 // - gossip.ts: per-environment headless gossip Service + CiliumNetworkPolicy.
+// - autoscaler.ts: the autoscaling/v2 HorizontalPodAutoscaler of an autoscaled deployment.
 // - routes.ts: per-environment ConfigMap `routes-<env>` with the weighted backends and their
 //   instances' stable addresses (the routing table the sentinels read).
 // - hardening.ts: the securityContext every pod gets (the `restricted` Pod Security Standard)
@@ -28,5 +29,6 @@ export * from './deployment';
 export * from './sentinel';
 export * from './gossip';
 export * from './routes';
+export * from './autoscaler';
 export * from './build';
 export * from './hardening';

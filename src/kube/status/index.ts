@@ -4,6 +4,8 @@
 //   address; sentinel Deployment → replicas, observed generation, running image, health).
 // - instances.ts / sentinels.ts: watchers built on the Reflector (src/kube/reflector.ts), scoped
 //   by the managed-by label; they emit on change and re-emit everything after each full relist.
+// - autoscalers.ts: the HorizontalPodAutoscalers of autoscaled deployments (bounds, current and
+//   desired replicas, CPU), reported beside the deployment's instances.
 // - They write to a StatusSink (src/sync/wire: the interface; the reporter implements it).
 // Watch events are handled synchronously in arrival order, so per-object reports are ordered;
 // the sink keeps only the latest per object.
@@ -17,3 +19,4 @@ export * from './pod';
 export * from './sentinel';
 export * from './instances';
 export * from './sentinels';
+export * from './autoscalers';

@@ -1,7 +1,9 @@
 // Pod → instance state, a pure function. `failed` means the instance cannot serve and will not
-// recover by waiting (crash loop, image cannot be pulled, out of memory, bad config); `pending`
-// covers everything still on its way (scheduling, pulling, starting, not yet ready); `running`
-// means the pod is Ready. The reason is the kubelet's own word for it.
+// recover by waiting (crash loop, image cannot be pulled, out of memory, bad config); `creating`
+// (seed 001) is a pod placed on a node whose container is not running yet (pulling, creating);
+// `pending` covers the rest still on its way (not scheduled yet, terminating, a running
+// container not Ready yet); `running` means the pod is Ready. The reason is the kubelet's own
+// word for it.
 import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 import type { InstanceReport } from '../../sync/wire';
 import { deploymentObjectName, LABEL } from '../manifests';
@@ -50,8 +52,11 @@ export function podState(pod: V1Pod): PodState {
   if (pod.metadata?.deletionTimestamp) return { status: 'pending', reason: 'Terminating' };
   const ready = st.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
   if (st.phase === 'Running' && ready) return { status: 'running', reason: null };
+  const scheduled = Boolean(pod.spec?.nodeName) || st.conditions?.some((c) => c.type === 'PodScheduled' && c.status === 'True') === true;
+  const creating = scheduled && !statuses.some((cs) => cs.state?.running);
   const waiting = statuses.find((cs) => cs.state?.waiting?.reason)?.state?.waiting?.reason;
-  if (waiting) return { status: 'pending', reason: waiting };
+  if (waiting) return { status: creating ? 'creating' : 'pending', reason: waiting };
+  if (creating) return { status: 'creating', reason: st.phase ?? 'Pending' };
   const unscheduled = st.conditions?.find((c) => c.type === 'PodScheduled' && c.status === 'False');
   if (unscheduled) return { status: 'pending', reason: unscheduled.reason ?? 'Unschedulable' };
   return { status: 'pending', reason: st.phase === 'Running' ? 'NotReady' : (st.phase ?? 'Pending') };

@@ -36,6 +36,14 @@ export const DeploymentApply = z.object({
   env: z.record(z.string(), z.string()),
   /** Containers get a read-only root filesystem; absent (from a ctrl before the field): false. */
   readOnlyRootFilesystem: z.boolean().optional(),
+  /**
+   * Replicas left to a HorizontalPodAutoscaler between these bounds at this CPU target (percent
+   * of requests); krane then leaves the StatefulSet's replicas to it. Absent or null: `replicas`.
+   */
+  autoscaling: z
+    .object({ minReplicas: z.number().int().min(1), maxReplicas: z.number().int().min(1), cpuUtilization: z.number().int().min(1).max(100) })
+    .nullable()
+    .optional(),
 });
 export type DeploymentApply = z.infer<typeof DeploymentApply>;
 
@@ -132,7 +140,7 @@ export const InstanceReport = z.object({
   deploymentId: id,
   podName: z.string().min(1).max(253),
   address: z.string().nullable(),
-  status: z.enum(['pending', 'running', 'failed']),
+  status: z.enum(['pending', 'creating', 'running', 'failed']),
   reason: z.string().max(1024).nullable(),
   cpuMillicores: z.number().int().min(0),
   memoryMib: z.number().int().min(0),
@@ -171,6 +179,21 @@ export type InstanceRef = z.infer<typeof InstanceRef>;
  */
 export const MAX_INSTANCE_SET = 50_000;
 
+/** An autoscaled deployment's HorizontalPodAutoscaler as krane sees it (issue 25). */
+export const AutoscalerStatus = z.object({
+  deploymentId: id,
+  minReplicas: z.number().int().min(0),
+  maxReplicas: z.number().int().min(0),
+  /** null until the autoscaler has run once. */
+  currentReplicas: z.number().int().min(0).nullable(),
+  desiredReplicas: z.number().int().min(0).nullable(),
+  /** Average CPU of the Ready pods, percent of requests; null without metrics. */
+  cpuUtilization: z.number().int().min(0).nullable(),
+  /** True when the autoscaler is gone: ctrl removes its row. */
+  deleted: z.boolean().default(false),
+});
+export type AutoscalerStatus = z.infer<typeof AutoscalerStatus>;
+
 export const DeploymentStatusReport = z.object({
   region,
   instances: z.array(InstanceReport).max(10_000).default([]),
@@ -182,6 +205,7 @@ export const DeploymentStatusReport = z.object({
    * the last report): nothing is removed. An older ctrl ignores the field.
    */
   instanceSet: z.array(InstanceRef).max(MAX_INSTANCE_SET).optional(),
+  autoscalers: z.array(AutoscalerStatus).max(10_000).default([]),
 });
 export type DeploymentStatusReport = z.infer<typeof DeploymentStatusReport>;
 

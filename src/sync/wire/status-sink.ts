@@ -1,7 +1,7 @@
 // Where krane's observers put what they learn. The reporter (src/sync/reporter.ts, krane's side)
 // implements it; tests use a recording sink. Calls must not block: a sink buffers, keeping the
 // latest state per key (pod, sentinel, resource, region).
-import type { ApplyReport, GcStatus, InstanceRef, InstanceReport, SentinelStatus } from './protocol';
+import type { ApplyReport, AutoscalerStatus, GcStatus, InstanceRef, InstanceReport, SentinelStatus } from './protocol';
 
 export interface StatusSink {
   instance(r: InstanceReport): void;
@@ -12,4 +12,6 @@ export interface StatusSink {
   apply(r: ApplyReport): void;
   /** The GC brake's state after a GC pass. */
   gc(s: GcStatus): void;
+  /** An autoscaled deployment's HorizontalPodAutoscaler (optional: sinks that ignore them). */
+  autoscaler?(s: AutoscalerStatus): void;
 }

@@ -24,8 +24,8 @@ const QUESTIONS: Record<DeploymentAction, (d: DeploymentDetail) => { title: stri
   }),
   start: (d) => ({ title: `Start ${d.id}?`, body: `Its instances are created again in ${d.regions.join(', ')}.`, label: 'Start deployment', done: 'Start requested.' }),
   rollback: (d) => ({
-    title: `Roll back to ${d.id}?`,
-    body: `A new deployment is created from this one's configuration (${source(d)}).`,
+    title: `Roll back to ${d.version ? `version ${d.version} (${d.id})` : d.id}?`,
+    body: `A new deployment is created from this one's configuration (${source(d)}).${d.quarantined ? ' Its image is quarantined: the server refuses it until it is released.' : ''}`,
     label: 'Roll back',
     done: 'Rollback deployment created.',
   }),
@@ -67,7 +67,12 @@ function Actions({ d, onChanged }: { d: DeploymentDetail; onChanged(): void }) {
               enabled={states[a].enabled}
               why={states[a].why}
               confirm={{ title: q.title, body: q.body, label: q.label }}
-              run={() => api<{ id?: string }>(`/v1/deployments/${enc(d.id)}/${a}`, { method: 'POST' })}
+              run={() =>
+                // A rollback goes by version where the server keeps them (issue 25).
+                a === 'rollback' && d.version
+                  ? api<{ id?: string }>(`/v1/environments/${enc(d.environmentId)}/rollback`, { method: 'POST', body: { version: d.version } })
+                  : api<{ id?: string }>(`/v1/deployments/${enc(d.id)}/${a}`, { method: 'POST' })
+              }
               onDone={(r) => {
                 setError(null);
                 setMessage(q.done);
@@ -114,6 +119,7 @@ function RegionsTable({ d }: { d: DeploymentDetail }) {
         <tr>
           <th scope="col">Region</th>
           <th scope="col">Desired</th>
+          <th scope="col">State</th>
           <th scope="col">Ready/wanted</th>
           <th scope="col">Pending</th>
           <th scope="col">Failed</th>
@@ -124,8 +130,15 @@ function RegionsTable({ d }: { d: DeploymentDetail }) {
           <tr key={t.region} data-region={t.region}>
             <th scope="row" data-label="Region">{t.region}</th>
             <td data-label="Desired">{t.desiredStatus}</td>
+            <td data-label="State" data-testid="topology-status">{t.status ?? ''}</td>
             <td data-label="Ready/wanted" class="count">
               {t.running}/{t.wanted}
+              {t.autoscaling && (
+                <small class="muted" data-testid="autoscaling">
+                  {' '}
+                  autoscaling {t.autoscaling.min}–{t.autoscaling.max}, now {t.autoscaling.current ?? '?'}, wants {t.autoscaling.desired ?? '?'}
+                </small>
+              )}
             </td>
             <td data-label="Pending">{t.pending}</td>
             <td data-label="Failed" class="error-cell">
@@ -176,7 +189,21 @@ function Summary({ d, now }: { d: DeploymentDetail; now: number }) {
         <Badge status={d.status} /> <span class="muted">desired {d.desiredState}</span>
       </dd>
       <dt>Source</dt>
-      <dd class="mono">{source(d)}</dd>
+      <dd class="mono">
+        {source(d)}
+        {d.quarantined && (
+          <span class="badge bad" data-testid="quarantined" title={`${d.quarantined.reason} (deployment ${d.quarantined.deploymentId})`}>
+            {' '}
+            quarantined
+          </span>
+        )}
+      </dd>
+      {d.version && (
+        <>
+          <dt>Version</dt>
+          <dd data-testid="version">{d.version}</dd>
+        </>
+      )}
       <dt>Environment</dt>
       <dd>{d.environmentId}</dd>
       <dt>Size</dt>

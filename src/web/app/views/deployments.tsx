@@ -84,6 +84,7 @@ export function DeploymentsTable({ rows, env, now }: { rows: Row[]; env: string;
           <tr key={r.d.id} data-id={r.d.id} data-status={r.d.status}>
             <th scope="row" data-label="Deployment">
               <a href={href({ view: 'deployment', id: r.d.id })}>{r.d.id}</a>
+              {r.d.version && <small class="muted"> {r.d.version}</small>}
             </th>
             <td data-label="Status">
               <Badge status={r.d.status} />

@@ -1,0 +1,102 @@
+// `unkey-infra deployments versions|rollback --to-version|quarantine ls|rm` and `features
+// get|set` (issue 25): an environment's history, rollback by version, its quarantined images,
+// and a workspace's feature flags. Thin views over the API; --json prints its answer unchanged.
+import { EXIT_OK, usageError } from '../errors';
+import { age, clip, table } from '../render';
+import type { CommandContext } from './context';
+import type { JsonFlag } from './deployments';
+import { followDeployment } from './follow';
+
+const env = (id: string | undefined) => `/v1/environments/${encodeURIComponent(id ?? 'default')}`;
+const printJson = (ctx: CommandContext, value: unknown) => ctx.io.out(`${JSON.stringify(value, null, 2)}\n`);
+
+interface VersionRow {
+  version: string;
+  deploymentId: string;
+  image: string | null;
+  status: string;
+  createdAt: string;
+  rollbackOf: { deploymentId: string; version: string } | null;
+  rolledBackBy: { deploymentId: string; version: string }[];
+}
+
+export async function deploymentsVersions(o: JsonFlag & { environment?: string; limit?: number }, ctx: CommandContext): Promise<number> {
+  const r = await (await ctx.client(o)).get<{ versions: VersionRow[] }>(`${env(o.environment)}/versions`, { limit: o.limit });
+  if (o.json) printJson(ctx, r);
+  else if (r.versions.length === 0) ctx.io.out('no versions\n');
+  else {
+    const now = ctx.now();
+    ctx.io.out(
+      table(
+        ['VERSION', 'DEPLOYMENT', 'STATUS', 'IMAGE', 'CREATED', 'ROLLBACK OF', 'ROLLED BACK TO BY'],
+        r.versions.map((v) => [v.version, v.deploymentId, v.status, clip(v.image, 40), age(v.createdAt, now), v.rollbackOf?.version ?? '-', v.rolledBackBy.map((b) => b.version).join(',') || '-']),
+      ),
+    );
+  }
+  return EXIT_OK;
+}
+
+export async function deploymentsRollbackToVersion(
+  o: JsonFlag & { environment?: string; toVersion: string; force?: boolean; wait?: boolean; timeout?: number },
+  ctx: CommandContext,
+): Promise<number> {
+  const client = await ctx.client(o);
+  const r = await client.post<{ id: string; version: string; rollbackOf: string }>(`${env(o.environment)}/rollback`, { version: o.toVersion, ...(o.force ? { force: true } : {}) });
+  if (!o.wait) {
+    ctx.io.out(o.json ? `${JSON.stringify(r, null, 2)}\n` : `${r.id}\n`);
+    return EXIT_OK;
+  }
+  if (!o.json) ctx.io.out(`created deployment ${r.id} (${r.version}) from version ${o.toVersion} (${r.rollbackOf})\n`);
+  return followDeployment(ctx, client, r.id, { json: Boolean(o.json), timeoutMs: o.timeout });
+}
+
+interface Quarantined {
+  image: string;
+  reason: string;
+  deploymentId: string;
+  createdAt: string;
+}
+
+export async function quarantineLs(o: JsonFlag & { environment?: string }, ctx: CommandContext): Promise<number> {
+  const r = await (await ctx.client(o)).get<{ images: Quarantined[] }>(`${env(o.environment)}/quarantine`);
+  if (o.json) printJson(ctx, r);
+  else if (r.images.length === 0) ctx.io.out('no quarantined images\n');
+  else ctx.io.out(table(['IMAGE', 'DEPLOYMENT', 'SINCE', 'REASON'], r.images.map((q) => [q.image, q.deploymentId, age(q.createdAt, ctx.now()), clip(q.reason, 80)])));
+  return EXIT_OK;
+}
+
+export async function quarantineRm(image: string, o: JsonFlag & { environment?: string }, ctx: CommandContext): Promise<number> {
+  const r = await (await ctx.client(o)).request<{ image: string }>('DELETE', `${env(o.environment)}/quarantine/${encodeURIComponent(image)}`);
+  if (o.json) printJson(ctx, r);
+  else ctx.io.out(`released ${r.image}\n`);
+  return EXIT_OK;
+}
+
+const FLAG_NAMES = ['multiRegion', 'autoScaling', 'blueGreen', 'canary'];
+
+/** `canary=off multiRegion=on` → { canary: false, multiRegion: true }. */
+export function parseFeatureSettings(args: string[]): Record<string, boolean> {
+  if (args.length === 0) throw usageError('name at least one flag, e.g. canary=off', [`flags: ${FLAG_NAMES.join(', ')}`]);
+  const out: Record<string, boolean> = {};
+  for (const a of args) {
+    const m = /^([A-Za-z]+)=(on|off|true|false)$/.exec(a);
+    if (!m || !FLAG_NAMES.includes(m[1]!)) throw usageError(`expected FLAG=on|off, got "${a}"`, [`flags: ${FLAG_NAMES.join(', ')}`]);
+    out[m[1]!] = m[2] === 'on' || m[2] === 'true';
+  }
+  return out;
+}
+
+const showFeatures = (f: Record<string, boolean>) => table(['FEATURE', 'STATE'], Object.entries(f).map(([k, v]) => [k, v ? 'on' : 'off']));
+
+export async function featuresGet(workspace: string, o: JsonFlag, ctx: CommandContext): Promise<number> {
+  const r = await (await ctx.client(o)).get<{ features: Record<string, boolean> }>(`/v1/workspaces/${encodeURIComponent(workspace)}/features`);
+  ctx.io.out(o.json ? `${JSON.stringify(r, null, 2)}\n` : showFeatures(r.features));
+  return EXIT_OK;
+}
+
+export async function featuresSet(workspace: string, settings: string[], o: JsonFlag, ctx: CommandContext): Promise<number> {
+  const body = parseFeatureSettings(settings);
+  const r = await (await ctx.client(o)).request<{ features: Record<string, boolean> }>('PUT', `/v1/workspaces/${encodeURIComponent(workspace)}/features`, { body });
+  ctx.io.out(o.json ? `${JSON.stringify(r, null, 2)}\n` : showFeatures(r.features));
+  return EXIT_OK;
+}
