@@ -4,6 +4,8 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import { CTRL_LIMIT_DEFAULTS, parseDuration } from '../config';
 import type { Logger } from '../log';
 import { ping, pendingMigrations, type Sql } from '../store';
+import { validationError } from '../errors';
+import { checkJsonBody } from '../sync/wire';
 import { errorHandler, notFoundHandler } from './error-handler';
 import { healthRoutes, type ReadinessCheck } from './health';
 import { createRegistry, instrumentHttp, metricsRoute, type Registry } from './metrics';
@@ -86,6 +88,13 @@ export async function buildCtrlApp(deps: CtrlAppDeps): Promise<{ app: FastifyIns
   const registry = deps.registry ?? createRegistry({ service: 'ctrl' });
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);
+  // Every JSON body of every route (public and cluster, present and future) is checked whole
+  // before its schema reads it: no string or key PostgreSQL or a log cannot take (safe.ts).
+  app.addHook('preValidation', async (req) => {
+    if (req.body === undefined || req.body === null || typeof req.body !== 'object') return;
+    const bad = checkJsonBody(req.body);
+    if (bad) throw validationError(`invalid request body: ${bad.field}`, [bad]);
+  });
   instrumentHttp(app, registry);
   const checks = [...databaseChecks(deps.sql), ...(deps.checks ?? [])];
   healthRoutes(app, () => checks);
