@@ -34,7 +34,24 @@ export function failureFields(err: unknown, req: FastifyRequest): Record<string,
   };
 }
 
+/**
+ * The client went away: its socket reset or closed before the request was read (fastify marks
+ * a failed body read with a 4xx statusCode). Its ECONNRESET or ECONNABORTED is the client's
+ * connection, not the database's, whatever retryable.ts would say of the code alone.
+ */
+function clientGone(err: FastifyError | Error, req: FastifyRequest): boolean {
+  if (req.raw.destroyed) return true;
+  const { code, statusCode } = err as FastifyError;
+  return typeof statusCode === 'number' && statusCode < 500 && (code === 'ECONNRESET' || code === 'ECONNABORTED');
+}
+
 export function errorHandler(err: FastifyError | Error, req: FastifyRequest, reply: FastifyReply): void {
+  if (clientGone(err, req)) {
+    req.log.debug({ route: req.routeOptions.url ?? null, code: (err as { code?: unknown }).code ?? null }, 'client closed the request');
+    // Nobody reads an answer; sending one closes the reply cleanly.
+    void reply.status(400).send({ error: { code: 'ERR_REQUEST_INVALID', message: 'the request was not received whole', details: [] } });
+    return;
+  }
   // A request that met the database down (a restart, a failover, a cut connection) can simply be
   // retried: say so with a 503, instead of a 500 that reads as a bug.
   if (!specOf(err) && isRetryableDbError(err)) {

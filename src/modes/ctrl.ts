@@ -5,7 +5,7 @@ import { buildToolEnv, type CtrlConfig } from '../config';
 import { createLogger, type Logger } from '../log';
 import { setTimeout as delay } from 'node:timers/promises';
 import { createDb, migrate, pendingMigrations, type Sql } from '../store';
-import { AgentAuth, buildCtrlApp, createRegistry } from '../http';
+import { AgentAuth, buildCtrlApp, createRegistry, tokensEqual } from '../http';
 import { clusterFeedRoutes } from '../http/cluster-feed';
 import { clusterStatusRoutes } from '../http/cluster-status';
 import { clusterHeartbeatRoutes, trackFeedStreams } from '../http/cluster-heartbeat';
@@ -112,6 +112,7 @@ export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}):
       registry,
       limits: { requestTimeoutMs: cfg.requestTimeout, idleTimeoutMs: cfg.idleTimeout, maxConnections: cfg.maxConnections },
       checks: [engine.readinessCheck(), feed.readinessCheck()],
+      knownCredential: async (token) => tokensEqual(token, cfg.adminToken) || (await agentAuth.authenticate(token)) !== undefined,
       routes: [
         (a) => (clusterFeedRoutes({ sql, feed, auth: agentAuth })(a), trackFeedStreams(a, regions)),
         clusterHeartbeatRoutes({ sql, auth: agentAuth, regions }),
