@@ -12,7 +12,7 @@ import { clusterHeartbeatRoutes, trackFeedStreams } from '../http/cluster-heartb
 import { regionRoutes } from '../http/api/regions';
 import { offlineCheck, RegionRegistry } from '../workflow/regions';
 import { rolloutRegions } from '../workflow/rollout-regions';
-import { createEventHub, publicApiRoutes } from '../http/api';
+import { createEventHub, publicApiRoutes, type EventSocketOptions } from '../http/api';
 import { createFeed, type FeedOptions } from '../sync/feed';
 import { createEngine, type Engine, type EngineOptions } from '../workflow/engine';
 import { engineTraceHooks, startTracing, tracingEnabled } from '../tracing';
@@ -38,6 +38,8 @@ export interface CtrlOverrides {
   recoverEveryMs?: number;
   /** How old a pending deployment must be before the sweep restarts it. */
   recoverAfterMs?: number;
+  /** The event WebSocket's ping interval and per-credential cap. */
+  events?: EventSocketOptions;
 }
 
 /** How often a ctrl started with --no-migrate checks whether the schema has caught up. */
@@ -118,7 +120,7 @@ export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}):
         clusterHeartbeatRoutes({ sql, auth: agentAuth, regions }),
         regionRoutes({ adminToken: cfg.adminToken, regions }),
         clusterStatusRoutes({ sql, auth: agentAuth, hooks: workflows.hooks }),
-        publicApiRoutes({ adminToken: cfg.adminToken, workflows, engine, hub, outbound: { allow: cfg.outboundAllow }, regions }),
+        publicApiRoutes({ adminToken: cfg.adminToken, workflows, engine, hub, outbound: { allow: cfg.outboundAllow }, regions, events: overrides.events }),
       ],
     });
     stages.app = () => app.close();

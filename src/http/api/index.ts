@@ -4,20 +4,20 @@
 // work is handed to workflows (src/workflow); handlers return as soon as it is durable.
 import websocket from '@fastify/websocket';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { unauthorized, validationError } from '../../errors';
+import { unauthorized } from '../../errors';
 import type { OutboundPolicy, Workflows } from '../../workflow';
 import type { Engine } from '../../workflow/engine';
 import { adminAuth, tokensEqual } from '../auth';
 import { deploymentRoutes } from './deployments';
 import type { RegionRegistry } from '../../workflow/regions';
-import { EVENTS_PATH, eventRoutes, type EventHub } from './events';
+import { EVENTS_PATH, eventRoutes, subprotocolToken, websocketServerOptions, type EventHub, type EventSocketOptions } from './events';
 import { invocationRoutes } from './invocations';
 import { sentinelRoutes } from './sentinels';
 import { openApiRoute } from './openapi';
 import { rolloutRoutes } from './rollouts';
 import { trafficRoutes } from './traffic';
 
-export { createEventHub, type EventHub } from './events';
+export { createEventHub, type EventHub, type EventSocketOptions } from './events';
 export { openApiDocument } from './openapi';
 export * from './schemas';
 
@@ -30,24 +30,10 @@ export interface PublicApiDeps {
   outbound: OutboundPolicy;
   /** Region liveness shown in deployment details (absent in tests that run without a registry). */
   regions?: RegionRegistry;
+  /** The event socket's ping interval and per-credential cap (tests shorten them). */
+  events?: EventSocketOptions;
 }
 
-/** Subprotocol prefix carrying a bearer token (base64url) on a browser's WebSocket, which cannot
- *  set headers: it keeps the token out of URLs and access logs (the scheme Kubernetes uses). */
-const WS_TOKEN_PROTOCOL = 'base64url.bearer.';
-
-function websocketToken(req: FastifyRequest): string | undefined {
-  const offered = String(req.headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim());
-  const p = offered.find((x) => x.startsWith(WS_TOKEN_PROTOCOL));
-  return p ? Buffer.from(p.slice(WS_TOKEN_PROTOCOL.length), 'base64url').toString('utf8') : undefined;
-}
-
-/** The ?token= of the event WebSocket (older clients; browsers use the subprotocol); given twice is a 400. */
-function queryToken(req: FastifyRequest): string | undefined {
-  const token = (req.query as Record<string, unknown>).token;
-  if (Array.isArray(token)) throw validationError('invalid request query: token', [{ field: 'token', message: 'must be given once' }]);
-  return typeof token === 'string' ? token : undefined;
-}
 
 const hasBody = (req: FastifyRequest) => Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
 
@@ -61,9 +47,10 @@ function adminGuard(adminToken: string) {
   const checkHeader = adminAuth(adminToken);
   return async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
     try {
-      const fromQuery = req.routeOptions.url === EVENTS_PATH && !req.headers.authorization ? (websocketToken(req) ?? queryToken(req)) : undefined;
-      if (fromQuery === undefined) await checkHeader(req);
-      else if (!tokensEqual(fromQuery, adminToken)) throw unauthorized('invalid admin token');
+      // The event socket may carry the token as a subprotocol (browsers); never in the URL.
+      const fromProtocol = req.routeOptions.url === EVENTS_PATH && !req.headers.authorization ? subprotocolToken(req) : undefined;
+      if (fromProtocol === undefined) await checkHeader(req);
+      else if (!tokensEqual(fromProtocol, adminToken)) throw unauthorized('invalid admin token');
     } catch (err) {
       if (hasBody(req)) void reply.header('connection', 'close');
       throw err;
@@ -75,7 +62,7 @@ export function publicApiRoutes(deps: PublicApiDeps) {
   return async (app: FastifyInstance) => {
     openApiRoute(app);
     await app.register(async (v1) => {
-      await v1.register(websocket);
+      await v1.register(websocket, { options: websocketServerOptions });
       v1.addHook('onRequest', adminGuard(deps.adminToken));
       deploymentRoutes(deps)(v1);
       sentinelRoutes(deps)(v1);
