@@ -2,6 +2,7 @@
 // the document cannot drift from what the server accepts.
 import { z } from 'zod';
 import type { FastifyInstance } from 'fastify';
+import { clusterPaths, clusterSecurityScheme } from '../cluster-openapi';
 import { CreateDeploymentBody, ListDeploymentsQuery, ListInvocationsQuery, ListSentinelsQuery, SentinelDeployBody, StartRolloutBody } from './schemas';
 
 const json = (schema: z.ZodType) => z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' });
@@ -37,7 +38,7 @@ export function openApiDocument(): Record<string, unknown> {
   return {
     openapi: '3.1.0',
     info: { title: 'unkey-infra control plane', version: '1' },
-    components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+    components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' }, ...clusterSecurityScheme } },
     security: [{ bearer: [] }],
     paths: {
       '/v1/deployments': {
@@ -75,7 +76,8 @@ export function openApiDocument(): Record<string, unknown> {
       '/v1/invocations/{id}': { get: { summary: 'one invocation with its journal', parameters: [idParam], responses: ok('invocation') } },
       '/v1/invocations/{id}/cancel': { post: { summary: 'cancel an invocation', parameters: [idParam], responses: ok('cancel requested') } },
       '/v1/regions': { get: { summary: 'every region with an agent token: liveness, lag, leader, last full sync, object counts', responses: ok('regions') } },
-      '/v1/events': { get: { summary: 'WebSocket of live JSON events (?deploymentId=, ?type=); token also as ?token=', responses: { '101': { description: 'switching protocols' } } } },
+      ...clusterPaths(),
+      '/v1/events': { get: { summary: 'WebSocket of live JSON events (?deploymentId=, ?type=); the token as the Authorization header or the subprotocol base64url.bearer.<token>', responses: { '101': { description: 'switching protocols' } } } },
     },
   };
 }
