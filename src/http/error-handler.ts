@@ -40,7 +40,8 @@ export function failureFields(err: unknown, req: FastifyRequest): Record<string,
  * connection, not the database's, whatever retryable.ts would say of the code alone.
  */
 function clientGone(err: FastifyError | Error, req: FastifyRequest): boolean {
-  if (req.raw.destroyed) return true;
+  // The socket, not the request stream: a request whose body was read whole is "destroyed" too.
+  if (req.raw.socket?.destroyed) return true;
   const { code, statusCode } = err as FastifyError;
   return typeof statusCode === 'number' && statusCode < 500 && (code === 'ECONNRESET' || code === 'ECONNABORTED');
 }
