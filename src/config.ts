@@ -2,6 +2,7 @@
 // `UNKEY_INFRA_*` environment variables (flag wins). This is the only module that reads
 // process.env; everything else receives a typed config object. Every problem is collected and
 // reported at once, because fixing a deployment one error per restart is miserable.
+import { durationProblem, parseDuration } from './duration';
 import { z } from 'zod';
 import { LOG_LEVELS } from './log';
 
@@ -46,14 +47,8 @@ const listen = (fallback: string) =>
       return r;
     });
 
-const durationUnits: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
-
-/** Parses `500ms`, `30s`, `5m`, `1h`, `90d` (or a bare number of milliseconds) into milliseconds. */
-export function parseDuration(value: string): number | undefined {
-  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)?$/.exec(value.trim());
-  if (!m) return undefined;
-  return Math.round(Number(m[1]) * durationUnits[m[2] ?? 'ms']!);
-}
+/** Durations are read by the one parser the API uses too (src/duration.ts): a bare number is refused. */
+export { parseDuration } from './duration';
 
 export const duration = (fallback: string) =>
   z
@@ -62,7 +57,7 @@ export const duration = (fallback: string) =>
     .transform((v, ctx) => {
       const ms = parseDuration(v);
       if (ms === undefined || ms <= 0) {
-        ctx.addIssue({ code: 'custom', message: `expected a positive duration like 30s or 5m, got "${v}"` });
+        ctx.addIssue({ code: 'custom', message: ms === undefined ? durationProblem(v) : `expected a positive duration like 30s or 5m, got "${v}"` });
         return z.NEVER;
       }
       return ms;

@@ -57,6 +57,8 @@ const REGISTRY = {
   ERR_FEED_UNAVAILABLE: E(503, true),
   ERR_FEED_SYNC_BUSY: E(503, true),
   ERR_FEED_TOO_MANY_STREAMS: E(429, true),
+  /** One credential holds EVENT_SOCKETS_PER_TOKEN live event sockets already (src/http/api/events.ts). */
+  ERR_EVENTS_TOO_MANY_SOCKETS: E(429, true),
 
   // The web view: served only once built (a source tree that was never built answers 503);
   // the page's own failures (ctrl unreachable, no token typed) never travel over HTTP.

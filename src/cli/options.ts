@@ -2,7 +2,7 @@
 // K=V has an =); ranges and names are the API's to judge, so its 400 stays the one source of
 // truth. A parse failure is commander's InvalidArgumentError, which exits with usage code 2.
 import { InvalidArgumentError } from 'commander';
-import { parseDuration } from '../config';
+import { durationProblem, parseDuration } from '../duration';
 
 export function intArg(value: string): number {
   if (!/^-?\d+$/.test(value.trim())) throw new InvalidArgumentError(`expected a whole number, got "${value}"`);
@@ -24,7 +24,8 @@ export function envArg(value: string, previous: Record<string, string> | undefin
 
 export function durationArg(value: string): number {
   const ms = parseDuration(value);
-  if (ms === undefined || ms <= 0) throw new InvalidArgumentError(`expected a duration like 90s or 10m, got "${value}"`);
+  if (ms === undefined) throw new InvalidArgumentError(durationProblem(value));
+  if (ms <= 0) throw new InvalidArgumentError(`expected a duration like 90s or 10m, got "${value}"`);
   return ms;
 }
 

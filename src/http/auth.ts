@@ -11,6 +11,7 @@
 // routes, which cut the token's streams) are told.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
+import { LRUCache } from 'lru-cache';
 import { forbidden, unauthorized } from '../errors';
 import type { Logger } from '../log';
 import { agentTokens, type Sql } from '../store';
@@ -63,7 +64,8 @@ const AGENT_TOKEN_CACHE_MS = 30_000;
  * retrying with a wrong token in a tight loop costs one query per period, not one per try.
  */
 const UNKNOWN_TOKEN_CACHE_MS = 10_000;
-/** Entries per cache: a bound on memory when someone sprays random tokens at us. */
+/** Entries per cache: a bound on memory when someone sprays random tokens at us. Least
+ *  recently used go first, so the agents in constant use stay cached through a spray. */
 const CACHE_MAX_ENTRIES = 10_000;
 
 export interface AgentIdentity {
@@ -78,18 +80,14 @@ export interface AgentAuthOptions {
   /** When set, the admin token on the cluster API is told it has the wrong scope (403). */
   adminToken?: string;
   logger?: Logger;
-}
-
-/** Map with insertion-order eviction past CACHE_MAX_ENTRIES. */
-function setBounded<V>(m: Map<string, V>, k: string, v: V): void {
-  m.delete(k);
-  m.set(k, v);
-  if (m.size > CACHE_MAX_ENTRIES) m.delete(m.keys().next().value!);
+  /** Entries per cache (tests make it small); CACHE_MAX_ENTRIES otherwise. */
+  cacheMaxEntries?: number;
 }
 
 export class AgentAuth {
-  private readonly known = new Map<string, AgentIdentity & { until: number }>();
-  private readonly unknown = new Map<string, number>();
+  // ttl 0 on set: a configured token stays until evicted or cleared (it is also stored).
+  private readonly known: LRUCache<string, AgentIdentity>;
+  private readonly unknown: LRUCache<string, true>;
   private readonly revokedIds = new Set<string>();
   /** Hashes of configured tokens that ctrl refuses (stored for another region): never looked up. */
   private readonly refused = new Set<string>();
@@ -98,6 +96,9 @@ export class AgentAuth {
   private unlisten: (() => Promise<void>) | undefined;
 
   constructor(private readonly opts: AgentAuthOptions) {
+    const max = opts.cacheMaxEntries ?? CACHE_MAX_ENTRIES;
+    this.known = new LRUCache({ max, ttl: AGENT_TOKEN_CACHE_MS });
+    this.unknown = new LRUCache({ max, ttl: UNKNOWN_TOKEN_CACHE_MS });
     for (const [region, token] of Object.entries(opts.configured ?? {})) {
       if (token.length < agentTokens.MIN_TOKEN_LENGTH) {
         throw new Error(`agent token of region ${region} is too short: tokens must be at least ${agentTokens.MIN_TOKEN_LENGTH} characters`);
@@ -125,7 +126,7 @@ export class AgentAuth {
         // and this line, and the same secret configured twice is a mistake either way.
         this.refused.add(agentTokens.hashToken(token));
         logger?.error({ tokenId: row.id, region, storedRegion: row.region }, 'configured agent token belongs to another region: refused');
-      } else this.known.set(agentTokens.hashToken(token), { region, tokenId: row.id, until: Infinity });
+      } else this.known.set(agentTokens.hashToken(token), { region, tokenId: row.id }, { ttl: 0 });
     }
     // Known revocations first, so the catch-up after a listener reconnect announces (and logs)
     // only the ones it missed, not every token ever revoked.
@@ -168,7 +169,7 @@ export class AgentAuth {
 
   private revoked(tokenId: string): void {
     this.revokedIds.add(tokenId);
-    for (const [k, v] of this.known) if (v.tokenId === tokenId) this.known.delete(k);
+    for (const [k, v] of this.known.entries()) if (v.tokenId === tokenId) this.known.delete(k);
     this.opts.logger?.info({ tokenId }, 'agent token revoked');
     for (const fn of this.listeners) fn(tokenId);
   }
@@ -179,18 +180,16 @@ export class AgentAuth {
     await this.start();
     const key = agentTokens.hashToken(token);
     if (this.refused.has(key)) return undefined;
-    const now = Date.now();
     const hit = this.known.get(key);
-    if (hit && hit.until > now) return { region: hit.region, tokenId: hit.tokenId };
-    const miss = this.unknown.get(key);
-    if (miss !== undefined && miss > now) return undefined;
+    if (hit) return { region: hit.region, tokenId: hit.tokenId };
+    if (this.unknown.has(key)) return undefined;
     const row = await agentTokens.lookupToken(this.opts.sql, token);
     // A revocation may have arrived while the lookup was in flight.
     if (!row || this.revokedIds.has(row.id)) {
-      setBounded(this.unknown, key, now + UNKNOWN_TOKEN_CACHE_MS);
+      this.unknown.set(key, true);
       return undefined;
     }
-    setBounded(this.known, key, { region: row.region, tokenId: row.id, until: now + AGENT_TOKEN_CACHE_MS });
+    this.known.set(key, { region: row.region, tokenId: row.id });
     return { region: row.region, tokenId: row.id };
   }
 

@@ -15,7 +15,7 @@ import { getSentinelDesired, getTopologyDesired } from '../store/desired-state';
 import type { Sql } from '../store/db';
 import { sentinelState, topologyState } from '../sync/desired';
 import { StreamAborted, type Feed, type LineSink } from '../sync';
-import type { DesiredResponse, StreamLine } from '../sync/wire';
+import { safeString, type DesiredResponse, type StreamLine } from '../sync/wire';
 import { assertAgentRegion, type AgentAuth } from './auth';
 
 export interface ClusterFeedDeps {
@@ -27,8 +27,8 @@ export interface ClusterFeedDeps {
 
 const region = z.string().regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, 'invalid region name');
 
-const ChangesQuery = z.object({
-  cursor: z.string().min(1, 'must not be empty').max(200).optional(),
+export const ChangesQuery = z.object({
+  cursor: safeString().min(1, 'must not be empty').max(200).optional(),
   wait: z
     .string()
     .regex(/^\d+(\.\d+)?$/, 'must be a number of seconds')
@@ -39,7 +39,8 @@ const ChangesQuery = z.object({
 });
 
 const RegionQuery = z.object({ region: region.optional() });
-const IdParams = z.object({ id: z.string().min(1).max(128) });
+// safeString: a NUL in an id reached the query and answered 500 (found by tests/http/fuzz.test.ts).
+const IdParams = z.object({ id: safeString().min(1).max(128) });
 
 function parse<T extends z.ZodType>(schema: T, value: unknown, what: string): z.output<T> {
   const r = schema.safeParse(value ?? {});
@@ -109,19 +110,27 @@ export function clusterFeedRoutes(deps: ClusterFeedDeps) {
       const socket = req.raw.socket;
       const clientGone = new AbortController();
       const onGone = () => {
-        clientGone.abort();
+        clientGone.abort(new StreamAborted('client went away'));
         if (!socket.destroyed) socket.destroy();
       };
       socket.once('end', onGone);
       socket.once('close', onGone);
       try {
-        const stream = await feed.open({
-          region: r,
-          holder: req.agentTokenId!,
-          cursor: q.cursor,
-          waitMs: q.wait !== undefined ? q.wait * 1000 : undefined,
-          signal: clientGone.signal,
-        });
+        let stream;
+        try {
+          stream = await feed.open({
+            region: r,
+            holder: req.agentTokenId!,
+            cursor: q.cursor,
+            waitMs: q.wait !== undefined ? q.wait * 1000 : undefined,
+            signal: clientGone.signal,
+          });
+        } catch (err) {
+          // An agent that hangs up while its full sync waits for a slot is not a failure of ours.
+          if (!clientGone.signal.aborted) throw err;
+          req.log.debug({ region: r }, 'agent went away while waiting for a snapshot slot');
+          return reply.hijack();
+        }
         // Revoked after this request was authenticated but before its stream was admitted:
         // the revocation's cut found nothing to cut, so it is refused here.
         if (deps.auth.isRevoked(req.agentTokenId!)) {
@@ -147,13 +156,15 @@ export function clusterFeedRoutes(deps: ClusterFeedDeps) {
           stream.abandon();
           throw err;
         }
-        res.on('close', () => clientGone.abort());
+        res.on('close', () => clientGone.abort(new StreamAborted('client went away')));
         await stream.run(sinkFor(res)).then(
           () => {
             res.end();
           },
           (err: unknown) => {
-            if (!(err instanceof StreamAborted)) req.log.warn({ err, region: r }, 'feed stream failed');
+            // Whatever broke once the agent had hung up (a write, a page read) is its leaving.
+            if (err instanceof StreamAborted || clientGone.signal.aborted) req.log.debug({ region: r, why: (err as Error).message }, 'feed stream cut');
+            else req.log.warn({ err, region: r }, 'feed stream failed');
             // The socket, not the response: a response already closed no longer owns it.
             socket.destroy();
           },

@@ -1,9 +1,12 @@
 // Builds ctrl's fastify app: probes, metrics, error mapping. Route groups (public API, cluster
 // API, events) register themselves through `routes`, so this file stays the skeleton.
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { CTRL_LIMIT_DEFAULTS, parseDuration } from '../config';
 import type { Logger } from '../log';
 import { ping, pendingMigrations, type Sql } from '../store';
+import { unauthorized, validationError } from '../errors';
+import { bearerToken } from './auth';
+import { checkJsonBody } from '../sync/wire';
 import { errorHandler, notFoundHandler } from './error-handler';
 import { healthRoutes, type ReadinessCheck } from './health';
 import { createRegistry, instrumentHttp, metricsRoute, type Registry } from './metrics';
@@ -28,6 +31,12 @@ export interface CtrlAppDeps {
   routes?: ((app: FastifyInstance) => void | Promise<void>)[];
   /** Hooks on the whole app, every route group included (the audit trail's onSend). */
   hooks?: ((app: FastifyInstance) => void)[];
+  /**
+   * Whether a bearer token is any credential ctrl accepts (admin, agent, API key). An unknown
+   * route answers 401 without one and 404 with one, from the headers alone; without this
+   * function every unknown route is a 401.
+   */
+  knownCredential?: (token: string) => Promise<boolean>;
 }
 
 export function databaseChecks(sql: Sql): ReadinessCheck[] {
@@ -41,6 +50,24 @@ export function databaseChecks(sql: Sql): ReadinessCheck[] {
       },
     },
   ];
+}
+
+/**
+ * onRequest of unknown routes: answered from the headers, before any body is read (fastify
+ * would otherwise read and parse up to bodyLimit for a 404), and without a credential a 401,
+ * so an unknown path tells a stranger nothing about which paths exist. A body still coming is
+ * not drained: `connection: close` lets Node drop the socket after the answer.
+ */
+function unknownRouteGuard(knownCredential: CtrlAppDeps['knownCredential']) {
+  return async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    if (!req.is404) return;
+    if (req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined) void reply.header('connection', 'close');
+    const token = bearerToken(req);
+    if (!token) throw unauthorized();
+    if (!(knownCredential && (await knownCredential(token)))) throw unauthorized('invalid token');
+    notFoundHandler(req, reply);
+    return reply;
+  };
 }
 
 /** What an app built without explicit limits (tests, tools) gets: the configuration defaults. */
@@ -88,6 +115,14 @@ export async function buildCtrlApp(deps: CtrlAppDeps): Promise<{ app: FastifyIns
   const registry = deps.registry ?? createRegistry({ service: 'ctrl' });
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);
+  app.addHook('onRequest', unknownRouteGuard(deps.knownCredential));
+  // Every JSON body of every route (public and cluster, present and future) is checked whole
+  // before its schema reads it: no string or key PostgreSQL or a log cannot take (safe.ts).
+  app.addHook('preValidation', async (req) => {
+    if (req.body === undefined || req.body === null || typeof req.body !== 'object') return;
+    const bad = checkJsonBody(req.body);
+    if (bad) throw validationError(`invalid request body: ${bad.field}`, [bad]);
+  });
   instrumentHttp(app, registry);
   const checks = [...databaseChecks(deps.sql), ...(deps.checks ?? [])];
   healthRoutes(app, () => checks);

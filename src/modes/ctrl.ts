@@ -4,8 +4,8 @@ import { boundUrl } from '../net';
 import { buildToolEnv, type CtrlConfig } from '../config';
 import { createLogger, type Logger } from '../log';
 import { setTimeout as delay } from 'node:timers/promises';
-import { createDb, migrate, pendingMigrations, type Sql } from '../store';
-import { AgentAuth, buildCtrlApp, createRegistry } from '../http';
+import { apiKeys, createDb, migrate, pendingMigrations, type Sql } from '../store';
+import { AgentAuth, buildCtrlApp, createRegistry, tokensEqual } from '../http';
 import { KeyAuth } from '../http/keys';
 import { auditHook } from '../http/audit';
 import { startAuditCleanup } from '../workflow/audit-cleanup';
@@ -15,7 +15,7 @@ import { clusterHeartbeatRoutes, trackFeedStreams } from '../http/cluster-heartb
 import { regionRoutes } from '../http/api/regions';
 import { offlineCheck, RegionRegistry } from '../workflow/regions';
 import { rolloutRegions } from '../workflow/rollout-regions';
-import { createEventHub, publicApiRoutes } from '../http/api';
+import { createEventHub, publicApiRoutes, type EventSocketOptions } from '../http/api';
 import { createFeed, type FeedOptions } from '../sync/feed';
 import { createEngine, type Engine, type EngineOptions } from '../workflow/engine';
 import { engineTraceHooks, startTracing, tracingEnabled } from '../tracing';
@@ -41,6 +41,8 @@ export interface CtrlOverrides {
   recoverEveryMs?: number;
   /** How old a pending deployment must be before the sweep restarts it. */
   recoverAfterMs?: number;
+  /** The event WebSocket's ping interval and per-credential cap. */
+  events?: EventSocketOptions;
 }
 
 /** How often a ctrl started with --no-migrate checks whether the schema has caught up. */
@@ -120,12 +122,14 @@ export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}):
       limits: { requestTimeoutMs: cfg.requestTimeout, idleTimeoutMs: cfg.idleTimeout, maxConnections: cfg.maxConnections },
       checks: [engine.readinessCheck(), feed.readinessCheck()],
       hooks: [(a) => auditHook(a, sql)],
+      // A key is known when KeyAuth finds it live; any other token must match the admin or an agent's.
+      knownCredential: async (token) => tokensEqual(token, cfg.adminToken) || (await agentAuth.authenticate(token)) !== undefined || (token.startsWith(apiKeys.KEY_PREFIX) && !('problem' in (await keys.authenticate(token)))),
       routes: [
         (a) => (clusterFeedRoutes({ sql, feed, auth: agentAuth })(a), trackFeedStreams(a, regions)),
         clusterHeartbeatRoutes({ sql, auth: agentAuth, regions }),
         regionRoutes({ adminToken: cfg.adminToken, keys, regions }),
         clusterStatusRoutes({ sql, auth: agentAuth, hooks: workflows.hooks }),
-        publicApiRoutes({ adminToken: cfg.adminToken, workflows, engine, hub, outbound: { allow: cfg.outboundAllow }, regions, keys }),
+        publicApiRoutes({ adminToken: cfg.adminToken, workflows, engine, hub, outbound: { allow: cfg.outboundAllow }, regions, keys, events: overrides.events }),
       ],
     });
     stages.app = () => app.close();

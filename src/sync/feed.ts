@@ -31,6 +31,8 @@ export interface FeedOptions {
   maxConcurrentSnapshots?: number;
   snapshotQueuePerRegion?: number;
   snapshotWriteStallMs?: number;
+  /** Longest a whole full sync may stream (DEFAULT_SNAPSHOT_DEADLINE_MS). */
+  snapshotDeadlineMs?: number;
   maxStreamsPerToken?: number;
   settleLagMaxMs?: number;
 }
@@ -85,6 +87,12 @@ export const DEFAULT_MAX_CONCURRENT_SNAPSHOTS = 4;
 export const DEFAULT_SNAPSHOT_QUEUE_PER_REGION = 16;
 /** A client that takes no bytes for 30 s is gone or broken; a slow but live link takes some. */
 export const DEFAULT_WRITE_STALL_MS = 30_000;
+/**
+ * A whole full sync must finish within this. A large region (7.5 MB measured) streams in a few
+ * seconds on a datacenter link and in about a minute at 1 Mbit/s; 2 minutes lets a slow link
+ * through twice over, while a slot held longer keeps other regions' full syncs waiting.
+ */
+export const DEFAULT_SNAPSHOT_DEADLINE_MS = 120_000;
 /** An agent holds one stream; a few more cover a reconnect overlapping the old poll. */
 export const DEFAULT_MAX_STREAMS_PER_TOKEN = 4;
 /** A tailer silent this long (at least) is stuck: 5 s is 50 default polls. */
@@ -115,7 +123,15 @@ export function createFeed(opts: FeedOptions): Feed {
     // A queued full sync waits at most one wait limit: the agent retries after a 503.
     waitLimitMs,
   );
-  const deps: StreamDeps = { tailer, logger, heartbeatMs: opts.heartbeatMs ?? DEFAULT_HEARTBEAT_MS, retentionTtlMs: ttl, writeStallMs: stallMs, closing: closing.signal };
+  const deps: StreamDeps = {
+    tailer,
+    logger,
+    heartbeatMs: opts.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
+    retentionTtlMs: ttl,
+    writeStallMs: stallMs,
+    snapshotDeadlineMs: opts.snapshotDeadlineMs ?? DEFAULT_SNAPSHOT_DEADLINE_MS,
+    closing: closing.signal,
+  };
   let timer: NodeJS.Timeout | undefined;
   let cleaning: Promise<number> | undefined;
   let seenXmax: Position = { txid: '0', id: '0' };

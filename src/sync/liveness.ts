@@ -1,7 +1,8 @@
 // Agent liveness, shared by both ends: the heartbeat krane sends (POST /v1/cluster/heartbeat)
 // and the pure rules ctrl applies to what it has heard. Data in, data out; no I/O, so the rules
-// are table-tested (tests/sync/liveness.test.ts). A leaf: imports nothing but zod.
+// are table-tested (tests/sync/liveness.test.ts). A leaf: imports nothing but zod and the wire's shared refinements.
 import { z } from 'zod';
+import { saneDate } from './wire/safe';
 
 /** What krane reports every HEARTBEAT_INTERVAL_MS and after each committed cursor. */
 export const Heartbeat = z.object({
@@ -15,13 +16,13 @@ export const Heartbeat = z.object({
   cursor: z.string().min(1).max(200).optional(),
   /** Managed objects in the cluster by kind, as the agent's watches see them. */
   objects: z.record(z.string().max(128), z.number().int().min(0)).default({}),
-  lastFullSyncAt: z.iso.datetime().optional(),
+  lastFullSyncAt: saneDate().optional(),
   /** Objects the agent put back after changes behind its back, since it started. */
   drift: z
     .object({
       repaired: z.number().int().min(0),
       byKind: z.record(z.string().max(128), z.number().int().min(0)).default({}),
-      lastAt: z.iso.datetime().optional(),
+      lastAt: saneDate().optional(),
       lastObject: z.string().max(400).optional(),
     })
     .optional(),

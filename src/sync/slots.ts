@@ -2,6 +2,12 @@
 // REPEATABLE READ transaction); the rest wait in a queue that is bounded per key (region) and
 // served round-robin between keys, so one region reconnecting all its agents at once cannot
 // hold back another region's full sync, nor grow the queue without limit.
+//
+// Fair shares: one key holds at most half the slots (rounded up) even when alone, so a region
+// that opens every stream its token allows still leaves room for the next region to start at
+// once; a region's second concurrent full sync is redundant anyway (one leader applies it).
+// While other keys wait, a key's share shrinks to total / (keys holding or waiting), and a freed
+// slot goes first to a waiting key below its share, in turn.
 import { AppError } from '../errors';
 
 interface Waiter {
@@ -12,17 +18,43 @@ interface Waiter {
 export class FairSlots {
   /** Keys with waiters, in the order they are served next (Map keeps insertion order). */
   private readonly queues = new Map<string, Waiter[]>();
+  /** Slots held per key. */
+  private readonly held = new Map<string, number>();
+  private free: number;
 
   constructor(
-    private free: number,
+    private readonly total: number,
     private readonly maxQueuedPerKey: number,
     private readonly maxWaitMs: number,
-  ) {}
+  ) {
+    this.free = total;
+  }
 
   get queued(): number {
     let n = 0;
     for (const q of this.queues.values()) n += q.length;
     return n;
+  }
+
+  /** Slots held by `key` now (for tests and metrics). */
+  holding(key: string): number {
+    return this.held.get(key) ?? 0;
+  }
+
+  /** Most a key may hold at all: half the slots, rounded up. */
+  private get cap(): number {
+    return Math.max(1, Math.ceil(this.total / 2));
+  }
+
+  /** A key's fair share while others wait: the slots divided among every key holding or waiting. */
+  private share(key: string): number {
+    const keys = new Set([...this.held.keys(), ...this.queues.keys(), key]);
+    return Math.max(1, Math.min(this.cap, Math.floor(this.total / keys.size)));
+  }
+
+  private othersWaiting(key: string): boolean {
+    for (const k of this.queues.keys()) if (k !== key) return true;
+    return false;
   }
 
   /**
@@ -31,9 +63,9 @@ export class FairSlots {
    * rejects with `signal`'s reason when the caller goes away while waiting.
    */
   acquire(key: string, signal?: AbortSignal): Promise<() => void> {
-    if (this.free > 0) {
-      this.free--;
-      return Promise.resolve(this.releaser());
+    const mine = this.holding(key);
+    if (this.free > 0 && !this.queues.has(key) && mine < (this.othersWaiting(key) ? this.share(key) : this.cap)) {
+      return Promise.resolve(this.take(key));
     }
     const q = this.queues.get(key) ?? [];
     if (q.length >= this.maxQueuedPerKey) return Promise.reject(busy(`${q.length} full syncs of this region are already waiting`));
@@ -49,11 +81,13 @@ export class FairSlots {
       const w: Waiter = {
         grant: () => {
           leave();
-          resolve(this.releaser());
+          resolve(this.take(key));
         },
         fail: (err) => {
           leave();
           reject(err);
+          // A leaving waiter may have been what kept a free slot from another key.
+          this.handOver();
         },
       };
       const onAbort = () => w.fail(signal!.reason instanceof Error ? signal!.reason : new Error('aborted'));
@@ -63,27 +97,40 @@ export class FairSlots {
     });
   }
 
-  private releaser(): () => void {
+  private take(key: string): () => void {
+    this.free--;
+    this.held.set(key, this.holding(key) + 1);
     let released = false;
     return () => {
       if (released) return;
       released = true;
+      const n = this.holding(key) - 1;
+      if (n > 0) this.held.set(key, n);
+      else this.held.delete(key);
+      this.free++;
       this.handOver();
     };
   }
 
-  /** Gives a freed slot to the first waiter of the next key in turn; that key goes to the back. */
+  /**
+   * Gives free slots to waiters: first to keys below their share, in turn, then to keys below
+   * the cap; a served key goes to the back of the turn.
+   */
   private handOver(): void {
-    const next = this.queues.entries().next();
-    if (next.done) {
-      this.free++;
-      return;
+    while (this.free > 0) {
+      const next = this.pick((k) => this.holding(k) < this.share(k)) ?? this.pick((k) => this.holding(k) < this.cap);
+      if (!next) return;
+      const q = this.queues.get(next)!;
+      this.queues.delete(next);
+      if (q.length > 1) this.queues.set(next, q);
+      // grant() removes the waiter (and the key, if it was the last one).
+      q[0]!.grant();
     }
-    const [key, q] = next.value;
-    this.queues.delete(key);
-    if (q.length > 1) this.queues.set(key, q);
-    // grant() removes the waiter (and the key, if it was the last one).
-    q[0]!.grant();
+  }
+
+  private pick(eligible: (key: string) => boolean): string | undefined {
+    for (const k of this.queues.keys()) if (eligible(k)) return k;
+    return undefined;
   }
 }
 

@@ -36,6 +36,12 @@ export interface StreamDeps {
    * snapshot slot for as long as its socket stays half-alive.
    */
   writeStallMs: number;
+  /**
+   * Longest a whole full sync may take, from snapshot_begin to snapshot_end. The stall limit
+   * bounds each write; this bounds their sum, so a client reading just fast enough never to
+   * stall still hands back its snapshot slot and transaction in bounded time.
+   */
+  snapshotDeadlineMs: number;
   /** Set when ctrl shuts down: streams end with their cursor at the next opportunity. */
   closing: AbortSignal;
 }
@@ -88,16 +94,24 @@ export async function runStream(deps: StreamDeps, req: StreamRequest, out: LineS
   let epoch: string;
   let pos: Position;
   if (!req.from) {
+    const snapshotEnds = Date.now() + deps.snapshotDeadlineMs;
+    // Every write of the snapshot waits at most until the deadline, and a page starts only before it.
+    const snapshotWrite = async (lines: StreamLine[]) => {
+      const left = snapshotEnds - Date.now();
+      if (left <= 0) throw new StreamAborted('full sync past its deadline');
+      await withinStall(out.write(lines), Math.min(deps.writeStallMs, left));
+      lastWrite = Date.now();
+    };
     try {
       if (stopped()) throw new StreamAborted('stopped before snapshot');
-      await write([{ type: 'snapshot_begin' }]);
+      await snapshotWrite([{ type: 'snapshot_begin' }]);
       const snap = await readRegionSnapshot(tailer.sql, req.region, PAGE, async (batch) => {
         if (stopped()) throw new StreamAborted('stopped during snapshot');
-        await write(statesOf(batch).map((s) => ({ type: 'change', resource: s.resource, state: s.state })));
+        await snapshotWrite(statesOf(batch).map((s) => ({ type: 'change', resource: s.resource, state: s.state })));
       });
       epoch = snap.epoch;
       pos = snap.head;
-      await write([{ type: 'snapshot_end', cursor: encodeCursor(epoch, pos), count: snap.count }]);
+      await snapshotWrite([{ type: 'snapshot_end', cursor: encodeCursor(epoch, pos), count: snap.count }]);
     } finally {
       req.releaseSnapshotSlot?.();
     }

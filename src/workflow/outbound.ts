@@ -14,7 +14,8 @@
 //
 // Pure classification and URL checks here; the DNS-backed check at the end is what the API
 // runs before accepting a URL.
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 
 export interface OutboundAllowEntry {
@@ -36,70 +37,69 @@ export const NO_OUTBOUND_ALLOW: OutboundPolicy = { allow: [] };
 
 type Kind = 'loopback' | 'private' | 'link-local' | 'shared (CGNAT)' | 'unique-local' | 'multicast' | 'unspecified' | 'reserved';
 
-const RANGES: [Kind, string, number, 'ipv4' | 'ipv6'][] = [
-  ['unspecified', '0.0.0.0', 8, 'ipv4'],
-  ['private', '10.0.0.0', 8, 'ipv4'],
-  ['shared (CGNAT)', '100.64.0.0', 10, 'ipv4'],
-  ['loopback', '127.0.0.0', 8, 'ipv4'],
-  ['link-local', '169.254.0.0', 16, 'ipv4'],
-  ['private', '172.16.0.0', 12, 'ipv4'],
-  ['reserved', '192.0.0.0', 24, 'ipv4'],
-  ['reserved', '192.0.2.0', 24, 'ipv4'],
-  ['private', '192.168.0.0', 16, 'ipv4'],
-  ['reserved', '198.18.0.0', 15, 'ipv4'],
-  ['reserved', '198.51.100.0', 24, 'ipv4'],
-  ['reserved', '203.0.113.0', 24, 'ipv4'],
-  ['multicast', '224.0.0.0', 4, 'ipv4'],
-  ['reserved', '240.0.0.0', 4, 'ipv4'],
-  ['unspecified', '::', 128, 'ipv6'],
-  ['loopback', '::1', 128, 'ipv6'],
-  // IPv4-compatible (deprecated) addresses; IPv4-mapped ones (::ffff:0:0/96) are checked
-  // against the IPv4 ranges by BlockList itself.
-  ['reserved', '::', 96, 'ipv6'],
-  ['reserved', '64:ff9b:1::', 48, 'ipv6'],
-  ['reserved', '100::', 64, 'ipv6'],
-  ['reserved', '2001::', 32, 'ipv6'],
-  ['reserved', '2001:db8::', 32, 'ipv6'],
-  ['unique-local', 'fc00::', 7, 'ipv6'],
-  ['link-local', 'fe80::', 10, 'ipv6'],
-  ['private', 'fec0::', 10, 'ipv6'],
-  ['multicast', 'ff00::', 8, 'ipv6'],
-];
+// The address classes are ipaddr.js's (its SpecialRanges follow the IANA special-purpose
+// registries), named the way the refusal reads. A range not named here is reserved: refused.
+// Globally routed anycast services (AS112 DNS sinks, AMT relays) are public like any unicast.
+const PUBLIC_RANGES = new Set(['unicast', 'as112', 'amt', 'as112v6']);
+const KIND_OF_RANGE: Record<string, Kind> = {
+  unspecified: 'unspecified',
+  loopback: 'loopback',
+  private: 'private',
+  linkLocal: 'link-local',
+  carrierGradeNat: 'shared (CGNAT)',
+  multicast: 'multicast',
+  uniqueLocal: 'unique-local',
+  deprecatedSiteLocal: 'private',
+};
 
-const LISTS = new Map<Kind, BlockList>();
-for (const [kind, net, prefix, family] of RANGES) {
-  if (!LISTS.has(kind)) LISTS.set(kind, new BlockList());
-  LISTS.get(kind)!.addSubnet(net, prefix, family);
+const NAT64 = ipaddr.IPv6.parse('64:ff9b::');
+
+/**
+ * The IPv4 address an IPv6 address carries, for every form that delivers to it: IPv4-mapped
+ * (::ffff:a.b.c.d), IPv4-translated (::ffff:0:a.b.c.d), NAT64 (64:ff9b::/96), 6to4
+ * (2002:AABB:CCDD::/16), Teredo (2001::/32: the client's address, inverted, in the last 32
+ * bits) and IPv4-compatible (::a.b.c.d, deprecated but still parsed by stacks). Any of them
+ * would otherwise smuggle 127.0.0.1 or 169.254.169.254 past a check of IPv6 ranges.
+ */
+function embeddedIPv4(ip: ipaddr.IPv6): ipaddr.IPv4[] {
+  const b = ip.toByteArray();
+  const v4 = (at: number, flip = 0) => new ipaddr.IPv4(b.slice(at, at + 4).map((x) => x ^ flip));
+  switch (ip.range()) {
+    case 'ipv4Mapped':
+    case 'rfc6145':
+      return [v4(12)];
+    case 'rfc6052':
+      // Only the well-known /96 carries the address in its last bits; 64:ff9b:1::/48 (local
+      // NAT64 prefixes of any length) is refused as reserved by the caller.
+      return ip.match(NAT64, 96) ? [v4(12)] : [];
+    case '6to4':
+      return [v4(2)];
+    case 'teredo':
+      // The server's address (bytes 4-7) and the client's (last 4, inverted): both must pass.
+      return [v4(4), v4(12, 0xff)];
+    default:
+      return b.slice(0, 12).every((x) => x === 0) && !['unspecified', 'loopback'].includes(ip.range()) ? [v4(12)] : [];
+  }
 }
 
-/** The 16 bytes of an IPv6 address. */
-function ipv6Bytes(ip: string): number[] {
-  const normal = new URL(`http://[${ip}]/`).hostname.slice(1, -1); // folds dotted quads into hex
-  const [head, tail] = normal.includes('::') ? normal.split('::') : [normal, undefined];
-  const words = (s: string | undefined) => (s ? s.split(':').map((w) => parseInt(w, 16)) : []);
-  const h = words(head);
-  const t = words(tail);
-  const all = tail === undefined ? h : [...h, ...Array<number>(8 - h.length - t.length).fill(0), ...t];
-  return all.flatMap((w) => [w >> 8, w & 0xff]);
-}
-
-/** IPv4 carried inside an IPv6 address by NAT64 (64:ff9b::/96) or 6to4 (2002::/16). */
-function embeddedIPv4(ip: string): string | undefined {
-  const b = ipv6Bytes(ip);
-  const isNat64 = b[0] === 0x00 && b[1] === 0x64 && b[2] === 0xff && b[3] === 0x9b && b.slice(4, 12).every((x) => x === 0);
-  if (isNat64) return b.slice(12).join('.');
-  if (b[0] === 0x20 && b[1] === 0x02) return b.slice(2, 6).join('.');
-  return undefined;
+function kindOf(ip: ipaddr.IPv4 | ipaddr.IPv6): Kind | null {
+  const range = ip.range();
+  if (PUBLIC_RANGES.has(range)) return null;
+  return KIND_OF_RANGE[range] ?? 'reserved';
 }
 
 /** Why an address is not public (e.g. `loopback`), or null for a public one. */
 export function nonPublicKind(ip: string): Kind | null {
-  const family = isIP(ip);
-  if (family === 0) return 'reserved';
-  const type = family === 4 ? 'ipv4' : 'ipv6';
-  for (const [kind, list] of LISTS) if (list.check(ip, type)) return kind;
-  const inner = family === 6 ? embeddedIPv4(ip) : undefined;
-  return inner ? nonPublicKind(inner) : null;
+  if (isIP(ip) === 0 || !ipaddr.isValid(ip)) return 'reserved';
+  const addr = ipaddr.parse(ip);
+  if (addr.kind() === 'ipv4') return kindOf(addr);
+  const inner = embeddedIPv4(addr as ipaddr.IPv6);
+  if (inner.length === 0) return kindOf(addr);
+  for (const v4 of inner) {
+    const kind = kindOf(v4);
+    if (kind) return kind;
+  }
+  return null;
 }
 
 const defaultPort = (protocol: string) => (protocol === 'https:' ? 443 : 80);

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { regionPattern } from '../config';
 import type { Deployment, NewDeployment } from '../store/deployments';
 import { ROLLING, Strategy, strategyOf } from './strategy';
+import { safeString } from '../sync/wire/safe';
 
 // Defaults from seed 001's deployment configuration; port 8080 is the common app default.
 export const DEFAULT_REPLICAS = 2;
@@ -31,12 +32,9 @@ export const imageRef = z
   .max(512)
   .regex(/^[a-z0-9][a-z0-9._\-/:@]*$/i, 'must be an image reference like nginx:1.27 or registry/app@sha256:…');
 
-/** Free text that reaches PostgreSQL: a NUL byte would make it fail (22021) with a 500. */
-export const text = (max: number) =>
-  z
-    .string()
-    .max(max)
-    .refine((s) => !s.includes('\u0000'), 'must not contain NUL bytes');
+/** Free text that reaches PostgreSQL: a NUL byte or a lone surrogate would make it fail with a
+ *  500 (src/sync/wire/safe.ts); bodies are also checked whole, this covers queries and params. */
+export const text = (max: number) => safeString().max(max);
 
 const region = z.string().regex(regionPattern, 'must be a DNS-safe region name like us-east-1');
 const envKey = /^[A-Za-z_][A-Za-z0-9_]*$/;

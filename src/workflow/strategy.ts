@@ -1,24 +1,17 @@
 // How a deployment takes traffic (issue 13), as the zod schema the public API validates and the
 // pure helpers the workflows use. Durations are strings (`30s`, `1m30s`, `500ms`) so bodies and
-// the CLI read like the documentation; they are turned into milliseconds here and nowhere else.
+// the CLI read like the documentation; src/duration.ts (the parser flags use too) turns them
+// into milliseconds.
 import { z } from 'zod';
+import { durationProblem, parseDuration } from '../duration';
 
-const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-const DURATION = /^(?:\d+(?:ms|s|m|h))+$/;
-
-/** `1m30s` → 90000; undefined for anything else (no bare numbers: `30` could mean s or ms). */
-export function parseDuration(s: string): number | undefined {
-  if (!DURATION.test(s)) return undefined;
-  let ms = 0;
-  for (const [, n, unit] of s.matchAll(/(\d+)(ms|s|m|h)/g)) ms += Number(n) * UNIT_MS[unit!]!;
-  return ms;
-}
+export { parseDuration };
 
 /** A duration within [minMs, maxMs], validated where it is parsed so the 400 names the field. */
 const duration = (minMs: number, maxMs: number) =>
   z.string().max(32).superRefine((s, ctx) => {
     const ms = parseDuration(s);
-    if (ms === undefined) ctx.addIssue({ code: 'custom', message: `"${s}" is not a duration like 30s, 1m or 1m30s` });
+    if (ms === undefined) ctx.addIssue({ code: 'custom', message: durationProblem(s) });
     else if (ms < minMs || ms > maxMs) ctx.addIssue({ code: 'custom', message: `${s} is outside ${minMs}ms-${maxMs / 3_600_000}h` });
   });
 

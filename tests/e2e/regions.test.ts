@@ -93,7 +93,7 @@ test('heartbeats take only the token\'s own region and name bad fields', async (
 
 test('a region goes offline after its krane stops, builds up lag, and comes back online with none', async () => {
   const events: any[] = [];
-  const ws = new WebSocket(stack.ctrl.url.replace(/^http/, 'ws') + `/v1/events?type=region.status&token=${stack.adminToken}`);
+  const ws = new WebSocket(stack.ctrl.url.replace(/^http/, 'ws') + '/v1/events?type=region.status', { headers: { authorization: `Bearer ${stack.adminToken}` } });
   ws.on('message', (m) => events.push(JSON.parse(String(m))));
   await until(() => events.some((e) => e.type === 'hello'), 10_000, 'event socket open');
 

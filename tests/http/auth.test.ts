@@ -99,27 +99,58 @@ test('wrong scope is 403: the admin token on the cluster API, an agent token on 
   assert.equal(await call('/v1/admin-thing'), 401);
 });
 
-test('revoking a token cuts its open streams on every ctrl replica within seconds, and it is refused from then on', async () => {
-  const a = await startFeedServer(db.url, { waitLimitMs: 60_000, heartbeatMs: 500 });
-  const b = await startFeedServer(db.url, { waitLimitMs: 60_000, heartbeatMs: 500 });
+/** A long poll read as it arrives: its lines so far, and whether (and how) it ended. */
+async function liveStream(url: string, token: string) {
+  const res = await fetch(`${url}/v1/cluster/changes?wait=60`, { headers: { authorization: `Bearer ${token}` } });
+  assert.equal(res.status, 200);
+  const s = { lines: [] as string[], ended: false, endedAt: 0 };
+  void (async () => {
+    let rest = '';
+    try {
+      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+        rest += Buffer.from(chunk).toString('utf8');
+        const parts = rest.split('\n');
+        rest = parts.pop()!;
+        s.lines.push(...parts.filter(Boolean));
+      }
+    } catch {
+      // A cut connection: what the agent sees as "no end line".
+    }
+    s.ended = true;
+    s.endedAt = Date.now();
+  })();
+  return s;
+}
+const heartbeats = (s: { lines: string[] }) => s.lines.filter((l) => l.includes('"heartbeat"')).length;
+
+test('revoking a token cuts its open streams on every ctrl replica within 2 s, a bystander token keeps streaming, and the revoked token then gets 401', async () => {
+  const a = await startFeedServer(db.url, { waitLimitMs: 60_000, heartbeatMs: 200 });
+  const b = await startFeedServer(db.url, { waitLimitMs: 60_000, heartbeatMs: 200 });
   after(() => Promise.all([a.close(), b.close()]));
   const { id, token } = await createAgentToken(db.sql, 'ap-south-1');
   const other = await createAgentToken(db.sql, 'ap-south-1');
-  const open = async (url: string, tok: string) => {
-    const res = await fetch(`${url}/v1/cluster/changes?wait=60`, { headers: { authorization: `Bearer ${tok}` } });
-    assert.equal(res.status, 200);
-    let ended = false;
-    const text = res.text().catch(() => '').finally(() => (ended = true));
-    return { ended: () => ended, text };
-  };
-  const streams = [await open(a.url, token), await open(b.url, token)];
-  const bystander = await open(a.url, other.token);
+  const streams = [await liveStream(a.url, token), await liveStream(b.url, token)];
+  const bystanders = [await liveStream(a.url, other.token), await liveStream(b.url, other.token)];
+  // Every stream is live before the revocation: it has sent its snapshot and a heartbeat.
+  await waitFor(() => [...streams, ...bystanders].every((s) => heartbeats(s) >= 1), 10_000, 'all streams live');
 
+  const revokedAt = Date.now();
   assert.equal(await revokeAgentToken(db.sql, id), true);
-  await waitFor(() => streams.every((s) => s.ended()), 10_000, 'both replicas cut the revoked token\'s streams');
-  for (const s of streams) assert.doesNotMatch(await s.text, /"type":"end"/, 'cut, not ended: nothing more is sent to a revoked token');
-  for (const url of [a.url, b.url]) assert.equal((await readFeed(url, token, { wait: '0.1' })).status, 401);
-  assert.equal(bystander.ended(), false, 'another token of the region keeps its stream');
+  await waitFor(() => streams.every((s) => s.ended), 2_000, "both replicas cut the revoked token's streams within 2 s");
+  for (const s of streams) {
+    assert.ok(!s.lines.some((l) => l.includes('"type":"end"')), 'cut, not ended: nothing more is sent to a revoked token');
+    assert.ok(s.endedAt - revokedAt < 2_000);
+  }
+  // The bystanders are not just "not ended yet": they keep receiving lines after the cut.
+  const seen = bystanders.map(heartbeats);
+  await waitFor(() => bystanders.every((s, i) => heartbeats(s) >= seen[i]! + 3), 10_000, 'the bystander streams keep their heartbeats');
+  assert.ok(bystanders.every((s) => !s.ended), 'another token of the region keeps its streams on both replicas');
+  for (const url of [a.url, b.url]) {
+    const refused = await readFeed(url, token, { wait: '0.1' });
+    assert.equal(refused.status, 401, `revoked token on ${url}`);
+    assert.equal(JSON.parse(refused.body).error.code, 'ERR_AUTH_UNAUTHORIZED');
+    assert.equal((await readFeed(url, other.token, { wait: '0.1' })).status, 200, 'the bystander token still polls');
+  }
 });
 
 test('a revoked token passed again in --agent-tokens stays revoked, and ctrl says so in its log', async () => {

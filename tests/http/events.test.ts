@@ -1,4 +1,4 @@
-// The live event WebSocket and its NOTIFY transport (issue 16 items 4 and 7): the ?token= login
+// The live event WebSocket and its NOTIFY transport (issue 16 items 4 and 7): the credential
 // is checked before anything else, a duplicated query parameter is a 400 (not a 500 with a
 // stack), and an event too big for a NOTIFY payload never fails the write that publishes it.
 import { test, after } from 'node:test';
@@ -12,8 +12,10 @@ const log = captureLogger('warn');
 const t = await testCtrl({}, { logger: log.logger });
 const wsUrl = (query: string) => `${t.url.replace('http', 'ws')}/v1/events${query}`;
 
-function open(query: string): Promise<{ ws: WebSocket; got: any[] }> {
-  const ws = new WebSocket(wsUrl(query));
+const admin = () => ({ authorization: `Bearer ${t.adminToken}` });
+
+function open(query: string, headers: Record<string, string> = admin()): Promise<{ ws: WebSocket; got: any[] }> {
+  const ws = new WebSocket(wsUrl(query), { headers });
   const got: any[] = [];
   ws.on('message', (d) => got.push(JSON.parse(String(d))));
   after(() => ws.close());
@@ -30,29 +32,28 @@ const insert = (id: string) =>
     image: 'img:1', buildContext: null, cpuMillicores: 100, memoryMib: 128, replicas: 1, port: 8080, command: [], env: {}, regions: ['us-east-1'],
   });
 
-test('the WebSocket refuses a missing or wrong ?token= before upgrading, and serves the right one', async () => {
-  await assert.rejects(open(''), (e: any) => e.status === 401);
-  await assert.rejects(open('?token=wrong-token-wrong-token'), (e: any) => e.status === 401);
-  const { got } = await open(`?token=${encodeURIComponent(t.adminToken)}`);
+test('the WebSocket refuses a missing or wrong token before upgrading, and serves the right one', async () => {
+  await assert.rejects(open('', {}), (e: any) => e.status === 401);
+  await assert.rejects(open('', { authorization: 'Bearer wrong-token-wrong-token' }), (e: any) => e.status === 401);
+  const { got } = await open('');
   await until(() => got.some((e) => e.type === 'hello'), 10_000, 'hello');
 });
 
 test('a duplicated query parameter is a 400 naming it, and logs no error', async () => {
-  for (const q of ['?token=a&token=b', `?token=${encodeURIComponent(t.adminToken)}&type=a&type=b`, `?token=${encodeURIComponent(t.adminToken)}&deploymentId=a&deploymentId=b`]) {
-    const r = await fetch(`${t.url}/v1/events${q}`);
+  for (const q of ['?type=a&type=b', '?deploymentId=a&deploymentId=b']) {
+    const r = await fetch(`${t.url}/v1/events${q}`, { headers: admin() });
     assert.equal(r.status, 400, q);
     const body = (await r.json()) as any;
     assert.equal(body.error.code, 'ERR_VALIDATION_INVALID', q);
-    assert.match(body.error.details[0].field, /^(token|type|deploymentId)$/, q);
+    assert.match(body.error.details[0].field, /^(type|deploymentId)$/, q);
   }
-  const refused = await open('?token=a&token=b').catch((e) => e);
+  const refused = await open('?type=a&type=b').catch((e) => e);
   assert.equal(refused.status, 400);
   assert.equal(log.lines.filter((l) => l.includes('"level":50')).length, 0, `no error logged: ${log.lines.join('')}`);
 });
 
 test('filters pick events by deployment and type prefix', async () => {
-  const token = encodeURIComponent(t.adminToken);
-  const { got } = await open(`?token=${token}&deploymentId=dep-filter-a&type=deployment.status`);
+  const { got } = await open('?deploymentId=dep-filter-a&type=deployment.status');
   await insert('dep-filter-a');
   await insert('dep-filter-b');
   await deployments.setDeploymentStatus(t.db.sql, 'dep-filter-b', 'deploying');
@@ -62,7 +63,7 @@ test('filters pick events by deployment and type prefix', async () => {
 });
 
 test('a status with an error longer than a NOTIFY payload is written, and its event arrives shortened and marked', async () => {
-  const { got } = await open(`?token=${encodeURIComponent(t.adminToken)}&deploymentId=dep-long`);
+  const { got } = await open('?deploymentId=dep-long');
   await insert('dep-long');
   const long = `instances failed: ${'é'.repeat(9000)}`;
   await withTx(t.db.sql, (tx) => deployments.setDeploymentStatus(tx, 'dep-long', 'failed', long));

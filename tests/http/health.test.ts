@@ -66,6 +66,7 @@ test('extra readiness checks are reported; errors map to the JSON error shape', 
     sql: db.sql,
     logger,
     checks: [{ name: 'engine', check: async () => 'workers stopped' }],
+    knownCredential: async (token) => token === 'valid-token',
     routes: [
       (a) => {
         a.get('/boom', async () => {
@@ -81,7 +82,9 @@ test('extra readiness checks are reported; errors map to the JSON error shape', 
     const boom = await app.inject({ url: '/boom' });
     assert.equal(boom.statusCode, 500);
     assert.deepEqual(boom.json(), { error: { code: 'ERR_INTERNAL', message: 'internal error', details: [] } });
-    const missing = await app.inject({ url: '/nope' });
+    // An unknown route is a 401 without a credential (issue 26), a 404 with one.
+    assert.equal((await app.inject({ url: '/nope' })).statusCode, 401);
+    const missing = await app.inject({ url: '/nope', headers: { authorization: 'Bearer valid-token' } });
     assert.equal(missing.statusCode, 404);
     assert.equal(missing.json().error.code, 'ERR_NOT_FOUND');
     const metrics = await app.inject({ url: '/metrics' });

@@ -44,7 +44,7 @@ test('a long poll of the feed outlives the request timeout and ends with its end
 });
 
 test('the event WebSocket outlives the request timeout', async () => {
-  const ws = new WebSocket(`${t.url.replace('http', 'ws')}/v1/events?token=${encodeURIComponent(t.adminToken)}`);
+  const ws = new WebSocket(`${t.url.replace('http', 'ws')}/v1/events`, { headers: { authorization: `Bearer ${t.adminToken}` } });
   const got: string[] = [];
   ws.on('message', (d) => got.push(String(d)));
   await new Promise<void>((resolve, reject) => {

@@ -22,7 +22,7 @@ const t = await testCtrl({ outboundAllow: `127.0.0.1:${hookPort}` });
 
 /** Every event the WebSocket delivers while the test runs, as raw text. */
 const events: string[] = [];
-const ws = new WebSocket(`${t.url.replace('http', 'ws')}/v1/events?token=${encodeURIComponent(t.adminToken)}`);
+const ws = new WebSocket(`${t.url.replace('http', 'ws')}/v1/events`, { headers: { authorization: `Bearer ${t.adminToken}` } });
 ws.on('message', (d) => events.push(String(d)));
 await new Promise<void>((resolve, reject) => {
   ws.once('open', () => resolve());

@@ -15,7 +15,10 @@ test('durations: units and compounds parse; bare numbers and junk do not', () =>
   assert.equal(parseDuration('30s'), 30_000);
   assert.equal(parseDuration('1m30s'), 90_000);
   assert.equal(parseDuration('2h'), 7_200_000);
-  for (const bad of ['30', '', '1.5s', '1d', 's', '10 s', '-1s']) assert.equal(parseDuration(bad), undefined, bad);
+  // One parser with the flags (src/duration.ts, issue 26): decimals and days read there too.
+  assert.equal(parseDuration('1.5s'), 1_500);
+  assert.equal(parseDuration('1d'), 86_400_000);
+  for (const bad of ['30', '', 's', '10 s', '-1s']) assert.equal(parseDuration(bad), undefined, bad);
 });
 
 test('a bad canary names every bad field and writes nothing', async () => {

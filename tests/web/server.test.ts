@@ -66,8 +66,9 @@ test('the event socket takes the token as a subprotocol and never echoes it', as
   assert.ok('refused' in wrong && /401/.test(wrong.refused), JSON.stringify(wrong));
   const none = await connect(['unkey-infra.events']);
   assert.ok('refused' in none && /401/.test(none.refused), JSON.stringify(none));
-  // ?token= still works for clients that cannot offer subprotocols.
-  assert.ok('first' in (await connect([], `?token=${encodeURIComponent(stack.adminToken)}`)));
+  // ?token= logs nobody in (issue 26), and the credential alone is never selected back.
+  assert.ok('refused' in (await connect([], `?token=${encodeURIComponent(stack.adminToken)}`)));
+  assert.ok('refused' in (await connect([`base64url.bearer.${b64(stack.adminToken)}`])));
   assert.deepEqual(lines.filter((l) => l.includes(stack.adminToken) || l.includes(b64(stack.adminToken))), [], 'the token is in no log line');
   assert.ok(lines.length > 0, 'the logger did write');
 });

@@ -33,8 +33,30 @@ test('address classes: public addresses pass, every local, private and reserved 
     ['::', 'unspecified'],
     ['224.0.0.1', 'multicast'],
     ['255.255.255.255', 'reserved'],
-    ['::127.0.0.1', 'reserved'],
     ['not-an-ip', 'reserved'],
+    // Every IPv6 form that carries an IPv4 address is classified by that address (issue 26).
+    ['::ffff:0:7f00:1', 'loopback'], // IPv4-translated (RFC 6145) 127.0.0.1
+    ['::ffff:0:127.0.0.1', 'loopback'],
+    ['::ffff:0:a9fe:a9fe', 'link-local'], // translated metadata service
+    ['::ffff:0:808:808', null], // translated public
+    ['::ffff:a9fe:a9fe', 'link-local'], // mapped, hex form
+    ['::ffff:10.1.2.3', 'private'],
+    ['64:ff9b::a9fe:a9fe', 'link-local'],
+    ['64:ff9b::10.0.0.1', 'private'],
+    ['64:ff9b:1::1', 'reserved'], // local-use NAT64 prefix: no fixed place for the address
+    ['2002:a9fe:a9fe::1', 'link-local'], // 6to4
+    ['2002:0a00:0001::', 'private'],
+    ['2002:0808:0808::1', null],
+    ['2001:0:4136:e378:8000:63bf:80ff:fffe', 'loopback'], // Teredo, client 127.0.0.1 (inverted)
+    ['2001:0:4136:e378:8000:63bf:f7f7:f7f7', null], // Teredo, client 8.8.8.8, server 65.54.227.120
+    ['2001:0:7f00:1:8000:63bf:f7f7:f7f7', 'loopback'], // Teredo, server 127.0.0.1
+    ['::127.0.0.1', 'loopback'], // IPv4-compatible
+    ['::a9fe:a9fe', 'link-local'],
+    ['::8.8.8.8', null],
+    ['2001:db8::1', 'reserved'],
+    ['fec0::1', 'private'],
+    ['100::1', 'reserved'],
+    ['192.88.99.1', 'reserved'],
   ];
   for (const [ip, kind] of table) assert.equal(nonPublicKind(ip), kind, ip);
 });

@@ -3,16 +3,28 @@
 // any ctrl replica sees changes made by workflows on every replica. One LISTEN per process,
 // fanned out in memory: database load does not grow with the number of clients.
 // Filters: ?deploymentId=…, ?type=deployment.status (prefix match, e.g. ?type=deployment).
-// The credential comes as a header, the subprotocol or ?token= (checked by the guard before the
-// upgrade). A key's socket carries only events of its scope (each event's deployment, sentinel or
+//
+// The credential comes as the Authorization header or, from browsers (which cannot set
+// headers on a WebSocket), as the subprotocol `base64url.bearer.<token>` (checked by the guard
+// before the upgrade). Never in the URL, where access logs and browser history keep it, and
+// never echoed back: the server selects `unkey-infra.events` when offered, otherwise nothing.
+// A key's socket carries only events of its scope (each event's deployment, sentinel or
 // environment is looked up once and remembered: scopes never change), `region.status` only with
 // regions.read, and no fleet rollout events; it is closed at once when the key is revoked.
-import type { FastifyInstance } from 'fastify';
+//
+// Limits (SECURITY.md): EVENT_SOCKETS_PER_TOKEN sockets per credential (429 past it),
+// client messages up to EVENT_MAX_PAYLOAD_BYTES, and a ping every pingIntervalMs: a socket
+// whose pong has not come back by the next ping is dropped, so half-open connections (a
+// laptop closed, a NAT forgetting the flow) do not hold a slot for ever.
+import { createHash } from 'node:crypto';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { WebSocket } from '@fastify/websocket';
+import { LRUCache } from 'lru-cache';
+import { AppError } from '../../errors';
 import { events, tenancy, type Sql } from '../../store';
 import type { LiveEvent } from '../../store/events';
 import { eventConcerns } from '../../live-events';
-import { LRUCache } from 'lru-cache';
+import { bearerToken } from '../auth';
 import type { KeyAuth } from '../keys';
 import { can, inScope, type Principal } from '../permissions';
 import { principalOf } from './scope';
@@ -20,6 +32,30 @@ import { EventsQuery } from './schemas';
 import { parse } from './parse';
 
 export const EVENTS_PATH = '/v1/events';
+/** The neutral subprotocol the server selects (the web view offers it first). */
+export const EVENTS_PROTOCOL = 'unkey-infra.events';
+/** Subprotocol prefix carrying a bearer token (base64url), the scheme Kubernetes uses. */
+export const WS_TOKEN_PROTOCOL = 'base64url.bearer.';
+
+/**
+ * Live event sockets one credential may hold. A person has a few tabs open, a script or a
+ * dashboard one socket each; 20 covers that with room, while a leaked or looping client cannot
+ * pin thousands of sockets (each a fan-out target and a buffer) on one replica.
+ */
+export const EVENT_SOCKETS_PER_TOKEN = 20;
+/** Client → server messages: clients send nothing we read; 64 KiB bounds what a frame costs. */
+export const EVENT_MAX_PAYLOAD_BYTES = 64 * 1024;
+/**
+ * Ping interval. 30 s sits below the usual idle cutoffs of load balancers and NATs (60 s and
+ * up), keeping a quiet socket alive through them; a socket silent for a whole interval after a
+ * ping is gone, so a dead one is dropped within two intervals.
+ */
+export const EVENT_PING_INTERVAL_MS = 30_000;
+
+export interface EventSocketOptions {
+  pingIntervalMs?: number;
+  socketsPerToken?: number;
+}
 
 export interface EventHub {
   subscribe(fn: (e: LiveEvent) => void): () => void;
@@ -39,6 +75,19 @@ export async function createEventHub(sql: Sql): Promise<EventHub> {
     close: unlisten,
   };
 }
+
+/** The token of a `base64url.bearer.` subprotocol, if one was offered. */
+export function subprotocolToken(req: FastifyRequest): string | undefined {
+  const offered = String(req.headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim());
+  const p = offered.find((x) => x.startsWith(WS_TOKEN_PROTOCOL));
+  return p ? Buffer.from(p.slice(WS_TOKEN_PROTOCOL.length), 'base64url').toString('utf8') : undefined;
+}
+
+/** ws's handleProtocols: ours if offered, else none; never the credential. */
+export const selectProtocol = (offered: Set<string>): string | false => (offered.has(EVENTS_PROTOCOL) ? EVENTS_PROTOCOL : false);
+
+/** Options for @fastify/websocket's ws server. */
+export const websocketServerOptions = { maxPayload: EVENT_MAX_PAYLOAD_BYTES, handleProtocols: selectProtocol };
 
 /**
  * A client that reads slower than events arrive is disconnected once this much is queued,
@@ -74,18 +123,62 @@ function eventFilter(sql: Sql, cache: LRUCache<string, ScopeRow>) {
   };
 }
 
-export function eventRoutes(deps: { hub: EventHub; keys?: KeyAuth; workflows: { commands: { sql: Sql } } }) {
+/** Who holds a socket: a hash of the credential, so the map holds no secret. */
+const holderOf = (req: FastifyRequest) => createHash('sha256').update(bearerToken(req) ?? subprotocolToken(req) ?? '').digest('base64url');
+
+/** Pings every socket each interval and drops those whose last ping went unanswered. */
+function heartbeat(intervalMs: number) {
+  const alive = new Map<WebSocket, boolean>();
+  let timer: NodeJS.Timeout | undefined;
+  const tick = () => {
+    for (const [socket, answered] of alive) {
+      if (!answered) {
+        socket.terminate();
+        alive.delete(socket);
+        continue;
+      }
+      alive.set(socket, false);
+      socket.ping();
+    }
+  };
+  return {
+    add(socket: WebSocket) {
+      alive.set(socket, true);
+      socket.on('pong', () => alive.has(socket) && alive.set(socket, true));
+      socket.on('close', () => alive.delete(socket));
+      timer ??= setInterval(tick, intervalMs).unref();
+    },
+    stop: () => clearInterval(timer),
+  };
+}
+
+export function eventRoutes(deps: { hub: EventHub; keys?: KeyAuth; workflows: { commands: { sql: Sql } }; events?: EventSocketOptions }) {
   const allowed = eventFilter(deps.workflows.commands.sql, new LRUCache({ max: SCOPE_CACHE_MAX }));
+  const cap = deps.events?.socketsPerToken ?? EVENT_SOCKETS_PER_TOKEN;
+  const held = new Map<string, number>();
+  const pings = heartbeat(deps.events?.pingIntervalMs ?? EVENT_PING_INTERVAL_MS);
+  const full = (holder: string) => (held.get(holder) ?? 0) >= cap;
   return (app: FastifyInstance) => {
+    app.addHook('onClose', async () => pings.stop());
     app.get(
       EVENTS_PATH,
       {
         websocket: true,
         config: { permission: 'deployments.read' },
-        // Validated before the upgrade, so a bad query is a plain HTTP 400.
-        preValidation: async (req) => void parse(EventsQuery, req.query, 'query'),
+        // Validated before the upgrade, so a bad query or a full quota is a plain HTTP answer.
+        preValidation: async (req) => {
+          parse(EventsQuery, req.query, 'query');
+          if (full(holderOf(req))) throw new AppError('ERR_EVENTS_TOO_MANY_SOCKETS', `this credential holds ${cap} event sockets already; close one first`);
+        },
       },
       (socket: WebSocket, req) => {
+        const holder = holderOf(req);
+        // Two upgrades of one holder may both have passed preValidation.
+        if (full(holder)) {
+          socket.close(1013, 'too many event sockets for this credential');
+          return;
+        }
+        held.set(holder, (held.get(holder) ?? 0) + 1);
         const q = parse(EventsQuery, req.query, 'query');
         const p = principalOf(req);
         const send = (e: LiveEvent) => {
@@ -105,10 +198,20 @@ export function eventRoutes(deps: { hub: EventHub; keys?: KeyAuth; workflows: { 
             if (await allowed(p, e).catch(() => false)) send(e);
           });
         });
-        const release = p.type === 'key' && deps.keys ? deps.keys.hold(p.id, () => (socket.close(CLOSE_REVOKED, 'credential revoked'), setTimeout(() => socket.terminate(), 1_000).unref())) : () => {};
-        const done = () => (unsubscribe(), release());
-        socket.on('close', done);
-        socket.on('error', done);
+        const revoke = p.type === 'key' && deps.keys ? deps.keys.hold(p.id, () => (socket.close(CLOSE_REVOKED, 'credential revoked'), setTimeout(() => socket.terminate(), 1_000).unref())) : () => {};
+        let released = false;
+        const release = () => {
+          unsubscribe();
+          if (released) return;
+          released = true;
+          revoke();
+          const n = (held.get(holder) ?? 1) - 1;
+          if (n > 0) held.set(holder, n);
+          else held.delete(holder);
+        };
+        socket.on('close', release);
+        socket.on('error', release);
+        pings.add(socket);
         socket.send(JSON.stringify({ type: 'hello' }));
       },
     );

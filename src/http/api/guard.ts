@@ -8,29 +8,12 @@
 // WebSockets are closed by the event route (it holds them itself), other calls (a sentinel
 // deploy waiting for its result, say) have their connection destroyed.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { unauthorized, validationError } from '../../errors';
+import { unauthorized } from '../../errors';
 import { bearerToken, tokensEqual } from '../auth';
 import type { KeyAuth } from '../keys';
 import { accessProblem, ADMIN, isPermission, type Permission, type Principal } from '../permissions';
 import { apiKeys } from '../../store';
-import { EVENTS_PATH } from './events';
-
-/** Subprotocol prefix carrying a bearer token (base64url) on a browser's WebSocket, which cannot
- *  set headers: it keeps the token out of URLs and access logs (the scheme Kubernetes uses). */
-const WS_TOKEN_PROTOCOL = 'base64url.bearer.';
-
-function websocketToken(req: FastifyRequest): string | undefined {
-  const offered = String(req.headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim());
-  const p = offered.find((x) => x.startsWith(WS_TOKEN_PROTOCOL));
-  return p ? Buffer.from(p.slice(WS_TOKEN_PROTOCOL.length), 'base64url').toString('utf8') : undefined;
-}
-
-/** The ?token= of the event WebSocket (older clients; browsers use the subprotocol); given twice is a 400. */
-function queryToken(req: FastifyRequest): string | undefined {
-  const token = (req.query as Record<string, unknown>).token;
-  if (Array.isArray(token)) throw validationError('invalid request query: token', [{ field: 'token', message: 'must be given once' }]);
-  return typeof token === 'string' ? token : undefined;
-}
+import { EVENTS_PATH, subprotocolToken } from './events';
 
 const hasBody = (req: FastifyRequest) => Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
 
@@ -41,7 +24,8 @@ export interface GuardDeps {
 
 /** The caller of a request, or a 401. */
 export async function authenticate(req: FastifyRequest, deps: GuardDeps): Promise<Principal> {
-  const fromWs = req.routeOptions.url === EVENTS_PATH && !req.headers.authorization ? (websocketToken(req) ?? queryToken(req)) : undefined;
+  // The event socket may carry the credential as a subprotocol (browsers); never in the URL.
+  const fromWs = req.routeOptions.url === EVENTS_PATH && !req.headers.authorization ? subprotocolToken(req) : undefined;
   const token = fromWs ?? bearerToken(req);
   if (!token) throw unauthorized();
   if (tokensEqual(token, deps.adminToken)) return ADMIN;

@@ -17,7 +17,7 @@ import { keyRoutes } from './keys';
 import { auditRoutes } from './audit';
 import { deploymentRoutes } from './deployments';
 import type { RegionRegistry } from '../../workflow/regions';
-import { eventRoutes, type EventHub } from './events';
+import { eventRoutes, websocketServerOptions, type EventHub, type EventSocketOptions } from './events';
 import { invocationRoutes } from './invocations';
 import { sentinelRoutes } from './sentinels';
 import { openApiRoute } from './openapi';
@@ -25,7 +25,7 @@ import { rolloutRoutes } from './rollouts';
 import { trafficRoutes } from './traffic';
 import { versionRoutes } from './versions';
 
-export { createEventHub, type EventHub } from './events';
+export { createEventHub, type EventHub, type EventSocketOptions } from './events';
 export { openApiDocument } from './openapi';
 export * from './schemas';
 
@@ -40,13 +40,15 @@ export interface PublicApiDeps {
   regions?: RegionRegistry;
   /** Scoped API keys: authentication, revocation (it closes the key's open calls), rate limit. */
   keys: KeyAuth;
+  /** The event socket's ping interval and per-credential cap (tests shorten them). */
+  events?: EventSocketOptions;
 }
 
 export function publicApiRoutes(deps: PublicApiDeps) {
   return async (app: FastifyInstance) => {
     openApiRoute(app);
     await app.register(async (v1) => {
-      await v1.register(websocket);
+      await v1.register(websocket, { options: websocketServerOptions });
       v1.addHook('onRequest', publicGuard({ adminToken: deps.adminToken, keys: deps.keys }));
       deploymentRoutes(deps)(v1);
       sentinelRoutes(deps)(v1);

@@ -2,6 +2,7 @@
 // the document cannot drift from what the server accepts.
 import { z } from 'zod';
 import type { FastifyInstance } from 'fastify';
+import { clusterPaths, clusterSecurityScheme } from '../cluster-openapi';
 import { CreateDeploymentBody, ListDeploymentsQuery, ListInvocationsQuery, ListSentinelsQuery, RolloutCurrentQuery, RolloutSentinelsQuery, SentinelDeployBody, StartRolloutBody } from './schemas';
 import { AuditQuery, CreateEnvironmentBody, CreateKeyBody, CreateProjectBody, CreateWorkspaceBody } from './tenancy-schemas';
 import { versionPaths } from './openapi-versions';
@@ -40,7 +41,7 @@ export function openApiDocument(): Record<string, unknown> {
   return {
     openapi: '3.1.0',
     info: { title: 'unkey-infra control plane', version: '1' },
-    components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+    components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' }, ...clusterSecurityScheme } },
     security: [{ bearer: [] }],
     paths: {
       '/v1/deployments': {
@@ -116,8 +117,9 @@ export function openApiDocument(): Record<string, unknown> {
       '/v1/keys/self': { get: { summary: 'the caller: admin or key, its scope and permissions', responses: ok('principal') } },
       '/v1/keys/{id}': { delete: { summary: 'revoke a key at once: its open WebSockets and calls end', parameters: [idParam], responses: ok('revoked') } },
       '/v1/audit': { get: { summary: 'audit rows, newest first, keyset pages (?cursor= from `next`)', parameters: queryParams(AuditQuery), responses: ok('{ entries, next }') } },
-      '/v1/events': { get: { summary: 'WebSocket of live JSON events (?deploymentId=, ?type=); token also as ?token=', responses: { '101': { description: 'switching protocols' } } } },
-      ...versionPaths,
+            ...versionPaths,
+      ...clusterPaths(),
+      '/v1/events': { get: { summary: 'WebSocket of live JSON events (?deploymentId=, ?type=); the token as the Authorization header or the subprotocol base64url.bearer.<token>', responses: { '101': { description: 'switching protocols' } } } },
     },
   };
 }

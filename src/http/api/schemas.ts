@@ -70,7 +70,6 @@ const single = (max: number) =>
     .optional();
 
 export const EventsQuery = z.strictObject({
-  token: single(1024),
   deploymentId: single(128),
   type: single(64),
 });

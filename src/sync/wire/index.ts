@@ -11,6 +11,8 @@
 //   dispatcher (apply, delete, gc); PermanentError (retrying cannot help this object: report
 //   it and move on) and RetryLaterError (wait, at least as long as the API server asked).
 // - status-sink.ts: StatusSink, what krane's observers write to and its reporter implements.
+// - safe.ts: the rules every request body keeps before its schema reads it (no NUL or lone
+//   surrogate anywhere, bounded nesting) and the shared refinements int32() and saneDate().
 //
 // May import: zod, node built-ins. Imported by: src/sync (both ends), src/kube (krane's side),
 // src/http, src/workflow (the spec hash).
@@ -18,3 +20,4 @@ export * from './protocol';
 export * from './spec-hash';
 export * from './controller';
 export * from './status-sink';
+export * from './safe';

@@ -2,6 +2,7 @@
 // stream (NDJSON lines), the desired states it carries, and krane's status reports. Parsing on
 // both sides with the same schema is what makes "an unknown event is an error" enforceable.
 import { z } from 'zod';
+import { int32, saneDate } from './safe';
 
 export const RESOURCE_TYPES = ['deployment_topology', 'sentinel', 'cilium_network_policy', 'environment_routes'] as const;
 export type ResourceType = (typeof RESOURCE_TYPES)[number];
@@ -142,8 +143,8 @@ export const InstanceReport = z.object({
   address: z.string().nullable(),
   status: z.enum(['pending', 'creating', 'running', 'failed']),
   reason: z.string().max(1024).nullable(),
-  cpuMillicores: z.number().int().min(0),
-  memoryMib: z.number().int().min(0),
+  cpuMillicores: int32().min(0),
+  memoryMib: int32().min(0),
   /** True when the pod is gone: ctrl removes the instance row. */
   deleted: z.boolean().default(false),
 });
@@ -211,9 +212,9 @@ export type DeploymentStatusReport = z.infer<typeof DeploymentStatusReport>;
 
 export const SentinelStatus = z.object({
   sentinelId: id,
-  availableReplicas: z.number().int().min(0),
-  updatedReplicas: z.number().int().min(0),
-  readyReplicas: z.number().int().min(0),
+  availableReplicas: int32().min(0),
+  updatedReplicas: int32().min(0),
+  readyReplicas: int32().min(0),
   observedGeneration: z.number().int().min(0),
   runningImage: z.string().nullable(),
   health: z.enum(['unknown', 'healthy', 'unhealthy']),
@@ -239,10 +240,10 @@ export type SentinelStatusReport = z.infer<typeof SentinelStatusReport>;
  */
 export const GcStatus = z.object({
   held: z.boolean(),
-  wouldDelete: z.number().int().min(0),
-  managed: z.number().int().min(0),
+  wouldDelete: int32().min(0),
+  managed: int32().min(0),
   maxFraction: z.number().gt(0).max(1),
-  at: z.iso.datetime(),
+  at: saneDate(),
 });
 export type GcStatus = z.infer<typeof GcStatus>;
 
