@@ -5,6 +5,9 @@
 import { durationProblem, parseDuration } from './duration';
 import { z } from 'zod';
 import { LOG_LEVELS } from './log';
+import { badFeature, badRegion, FEATURE_NAMES, nameList, outboundAllow, regionPattern } from './config-lists';
+
+export { FEATURE_NAMES, parseOutboundAllow, regionPattern } from './config-lists';
 
 export const ENV_PREFIX = 'UNKEY_INFRA_';
 
@@ -133,54 +136,12 @@ const agentToken = z
   .string({ error: (i) => (i.input === undefined ? 'is required' : 'must be a string') })
   .min(MIN_TOKEN_CHARS, `must be at least ${MIN_TOKEN_CHARS} characters`);
 
-/** Region names become label values and parts of object names: keep them DNS-safe. */
-export const regionPattern = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 
 const adminToken = z
   .string({ error: (i) => (i.input === undefined ? 'is required' : 'must be a string') })
   .min(MIN_TOKEN_CHARS, `must be at least ${MIN_TOKEN_CHARS} characters`);
 
 // ---- ctrl's limits, outbound policy and build confinement (SECURITY.md lists them all) ----
-
-/** `HOST[:PORT],…` (IPv6 in brackets) → hosts that outbound requests may reach over plain http
- *  and at private addresses; see src/workflow/outbound.ts. */
-export function parseOutboundAllow(value: string): { host: string; port: number | null }[] | string {
-  const out: { host: string; port: number | null }[] = [];
-  for (const entry of value.split(',').map((s) => s.trim()).filter(Boolean)) {
-    const m = /^(?:\[([0-9a-f:.]+)\]|([a-z0-9.-]+))(?::(\d{1,5}))?$/i.exec(entry);
-    const port = m?.[3] === undefined ? null : Number(m[3]);
-    if (!m || (port !== null && (port < 1 || port > 65535))) return `expected HOST[:PORT] entries separated by commas, got "${entry}"`;
-    out.push({ host: (m[1] ?? m[2]!).toLowerCase(), port });
-  }
-  return out;
-}
-
-const outboundAllow = z
-  .string()
-  .optional()
-  .transform((v, ctx) => {
-    const r = parseOutboundAllow(v ?? '');
-    if (typeof r === 'string') {
-      ctx.addIssue({ code: 'custom', message: r });
-      return z.NEVER;
-    }
-    return r;
-  });
-
-/** `a,b,c` → checked names, none repeated: dev's --regions, ctrl's --default-regions and --default-features. */
-const nameList = <T extends string = string>(fallback: string, bad: (s: string) => string | undefined, what: string, required = false) =>
-  z.string().default(fallback).transform((v, ctx) => {
-    const list = v.split(',').map((r) => r.trim()).filter(Boolean);
-    if (required && list.length === 0) ctx.addIssue({ code: 'custom', message: 'at least one region is required' });
-    for (const r of list) if (bad(r)) ctx.addIssue({ code: 'custom', message: bad(r)! });
-    if (new Set(list).size !== list.length) ctx.addIssue({ code: 'custom', message: `${what} must not repeat` });
-    return list as T[];
-  });
-const badRegion = (r: string) => (regionPattern.test(r) ? undefined : `invalid region name "${r}"`);
-
-/** Workspace feature flags (issue 25); a workspace has those of --default-features (all) unless it chose. */
-export const FEATURE_NAMES = ['multiRegion', 'autoScaling', 'blueGreen', 'canary'] as const;
-const badFeature = (f: string) => ((FEATURE_NAMES as readonly string[]).includes(f) ? undefined : `unknown feature "${f}"; features: ${FEATURE_NAMES.join(', ')}`);
 
 const positiveInt = (fallback: number) => z.coerce.number().int('must be a whole number').min(1, 'must be at least 1').default(fallback);
 
