@@ -45,7 +45,7 @@ test('the client informer gets 410 after compaction, relists, and keeps its cach
     // Expire every resourceVersion and drop the watch: the informer reconnects from its last
     // resourceVersion, gets 410 Expired, and must relist to see what changed meanwhile.
     await f.core.deleteNamespacedService({ name: 'before', namespace: 'default' });
-    const res = await fetch(`${f.url}/_sim/compact`, { method: 'POST', body: JSON.stringify({ dropWatches: true }) });
+    const res = await f.fetch(`${f.url}/_sim/compact`, { method: 'POST', body: JSON.stringify({ dropWatches: true }) });
     assert.equal(res.status, 200);
     await f.objects.create(svc('after') as any);
     await waitFor('relisted', () => added.includes('after') && f.sim.stats.snapshot().byVerb.list > listsBefore);
