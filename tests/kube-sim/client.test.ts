@@ -10,11 +10,12 @@ import { startSim, waitFor } from './helpers';
 test('startKubeSim writes a kubeconfig another client loads from disk', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'kube-sim-'));
   const path = join(dir, 'nested', 'kubeconfig');
-  const handle = await startKubeSim({ port: 0, host: '127.0.0.1', readyDelay: 5, kubeconfigOut: path, logLevel: 'silent' });
+  const handle = await startKubeSim({ port: 0, host: '127.0.0.1', readyDelay: 5, kubeconfigOut: path, logLevel: 'silent', noCilium: false });
   try {
     assert.equal(handle.kubeconfigPath, path);
     assert.match(handle.url, /^http:\/\/127\.0\.0\.1:\d+$/);
-    assert.ok((await readFile(path, 'utf8')).includes(handle.url));
+    // https: kubectl sends no credentials to a plain http:// server; TLS is on the same port.
+    assert.ok((await readFile(path, 'utf8')).includes(handle.url.replace('http:', 'https:')));
     const kc = new KubeConfig();
     kc.loadFromFile(path);
     const core = kc.makeApiClient(CoreV1Api);
