@@ -82,6 +82,3 @@ export function selfSubjectAccessReview(body: unknown, user: UserInfo, decide: (
     status: { allowed: d.allowed, ...(d.reason ? { reason: d.reason } : {}) },
   };
 }
-
-/** The user an access review or audit line names, as `kubectl auth whoami` shows it. */
-export const describeUser = (u: UserInfo) => `${u.name} (${u.groups.join(', ')})`;

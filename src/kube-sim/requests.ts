@@ -94,10 +94,10 @@ export async function handleResource(host: RequestHost, req: IncomingMessage, re
   const { def, name, subresource } = route;
   const method = req.method ?? 'GET';
   if (def.namespaced && route.namespace === undefined && !(method === 'GET' && !name)) {
-    throw new SimError(404, 'NotFound', `the server could not find the requested resource`);
+    throw new SimError(404, 'NotFound', `the server could not find the requested resource`, {});
   }
   if (subresource !== undefined && (!SUBRESOURCES.has(subresource) || (subresource === 'scale' && !def.scalable) || (subresource === 'log' && def.kind !== 'Pod'))) {
-    throw new SimError(404, 'NotFound', `the server could not find the requested resource`);
+    throw new SimError(404, 'NotFound', `the server could not find the requested resource`, {});
   }
   if (def.verbs && !def.verbs.includes(verbOf(method, route, q, ''))) {
     throw new SimError(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource`);

@@ -80,7 +80,7 @@ export interface SimServer {
   closeWatches(): void;
 }
 
-const NOT_FOUND = () => new SimError(404, 'NotFound', 'the server could not find the requested resource');
+const NOT_FOUND = () => new SimError(404, 'NotFound', 'the server could not find the requested resource', {});
 
 /** Answers a rate-limited or chaos-throttled request the way the API server's filter does:
  *  plain text and a Retry-After header, no Status body. */

@@ -210,7 +210,7 @@ export class KubeSim implements SimHost {
   }
 
   openapi(path: string, accept: string | undefined): { status: number; body: unknown } | undefined {
-    return serveOpenApi(path, accept);
+    return serveOpenApi(path, accept, this.served);
   }
 
   async close(): Promise<void> {

@@ -10,15 +10,15 @@ import type { BuildOptions, ManifestObject } from './types';
 export const SENTINEL_HTTP_PORT = 8040;
 export const SENTINEL_GOSSIP_PORT = 7946;
 export const SENTINEL_CONTAINER = 'sentinel';
-export const SENTINEL_LIVENESS_PATH = '/_unkey/internal/livez';
-export const SENTINEL_READINESS_PATH = '/_unkey/internal/readyz';
+export const SENTINEL_LIVENESS_PATH = '/_unkey/internal/health';
+export const SENTINEL_READINESS_PATH = '/_unkey/internal/health';
 
 /** New pods must stay ready this long before counting as available (seed 000). */
 const MIN_READY_SECONDS = 5;
 /** Two consecutive readiness failures take a pod out of the endpoints (seed 000). */
 const READINESS_FAILURE_THRESHOLD = 2;
-/** Liveness is more patient: restarting a proxy under load only makes things worse. */
-const LIVENESS_FAILURE_THRESHOLD = 3;
+/** The seed's contract: liveness too fails after two misses. */
+const LIVENESS_FAILURE_THRESHOLD = 2;
 const PROBE_PERIOD_SECONDS = 5;
 const ZONE_KEY = 'topology.kubernetes.io/zone';
 /** The sentinel is our own image and writes nothing outside /tmp: its root is read-only. */
