@@ -143,8 +143,10 @@ test('sentinel: rolling update, spread, ports, toleration, separate probes, PDB'
     c.ports.map((p: any) => `${p.containerPort}/${p.protocol}`).sort(),
     ['7946/TCP', '7946/UDP', '8040/TCP'],
   );
-  assert.notEqual(c.livenessProbe.httpGet.path, c.readinessProbe.httpGet.path);
-  assert.equal(c.readinessProbe.httpGet.port, 8040);
+  // The seed's contract: both probes GET /_unkey/internal/health on 8040 and fail after two misses.
+  for (const p of [c.livenessProbe, c.readinessProbe]) {
+    assert.deepEqual([p.httpGet.path, p.httpGet.port, p.failureThreshold], ['/_unkey/internal/health', 8040, 2]);
+  }
   const svc = byKind(objs, 'Service');
   assert.equal(svc.spec.type, 'ClusterIP');
   assert.deepEqual(svc.spec.ports.map((p: any) => p.port), [8040]);

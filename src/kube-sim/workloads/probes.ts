@@ -4,15 +4,15 @@
 // killed and restarted after failureThreshold misses (liveness), with the kubelet's Unhealthy
 // messages.
 //
-// Contracts: the sentinel image (ghcr.io/unkeyed/sentinel, and `sentinel` as the tests name
-// it) serves `/_unkey/internal/health` and, in newer images, `/health/live` and
+// Contracts: the sentinel image (ghcr.io/unkeyed/sentinel, or a mirror of it such as
+// `registry.example/sentinel` or plain `sentinel`) serves `/_unkey/internal/health` and, in newer images, `/health/live` and
 // `/health/ready`, all on 8040 (seed 000's probe table); any other image answers `/` on each
 // TCP port it declares and 404 elsewhere. exec probes pass (there is nothing to run).
 import type { KubeObject } from '../types';
 
 interface Served {
   port: number;
-  /** HTTP paths answered 200; undefined: every path (a TCP-only listener). */
+  /** HTTP paths answered 200 (others 404). */
   paths: readonly string[];
 }
 
@@ -27,9 +27,10 @@ export function repositoryOf(image: string): string {
   return colon > slash ? noDigest.slice(0, colon) : noDigest;
 }
 
+/** ghcr.io/unkeyed/sentinel, or a mirror of it (any registry path ending in `sentinel…`). */
 const isSentinel = (image: string) => {
   const repo = repositoryOf(image);
-  return repo.startsWith('ghcr.io/unkeyed/sentinel') || repo === 'sentinel';
+  return repo.slice(repo.lastIndexOf('/') + 1).startsWith('sentinel');
 };
 
 export interface ContainerSpec {
