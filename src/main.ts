@@ -148,14 +148,15 @@ krane
 
 program
   .command('kube-sim')
-  .description('run the Kubernetes API simulator (plain HTTP)')
+  .description('run the Kubernetes API simulator (HTTP and TLS on one port)')
   .option('--port <port>', 'port to listen on (default 6443; 0 = any free port)')
   .option('--host <host>', 'address to bind (default 127.0.0.1)')
   .option('--ready-delay <ms>', 'milliseconds until a pod is Ready (default 1000)')
   .option('--kubeconfig-out <file>', 'write a kubeconfig for clients here')
   .option('--log-level <level>', 'log level (default info)')
+  .option('--no-cilium', "serve no CiliumNetworkPolicy (a cluster without Cilium's CRD)")
   .action(async (opts: Record<string, unknown>) => {
-    const cfg = loadConfig('kubeSim', opts);
+    const cfg = loadConfig('kubeSim', { ...opts, cilium: undefined, noCilium: opts.cilium === false ? true : undefined });
     const logger = createLogger(cfg.logLevel, { service: 'kube-sim' });
     const handle = await startKubeSim(cfg, {}, logger);
     process.stdout.write(`kube-sim listening on ${handle.url}${handle.kubeconfigPath ? ` (kubeconfig: ${handle.kubeconfigPath})` : ''}\n`);

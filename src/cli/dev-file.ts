@@ -11,5 +11,6 @@ export interface DevFile {
   apiUrl: string;
   adminToken: string;
   databaseUrl: string;
-  regions: Record<string, { kubeconfig: string; kubeApiUrl: string; kraneUrl: string }>;
+  /** `kubeconfig` is the admin's (for people); `kraneKubeconfig` is krane's ServiceAccount's. */
+  regions: Record<string, { kubeconfig: string; kraneKubeconfig: string; kubeApiUrl: string; kraneUrl: string }>;
 }

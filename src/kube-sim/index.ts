@@ -1,32 +1,53 @@
 // Kubernetes API simulator (`unkey-infra kube-sim`).
 //
 // A real HTTP server that the unchanged @kubernetes/client-node and the real kubectl talk to,
-// answering as an API server does (status codes, reasons and Status messages included). Parts:
+// answering as an API server does (status codes, reasons and Status messages included), and
+// strict where real clusters are strict, because every krane claim rests on it. Parts:
 // - resources.ts: the served kinds (core v1 Namespace/Service/Pod/ConfigMap/Secret/Event/
-//   ResourceQuota, apps/v1 StatefulSet/Deployment, policy/v1 PodDisruptionBudget,
-//   coordination.k8s.io/v1 Lease, cilium.io/v2 CiliumNetworkPolicy) and discovery, with the
-//   status, scale (autoscaling/v1) and pods/log subresources;
+//   ResourceQuota/ServiceAccount, apps/v1 StatefulSet/Deployment, policy/v1
+//   PodDisruptionBudget, coordination.k8s.io/v1 Lease, rbac.authorization.k8s.io/v1 roles and
+//   bindings, apiextensions.k8s.io/v1 CustomResourceDefinition, authorization.k8s.io/v1
+//   SelfSubjectAccessReview, and the custom cilium.io/v2 CiliumNetworkPolicy) and discovery,
+//   with the status, scale (autoscaling/v1) and pods/log subresources;
+// - the request path, in the API server's filter order: tls.ts (TLS and plain HTTP on one
+//   port: kubectl sends tokens only over TLS), auth.ts (bearer tokens: the admin in
+//   system:masters, ServiceAccount tokens, anonymous; 401 for an unknown token), access.ts
+//   (the request's authorizer attributes and SelfSubjectAccessReview), rbac.ts (RBAC from
+//   stored Roles/Bindings, the bootstrap policy, the 403 texts), params.ts (query parameters
+//   as apimachinery's parameter codec reads them: booleans, integers, list options);
+// - crds.ts: CRDs as stored objects; a custom resource is served only while its CRD exists
+//   (KubeSim option `cilium`, `kube-sim --no-cilium`), deleting the CRD deletes its objects;
 // - object-store.ts: objects in memory by type → namespace → name, one cluster-wide
 //   resourceVersion counter, a bounded event log per type (watch resume; older versions get
 //   410 Expired), and an owner index (uid → dependents) for cascades;
 // - sim-api.ts (SimApi): the verbs, with server-side apply and field ownership (fields.ts),
 //   patches (merge.ts), defaulting (defaults.ts), 422 validation against kubernetes-models
-//   and the API server's immutability rules (validate.ts), admission (admission.ts:
-//   missing or terminating namespace, ResourceQuota object counts (quota.ts), resourceVersion
-//   required on Lease updates, etcd's 1.5 MiB object limit), scale (scale.ts) and deletion
-//   (deletion.ts: preconditions, finalizers, owner cascades, namespace termination); a write
-//   that changes nothing keeps its resourceVersion and emits no event;
+//   and @kubernetes-models/cilium and the API server's immutability rules (validate.ts),
+//   admission (admission.ts: missing or terminating namespace, Pod Security Admission from
+//   namespace labels (pod-security.ts), ResourceQuota object counts (quota.ts),
+//   resourceVersion required on Lease updates, etcd's 1.5 MiB object limit), scale (scale.ts)
+//   and deletion (deletion.ts: preconditions, finalizers, owner cascades, namespace
+//   termination); a write that changes nothing keeps its resourceVersion and emits no event;
 // - workloads/: the built-in controllers. Pure planners decide (statefulset.ts,
 //   deployment.ts, pdb.ts, scheduler.ts, pod-status.ts), controller.ts and pods.ts carry
 //   out (pods Ready after the ready delay, faults by image `crash`, `pullfail`, `slow`, `oom`
-//   or by the admin API), events.ts writes core/v1 Events (bounded, repeats counted);
+//   or by the admin API; readiness and liveness probes against each image's contract in
+//   probes.ts; pods refused by admission are FailedCreate events and a Deployment's
+//   ReplicaFailure), events.ts writes core/v1 Events (bounded, repeats counted);
 //   hpa.ts autoscales (autoscaling/v2, CPU simulated by image tag `cpuhot`/`cpucold`);
 // - server.ts + requests.ts + watch.ts: REST paths, Tables for kubectl (tables.ts), logs
 //   (logs.ts, text/plain, follow), watch streams, OpenAPI v2/v3 (openapi/, generated from
 //   the official schemas by scripts/gen-openapi.ts), 413 for bodies over 3 MiB, and the
 //   traffic controls (chaos.ts: rate limit and fault injection);
 // - audit.ts: the deletion audit log; admin.ts: the admin API below; stats.ts: request
-//   counts for benchmarks; kubeconfig.ts: client configuration.
+//   counts for benchmarks; kubeconfig.ts: client configuration (admin or a ServiceAccount).
+//
+// Identities: `sim.kubeConfig()` is the admin (kubernetes-admin, system:masters);
+// `sim.serviceAccountUser(ns, name)` mints a token for an existing ServiceAccount
+// (system:serviceaccount:<ns>:<name>) to pass to kubeConfig() or writeKubeconfig();
+// `sim.applyManifests(objects)` server-side applies objects as the admin (e.g.
+// deploy/krane-rbac.yaml, parsed by src/modes/kube-sim.ts). The admin API under /_sim is not
+// authenticated (a test control surface on loopback, not part of the Kubernetes API).
 //
 // Concurrency: everything runs on the event loop and every write is synchronous, so a write,
 // its event and its delivery to watchers happen in one step; controllers react on a later
@@ -74,6 +95,8 @@ export { FAULTS, faultFromImage, isPodReady, type Fault } from './workloads/pod-
 export { WorkloadController, templateHash, intOrPercent, type ControllerOptions } from './workloads/controller';
 export { HpaController, simulatedCpuLoad, type HpaOptions } from './workloads/hpa';
 export { validateObject, selectorMatches } from './validate';
-export { kubeconfigYaml, writeKubeconfig, simKubeConfig, SIM_TOKEN, SIM_CONTEXT } from './kubeconfig';
+export { kubeconfigYaml, writeKubeconfig, simKubeConfig, SIM_TOKEN, SIM_CONTEXT, type KubeconfigUser } from './kubeconfig';
+export { ADMIN, serviceAccountInfo, type UserInfo } from './auth';
+export { CILIUM_POLICY_CRD } from './crds';
 export { DeletionAudit, type DeletionEntry, type Actor } from './audit';
 export { KubeSim, DEFAULT_SIM_OPTIONS, type KubeSimOptions } from './sim';

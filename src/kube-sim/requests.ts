@@ -3,11 +3,15 @@
 // and log subresources. The caller (server.ts) records stats and turns errors into Statuses.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { loadYaml } from '@kubernetes/client-node';
+import { selfSubjectAccessReview } from './access';
 import type { Actor } from './audit';
+import type { UserInfo } from './auth';
+import type { Attributes, Decision } from './rbac';
 import type { PropagationPolicy } from './deletion';
 import { containerLog, formatLine, renderLog, type LogQuery } from './logs';
 import type { ObjectStore } from './object-store';
 import { apiVersionOf, mustResourceForKind, type ResourceDef } from './resources';
+import { boolParam, intParam, listParams } from './params';
 import { PATCH_TYPES, type SimApi } from './sim-api';
 import { badRequest, entityTooLarge, REQUEST_BODY_LIMIT, SimError, successStatus } from './status';
 import type { Verb } from './stats';
@@ -22,6 +26,8 @@ export interface Route {
   name?: string;
   subresource?: string;
   watchPath: boolean;
+  /** Who asks (set once authenticated). */
+  user?: UserInfo;
 }
 
 export interface RequestHost extends WatchHost {
@@ -30,6 +36,7 @@ export interface RequestHost extends WatchHost {
   /** Milliseconds between the health-check lines of a running container's log. */
   readonly logIntervalMs: number;
   faultFor(pod: KubeObject, image: string | undefined): Fault | undefined;
+  authorize(user: UserInfo, attrs: Attributes): Decision;
   /** Registers an open stream (watch, log follow) so close() can end it. */
   track(stop: () => void, res: ServerResponse): void;
 }
@@ -73,7 +80,7 @@ export function send(res: ServerResponse, code: number, body: unknown, headers: 
   res.end(text);
 }
 
-export const isWatch = (route: Route, q: URLSearchParams) => route.watchPath || q.get('watch') === 'true' || q.get('watch') === '1';
+export const isWatch = (route: Route, q: URLSearchParams) => route.watchPath || boolParam(q, 'watch');
 
 export function verbOf(method: string, route: Route, q: URLSearchParams, contentType: string): Verb {
   if (method === 'GET') return isWatch(route, q) ? 'watch' : route.name ? 'get' : 'list';
@@ -87,18 +94,26 @@ export async function handleResource(host: RequestHost, req: IncomingMessage, re
   const { def, name, subresource } = route;
   const method = req.method ?? 'GET';
   if (def.namespaced && route.namespace === undefined && !(method === 'GET' && !name)) {
-    throw new SimError(404, 'NotFound', `the server could not find the requested resource`);
+    throw new SimError(404, 'NotFound', `the server could not find the requested resource`, {});
   }
   if (subresource !== undefined && (!SUBRESOURCES.has(subresource) || (subresource === 'scale' && !def.scalable) || (subresource === 'log' && def.kind !== 'Pod'))) {
-    throw new SimError(404, 'NotFound', `the server could not find the requested resource`);
+    throw new SimError(404, 'NotFound', `the server could not find the requested resource`, {});
+  }
+  if (def.verbs && !def.verbs.includes(verbOf(method, route, q, ''))) {
+    throw new SimError(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource`);
   }
   if (method === 'GET') return handleRead(host, req, res, route, q);
   const contentType = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
   const body = parseBody(await readBody(req), contentType);
   if (method === 'DELETE') return handleDelete(host, req, res, route, q, body);
   const ns = route.namespace ?? '';
-  const opts = { fieldManager: q.get('fieldManager') ?? undefined, dryRun: q.getAll('dryRun').includes('All'), force: q.get('force') === 'true' };
+  const opts = { fieldManager: q.get('fieldManager') ?? undefined, dryRun: q.getAll('dryRun').includes('All'), force: boolParam(q, 'force') };
   const api = host.api;
+  if (method === 'POST' && !name && def.kind === 'SelfSubjectAccessReview') {
+    const user = route.user ?? { name: '', groups: [] };
+    send(res, 201, selfSubjectAccessReview(body, user, (a) => host.authorize(user, a)));
+    return { verb: 'create', changed: false };
+  }
   if (method === 'POST' && !name) {
     const r = api.create(def, ns, body, opts);
     send(res, 201, r.object);
@@ -131,6 +146,7 @@ function handleRead(host: RequestHost, req: IncomingMessage, res: ServerResponse
   const ns = route.namespace ?? '';
   const table = route.subresource ? undefined : tableVersion(req.headers.accept);
   const include = (q.get('includeObject') ?? 'Metadata') as IncludeObject;
+  const list = name ? undefined : listParams(q, route.watchPath);
   if (isWatch(route, q)) {
     const stop = serveWatch(host, req, res, { def, namespace: route.namespace, name, query: q, table });
     if (stop) host.track(stop, res);
@@ -145,22 +161,21 @@ function handleRead(host: RequestHost, req: IncomingMessage, res: ServerResponse
     send(res, 200, table ? toTable(def, [obj], { include, now: Date.now(), version: table, resourceVersion: obj.metadata.resourceVersion }) : obj);
     return { verb: 'get' };
   }
-  const limit = Number(q.get('limit') ?? '0');
-  const list = host.api.list(def, route.namespace, {
+  const page = host.api.list(def, route.namespace, {
     labelSelector: q.get('labelSelector') ?? undefined,
     fieldSelector: q.get('fieldSelector') ?? undefined,
-    limit: Number.isFinite(limit) ? limit : 0,
-    continue: q.get('continue') ?? undefined,
+    limit: list?.limit ?? 0,
+    continue: list?.continue,
   });
   if (table) {
-    send(res, 200, toTable(def, list.items, { include, now: Date.now(), version: table, resourceVersion: list.resourceVersion, continue: list.continue }));
+    send(res, 200, toTable(def, page.items, { include, now: Date.now(), version: table, resourceVersion: page.resourceVersion, continue: page.continue }));
     return { verb: 'list' };
   }
   send(res, 200, {
     kind: `${def.kind}List`,
     apiVersion: apiVersionOf(def),
-    metadata: { resourceVersion: list.resourceVersion, ...(list.continue ? { continue: list.continue } : {}) },
-    items: list.items.map((o) => withTypeMeta(def, o)),
+    metadata: { resourceVersion: page.resourceVersion, ...(page.continue ? { continue: page.continue } : {}) },
+    items: page.items.map((o) => withTypeMeta(def, o)),
   });
   return { verb: 'list' };
 }
@@ -170,7 +185,7 @@ function handleDelete(host: RequestHost, req: IncomingMessage, res: ServerRespon
   const ns = route.namespace ?? '';
   const dryRun = q.getAll('dryRun').includes('All');
   const b = (body ?? {}) as { propagationPolicy?: string; preconditions?: { uid?: string; resourceVersion?: string }; orphanDependents?: boolean };
-  const orphan = q.get('orphanDependents') === 'true' || b.orphanDependents === true;
+  const orphan = boolParam(q, 'orphanDependents') || b.orphanDependents === true;
   const policy = (q.get('propagationPolicy') ?? b.propagationPolicy ?? (orphan ? 'Orphan' : undefined)) as PropagationPolicy | undefined;
   const actor: Actor = { cause: name ? 'request' : 'collection', ...(req.headers['user-agent'] ? { userAgent: req.headers['user-agent'] } : {}), ...(q.get('fieldManager') ? { manager: q.get('fieldManager')! } : {}) };
   if (name) {
@@ -192,29 +207,21 @@ function handleDelete(host: RequestHost, req: IncomingMessage, res: ServerRespon
   return { verb: 'deletecollection', changed: gone.length > 0 && !dryRun };
 }
 
-const intParam = (q: URLSearchParams, k: string): number | undefined => {
-  const v = q.get(k);
-  if (v === null || v === '') return undefined;
-  const n = Number(v);
-  if (!Number.isInteger(n)) throw badRequest(`invalid ${k}: ${JSON.stringify(v)}`);
-  return n;
-};
-
 /** GET pods/{name}/log: text/plain; with follow=true the stream stays open while the container runs. */
 function serveLog(host: RequestHost, req: IncomingMessage, res: ServerResponse, pod: KubeObject, q: URLSearchParams): void {
   const query: LogQuery = {
     container: q.get('container') ?? undefined,
-    previous: q.get('previous') === 'true',
+    previous: boolParam(q, 'previous'),
     tailLines: intParam(q, 'tailLines'),
     sinceSeconds: intParam(q, 'sinceSeconds'),
-    timestamps: q.get('timestamps') === 'true',
+    timestamps: boolParam(q, 'timestamps'),
     limitBytes: intParam(q, 'limitBytes'),
   };
   const image = (pod.spec?.containers ?? []).find((c: { name: string }) => c.name === query.container)?.image ?? pod.spec?.containers?.[0]?.image;
   const now = Date.now();
   const log = containerLog(pod, query, host.faultFor(pod, image), host.logIntervalMs, now);
   const text = renderLog(log.lines, query, now);
-  const follow = q.get('follow') === 'true' && log.running && !query.previous;
+  const follow = boolParam(q, 'follow') && log.running && !query.previous;
   res.writeHead(200, { 'content-type': 'text/plain', ...(follow ? { 'transfer-encoding': 'chunked' } : { 'content-length': Buffer.byteLength(text) }) });
   if (!follow) {
     res.end(text);

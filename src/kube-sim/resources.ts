@@ -20,6 +20,10 @@ export interface ResourceDef {
   categories?: string[];
   /** Updates must carry metadata.resourceVersion (the registry forbids unconditional ones). */
   requiresResourceVersion?: boolean;
+  /** Served only while this CustomResourceDefinition exists (crds.ts), as a custom resource. */
+  crd?: string;
+  /** The verbs discovery lists when not the full set (create-only reviews). */
+  verbs?: string[];
 }
 
 export const apiVersionOf = (r: Pick<ResourceDef, 'group' | 'version'>): string => (r.group ? `${r.group}/${r.version}` : r.version);
@@ -40,14 +44,26 @@ export const RESOURCES: readonly ResourceDef[] = [
   { group: 'policy', version: 'v1', kind: 'PodDisruptionBudget', plural: 'poddisruptionbudgets', singular: 'poddisruptionbudget', namespaced: true, shortNames: ['pdb'], hasStatus: true, tracksGeneration: true },
   { group: 'autoscaling', version: 'v2', kind: 'HorizontalPodAutoscaler', plural: 'horizontalpodautoscalers', singular: 'horizontalpodautoscaler', namespaced: true, shortNames: ['hpa'], hasStatus: true, tracksGeneration: true, categories: ['all'] },
   { group: 'coordination.k8s.io', version: 'v1', kind: 'Lease', plural: 'leases', singular: 'lease', namespaced: true, hasStatus: false, tracksGeneration: false, requiresResourceVersion: true },
-  { group: 'cilium.io', version: 'v2', kind: 'CiliumNetworkPolicy', plural: 'ciliumnetworkpolicies', singular: 'ciliumnetworkpolicy', namespaced: true, shortNames: ['cnp', 'ciliumnp'], hasStatus: true, tracksGeneration: true },
+  { group: 'cilium.io', version: 'v2', kind: 'CiliumNetworkPolicy', plural: 'ciliumnetworkpolicies', singular: 'ciliumnetworkpolicy', namespaced: true, shortNames: ['cnp', 'ciliumnp'], hasStatus: true, tracksGeneration: true, crd: 'ciliumnetworkpolicies.cilium.io' },
+  { group: '', version: 'v1', kind: 'ServiceAccount', plural: 'serviceaccounts', singular: 'serviceaccount', namespaced: true, shortNames: ['sa'], hasStatus: false, tracksGeneration: false },
+  { group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'Role', plural: 'roles', singular: 'role', namespaced: true, hasStatus: false, tracksGeneration: false },
+  { group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'RoleBinding', plural: 'rolebindings', singular: 'rolebinding', namespaced: true, hasStatus: false, tracksGeneration: false },
+  { group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'ClusterRole', plural: 'clusterroles', singular: 'clusterrole', namespaced: false, hasStatus: false, tracksGeneration: false },
+  { group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'ClusterRoleBinding', plural: 'clusterrolebindings', singular: 'clusterrolebinding', namespaced: false, hasStatus: false, tracksGeneration: false },
+  { group: 'apiextensions.k8s.io', version: 'v1', kind: 'CustomResourceDefinition', plural: 'customresourcedefinitions', singular: 'customresourcedefinition', namespaced: false, shortNames: ['crd', 'crds'], hasStatus: true, tracksGeneration: true },
+  { group: 'authorization.k8s.io', version: 'v1', kind: 'SelfSubjectAccessReview', plural: 'selfsubjectaccessreviews', singular: 'selfsubjectaccessreview', namespaced: false, hasStatus: false, tracksGeneration: false, verbs: ['create'] },
 ];
+
+/** Whether a type is served: built-in ones always, custom resources while their CRD exists. */
+export type Served = (def: ResourceDef) => boolean;
+const ALL: Served = () => true;
 
 const byPath = new Map<string, ResourceDef>(RESOURCES.map((r) => [resourceKey(r), r]));
 const byKind = new Map<string, ResourceDef>(RESOURCES.map((r) => [`${apiVersionOf(r)}/${r.kind}`, r]));
 
-export function findResource(group: string, version: string, plural: string): ResourceDef | undefined {
-  return byPath.get(`${group}/${version}/${plural}`);
+export function findResource(group: string, version: string, plural: string, served: Served = ALL): ResourceDef | undefined {
+  const def = byPath.get(`${group}/${version}/${plural}`);
+  return def && served(def) ? def : undefined;
 }
 
 export function resourceForKind(apiVersion: string, kind: string): ResourceDef | undefined {
@@ -69,10 +85,10 @@ export function mustResourceForKind(apiVersion: string, kind: string): ResourceD
   return r;
 }
 
-const groups = (): Map<string, string[]> => {
+const groups = (served: Served): Map<string, string[]> => {
   const m = new Map<string, string[]>();
   for (const r of RESOURCES) {
-    if (!r.group) continue;
+    if (!r.group || !served(r)) continue;
     const vs = m.get(r.group) ?? [];
     if (!vs.includes(r.version)) vs.push(r.version);
     m.set(r.group, vs);
@@ -90,11 +106,11 @@ export function apiVersionsDoc(serverAddress: string) {
   };
 }
 
-export function apiGroupListDoc() {
+export function apiGroupListDoc(served: Served = ALL) {
   return {
     kind: 'APIGroupList',
     apiVersion: 'v1',
-    groups: [...groups()].map(([name, versions]) => ({
+    groups: [...groups(served)].map(([name, versions]) => ({
       name,
       versions: versions.map((v) => ({ groupVersion: `${name}/${v}`, version: v })),
       preferredVersion: { groupVersion: `${name}/${versions[0]}`, version: versions[0] },
@@ -102,8 +118,8 @@ export function apiGroupListDoc() {
   };
 }
 
-export function apiGroupDoc(group: string) {
-  const versions = groups().get(group);
+export function apiGroupDoc(group: string, served: Served = ALL) {
+  const versions = groups(served).get(group);
   if (!versions) return undefined;
   return {
     kind: 'APIGroup',
@@ -114,8 +130,8 @@ export function apiGroupDoc(group: string) {
   };
 }
 
-export function apiResourceListDoc(group: string, version: string) {
-  const rs = RESOURCES.filter((r) => r.group === group && r.version === version);
+export function apiResourceListDoc(group: string, version: string, served: Served = ALL) {
+  const rs = RESOURCES.filter((r) => r.group === group && r.version === version && served(r));
   if (rs.length === 0) return undefined;
   const resources: unknown[] = [];
   for (const r of rs) {
@@ -124,7 +140,7 @@ export function apiResourceListDoc(group: string, version: string) {
       singularName: r.singular,
       namespaced: r.namespaced,
       kind: r.kind,
-      verbs: VERBS,
+      verbs: r.verbs ?? VERBS,
       ...(r.shortNames ? { shortNames: r.shortNames } : {}),
       ...(r.categories ? { categories: r.categories } : {}),
     });

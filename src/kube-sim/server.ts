@@ -4,11 +4,17 @@
 // Plain node:http: clients speak JSON over HTTP/1.1 and watch is a chunked stream of JSON
 // lines, which is all this needs.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Server as NetServer } from 'node:net';
 import type { Logger } from '../log';
+import { requestAttributes } from './access';
+import type { UserInfo } from './auth';
 import type { TrafficControl } from './chaos';
-import { apiGroupDoc, apiGroupListDoc, apiResourceListDoc, apiVersionsDoc, findResource, versionDoc } from './resources';
+import { forbidden, type Attributes, type Decision } from './rbac';
+import { apiGroupDoc, apiGroupListDoc, apiResourceListDoc, apiVersionsDoc, findResource, versionDoc, type Served } from './resources';
 import { handleResource, readBody, send, verbOf, type RequestHost, type Route } from './requests';
+import { PATCH_TYPES } from './sim-api';
 import { SimError } from './status';
+import { dualProtocol } from './tls';
 import type { SimStats } from './stats';
 
 export interface SimHost extends Omit<RequestHost, 'track'> {
@@ -19,9 +25,14 @@ export interface SimHost extends Omit<RequestHost, 'track'> {
   admin(method: string, path: string, body: unknown, query: URLSearchParams): { status: number; body: unknown } | undefined;
   /** Serves `/openapi/...`; undefined for paths it does not know. */
   openapi(path: string, accept: string | undefined): { status: number; body: unknown } | undefined;
+  /** The requester of an Authorization header (401 SimError for a bad credential). */
+  authenticate(authorization: string | undefined): UserInfo;
+  authorize(user: UserInfo, attrs: Attributes): Decision;
+  /** Whether a resource type is served now (custom resources need their CRD). */
+  served: Served;
 }
 
-function parseRoute(segs: string[]): Route | { discovery: unknown } | undefined {
+function parseRoute(segs: string[], served: Served): Route | { discovery: unknown } | undefined {
   let group: string;
   let version: string;
   let rest: string[];
@@ -32,9 +43,9 @@ function parseRoute(segs: string[]): Route | { discovery: unknown } | undefined 
     version = 'v1';
     rest = segs.slice(2);
   } else if (segs[0] === 'apis') {
-    if (segs.length === 1) return { discovery: apiGroupListDoc() };
+    if (segs.length === 1) return { discovery: apiGroupListDoc(served) };
     if (segs.length === 2) {
-      const doc = apiGroupDoc(segs[1]!);
+      const doc = apiGroupDoc(segs[1]!, served);
       return doc ? { discovery: doc } : undefined;
     }
     group = segs[1]!;
@@ -42,7 +53,7 @@ function parseRoute(segs: string[]): Route | { discovery: unknown } | undefined 
     rest = segs.slice(3);
   } else return undefined;
   if (rest.length === 0) {
-    const doc = apiResourceListDoc(group, version);
+    const doc = apiResourceListDoc(group, version, served);
     return doc ? { discovery: doc } : undefined;
   }
   let watchPath = false;
@@ -55,7 +66,7 @@ function parseRoute(segs: string[]): Route | { discovery: unknown } | undefined 
     namespace = rest[1];
     rest = rest.slice(2);
   }
-  const def = findResource(group, version, rest[0]!);
+  const def = findResource(group, version, rest[0]!, served);
   if (!def || rest.length > 3) return undefined;
   if (!def.namespaced && namespace !== undefined) return undefined;
   return { def, namespace, name: rest[1], subresource: rest[2], watchPath };
@@ -63,10 +74,13 @@ function parseRoute(segs: string[]): Route | { discovery: unknown } | undefined 
 
 export interface SimServer {
   server: Server;
+  /** What listens: plain HTTP and TLS on one port (tls.ts). */
+  listener: NetServer;
+  closeAllConnections(): void;
   closeWatches(): void;
 }
 
-const NOT_FOUND = () => new SimError(404, 'NotFound', 'the server could not find the requested resource');
+const NOT_FOUND = () => new SimError(404, 'NotFound', 'the server could not find the requested resource', {});
 
 /** Answers a rate-limited or chaos-throttled request the way the API server's filter does:
  *  plain text and a Retry-After header, no Status body. */
@@ -120,10 +134,31 @@ async function handleAdmin(host: SimHost, req: IncomingMessage, res: ServerRespo
   return r ? send(res, r.status, r.body) : send(res, 404, { error: 'unknown admin endpoint' });
 }
 
+/**
+ * Authentication, then authorization, before anything is looked up, as the API server's
+ * filter chain runs them. A server-side apply that would create the object is also
+ * authorized as a create (the patch handler's withAuthorization), refused with its
+ * reason-less Forbidden.
+ */
+function admit(host: SimHost, req: IncomingMessage, url: URL, segs: string[], route: Route | undefined): UserInfo {
+  const user = host.authenticate(req.headers.authorization);
+  const attrs = requestAttributes(req.method ?? 'GET', url.pathname, segs, url.searchParams);
+  if (!host.authorize(user, attrs).allowed) throw forbidden(user, attrs);
+  const contentType = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  if (route && req.method === 'PATCH' && contentType === PATCH_TYPES.apply && !route.subresource && route.name) {
+    const exists = host.store.get(route.def, route.namespace ?? '', route.name) !== undefined;
+    const create = { ...attrs, verb: 'create' };
+    if (!exists && !host.authorize(user, create).allowed) throw forbidden(user, create, '');
+  }
+  return user;
+}
+
 async function handle(host: SimHost, requestHost: RequestHost, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://kube-sim');
   const segs = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
   if (segs[0] === '_sim') return handleAdmin(host, req, res, url, segs);
+  const parsed = parseRoute(segs, host.served);
+  const user = admit(host, req, url, segs, parsed && !('discovery' in parsed) ? parsed : undefined);
   if (segs.length === 1 && ['healthz', 'livez', 'readyz'].includes(segs[0]!)) {
     res.writeHead(200, { 'content-type': 'text/plain' });
     return void res.end('ok');
@@ -136,7 +171,7 @@ async function handle(host: SimHost, requestHost: RequestHost, req: IncomingMess
     host.stats.record('discovery', undefined, { status: 200 });
     return send(res, 200, versionDoc());
   }
-  const route = parseRoute(segs);
+  const route = parsed;
   if (!route) {
     host.stats.record('discovery', undefined, { status: 404 });
     return send(res, 404, NOT_FOUND().status);
@@ -145,7 +180,7 @@ async function handle(host: SimHost, requestHost: RequestHost, req: IncomingMess
     host.stats.record('discovery', undefined, { status: 200 });
     return send(res, 200, route.discovery === 'apiVersions' ? apiVersionsDoc(req.headers.host ?? '127.0.0.1') : route.discovery);
   }
-  return handleApi(host, requestHost, req, res, url, route);
+  return handleApi(host, requestHost, req, res, url, { ...route, user });
 }
 
 export function createSimServer(host: SimHost): SimServer {
@@ -156,6 +191,7 @@ export function createSimServer(host: SimHost): SimServer {
     bookmarkIntervalMs: host.bookmarkIntervalMs,
     logIntervalMs: host.logIntervalMs,
     faultFor: (pod, image) => host.faultFor(pod, image),
+    authorize: (user, attrs) => host.authorize(user, attrs),
     track: (stop, res) => {
       streams.add(stop);
       res.on('close', () => streams.delete(stop));
@@ -173,8 +209,11 @@ export function createSimServer(host: SimHost): SimServer {
   });
   // Keep-alive sockets from clients must not hold close() open forever.
   server.keepAliveTimeout = 5_000;
+  const dual = dualProtocol(server);
   return {
     server,
+    listener: dual.listener,
+    closeAllConnections: () => dual.closeAllConnections(),
     closeWatches() {
       for (const stop of [...streams]) stop();
       streams.clear();

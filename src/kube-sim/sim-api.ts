@@ -126,7 +126,7 @@ export class SimApi {
       incoming.metadata.name = incoming.metadata.generateName + randomSuffix();
     }
     const name = incoming.metadata.name ?? '';
-    admitCreate(this.store, def, ns, name);
+    admitCreate(this.store, def, ns, name, incoming);
     if (name && this.store.get(def, ns, name)) throw alreadyExists(def, name);
     const obj = this.finalize(def, ns, incoming, undefined);
     obj.metadata.managedFields = updateOwnership(undefined, obj, opts.fieldManager ?? DEFAULT_MANAGER, nowIso(), 'main');
@@ -162,7 +162,7 @@ export class SimApi {
     const applied = this.checkBody(def, ns, body, name);
     if (!applied.metadata.name) throw badRequest('metadata.name is required for apply');
     const old = this.store.get(def, ns, name);
-    if (!old) admitCreate(this.store, def, ns, name);
+    if (!old) admitCreate(this.store, def, ns, name, applied);
     if (old && applied.metadata.resourceVersion) this.checkPrecondition(def, old, applied.metadata.resourceVersion);
     let result;
     try {

@@ -5,12 +5,15 @@ import { createLogger, type Logger } from '../log';
 import { boundUrl } from '../net';
 import { adminRoute } from './admin';
 import { DeletionAudit } from './audit';
+import { Authenticator, type UserInfo } from './auth';
 import { TrafficControl, type RateLimit } from './chaos';
-import { simKubeConfig } from './kubeconfig';
+import { CILIUM_POLICY_CRD, CrdController } from './crds';
+import { SIM_CONTEXT, SIM_TOKEN, simKubeConfig, type KubeconfigUser } from './kubeconfig';
 import { ObjectStore } from './object-store';
 import { serveOpenApi } from './openapi';
 import { QuotaController } from './quota';
-import { mustResourceForKind, resourceForQuotaKey, RESOURCES } from './resources';
+import { authorize, bootstrapPolicy, type Attributes, type Decision } from './rbac';
+import { mustResourceForKind, resourceForKind, resourceForQuotaKey, RESOURCES, type ResourceDef } from './resources';
 import { createSimServer, type SimHost, type SimServer } from './server';
 import { SimApi } from './sim-api';
 import { SimStats } from './stats';
@@ -45,6 +48,8 @@ export interface KubeSimOptions {
   hpaSyncMs: number;
   /** Multiplies autoscalers' stabilisation windows (1 = real seconds). */
   hpaStabilizationScale: number;
+  /** Install Cilium's CiliumNetworkPolicy CRD at start (false: a cluster without Cilium). */
+  cilium: boolean;
   logger: Logger;
 }
 
@@ -69,6 +74,7 @@ export const DEFAULT_SIM_OPTIONS = {
   // The kube-controller-manager's --horizontal-pod-autoscaler-sync-period.
   hpaSyncMs: 15_000,
   hpaStabilizationScale: 1,
+  cilium: true,
 } satisfies Omit<KubeSimOptions, 'logger'>;
 
 const NAMESPACE = mustResourceForKind('v1', 'Namespace');
@@ -88,6 +94,8 @@ export class KubeSim implements SimHost {
   readonly logIntervalMs: number;
   readonly options: Omit<KubeSimOptions, 'logger'>;
   private readonly quotas: QuotaController;
+  private readonly authn: Authenticator;
+  private readonly crds: CrdController;
   private http: SimServer | undefined;
   private baseUrl: string | undefined;
 
@@ -106,9 +114,52 @@ export class KubeSim implements SimHost {
     this.controller = new WorkloadController(this.api, this.store, this.events, { readyDelayMs, minReadyScale, progressDeadlineScale }, this.logger);
     this.autoscalers = new HpaController(this.api, this.store, this.events, { syncMs: this.options.hpaSyncMs, stabilizationScale: this.options.hpaStabilizationScale }, this.logger);
     this.quotas = new QuotaController(this.store, resourceForQuotaKey, (ns, name, status) => this.api.setStatus(QUOTA, ns, name, status));
+    this.authn = new Authenticator(this.store, SIM_TOKEN);
+    this.crds = new CrdController(this.store, this.api);
     for (const ns of this.options.namespaces) {
       this.api.create(NAMESPACE, '', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }, { fieldManager: 'kube-sim' });
     }
+    this.applyManifests(bootstrapPolicy(), 'kube-apiserver');
+    if (this.options.cilium) this.applyManifests([CILIUM_POLICY_CRD]);
+  }
+
+  /**
+   * Server-side applies objects as the admin would (`kubectl apply --server-side`), in order:
+   * e.g. deploy/krane-rbac.yaml's namespaces, ServiceAccount, Roles and RoleBindings. Throws
+   * the API's error for an object it refuses, or for a kind it does not serve.
+   */
+  applyManifests(objects: readonly KubeObject[], fieldManager = 'kube-sim'): KubeObject[] {
+    return objects.map((o) => {
+      const def = resourceForKind(o.apiVersion, o.kind);
+      if (!def || !this.served(def)) throw new Error(`kube-sim: no resource for ${o.apiVersion} ${o.kind}`);
+      const ns = def.namespaced ? (o.metadata?.namespace ?? 'default') : '';
+      return this.api.apply(def, ns, o.metadata?.name ?? '', o, { fieldManager, force: true }).object;
+    });
+  }
+
+  /** Whether a resource type is served now (custom resources only while their CRD exists). */
+  served = (def: ResourceDef): boolean => this.crds.served(def);
+
+  authenticate(authorization: string | undefined): UserInfo {
+    return this.authn.authenticate(authorization);
+  }
+
+  authorize(user: UserInfo, attrs: Attributes): Decision {
+    return authorize(this.store, user, attrs);
+  }
+
+  /**
+   * A bearer token for an existing ServiceAccount (`system:serviceaccount:<ns>:<name>`, in the
+   * groups system:serviceaccounts, system:serviceaccounts:<ns> and system:authenticated); it
+   * stops working when the ServiceAccount is deleted.
+   */
+  serviceAccountToken(namespace: string, name: string): string {
+    return this.authn.mintServiceAccountToken(namespace, name);
+  }
+
+  /** The kubeconfig user entry for a ServiceAccount: a fresh token under its identity's name. */
+  serviceAccountUser(namespace: string, name: string): KubeconfigUser {
+    return { user: `${namespace}-${name}`, token: this.serviceAccountToken(namespace, name) };
   }
 
   /** The base URL once listening (e.g. `http://127.0.0.1:6443`). */
@@ -121,19 +172,19 @@ export class KubeSim implements SimHost {
     const http = createSimServer(this);
     this.http = http;
     await new Promise<void>((resolve, reject) => {
-      http.server.once('error', reject);
-      http.server.listen(port, host, () => {
-        http.server.off('error', reject);
+      http.listener.once('error', reject);
+      http.listener.listen(port, host, () => {
+        http.listener.off('error', reject);
         resolve();
       });
     });
-    this.baseUrl = boundUrl(http.server, host);
+    this.baseUrl = boundUrl(http.listener, host);
     return this.baseUrl;
   }
 
-  /** A KubeConfig for clients in this process. */
-  kubeConfig(namespace = 'default'): KubeConfig {
-    return simKubeConfig(this.url, namespace);
+  /** A KubeConfig for clients in this process: the admin's, or `who`'s (serviceAccountUser). */
+  kubeConfig(namespace = 'default', who?: KubeconfigUser): KubeConfig {
+    return simKubeConfig(this.url, namespace, who ?? { user: SIM_CONTEXT, token: SIM_TOKEN });
   }
 
   setFault(namespace: string, name: string, fault: Fault | undefined): { pods: string[] } {
@@ -169,7 +220,7 @@ export class KubeSim implements SimHost {
   }
 
   openapi(path: string, accept: string | undefined): { status: number; body: unknown } | undefined {
-    return serveOpenApi(path, accept);
+    return serveOpenApi(path, accept, this.served);
   }
 
   async close(): Promise<void> {
@@ -181,8 +232,8 @@ export class KubeSim implements SimHost {
     this.http = undefined;
     http.closeWatches();
     await new Promise<void>((resolve) => {
-      http.server.close(() => resolve());
-      http.server.closeAllConnections();
+      http.listener.close(() => resolve());
+      http.closeAllConnections();
     });
   }
 }

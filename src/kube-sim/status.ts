@@ -15,6 +15,7 @@ export type StatusReason =
   | 'UnsupportedMediaType'
   | 'NotAcceptable'
   | 'Forbidden'
+  | 'Unauthorized'
   | 'TooManyRequests'
   | 'RequestEntityTooLarge'
   | 'InternalError'

@@ -1,9 +1,8 @@
 // Validation of stored objects: the official OpenAPI schemas through `kubernetes-models` for the
-// built-in kinds, a hand-kept schema for the Cilium CRD (the cluster would have its CRD's
-// OpenAPI schema), and the few semantic rules of the API server that catch real mistakes
+// built-in kinds, Cilium's published CRD schema through `@kubernetes-models/cilium` for its
+// policies (generated from Cilium's own CRD, not kept by hand), and the few semantic rules of the API server that catch real mistakes
 // (names, selector must match the template labels, immutable selectors). Returns the causes
 // of a 422; an empty list means valid.
-import { z } from 'zod';
 import { Namespace } from 'kubernetes-models/v1/Namespace';
 import { Service } from 'kubernetes-models/v1/Service';
 import { Pod } from 'kubernetes-models/v1/Pod';
@@ -16,6 +15,13 @@ import { Event } from 'kubernetes-models/v1/Event';
 import { ResourceQuota } from 'kubernetes-models/v1/ResourceQuota';
 import { Lease } from 'kubernetes-models/coordination.k8s.io/v1/Lease';
 import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
+import { ServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
+import { Role } from 'kubernetes-models/rbac.authorization.k8s.io/v1/Role';
+import { RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding';
+import { ClusterRole } from 'kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRole';
+import { ClusterRoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRoleBinding';
+import { CustomResourceDefinition } from 'kubernetes-models/apiextensions.k8s.io/v1/CustomResourceDefinition';
+import { CiliumNetworkPolicy } from '@kubernetes-models/cilium/cilium.io/v2/CiliumNetworkPolicy';
 import type { StatusCause } from './status';
 import type { KubeObject } from './types';
 import { matchLabels } from './selectors';
@@ -35,6 +41,13 @@ const MODELS: Record<string, Model> = {
   'v1/ResourceQuota': ResourceQuota,
   'coordination.k8s.io/v1/Lease': Lease,
   'autoscaling/v2/HorizontalPodAutoscaler': HorizontalPodAutoscaler,
+  'v1/ServiceAccount': ServiceAccount,
+  'rbac.authorization.k8s.io/v1/Role': Role,
+  'rbac.authorization.k8s.io/v1/RoleBinding': RoleBinding,
+  'rbac.authorization.k8s.io/v1/ClusterRole': ClusterRole,
+  'rbac.authorization.k8s.io/v1/ClusterRoleBinding': ClusterRoleBinding,
+  'apiextensions.k8s.io/v1/CustomResourceDefinition': CustomResourceDefinition,
+  'cilium.io/v2/CiliumNetworkPolicy': CiliumNetworkPolicy as unknown as Model,
 };
 
 interface AjvError {
@@ -63,80 +76,6 @@ function ajvCauses(errors: AjvError[]): StatusCause[] {
   });
 }
 
-// --- CiliumNetworkPolicy (cilium.io/v2), the fields krane uses and their CRD types. ---
-const labelSelector = z
-  .object({
-    matchLabels: z.record(z.string(), z.string()).optional(),
-    matchExpressions: z
-      .array(
-        z.object({
-          key: z.string().min(1),
-          operator: z.enum(['In', 'NotIn', 'Exists', 'DoesNotExist']),
-          values: z.array(z.string()).optional(),
-        }),
-      )
-      .optional(),
-  })
-  .loose();
-/** The CRD types port as a string: a number 0-65535 or a named port. */
-const portString = z.string().regex(/^(6553[0-5]|655[0-2]\d|65[0-4]\d{2}|6[0-4]\d{3}|[1-5]\d{4}|[1-9]\d{0,3}|0|[a-zA-Z][a-zA-Z0-9-]{0,14})$/, 'must be a port number or name');
-const portRule = z
-  .object({
-    ports: z.array(z.object({ port: portString, endPort: z.number().int().optional(), protocol: z.enum(['TCP', 'UDP', 'SCTP', 'ICMP', 'ICMPv6', 'VRRP', 'IGMP', 'ANY']).optional() }).loose()).optional(),
-  })
-  .loose();
-const entity = z.enum(['all', 'world', 'cluster', 'host', 'init', 'ingress', 'unmanaged', 'remote-node', 'health', 'kube-apiserver']);
-const ingressRule = z
-  .object({
-    fromEndpoints: z.array(labelSelector).optional(),
-    fromEntities: z.array(entity).optional(),
-    fromCIDR: z.array(z.string()).optional(),
-    toPorts: z.array(portRule).optional(),
-  })
-  .loose();
-const egressRule = z
-  .object({
-    toEndpoints: z.array(labelSelector).optional(),
-    toEntities: z.array(entity).optional(),
-    toCIDR: z.array(z.string()).optional(),
-    toPorts: z.array(portRule).optional(),
-  })
-  .loose();
-const ciliumRule = z
-  .object({
-    endpointSelector: labelSelector.optional(),
-    nodeSelector: labelSelector.optional(),
-    ingress: z.array(ingressRule).optional(),
-    ingressDeny: z.array(ingressRule).optional(),
-    egress: z.array(egressRule).optional(),
-    egressDeny: z.array(egressRule).optional(),
-    description: z.string().optional(),
-  })
-  .loose()
-  .refine((r) => (r.endpointSelector === undefined) !== (r.nodeSelector === undefined), {
-    message: 'exactly one of endpointSelector and nodeSelector is required',
-  });
-const ciliumPolicy = z
-  .object({
-    apiVersion: z.literal('cilium.io/v2'),
-    kind: z.literal('CiliumNetworkPolicy'),
-    metadata: z.object({ name: z.string().min(1) }).loose(),
-    spec: ciliumRule.optional(),
-    specs: z.array(ciliumRule).optional(),
-  })
-  .loose()
-  .refine((p) => p.spec !== undefined || p.specs !== undefined, { message: 'spec or specs is required', path: ['spec'] });
-
-function ciliumCauses(obj: KubeObject): StatusCause[] {
-  const r = ciliumPolicy.safeParse(obj);
-  if (r.success) return [];
-  return r.error.issues.map((i) => ({
-    reason: 'FieldValueInvalid',
-    message: `Invalid value: ${i.message}`,
-    field: i.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, ''),
-  }));
-}
-
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
@@ -147,6 +86,12 @@ function nameCauses(obj: KubeObject): StatusCause[] {
   // Services need DNS-1035 labels and namespaces DNS-1123 labels; the rest DNS-1123 subdomains.
   if (obj.kind === 'Service' && (name.length > 63 || !DNS1035_LABEL.test(name))) {
     return [{ reason: 'FieldValueInvalid', message: `Invalid value: "${name}": a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character`, field: 'metadata.name' }];
+  }
+  // RBAC objects need only be valid path segments (`system:discovery` is a fine name).
+  if (obj.apiVersion === 'rbac.authorization.k8s.io/v1') {
+    if (name === '.' || name === '..') return [{ reason: 'FieldValueInvalid', message: `Invalid value: "${name}": may not be '${name}'`, field: 'metadata.name' }];
+    const bad = ['/', '%'].find((c) => name.includes(c));
+    return bad ? [{ reason: 'FieldValueInvalid', message: `Invalid value: "${name}": may not contain '${bad}'`, field: 'metadata.name' }] : [];
   }
   if (obj.kind === 'Namespace' && (name.length > 63 || !DNS1123_LABEL.test(name))) {
     return [{ reason: 'FieldValueInvalid', message: `Invalid value: "${name}": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-'`, field: 'metadata.name' }];
@@ -247,18 +192,14 @@ export function selectorMatches(selector: { matchLabels?: Record<string, string>
 
 export function validateObject(obj: KubeObject, previous?: KubeObject): StatusCause[] {
   const causes = nameCauses(obj);
-  if (obj.apiVersion === 'cilium.io/v2' && obj.kind === 'CiliumNetworkPolicy') {
-    causes.push(...ciliumCauses(obj));
-  } else {
-    const Model = MODELS[`${obj.apiVersion}/${obj.kind}`];
-    if (Model) {
-      try {
-        new Model(obj).validate();
-      } catch (err) {
-        const errors = (err as { errors?: AjvError[] }).errors;
-        if (!errors) throw err;
-        causes.push(...ajvCauses(errors));
-      }
+  const Model = MODELS[`${obj.apiVersion}/${obj.kind}`];
+  if (Model) {
+    try {
+      new Model(obj).validate();
+    } catch (err) {
+      const errors = (err as { errors?: AjvError[] }).errors;
+      if (!errors) throw err;
+      causes.push(...ajvCauses(errors));
     }
   }
   causes.push(...labelCauses(obj.metadata?.labels, 'metadata.labels'));

@@ -4,6 +4,7 @@
 // A client that asked for Tables (kubectl get -w) gets each object as a one-row Table.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ObjectStore, Subscriber } from './object-store';
+import { boolParam, intParam } from './params';
 import { apiVersionOf, type ResourceDef } from './resources';
 import { matchFields, matchLabels, parseFieldSelector, parseLabelSelector } from './selectors';
 import { badRequest, goneError } from './status';
@@ -34,8 +35,8 @@ export function serveWatch(host: WatchHost, req: IncomingMessage, res: ServerRes
   if (w.name) fields.push({ path: ['metadata', 'name'], op: 'eq', value: w.name });
   const filter = (o: KubeObject) => matchLabels(labels, o.metadata.labels) && matchFields(fields, o);
   const rvParam = q.get('resourceVersion') ?? '';
-  const bookmarks = q.get('allowWatchBookmarks') === 'true';
-  const initialEvents = q.get('sendInitialEvents') === 'true';
+  const bookmarks = boolParam(q, 'allowWatchBookmarks');
+  const initialEvents = boolParam(q, 'sendInitialEvents');
   let since: number | undefined;
   if (rvParam !== '' && rvParam !== '0' && !initialEvents) {
     since = Number(rvParam);
@@ -72,8 +73,8 @@ export function serveWatch(host: WatchHost, req: IncomingMessage, res: ServerRes
     return undefined;
   }
   if (bookmarks) timers.push(setInterval(() => bookmark(), host.bookmarkIntervalMs));
-  const timeout = Number(q.get('timeoutSeconds') ?? '');
-  if (Number.isFinite(timeout) && timeout > 0) timers.push(setTimeout(stop, timeout * 1000));
+  const timeout = intParam(q, 'timeoutSeconds') ?? 0;
+  if (timeout > 0) timers.push(setTimeout(stop, timeout * 1000));
   req.on('close', stop);
   res.on('close', stop);
   return stop;

@@ -81,7 +81,7 @@ export async function startDev(cfg: DevConfig): Promise<DevHandle> {
     adminToken,
     databaseUrl,
     regions: Object.fromEntries(
-      [...stack.regions.values()].map((r) => [r.name, { kubeconfig: r.kubeconfigPath ?? '', kubeApiUrl: r.sim.url, kraneUrl: r.krane.url }]),
+      [...stack.regions.values()].map((r) => [r.name, { kubeconfig: r.kubeconfigPath ?? '', kraneKubeconfig: r.kraneKubeconfigPath ?? '', kubeApiUrl: r.sim.url, kraneUrl: r.krane.url }]),
     ),
   };
   // Written beside and renamed: a reader never sees half a file, and the mode is 0600 even

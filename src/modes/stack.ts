@@ -1,5 +1,7 @@
 // The whole system in one process on a database you provide: ctrl plus, per region, a
-// simulated Kubernetes API and a krane agent with its own region token. `dev` runs it on an
+// simulated Kubernetes API and a krane agent with its own region token. Each cluster starts
+// with deploy/krane-rbac.yaml applied and krane runs as its ServiceAccount, so krane is held
+// to what that file grants; people (kubectl) get the admin kubeconfig. `dev` runs it on an
 // embedded PostgreSQL; end-to-end tests run it on a test database. Its kranes are supervised
 // as a cluster's pods are (supervisor.ts): one that lost its Lease is started again.
 import { randomBytes } from 'node:crypto';
@@ -10,7 +12,8 @@ import { loadConfig } from '../config';
 import { createLogger, type Logger, type LogLevel } from '../log';
 import { startCtrl, type CtrlHandle, type CtrlOverrides } from './ctrl';
 import { startKrane, type KraneDeps, type KraneHandle } from './krane';
-import { startKubeSim, type KubeSimHandle } from './kube-sim';
+import { writeKubeconfig, type KubeconfigUser } from '../kube-sim';
+import { kraneIdentity, startKubeSim, type KubeSimHandle } from './kube-sim';
 import { KraneSupervisor } from './supervisor';
 
 export interface StackOptions {
@@ -35,7 +38,12 @@ export interface RegionHandle {
   token: string;
   sim: KubeSimHandle;
   krane: KraneHandle;
+  /** The admin's kubeconfig (for people and kubectl), when written. */
   kubeconfigPath?: string;
+  /** krane's kubeconfig (its ServiceAccount's token), when written. */
+  kraneKubeconfigPath?: string;
+  /** krane's identity in this cluster. */
+  kraneUser: KubeconfigUser;
 }
 
 export interface StackHandle {
@@ -71,7 +79,8 @@ export async function startStack(o: StackOptions): Promise<StackHandle> {
         {},
       );
       const logger = o.logger ? { logger: o.logger.child({ mode: 'krane', region: name }) } : {};
-      return startKrane(cfg, { ...o.krane, onLostLease, kubeConfig: regions.get(name)!.sim.sim.kubeConfig(), ...logger });
+      const region = regions.get(name)!;
+      return startKrane(cfg, { ...o.krane, onLostLease, kubeConfig: region.sim.sim.kubeConfig('default', region.kraneUser), ...logger });
     },
     replaced: (name, krane) => void (regions.get(name)!.krane = krane),
     logger: (o.logger ?? createLogger(logLevel, { service: 'stack' })).child({ mode: 'stack' }),
@@ -89,7 +98,18 @@ export async function startStack(o: StackOptions): Promise<StackHandle> {
       const kubeconfigOut = o.kubeconfigDir ? join(o.kubeconfigDir, `${name}.kubeconfig`) : undefined;
       const simCfg = loadConfig('kubeSim', { port: 0, readyDelay: o.readyDelayMs, logLevel, kubeconfigOut }, {});
       const sim = await startKubeSim(simCfg, o.sim, ...(o.logger ? [o.logger.child({ mode: 'kube-sim', region: name })] : []));
-      const entry: RegionHandle = { name, token: tokens[name]!, sim, krane: undefined as unknown as KraneHandle, ...(kubeconfigOut ? { kubeconfigPath: kubeconfigOut } : {}) };
+      const kraneUser = kraneIdentity(sim.sim);
+      const kraneKubeconfig = o.kubeconfigDir ? join(o.kubeconfigDir, `${name}.krane.kubeconfig`) : undefined;
+      if (kraneKubeconfig) await writeKubeconfig(kraneKubeconfig, sim.url, kraneUser);
+      const entry: RegionHandle = {
+        name,
+        token: tokens[name]!,
+        sim,
+        kraneUser,
+        krane: undefined as unknown as KraneHandle,
+        ...(kubeconfigOut ? { kubeconfigPath: kubeconfigOut } : {}),
+        ...(kraneKubeconfig ? { kraneKubeconfigPath: kraneKubeconfig } : {}),
+      };
       regions.set(name, entry);
       entry.krane = await kranes.start(name);
     }

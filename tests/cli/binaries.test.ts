@@ -40,7 +40,7 @@ test('ctrl, kube-sim and krane as separate processes deploy an image to ready', 
   await waitForHttp(`http://127.0.0.1:${simPort}/readyz`);
   // The kubeconfig is written (atomically) just after the server listens.
   await until(() => existsSync(kubeconfig), 5000, 'kubeconfig written');
-  assert.ok(readFileSync(kubeconfig, 'utf8').includes(`http://127.0.0.1:${simPort}`), "the kubeconfig points at the simulator");
+  assert.ok(readFileSync(kubeconfig, 'utf8').includes(`https://127.0.0.1:${simPort}`), 'the kubeconfig points at the simulator (TLS, so kubectl sends its token)');
 
   const krane = spawnBundle(
     ['krane', '--region', 'us-east-1', '--control-plane', `http://127.0.0.1:${ctrlPort}`, '--token', tok.stdout.trim(), '--kubeconfig', kubeconfig, '--listen', `127.0.0.1:${kranePort}`, '--log-level', 'warn'],

@@ -72,7 +72,10 @@ test('dev with its defaults: banner, dev.json (0600), kubeconfigs; a client comm
   assert.deepEqual(Object.keys(dev.regions), ['us-east-1', 'eu-west-1'], 'the default regions');
   for (const [name, r] of Object.entries<any>(dev.regions)) {
     assert.equal(r.kubeconfig, join(dataDir, 'kube', `${name}.kubeconfig`));
-    assert.ok(readFileSync(r.kubeconfig, 'utf8').includes(r.kubeApiUrl), `${name}'s kubeconfig points at its simulator`);
+    // https: kubectl sends credentials only over TLS, which the simulator serves on the same port.
+    assert.ok(readFileSync(r.kubeconfig, 'utf8').includes(r.kubeApiUrl.replace('http:', 'https:')), `${name}'s kubeconfig points at its simulator`);
+    assert.equal(r.kraneKubeconfig, join(dataDir, 'kube', `${name}.krane.kubeconfig`));
+    assert.ok(readFileSync(r.kraneKubeconfig, 'utf8').includes('krane-krane'), `${name}'s krane kubeconfig carries krane's ServiceAccount`);
     const info = (await (await fetch(`${r.kubeApiUrl}/_sim/info`)).json()) as { readyDelayMs: number };
     assert.equal(info.readyDelayMs, 1000, 'the default --ready-delay');
     await until(async () => (await fetch(`${r.kraneUrl}/readyz`)).status === 200, 30_000, `${name}'s krane ready`);

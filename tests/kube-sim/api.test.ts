@@ -24,12 +24,12 @@ const errorOf = async (p: Promise<unknown>): Promise<{ code: number; body: any }
 };
 
 test('discovery serves the groups and kinds the client maps to plural names', async () => {
-  const res = await fetch(`${f.url}/apis`);
+  const res = await f.fetch(`${f.url}/apis`);
   const groups = (await res.json()) as { groups: { name: string }[] };
-  assert.deepEqual(groups.groups.map((g) => g.name).sort(), ['apps', 'autoscaling', 'cilium.io', 'coordination.k8s.io', 'policy']);
-  const cilium = (await (await fetch(`${f.url}/apis/cilium.io/v2`)).json()) as { resources: { name: string; kind: string; namespaced: boolean }[] };
+  assert.deepEqual(groups.groups.map((g) => g.name).sort(), ['apiextensions.k8s.io', 'apps', 'authorization.k8s.io', 'autoscaling', 'cilium.io', 'coordination.k8s.io', 'policy', 'rbac.authorization.k8s.io']);
+  const cilium = (await (await f.fetch(`${f.url}/apis/cilium.io/v2`)).json()) as { resources: { name: string; kind: string; namespaced: boolean }[] };
   assert.ok(cilium.resources.some((r) => r.kind === 'CiliumNetworkPolicy' && r.name === 'ciliumnetworkpolicies' && r.namespaced));
-  const version = (await (await fetch(`${f.url}/version`)).json()) as { major: string };
+  const version = (await (await f.fetch(`${f.url}/version`)).json()) as { major: string };
   assert.equal(version.major, '1');
   // The client resolves each kind through discovery before using it.
   for (const [apiVersion, kind] of [['v1', 'Service'], ['v1', 'Pod'], ['apps/v1', 'StatefulSet'], ['apps/v1', 'Deployment'], ['policy/v1', 'PodDisruptionBudget'], ['cilium.io/v2', 'CiliumNetworkPolicy']]) {
@@ -191,7 +191,7 @@ test('422 Invalid for objects that fail the official schema or the Cilium schema
   const bad = statefulSet('invalid', 'x', 1) as any;
   bad.spec.replicas = 'three';
   delete bad.spec.template.spec.containers[0].name;
-  const e = await errorOf(fetch(`${f.url}/apis/apps/v1/namespaces/default/statefulsets`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(bad) }).then(async (r) => {
+  const e = await errorOf(f.fetch(`${f.url}/apis/apps/v1/namespaces/default/statefulsets`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(bad) }).then(async (r) => {
     if (r.status >= 400) throw { code: r.status, body: await r.json() };
     return r;
   }));
@@ -316,11 +316,11 @@ test('status subresource: main writes ignore status, /status writes only status'
 });
 
 test('stats count requests by verb and reset', async () => {
-  await fetch(`${f.url}/_sim/stats/reset`, { method: 'POST' });
+  await f.fetch(`${f.url}/_sim/stats/reset`, { method: 'POST' });
   await apply(service('counted'));
   await apply(service('counted'));
   await f.core.readNamespacedService({ name: 'counted', namespace: 'default' });
-  const stats = (await (await fetch(`${f.url}/_sim/stats`)).json()) as any;
+  const stats = (await (await f.fetch(`${f.url}/_sim/stats`)).json()) as any;
   assert.equal(stats.byVerb.apply, 2);
   assert.equal(stats.byVerb.get, 1);
   assert.equal(stats.writes, 2);

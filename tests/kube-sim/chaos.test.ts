@@ -14,7 +14,7 @@ after(async () => {
 });
 
 const admin = async (method: string, path: string, body?: unknown) => {
-  const res = await fetch(`${f.url}/_sim${path}`, { method, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await f.fetch(`${f.url}/_sim${path}`, { method, body: body === undefined ? undefined : JSON.stringify(body) });
   return { status: res.status, body: (await res.json()) as any };
 };
 
@@ -38,11 +38,11 @@ test('chaos: 500s for the chosen verbs only, for a while; DELETE ends it', async
 
 test('chaos: 429 with Retry-After, limited to resources; expires by itself', async () => {
   await admin('POST', '/chaos', { mode: 'throttle', ratio: 1, durationMs: 300, resources: ['secrets'], retryAfterSeconds: 3 });
-  const raw = await fetch(`${f.url}/api/v1/namespaces/default/secrets`);
+  const raw = await f.fetch(`${f.url}/api/v1/namespaces/default/secrets`);
   assert.equal(raw.status, 429);
   assert.equal(raw.headers.get('retry-after'), '3');
   await f.core.listNamespacedConfigMap({ namespace: 'default' });
-  await waitFor('rule expired', async () => (await fetch(`${f.url}/api/v1/namespaces/default/secrets`)).status === 200, 5_000, 50);
+  await waitFor('rule expired', async () => (await f.fetch(`${f.url}/api/v1/namespaces/default/secrets`)).status === 200, 5_000, 50);
 });
 
 test('chaos: latency delays requests and then serves them; bad bodies get 400 naming each field', async () => {

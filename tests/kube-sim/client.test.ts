@@ -10,11 +10,12 @@ import { startSim, waitFor } from './helpers';
 test('startKubeSim writes a kubeconfig another client loads from disk', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'kube-sim-'));
   const path = join(dir, 'nested', 'kubeconfig');
-  const handle = await startKubeSim({ port: 0, host: '127.0.0.1', readyDelay: 5, kubeconfigOut: path, logLevel: 'silent' });
+  const handle = await startKubeSim({ port: 0, host: '127.0.0.1', readyDelay: 5, kubeconfigOut: path, logLevel: 'silent', noCilium: false });
   try {
     assert.equal(handle.kubeconfigPath, path);
     assert.match(handle.url, /^http:\/\/127\.0\.0\.1:\d+$/);
-    assert.ok((await readFile(path, 'utf8')).includes(handle.url));
+    // https: kubectl sends no credentials to a plain http:// server; TLS is on the same port.
+    assert.ok((await readFile(path, 'utf8')).includes(handle.url.replace('http:', 'https:')));
     const kc = new KubeConfig();
     kc.loadFromFile(path);
     const core = kc.makeApiClient(CoreV1Api);
@@ -45,7 +46,7 @@ test('the client informer gets 410 after compaction, relists, and keeps its cach
     // Expire every resourceVersion and drop the watch: the informer reconnects from its last
     // resourceVersion, gets 410 Expired, and must relist to see what changed meanwhile.
     await f.core.deleteNamespacedService({ name: 'before', namespace: 'default' });
-    const res = await fetch(`${f.url}/_sim/compact`, { method: 'POST', body: JSON.stringify({ dropWatches: true }) });
+    const res = await f.fetch(`${f.url}/_sim/compact`, { method: 'POST', body: JSON.stringify({ dropWatches: true }) });
     assert.equal(res.status, 200);
     await f.objects.create(svc('after') as any);
     await waitFor('relisted', () => added.includes('after') && f.sim.stats.snapshot().byVerb.list > listsBefore);

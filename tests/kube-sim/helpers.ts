@@ -2,7 +2,7 @@
 // unchanged @kubernetes/client-node, and small polling/watch helpers.
 import { until } from '../helpers/wait';
 import { AppsV1Api, CoreV1Api, KubernetesObjectApi, Watch, type KubeConfig } from '@kubernetes/client-node';
-import { KubeSim, type KubeSimOptions } from '../../src/kube-sim';
+import { KubeSim, SIM_TOKEN, type KubeSimOptions } from '../../src/kube-sim';
 
 export interface SimFixture {
   sim: KubeSim;
@@ -11,6 +11,8 @@ export interface SimFixture {
   objects: KubernetesObjectApi;
   core: CoreV1Api;
   apps: AppsV1Api;
+  /** fetch with the admin's bearer token, as kubectl with the admin kubeconfig sends it. */
+  fetch(url: string, init?: RequestInit): Promise<Response>;
   close(): Promise<void>;
 }
 
@@ -25,6 +27,7 @@ export async function startSim(opts: Partial<KubeSimOptions> = {}): Promise<SimF
     objects: KubernetesObjectApi.makeApiClient(kc),
     core: kc.makeApiClient(CoreV1Api),
     apps: kc.makeApiClient(AppsV1Api),
+    fetch: (u, init = {}) => fetch(u, { ...init, headers: { authorization: `Bearer ${SIM_TOKEN}`, ...(init.headers as Record<string, string> | undefined) } }),
     close: () => sim.close(),
   };
 }

@@ -199,24 +199,24 @@ test('fault oom: OOMKilled, then CrashLoopBackOff with OOMKilled as the last sta
 test('admin fault endpoint breaks and heals a workload by namespace/name', async () => {
   await apply(statefulSet('target', 'app:v1', 2));
   await waitFor('ready', async () => (await f.apps.readNamespacedStatefulSet({ name: 'target', namespace: 'default' })).status?.readyReplicas === 2);
-  const res = await fetch(`${f.url}/_sim/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ namespace: 'default', name: 'target', fault: 'crash' }) });
+  const res = await f.fetch(`${f.url}/_sim/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ namespace: 'default', name: 'target', fault: 'crash' }) });
   assert.equal(res.status, 200);
   assert.deepEqual(((await res.json()) as { pods: string[] }).pods.sort(), ['target-0', 'target-1']);
   await waitFor('all crashing', async () => (await pods('app=target')).every((p) => waiting(p) === 'CrashLoopBackOff'));
   await waitFor('sts not ready', async () => ((await f.apps.readNamespacedStatefulSet({ name: 'target', namespace: 'default' })).status?.readyReplicas ?? 0) === 0);
-  const listed = (await (await fetch(`${f.url}/_sim/faults`)).json()) as { faults: unknown[] };
+  const listed = (await (await f.fetch(`${f.url}/_sim/faults`)).json()) as { faults: unknown[] };
   assert.deepEqual(listed.faults, [{ namespace: 'default', name: 'target', fault: 'crash' }]);
 
-  await fetch(`${f.url}/_sim/faults`, { method: 'POST', body: JSON.stringify({ namespace: 'default', name: 'target', fault: 'none' }) });
+  await f.fetch(`${f.url}/_sim/faults`, { method: 'POST', body: JSON.stringify({ namespace: 'default', name: 'target', fault: 'none' }) });
   await waitFor('healed', async () => (await f.apps.readNamespacedStatefulSet({ name: 'target', namespace: 'default' })).status?.readyReplicas === 2);
 
   // A single pod can be targeted too.
-  await fetch(`${f.url}/_sim/faults`, { method: 'POST', body: JSON.stringify({ namespace: 'default', name: 'target-1', fault: 'pullfail' }) });
+  await f.fetch(`${f.url}/_sim/faults`, { method: 'POST', body: JSON.stringify({ namespace: 'default', name: 'target-1', fault: 'pullfail' }) });
   await waitFor('one pod broken', async () => {
     const ps = await pods('app=target');
     return ps.find((p) => p.metadata?.name === 'target-1' && waiting(p) === 'ImagePullBackOff') && ps.find((p) => p.metadata?.name === 'target-0' && ready(p));
   });
-  const bad = await fetch(`${f.url}/_sim/faults`, { method: 'POST', body: JSON.stringify({ namespace: 'default', name: 'x', fault: 'explode' }) });
+  const bad = await f.fetch(`${f.url}/_sim/faults`, { method: 'POST', body: JSON.stringify({ namespace: 'default', name: 'x', fault: 'explode' }) });
   assert.equal(bad.status, 400);
 });
 

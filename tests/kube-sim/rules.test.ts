@@ -154,7 +154,7 @@ test('ResourceQuota: creates past a hard count are refused (403 exceeded quota),
 });
 
 test('rate limit: past the bucket the answer is 429 with Retry-After (off by default, set by the admin API)', async () => {
-  const admin = (method: string, body?: unknown) => fetch(`${f.url}/_sim/ratelimit`, { method, body: body ? JSON.stringify(body) : undefined });
+  const admin = (method: string, body?: unknown) => f.fetch(`${f.url}/_sim/ratelimit`, { method, body: body ? JSON.stringify(body) : undefined });
   assert.deepEqual(await (await admin('GET')).json(), { limit: null, rateLimited: 0 });
   const bad = await admin('POST', { qps: 0 });
   assert.equal(bad.status, 400);
@@ -164,7 +164,7 @@ test('rate limit: past the bucket the answer is 429 with Retry-After (off by def
     await f.core.listNamespacedConfigMap({ namespace: 'default' });
     const e = await errorOf(f.core.listNamespacedConfigMap({ namespace: 'default' }));
     assert.equal(e.code, 429);
-    const raw = await fetch(`${f.url}/api/v1/namespaces/default/configmaps`);
+    const raw = await f.fetch(`${f.url}/api/v1/namespaces/default/configmaps`);
     assert.equal(raw.status, 429);
     assert.equal(raw.headers.get('retry-after'), '7');
     assert.equal(await raw.text(), 'Too many requests, please try again later.\n');

@@ -34,7 +34,7 @@ const resources = [
               env: [{ name: 'ENVIRONMENT_ID', value: 'env-1' }],
               resources: { requests: { cpu: '250m', memory: '256Mi' }, limits: { cpu: '250m', memory: '256Mi' } },
               livenessProbe: { httpGet: { path: '/_unkey/internal/health', port: 8040 }, periodSeconds: 10 },
-              readinessProbe: { httpGet: { path: '/_unkey/internal/ready', port: 8040 }, periodSeconds: 5 },
+              readinessProbe: { httpGet: { path: '/health/ready', port: 8040 }, periodSeconds: 5 },
             },
           ],
         },

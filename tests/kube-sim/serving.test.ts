@@ -14,7 +14,7 @@ after(async () => {
 });
 
 const TABLE = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json';
-const table = async (path: string, accept = TABLE) => (await (await fetch(`${f.url}${path}`, { headers: { accept } })).json()) as any;
+const table = async (path: string, accept = TABLE) => (await (await f.fetch(`${f.url}${path}`, { headers: { accept } })).json()) as any;
 const columns = (t: any) => t.columnDefinitions.filter((c: any) => !c.priority).map((c: any) => c.name);
 const apply = (obj: unknown) => f.objects.patch(structuredClone(obj) as any, undefined, undefined, 'krane', true, PatchStrategy.ServerSideApply);
 const readyPods = (prefix: string, n: number) =>

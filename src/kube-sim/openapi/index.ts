@@ -2,9 +2,10 @@
 // (JSON; a protobuf-only Accept gets 406 so the client moves on) and `/openapi/v3` with one
 // document per group-version. The schemas are the official ones (definitions.json, generated
 // by scripts/gen-openapi.ts); the paths are generated from the resource list (paths.ts).
-// Documents are built once, on first request.
+// Only served types appear (a custom resource without its CRD does not). Documents are built
+// once per set of served types, on first request.
 import { createHash } from 'node:crypto';
-import { apiVersionOf, RESOURCES, versionDoc, type ResourceDef } from '../resources';
+import { apiVersionOf, RESOURCES, versionDoc, type ResourceDef, type Served } from '../resources';
 import { SimError } from '../status';
 import generated from './definitions.json';
 import { crdDefinition, definitionName, resourcePaths, type Dialect } from './paths';
@@ -41,30 +42,35 @@ function pathsOf(rs: readonly ResourceDef[], dialect: Dialect): Record<string, u
   return Object.assign({}, ...rs.map((r) => resourcePaths(r, dialect)));
 }
 
-let v2: unknown;
-let v3: Map<string, { doc: unknown; hash: string }> | undefined;
+const v2Cache = new Map<string, unknown>();
+const v3Cache = new Map<string, Map<string, { doc: unknown; hash: string }>>();
+const servedKey = (rs: readonly ResourceDef[]) => rs.map((r) => `${apiVersionOf(r)}/${r.plural}`).join(',');
 
-function v2Doc(): unknown {
-  v2 ??= { swagger: '2.0', info: info(), paths: pathsOf(RESOURCES, 'v2'), definitions: allDefinitions() };
-  return v2;
+function v2Doc(rs: readonly ResourceDef[]): unknown {
+  const key = servedKey(rs);
+  let doc = v2Cache.get(key);
+  if (!doc) v2Cache.set(key, (doc = { swagger: '2.0', info: info(), paths: pathsOf(rs, 'v2'), definitions: allDefinitions() }));
+  return doc;
 }
 
-function v3Docs(): Map<string, { doc: unknown; hash: string }> {
-  if (v3) return v3;
+function v3Docs(rs: readonly ResourceDef[]): Map<string, { doc: unknown; hash: string }> {
+  const cached = v3Cache.get(servedKey(rs));
+  if (cached) return cached;
   const all = allDefinitions();
   const byGv = new Map<string, ResourceDef[]>();
-  for (const r of RESOURCES) {
+  for (const r of rs) {
     const key = r.group === '' ? 'api/v1' : `apis/${apiVersionOf(r)}`;
     byGv.set(key, [...(byGv.get(key) ?? []), r]);
   }
-  v3 = new Map();
-  for (const [key, rs] of byGv) {
-    const roots = rs.flatMap((r) => [definitionName(r), `${definitionName(r)}List`]);
+  const v3 = new Map<string, { doc: unknown; hash: string }>();
+  for (const [key, group] of byGv) {
+    const roots = group.flatMap((r) => [definitionName(r), `${definitionName(r)}List`]);
     roots.push('io.k8s.apimachinery.pkg.apis.meta.v1.Status', 'io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions');
-    if (rs.some((r) => r.scalable)) roots.push('io.k8s.api.autoscaling.v1.Scale');
-    const doc = toV3({ openapi: '3.0.0', info: info(), paths: pathsOf(rs, 'v3'), components: { schemas: reachable(all, roots, '#/definitions/') } });
+    if (group.some((r) => r.scalable)) roots.push('io.k8s.api.autoscaling.v1.Scale');
+    const doc = toV3({ openapi: '3.0.0', info: info(), paths: pathsOf(group, 'v3'), components: { schemas: reachable(all, roots, '#/definitions/') } });
     v3.set(key, { doc, hash: createHash('sha512').update(JSON.stringify(doc)).digest('hex').toUpperCase() });
   }
+  v3Cache.set(servedKey(rs), v3);
   return v3;
 }
 
@@ -80,11 +86,12 @@ function acceptsJson(accept: string | undefined): boolean {
 const notAcceptable = () => new SimError(406, 'NotAcceptable', 'only the following media types are accepted: application/json');
 
 /** Serves `path` (segments after the host, e.g. `openapi/v3/apis/apps/v1`). */
-export function serveOpenApi(path: string, accept: string | undefined): { status: number; body: unknown } | undefined {
+export function serveOpenApi(path: string, accept: string | undefined, served: Served = () => true): { status: number; body: unknown } | undefined {
   if (path !== 'openapi/v2' && !path.startsWith('openapi/v3')) return undefined;
   if (!acceptsJson(accept)) return { status: 406, body: notAcceptable().status };
-  if (path === 'openapi/v2') return { status: 200, body: v2Doc() };
-  const docs = v3Docs();
+  const rs = RESOURCES.filter(served);
+  if (path === 'openapi/v2') return { status: 200, body: v2Doc(rs) };
+  const docs = v3Docs(rs);
   if (path === 'openapi/v3') {
     return { status: 200, body: { paths: Object.fromEntries([...docs].map(([k, d]) => [k, { serverRelativeURL: `/openapi/v3/${k}?hash=${d.hash}` }])) } };
   }

@@ -60,6 +60,8 @@ export class WorkloadController {
   private readonly progress = new Map<string, Progress & { timed: boolean }>();
   /** Per workload uid: refused pod creates in a row, and whether a retry is set. */
   private readonly refused = new Map<string, { count: number; timed: boolean }>();
+  /** Per workload uid: the API's message for its last refused pod create. */
+  private readonly createErrors = new Map<string, string>();
   private readonly pods: PodRunner;
   private nextNode = 0;
   private stopped = false;
@@ -105,6 +107,7 @@ export class WorkloadController {
       else {
         this.progress.delete(o.metadata.uid!);
         this.refused.delete(o.metadata.uid!);
+        this.createErrors.delete(o.metadata.uid!);
       }
       return;
     }
@@ -243,9 +246,11 @@ export class WorkloadController {
       this.api.create(POD, owner.metadata.namespace ?? '', pod, { fieldManager: MANAGER });
       const message = owner.kind === 'StatefulSet' ? `create Pod ${name} in StatefulSet ${owner.metadata.name} successful` : `Created pod: ${name}`;
       this.events.record(owner, 'Normal', 'SuccessfulCreate', message, source);
+      this.createErrors.delete(owner.metadata.uid!);
       return true;
     } catch (err) {
       const why = err instanceof SimError ? err.message : String(err);
+      this.createErrors.set(owner.metadata.uid!, why);
       const message = owner.kind === 'StatefulSet' ? `create Pod ${name} in StatefulSet ${owner.metadata.name} failed error: ${why}` : `Error creating: ${why}`;
       this.events.record(owner, 'Warning', 'FailedCreate', message, source);
       this.logger.debug({ err, pod: name, owner: owner.metadata.name }, 'kube-sim pod create failed');
@@ -343,6 +348,7 @@ export class WorkloadController {
       stalled,
       previousConditions: dep.status?.conditions ?? [],
       now: nowIso(),
+      ...(refused ? { replicaFailure: this.createErrors.get(dep.metadata.uid!) } : {}),
     });
     this.api.setStatus(DEPLOY, ns, name, status);
     this.recheckAvailability(DEPLOY, ns, name, pods, minReady);

@@ -109,6 +109,8 @@ export interface DeployStatusInput {
   stalled: boolean;
   previousConditions: Condition[];
   now: string;
+  /** Why the last pod create was refused (admission, quota), while it keeps being refused. */
+  replicaFailure?: string;
 }
 
 export function deploymentComplete(desired: number, pods: DeployStatusInput['pods']): boolean {
@@ -138,6 +140,8 @@ export function deploymentStatus(input: DeployStatusInput): Record<string, unkno
       ? cond('Progressing', false, 'ProgressDeadlineExceeded', `${rs} has timed out progressing.`)
       : cond('Progressing', true, complete ? 'NewReplicaSetAvailable' : 'ReplicaSetUpdated', complete ? `${rs} has successfully progressed.` : `${rs} is progressing.`),
   ];
+  // The ReplicaSet's ReplicaFailure, which the deployment controller copies while it lasts.
+  if (input.replicaFailure) conditions.push(cond('ReplicaFailure', true, 'FailedCreate', input.replicaFailure));
   const status: Record<string, unknown> = {
     observedGeneration: input.generation,
     replicas: pods.length,

@@ -12,11 +12,15 @@ import type { ObjectStore } from '../object-store';
 import type { KubeObject } from '../types';
 import type { EventRecorder } from './events';
 import { containerStatus, faultFromImage, podStatus, type ContainerStage, type Fault, type PodPlacement } from './pod-status';
+import { containerSpec, probeFailure } from './probes';
 import { NODES, unschedulableReason } from './scheduler';
 import { controllerOf, nowIso, qosClass } from './util';
 
 /** How much longer a `slow` image takes to become ready. */
 const SLOW_FACTOR = 10;
+/** Floor of the period between probes of a failing container, so a short ready delay does
+ *  not turn a wrong probe into hundreds of event writes a second (real periods are seconds). */
+const MIN_PROBE_PERIOD_MS = 100;
 /** Crash-loop back-off doubles per restart up to this many ready delays, like the kubelet's cap. */
 const MAX_BACKOFF_FACTOR = 32;
 
@@ -33,6 +37,12 @@ interface PodRun {
   node: string;
   /** startedAt per container, fixed once it runs. */
   startedAt: Map<string, string>;
+  /** Liveness probe misses in a row per container; at failureThreshold it is restarted. */
+  livenessMisses: Map<string, number>;
+  /** Restarts the liveness probe caused per container, with the last run's times. */
+  probeRestarts: Map<string, { count: number; startedAt: string; finishedAt: string }>;
+  /** Whether some probe is failing: the kubelet keeps probing, so the pod keeps ticking. */
+  probing: boolean;
 }
 
 interface ContainerView {
@@ -89,6 +99,8 @@ export class PodRunner {
         // The containers restart under the new fault, keeping the pod's placement.
         run.tick = 0;
         run.startedAt.clear();
+        run.livenessMisses.clear();
+        run.probeRestarts.clear();
         this.readySince.delete(run.uid);
         this.scheduleTick(run, pod);
       }
@@ -124,6 +136,9 @@ export class PodRunner {
       node: `kube-sim-node-${node}`,
       placement: { hostIP: `10.0.0.${node + 1}`, podIP: `10.244.${(n >> 8) & 0xff}.${n & 0xff}`, startTime: nowIso() },
       startedAt: new Map(),
+      livenessMisses: new Map(),
+      probeRestarts: new Map(),
+      probing: false,
     };
     this.runs.set(uid, run);
     setImmediate(() => {
@@ -174,7 +189,7 @@ export class PodRunner {
   private scheduleTick(run: PodRun, pod: KubeObject): void {
     if (run.timer) clearTimeout(run.timer);
     run.timer = undefined;
-    const delay = nextDelay(run.tick, this.containers(pod), Math.max(1, this.readyDelayMs));
+    const delay = nextDelay(run.tick, this.containers(pod), Math.max(1, this.readyDelayMs), run.probing);
     if (delay === undefined) return;
     run.timer = setTimeout(() => {
       run.timer = undefined;
@@ -212,9 +227,11 @@ export class PodRunner {
     const now = nowIso();
     const views = this.containers(pod);
     const stages = views.map((c) => this.stageOf(run, c, now));
+    run.probing = false;
     const containers = views.map((c, i) => {
       const stage = stages[i]!;
-      return containerStatus(c, stage, stage.kind === 'crashed' ? stage.restartCount : 0);
+      const status = containerStatus(c, stage, stage.kind === 'crashed' ? stage.restartCount : 0);
+      return stage.kind === 'running' ? this.probe(run, pod, c, status, now) : status;
     });
     const status = { ...podStatus(run.placement, containers, pod.status, now), qosClass: qosClass(pod.spec) };
     const ready = containers.length > 0 && containers.every((c) => c.ready === true);
@@ -222,6 +239,49 @@ export class PodRunner {
     if (!ready) this.readySince.delete(run.uid);
     this.api.setStatus(POD, run.ns, run.name, status);
     views.forEach((c, i) => this.recordStage(pod, run, c, stages[i]!));
+  }
+
+  /**
+   * The kubelet's probes of a running container: a failing readiness probe keeps it not
+   * Ready; a liveness probe failing failureThreshold times in a row (default 3) kills it and
+   * it starts again, counted in restartCount. Each miss is an Unhealthy event.
+   */
+  private probe(run: PodRun, pod: KubeObject, c: ContainerView, status: Record<string, unknown>, now: string): Record<string, unknown> {
+    const spec = containerSpec(pod, c.name);
+    if (!spec) return status;
+    const rec = (type: 'Normal' | 'Warning', reason: string, message: string) => this.events.record(pod, type, reason, message, KUBELET(run.node), containerPath(c));
+    const podIP = run.placement.podIP;
+    const liveness = spec.livenessProbe ? probeFailure(spec, spec.livenessProbe, podIP) : undefined;
+    if (liveness !== undefined) {
+      run.probing = true;
+      rec('Warning', 'Unhealthy', `Liveness probe failed: ${liveness}`);
+      const misses = (run.livenessMisses.get(c.name) ?? 0) + 1;
+      run.livenessMisses.set(c.name, misses);
+      if (misses >= (spec.livenessProbe!.failureThreshold ?? 3)) {
+        run.livenessMisses.set(c.name, 0);
+        const prev = run.probeRestarts.get(c.name);
+        run.probeRestarts.set(c.name, { count: (prev?.count ?? 0) + 1, startedAt: run.startedAt.get(c.name) ?? now, finishedAt: now });
+        run.startedAt.set(c.name, now);
+        rec('Normal', 'Killing', `Container ${c.name} failed liveness probe, will be restarted`);
+        rec('Normal', 'Pulled', `Container image "${c.image ?? ''}" already present on machine`);
+        rec('Normal', 'Created', `Created container ${c.name}`);
+        rec('Normal', 'Started', `Started container ${c.name}`);
+      }
+    }
+    const restarts = run.probeRestarts.get(c.name);
+    const out = restarts
+      ? {
+          ...status,
+          restartCount: restarts.count,
+          state: { running: { startedAt: run.startedAt.get(c.name) ?? now } },
+          lastState: { terminated: { exitCode: 137, reason: 'Error', startedAt: restarts.startedAt, finishedAt: restarts.finishedAt, containerID: `containerd://${c.name}` } },
+        }
+      : status;
+    const readiness = spec.readinessProbe ? probeFailure(spec, spec.readinessProbe, podIP) : undefined;
+    if (readiness === undefined) return out;
+    run.probing = true;
+    rec('Warning', 'Unhealthy', `Readiness probe failed: ${readiness}`);
+    return { ...out, ready: false };
   }
 
   /** The kubelet's events for a container entering `stage`. */
@@ -248,9 +308,11 @@ export class PodRunner {
 
 const containerPath = (c: ContainerView) => `spec.containers{${c.name}}`;
 
-/** Milliseconds until the next lifecycle step, or undefined when the pod has settled. */
-export function nextDelay(tick: number, containers: { fault?: Fault }[], readyDelayMs: number): number | undefined {
+/** Milliseconds until the next lifecycle step, or undefined when the pod has settled. A
+ *  failing probe is tried again each step (the sim's unit of time stands for periodSeconds). */
+export function nextDelay(tick: number, containers: { fault?: Fault }[], readyDelayMs: number, probing = false): number | undefined {
   const d = readyDelayMs;
+  if (probing && tick > 0) return Math.max(d, MIN_PROBE_PERIOD_MS);
   if (tick === 0) return containers.some((c) => c.fault === 'slow') ? d * SLOW_FACTOR : d;
   if (containers.some((c) => c.fault === 'crash' || c.fault === 'oom')) return d * Math.min(2 ** (tick - 1), MAX_BACKOFF_FACTOR);
   if (containers.some((c) => c.fault === 'pullfail') && tick === 1) return d;

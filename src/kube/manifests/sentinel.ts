@@ -22,6 +22,7 @@ export const SENTINEL_READINESS_PATH = SENTINEL_HEALTH_PATH;
 const MIN_READY_SECONDS = 5;
 /** Two consecutive failures take a pod out of the endpoints, or restart it (seed 000's table). */
 const READINESS_FAILURE_THRESHOLD = 2;
+/** The seed's contract: liveness too fails after two misses. */
 const LIVENESS_FAILURE_THRESHOLD = 2;
 const PROBE_PERIOD_SECONDS = 5;
 const ZONE_KEY = 'topology.kubernetes.io/zone';
