@@ -121,7 +121,7 @@ export async function buildCtrlApp(deps: CtrlAppDeps): Promise<{ app: FastifyIns
   app.addHook('preValidation', async (req) => {
     if (req.body === undefined || req.body === null || typeof req.body !== 'object') return;
     const bad = checkJsonBody(req.body);
-    if (bad) throw validationError(`invalid request body: ${bad.field}`, [bad]);
+    if (bad.length) throw validationError(`invalid request body: ${bad.map((b) => b.field).join(', ')}`, bad);
   });
   instrumentHttp(app, registry);
   const checks = [...databaseChecks(deps.sql), ...(deps.checks ?? [])];

@@ -1,7 +1,7 @@
 // The deployments table: what the user asked to run, and the workflow's view of its progress.
 import type { Queryable, TxSql } from './db';
 import { inTx } from './tx';
-import { nextAutoVersion } from './versions';
+import { lockVersions } from './versions';
 import type { Scope } from './tenancy';
 import { publishEvent } from './events';
 
@@ -68,13 +68,17 @@ const columns = (q: Queryable) => q`
   memory_mib, replicas, port, command, env, regions, read_only_root_filesystem, status, desired_state, error,
   rolled_back_from, traceparent, strategy, traffic_command, desired_generation::int AS desired_generation, version, autoscaling, created_at, updated_at`;
 
-/** Inserts a deployment; without a version it takes its environment's next `v<N>` in the same
- *  transaction. A version already held fails with 23505 on VERSION_INDEX (versions.ts). */
+/** Inserts a deployment; without a version the database gives it its environment's next `v<N>`
+ *  (sql/0016, a trigger, so any writer gets one). A version already held fails with 23505 on
+ *  VERSION_INDEX (versions.ts). */
 export async function insertDeployment(q: Queryable, d: NewDeployment): Promise<Deployment> {
-  return inTx(q, async (tx) => insertWithVersion(tx, { ...d, version: d.version ?? (await nextAutoVersion(tx, d.environmentId)) }));
+  return inTx(q, async (tx) => {
+    if (d.version) await lockVersions(tx, d.environmentId);
+    return insertRow(tx, d);
+  });
 }
 
-async function insertWithVersion(q: TxSql, d: NewDeployment & { version: string }): Promise<Deployment> {
+async function insertRow(q: TxSql, d: NewDeployment): Promise<Deployment> {
   const [row] = await q<Deployment[]>`
     INSERT INTO deployments (id, workspace_id, project_id, app_id, environment_id, image, build_context,
                              cpu_millicores, memory_mib, replicas, port, command, env, regions, read_only_root_filesystem,
@@ -82,7 +86,7 @@ async function insertWithVersion(q: TxSql, d: NewDeployment & { version: string 
     VALUES (${d.id}, ${d.workspaceId}, ${d.projectId}, ${d.appId}, ${d.environmentId}, ${d.image}, ${d.buildContext},
             ${d.cpuMillicores}, ${d.memoryMib}, ${d.replicas}, ${d.port}, ${q.json(d.command)}, ${q.json(d.env)},
             ${d.regions}, ${d.readOnlyRootFilesystem ?? false}, ${d.rolledBackFrom ?? null}, ${d.traceparent ?? null},
-            ${d.strategy == null ? null : q.json(d.strategy as never)}, ${d.version},
+            ${d.strategy == null ? null : q.json(d.strategy as never)}, ${d.version ?? null},
             ${d.autoscaling == null ? null : q.json(d.autoscaling as never)})
     RETURNING ${columns(q)}`;
   return row!;

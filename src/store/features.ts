@@ -8,11 +8,6 @@ export type StoredFeatures = Record<Feature, boolean | null>;
 
 const NONE: StoredFeatures = { multiRegion: null, autoScaling: null, blueGreen: null, canary: null };
 
-export async function workspaceExists(q: Queryable, workspaceId: string): Promise<boolean> {
-  const rows = await q`SELECT 1 FROM workspaces WHERE id = ${workspaceId}`;
-  return rows.length > 0;
-}
-
 /** A workspace's own choices (NULL: the default decides). */
 export async function getFeatures(q: Queryable, workspaceId: string): Promise<StoredFeatures> {
   const [row] = await q<StoredFeatures[]>`SELECT multi_region, auto_scaling, blue_green, canary FROM workspace_features WHERE workspace_id = ${workspaceId}`;

@@ -29,7 +29,7 @@ export async function runBlueGreen(ctx: Context, deps: StrategyDeps, walk: Walk,
   if (blue) {
     const windowMs = strategy.analysis ? ANALYSIS_CHECKS * ms(strategy.analysis.interval) : 0;
     const r = await hold(ctx, deps, walk, 'bluegreen', windowMs, strategy.analysis);
-    if (r.kind === 'fail') return rollBack(ctx, deps, walk, r.reason);
+    if (r.kind === 'fail') return rollBack(ctx, deps, walk, r.reason, r.signal);
     if (r.kind === 'abort') return rollBack(ctx, deps, walk, 'aborted by operator');
     if (r.kind === 'changed') throw tableChanged(walk, r.found);
   }

@@ -39,7 +39,10 @@ import { ms, type Analysis, type CanaryStrategy } from './strategy';
 import { canarySplit, sameTable, setTraffic } from './traffic';
 import { completeSwitch, guardStep, rollBack, tableChanged, type StrategyDeps, type StrategyOutcome, type Walk } from './walk';
 
-export type HoldResult = { kind: 'pass' | 'promote' | 'abort' } | { kind: 'fail'; reason: string } | { kind: 'changed'; found: Backend[] };
+/** `signal`: the canary's own signals failed (its instances, or the analysis reached its
+ *  failureLimit): its image is quarantined. Not an offline region, a step not ready in time or
+ *  an inconclusive analysis, which say nothing certain about the image. */
+export type HoldResult = { kind: 'pass' | 'promote' | 'abort' } | { kind: 'fail'; reason: string; signal?: boolean } | { kind: 'changed'; found: Backend[] };
 
 export interface Check {
   now: number;
@@ -80,11 +83,11 @@ export function judgeCheck(c: Check, before: HoldMemory, o: { deadline: number; 
   const m = { failures, last };
   const end = (r: HoldResult | null) => ({ ...m, end: r });
   if (c.command === 'abort') return end({ kind: 'abort' });
-  if (c.failed) return end({ kind: 'fail', reason: c.failed });
+  if (c.failed) return end({ kind: 'fail', reason: c.failed, signal: true });
   if (c.changed) return end({ kind: 'changed', found: c.changed });
   if (c.offline?.reason) return end({ kind: 'fail', reason: c.offline.reason });
   if (c.analysis?.verdict === 'fail' && failures >= o.failureLimit) {
-    return end({ kind: 'fail', reason: `analysis failed: ${c.analysis.reason} (${failures} of failureLimit ${o.failureLimit} checks failed)` });
+    return end({ kind: 'fail', reason: `analysis failed: ${c.analysis.reason} (${failures} of failureLimit ${o.failureLimit} checks failed)`, signal: true });
   }
   if (c.command === 'promote') return end({ kind: 'promote' });
   // promoteEarly: every region shown within tolerance, so the rest of the pause adds nothing.
@@ -116,7 +119,7 @@ export async function runCanary(ctx: Context, deps: StrategyDeps, start: Walk, s
       if (held === 'stopped') return rollBack(ctx, deps, walk, 'stopped by operator');
       walk = { ...before, expected: next };
       const r = await hold(ctx, deps, walk, `${i}`, ms(step.pause), strategy.analysis, tally);
-      if (r.kind === 'fail') return rollBack(ctx, deps, walk, r.reason);
+      if (r.kind === 'fail') return rollBack(ctx, deps, walk, r.reason, r.signal);
       if (r.kind === 'abort') return rollBack(ctx, deps, walk, 'aborted by operator');
       if (r.kind === 'changed') throw tableChanged(walk, r.found);
       if (r.kind === 'promote') break;

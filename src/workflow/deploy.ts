@@ -240,7 +240,7 @@ async function walkTraffic(
     const signals = ['ERR_DEPLOY_INSTANCES_FAILED', 'ERR_DEPLOY_TIMEOUT', 'ERR_DEPLOY_REGION_OFFLINE'];
     if (!(err instanceof TerminalError) || !signals.includes(err.code ?? '')) throw err;
     const reason = err.code === 'ERR_DEPLOY_INSTANCES_FAILED' ? `canary instance failed in ${err.message}` : err.message;
-    return rollBack(ctx, sdeps, walk, reason);
+    return rollBack(ctx, sdeps, walk, reason, err.code === 'ERR_DEPLOY_INSTANCES_FAILED');
   }
   return strategy.type === 'canary' ? runCanary(ctx, sdeps, walk, strategy, start.command) : runBlueGreen(ctx, sdeps, walk, strategy, start.command);
 }

@@ -145,19 +145,20 @@ export function tableChanged(walk: Walk, found: readonly Backend[]): TerminalErr
  * The canary stopped and `rolled_back`. Stopping withdraws its share, which over the walk's own
  * table is the rollback itself (everything back on the stable, in one change); over a table
  * someone else changed, it takes back only the canary's share, never the other change, and never
- * sends traffic to a stable that no longer serves.
+ * sends traffic to a stable that no longer serves. `signal`: the canary's own signals failed, so
+ * its image is quarantined (quarantine.ts), unless an operator's abort or stop came first.
  */
-export async function rollBack(ctx: Context, deps: StrategyDeps, walk: Walk, reason: string): Promise<StrategyOutcome> {
+export async function rollBack(ctx: Context, deps: StrategyDeps, walk: Walk, reason: string, signal = false): Promise<StrategyOutcome> {
   const done = await ctx.runTx('rollback', async (tx) => {
     await lockTraffic(tx, walk.environmentId, deps.apexDomain);
     const locked = await deployments.lockDeployment(tx, walk.id);
     if (locked && superseded(locked, walk.generation)) return false;
     // An operator's abort (the stored command) or stop (desired state already stopped) is a
-    // decision, not a failed signal: only a failed signal quarantines the image.
+    // decision, not a failed signal, even when a signal failed too.
     const byOperator = locked?.trafficCommand === 'abort' || locked?.desiredState === 'stopped';
     const row = await stopDeployment(tx, deps, walk.environmentId, walk.id, 'rolled_back', reason);
     if (row) deps.metrics.finished('rolled_back', row.createdAt);
-    if (row && !byOperator) await quarantineFailure(tx, row, reason);
+    if (row && signal && !byOperator) await quarantineFailure(tx, row, reason);
     return true;
   });
   return done === false ? { status: 'superseded' } : { status: 'rolled_back', reason };

@@ -59,7 +59,7 @@ test('unknown ids and a wrong token are API errors with their code, exit 1', asy
   assert.match(cancel.stderr, /HTTP 404 ERR_NOT_FOUND/);
   const denied = await runCli(['deployments', 'ls'], { api: { url: stack.ctrl.url, token: 'wrong-token-0123456789' } });
   assert.equal(denied.code, 1);
-  assert.match(denied.stderr, /invalid admin token \(HTTP 401 ERR_AUTH_UNAUTHORIZED\)/);
+  assert.match(denied.stderr, /invalid admin token or API key \(HTTP 401 ERR_AUTH_UNAUTHORIZED\)/);
 });
 
 test('deploy --wait gives up after --timeout with exit 3, saying the deployment carries on', async () => {

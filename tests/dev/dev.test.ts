@@ -2,6 +2,7 @@
 // it prints and writes (dev.json, mode 0600), the hand-off to the client commands (no flags),
 // its options, the admin token and data kept across restarts, --fresh, and a clean Ctrl-C
 // (exit 0, PostgreSQL stopped, no process left behind).
+import { SIM_TOKEN } from '../../src/kube-sim';
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -81,7 +82,7 @@ test('dev with its defaults: banner, dev.json (0600), kubeconfigs; a client comm
     await until(async () => (await fetch(`${r.kraneUrl}/readyz`)).status === 200, 30_000, `${name}'s krane ready`);
     // Each krane keeps its cluster's Secret sentinel-credentials from the dev credentials file.
     const secret = await until(async () => {
-      const res = await fetch(`${r.kubeApiUrl}/api/v1/namespaces/sentinel/secrets/sentinel-credentials`);
+      const res = await fetch(`${r.kubeApiUrl}/api/v1/namespaces/sentinel/secrets/sentinel-credentials`, { headers: { authorization: `Bearer ${SIM_TOKEN}` } });
       return res.ok ? ((await res.json()) as { data: Record<string, string> }) : undefined;
     }, 15_000, `${name}'s sentinel-credentials`);
     assert.ok(Object.keys(secret.data).length >= 3);

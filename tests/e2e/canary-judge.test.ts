@@ -27,7 +27,8 @@ const compare = (pause: string, extra: Record<string, unknown> = {}) => ({
 });
 
 async function create(strategy?: unknown): Promise<string> {
-  const r = await stack.api('/v1/deployments', { body: { image: 'nginx:1.27', regions: BOTH, replicas: 1, ...(strategy ? { strategy } : {}) } });
+  // force: a rolled-back canary quarantines nginx:1.27, and each test deploys it again.
+  const r = await stack.api('/v1/deployments', { body: { image: 'nginx:1.27', regions: BOTH, replicas: 1, force: true, ...(strategy ? { strategy } : {}) } });
   assert.equal(r.status, 202, JSON.stringify(r.body));
   return r.body.id;
 }

@@ -3,6 +3,7 @@
 // with envFrom; the Secret is repaired when deleted or changed by hand; and its values appear in
 // no log line (ctrl's and krane's, captured at debug), no span, no API response, no feed line and
 // no database row. Also the drift counters reaching GET /v1/regions and `regions ls`.
+import { KubeClient } from '../../src/kube/client';
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -43,7 +44,8 @@ const stack = await testStack({
   },
 });
 const region = stack.regions.get('us-east-1')!;
-const kube = region.krane.api;
+// An admin's client: krane's own identity may not read the Secret (it lists, watches and patches it).
+const kube = new KubeClient(region.sim.sim.kubeConfig());
 const secretRef = { apiVersion: 'v1', kind: 'Secret', namespace: 'sentinel', name: 'sentinel-credentials' };
 const secret = () => kube.get(secretRef) as Promise<any>;
 

@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { changes, cilium, deployments, sentinels, tenancy } from '../../src/store';
 import { testCtrl } from '../http/helpers';
+import { until } from '../helpers/wait';
 import { insertDeploymentOf, makeKey, makeTenant } from './tenancy-helpers';
 
 const t = await testCtrl();
@@ -90,7 +91,8 @@ test('deleting a workspace revokes its keys; the default workspace and environme
   const r = await t.api(`/v1/workspaces/${D.workspaceId}`, { method: 'DELETE' });
   assert.equal(r.status, 200, r.text);
   assert.equal(r.body.removed.keys, 1);
-  assert.equal((await t.api(`/v1/environments/${D.environmentId}`, { token: k.key })).status, 401);
+  // Revocation reaches every replica by NOTIFY, this one too: within 2 s (API.md), not before the answer.
+  await until(async () => (await t.api(`/v1/environments/${D.environmentId}`, { token: k.key })).status === 401, 2_000, 'the revoked key refused');
   assert.equal((await t.api(`/v1/workspaces/${D.workspaceId}`)).status, 404);
   assert.equal((await t.api('/v1/workspaces/default', { method: 'DELETE' })).status, 409);
   assert.equal((await t.api('/v1/environments/default', { method: 'DELETE' })).status, 409);

@@ -1,5 +1,6 @@
 // Seed 001's versions, rollback by version, quarantine, workspace feature flags and default
 // regions (issue 25), end to end on the in-process stack: kube-sim per region, krane, ctrl.
+import { startStandInPrometheus } from '../helpers/prom-stand-in';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { testStack, until } from '../helpers/stack';
@@ -91,9 +92,12 @@ test('rollback to v1 makes a new ready deployment with v1\'s image and config, n
 
 test('a canary rolled back by its analysis quarantines its image: deploy and rollback of it are 409 until forced or released; an abort quarantines nothing', async () => {
   const bad = 'registry.local/app:gate-fails';
+  // The gate fails (a value under its minimum), which says the image is bad; a Prometheus that
+  // cannot be reached (inconclusive) fails the canary closed but says nothing of the image.
+  const prom = await startStandInPrometheus(0);
   const id = await created({
     image: bad,
-    strategy: { type: 'canary', steps: [{ weight: 20, pause: '2s' }], analysis: { interval: '200ms', failureLimit: 1, prometheus: { url: 'http://127.0.0.1:1', query: 'up', min: 1 } } },
+    strategy: { type: 'canary', steps: [{ weight: 20, pause: '2s' }], analysis: { interval: '200ms', failureLimit: 1, prometheus: { url: prom.url, query: 'up', min: 1 } } },
   });
   const done = await finished(id);
   assert.equal(done.status, 'rolled_back', JSON.stringify(done.error));
@@ -186,6 +190,6 @@ test('a deploy naming no regions goes to its environment\'s regions, else to ctr
   await stack.db.sql`UPDATE environments SET regions = ${['eu-west-1']} WHERE id = 'default'`;
   const e = await created({ image: 'nginx:1.27', regions: undefined });
   assert.deepEqual((await stack.api(`/v1/deployments/${e}`)).body.regions, ['eu-west-1']);
-  await stack.db.sql`UPDATE environments SET regions = NULL WHERE id = 'default'`;
+  await stack.db.sql`UPDATE environments SET regions = '{}' WHERE id = 'default'`;
   for (const id of [d, e]) assert.equal((await finished(id)).status, 'ready');
 });

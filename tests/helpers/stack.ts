@@ -70,7 +70,9 @@ export const until = <T>(fn: () => T | undefined | null | false | Promise<T | un
 export function deploymentsOf(stack: TestStack, regions: string[], waitMs = 30_000) {
   return {
     async create(strategy?: unknown): Promise<string> {
-      const r = await stack.api('/v1/deployments', { body: { image: 'nginx:1.27', regions, replicas: 1, ...(strategy ? { strategy } : {}) } });
+      // force: these files fail one image on purpose, test after test, and quarantine (which a
+      // failed canary's image gets) is shown in tests/e2e/versions.test.ts, not here.
+      const r = await stack.api('/v1/deployments', { body: { image: 'nginx:1.27', regions, replicas: 1, force: true, ...(strategy ? { strategy } : {}) } });
       if (r.status !== 202) throw new Error(`create answered ${r.status}: ${JSON.stringify(r.body)}`);
       return r.body.id;
     },

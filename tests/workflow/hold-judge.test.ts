@@ -37,7 +37,7 @@ test('judgeCheck: each case, and the failures it carries on', () => {
   // A walk journaled before issue 23 replays under its old rule: a failing last check passed.
   assert.equal(judgeCheck(check({ now: 1000 }), { failures: 1, last: fail }, { ...o, legacy: true }).end?.kind, 'pass');
   const limit = judgeCheck(check({ analysis: fail }), { failures: 2, last: null }, o);
-  assert.deepEqual(limit.end, { kind: 'fail', reason: 'analysis failed: 0.9 is above the maximum 0.05 (3 of failureLimit 3 checks failed)' });
+  assert.deepEqual(limit.end, { kind: 'fail', reason: 'analysis failed: 0.9 is above the maximum 0.05 (3 of failureLimit 3 checks failed)', signal: true });
 });
 
 test('superseded: only a run that began under an older generation, with the deployment running again', () => {

@@ -1,9 +1,14 @@
 // An environment's history and what seed 001 builds on it (issue 25): versions, rollback to a
 // version, the quarantined images; and each workspace's feature flags. Handlers validate, then
 // call the store or a command (src/workflow); a rollback is a new deployment like any other.
-import type { FastifyInstance } from 'fastify';
+// Like every route: a permission each (routes.write ones name their audit action), an
+// environment or workspace outside a key's scope is a 404, and each change's audit row commits
+// with it (the rollback's in its deployment's insert, the others in their own transaction).
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { notFound } from '../../errors';
-import { features, quarantine, tenancy, versions, type Sql } from '../../store';
+import { features, quarantine, tenancy, versions, withTx, type Sql } from '../../store';
+import { auditAlongside, auditInTx } from '../audit';
+import { visible } from './scope';
 import { deploymentByVersion } from '../../workflow/admission';
 import { rollbackTo, type CommandDeps } from '../../workflow';
 import { deployments } from '../../store';
@@ -11,58 +16,74 @@ import { effectiveFeatures, type Feature } from '../../workflow/features';
 import { EnvironmentRollbackBody, FeaturesBody, IdParams, QuarantineParams, VersionsQuery } from './schemas';
 import { parse } from './parse';
 
-async function environmentOr404(sql: Sql, id: string) {
+async function environmentOr404(sql: Sql, req: FastifyRequest, id: string) {
   const env = await tenancy.getEnvironment(sql, id);
-  if (!env) throw notFound('environment', id);
-  return env;
+  return visible(req, env && { ...env, environmentId: env.id }, 'environment', id);
 }
+
+/** A workspace the caller may see (a key: its own), or the same 404 as a missing one. */
+async function workspaceOr404(sql: Sql, req: FastifyRequest, id: string) {
+  const w = await tenancy.getWorkspace(sql, id);
+  visible(req, w && { workspaceId: w.id }, 'workspace', id);
+}
+
+const READ = { config: { permission: 'deployments.read' as const } };
 
 export function versionRoutes(cmd: CommandDeps) {
   const sql = cmd.sql;
   const defaults: readonly Feature[] = cmd.defaultFeatures ?? features.FEATURES;
   return (app: FastifyInstance) => {
-    app.get('/v1/environments/:id/versions', async (req) => {
+    app.get('/v1/environments/:id/versions', READ, async (req) => {
       const { id } = parse(IdParams, req.params, 'params');
       const { limit } = parse(VersionsQuery, req.query, 'query');
-      await environmentOr404(sql, id);
+      await environmentOr404(sql, req, id);
       return { environmentId: id, versions: await versions.listVersions(sql, id, limit) };
     });
 
-    app.post('/v1/environments/:id/rollback', async (req, reply) => {
+    app.post('/v1/environments/:id/rollback', { config: { permission: 'traffic.write', action: 'environment.rollback' } }, async (req, reply) => {
       const { id } = parse(IdParams, req.params, 'params');
       const body = parse(EnvironmentRollbackBody, req.body, 'body');
-      await environmentOr404(sql, id);
+      await environmentOr404(sql, req, id);
       const source = body.version ? await deploymentByVersion(sql, id, body.version) : await deployments.getDeployment(sql, body.deploymentId!);
       if (!source || source.environmentId !== id) throw notFound('deployment', `${body.deploymentId} in environment ${id}`);
-      const d = await rollbackTo(cmd, source, { force: body.force });
+      const d = await rollbackTo(cmd, source, { force: body.force }, auditAlongside(req));
       return reply.status(202).send({ id: d.id, status: d.status, version: d.version, rollbackOf: source.id, rollbackOfVersion: source.version });
     });
 
-    app.get('/v1/environments/:id/quarantine', async (req) => {
+    app.get('/v1/environments/:id/quarantine', READ, async (req) => {
       const { id } = parse(IdParams, req.params, 'params');
-      await environmentOr404(sql, id);
+      await environmentOr404(sql, req, id);
       const rows = await quarantine.listQuarantined(sql, id);
       return { environmentId: id, images: rows.map((r) => ({ image: r.image, reason: r.reason, deploymentId: r.deploymentId, createdAt: r.createdAt })) };
     });
 
-    app.delete('/v1/environments/:id/quarantine/:image', async (req) => {
+    app.delete('/v1/environments/:id/quarantine/:image', { config: { permission: 'deployments.write', action: 'quarantine.release' } }, async (req) => {
       const { id, image } = parse(QuarantineParams, req.params, 'params');
-      await environmentOr404(sql, id);
-      if (!(await quarantine.releaseImage(sql, id, image))) throw notFound('quarantined image', image);
+      const env = await environmentOr404(sql, req, id);
+      await withTx(sql, async (tx) => {
+        if (!(await quarantine.releaseImage(tx, id, image))) throw notFound('quarantined image', image);
+        await auditInTx(tx, req, { id: `${id}/${quarantine.quarantineKey(image)}`, workspaceId: env.workspaceId, projectId: env.projectId, environmentId: id });
+      });
       return { environmentId: id, image: quarantine.quarantineKey(image), released: true };
     });
 
-    app.get('/v1/workspaces/:id/features', async (req) => {
+    app.get('/v1/workspaces/:id/features', READ, async (req) => {
       const { id } = parse(IdParams, req.params, 'params');
-      if (!(await features.workspaceExists(sql, id))) throw notFound('workspace', id);
+      await workspaceOr404(sql, req, id);
       return { workspaceId: id, features: effectiveFeatures(await features.getFeatures(sql, id), defaults) };
     });
 
-    app.put('/v1/workspaces/:id/features', async (req) => {
+    // Admin only (unscoped): a workspace's flags are what its operator was sold, not its own choice.
+    app.put('/v1/workspaces/:id/features', { config: { permission: 'environments.write', unscoped: true, action: 'workspace.features' } }, async (req) => {
       const { id } = parse(IdParams, req.params, 'params');
       const body = parse(FeaturesBody, req.body, 'body');
-      if (!(await features.workspaceExists(sql, id))) throw notFound('workspace', id);
-      return { workspaceId: id, features: effectiveFeatures(await features.setFeatures(sql, id, body), defaults) };
+      await workspaceOr404(sql, req, id);
+      const stored = await withTx(sql, async (tx) => {
+        const row = await features.setFeatures(tx, id, body);
+        await auditInTx(tx, req, { id, workspaceId: id });
+        return row;
+      });
+      return { workspaceId: id, features: effectiveFeatures(stored, defaults) };
     });
   };
 }

@@ -52,26 +52,34 @@ export interface UnsafeValue {
   message: string;
 }
 
+/** Problems named per refused body: every field a client must fix, within a bounded answer. */
+const MAX_PROBLEMS = 20;
+
 /**
- * The first place in a parsed JSON value that breaks the rules above, or undefined. Iterative,
- * so no body, however deep, can overflow the stack on the way to being refused.
+ * Every place in a parsed JSON value that breaks the rules above (at most MAX_PROBLEMS), in
+ * path order; empty when the value is fine. Iterative, so no body, however deep, can overflow
+ * the stack on the way to being refused.
  */
-export function checkJsonBody(value: unknown): UnsafeValue | undefined {
+export function checkJsonBody(value: unknown): UnsafeValue[] {
+  const out: UnsafeValue[] = [];
   const stack: { v: unknown; path: string[] }[] = [{ v: value, path: [] }];
   const name = (path: string[]) => (path.length ? path.join('.') : '(root)');
-  while (stack.length) {
+  while (stack.length && out.length < MAX_PROBLEMS) {
     const { v, path } = stack.pop()!;
     if (typeof v === 'string') {
-      if (!isSafeText(v)) return { field: name(path), message: UNSAFE_TEXT };
+      if (!isSafeText(v)) out.push({ field: name(path), message: UNSAFE_TEXT });
       continue;
     }
     if (v === null || typeof v !== 'object') continue;
-    if (path.length >= MAX_JSON_DEPTH) return { field: name(path), message: `nested deeper than ${MAX_JSON_DEPTH} levels` };
+    if (path.length >= MAX_JSON_DEPTH) {
+      out.push({ field: name(path), message: `nested deeper than ${MAX_JSON_DEPTH} levels` });
+      continue;
+    }
     for (const [k, child] of Object.entries(v)) {
       // The key itself is not echoed: it is the hostile part.
-      if (!isSafeText(k)) return { field: name(path), message: `a key ${UNSAFE_TEXT}` };
-      stack.push({ v: child, path: [...path, k] });
+      if (!isSafeText(k)) out.push({ field: name(path), message: `a key ${UNSAFE_TEXT}` });
+      else stack.push({ v: child, path: [...path, k] });
     }
   }
-  return undefined;
+  return out.sort((a, b) => (a.field < b.field ? -1 : a.field > b.field ? 1 : 0));
 }
