@@ -46,7 +46,8 @@ export interface RegionView {
 /** One wave's sentinels by outcome (GET /v1/sentinel-rollouts/current). */
 export interface RolloutWave {
   index: number;
-  percentage?: number;
+  /** Cumulative share of the fleet this wave brings the rollout to, when known. */
+  percentage?: number | undefined;
   total: number;
   succeeded: number;
   failed: number;

@@ -1,6 +1,6 @@
 // The fleet rollout as the page shows it: per-wave progress and which actions the API accepts
 // in each state (the same rules as src/http/api/rollouts.ts, which answers 409 otherwise).
-import type { RolloutView } from '../types';
+import type { RolloutView, RolloutWave } from '../types';
 
 export type RolloutAction = 'start' | 'resume' | 'cancel' | 'rollback';
 
@@ -23,15 +23,8 @@ export function rolloutActions(state: string): Record<RolloutAction, boolean> {
 /** States the rollback button names when it is disabled. */
 export const allowedIn = (a: RolloutAction) => ALLOWED[a];
 
-export interface WaveProgress {
-  index: number;
-  /** Cumulative share of the fleet this wave brings the rollout to, when known. */
-  percentage?: number;
-  total: number;
-  succeeded: number;
-  failed: number;
-  skipped: number;
-  pending: number;
+/** A wave's counts as the API gives them, and where the page says it stands. */
+export interface WaveProgress extends RolloutWave {
   phase: 'done' | 'running' | 'waiting' | 'failed';
 }
 
