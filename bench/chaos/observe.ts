@@ -4,6 +4,7 @@
 // and each region's actual managed objects.
 import type postgres from 'postgres';
 import type { DesiredSpec, StatusEvent } from './invariants';
+import { SIM_TOKEN } from '../../src/kube-sim';
 
 /** Managed-object selector (API.md "Labels on Kubernetes objects"). */
 const MANAGED = 'app.kubernetes.io/managed-by=krane';
@@ -80,7 +81,8 @@ export async function listenStatus(sql: postgres.Sql): Promise<{ events: StatusE
 }
 
 async function listItems(url: string): Promise<any[]> {
-  const r = await fetch(url, { signal: AbortSignal.timeout(5_000) });
+  // The simulator authenticates like a real API server: the harness reads as its admin.
+  const r = await fetch(url, { signal: AbortSignal.timeout(5_000), headers: { authorization: `Bearer ${SIM_TOKEN}` } });
   if (!r.ok) throw new Error(`${url}: ${r.status}`);
   return ((await r.json()) as { items: any[] }).items;
 }

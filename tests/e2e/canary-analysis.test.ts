@@ -85,7 +85,8 @@ test('a query without data is inconclusive and fails closed when the step ends',
   const done = await finished(id);
   assert.equal(done.status, 'rolled_back');
   assert.match(done.error, /analysis inconclusive when the step ended \(no data\)/);
-  await release();
+  // No data says nothing of the image: the canary fails closed, its image stays deployable.
+  assert.equal((await stack!.api('/v1/environments/default/quarantine')).body.images.length, 0, 'an inconclusive gate quarantines nothing');
   for (const r of BOTH) await until(async () => (await weights(r)) === `${stable}:100`, 10_000, `${r} back on stable`);
   assert.ok(seen.some((e) => e.type === 'deployment.analysis' && e.deploymentId === id && e.verdict === 'inconclusive'));
 });
