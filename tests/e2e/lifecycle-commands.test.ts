@@ -72,7 +72,7 @@ test('abort while the canary\'s instances are still starting is honoured within 
   // Starting: it is in the table at 0% and its pods exist, not ready.
   await until(async () => (await table()).some((b) => b.deploymentId === canary && b.weight === 0), 30_000, 'canary at 0%');
   await until(async () => {
-    const [x] = await stack.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM instances WHERE deployment_id = ${canary} AND status = 'pending'`;
+    const [x] = await stack.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM instances WHERE deployment_id = ${canary} AND status IN ('pending', 'creating')`;
     return x!.n > 0;
   }, 10_000, 'canary pods starting');
   let max = 0;
