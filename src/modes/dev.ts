@@ -68,6 +68,7 @@ export async function startDev(cfg: DevConfig): Promise<DevHandle> {
       kubeconfigDir: join(dataDir, 'kube'),
       logLevel: cfg.logLevel,
       logger,
+      outboundAllow: cfg.outboundAllow,
     });
   } catch (err) {
     await pg.stop();
