@@ -12,18 +12,23 @@ export interface StandInPrometheus {
   set(value: number | null): void;
   /** Queries answered so far. */
   queries(): number;
+  /** The values answered to `query` (null: no data), in order. */
+  answered(query: string): (number | null)[];
   close(): Promise<void>;
 }
 
 export async function startStandInPrometheus(initial: number | null = null): Promise<StandInPrometheus> {
   let value = initial;
   let asked = 0;
+  const byQuery = new Map<string, (number | null)[]>();
   const server = createServer((req, res) => {
     if (!req.url?.startsWith('/api/v1/query')) {
       res.statusCode = 404;
       return void res.end();
     }
     asked++;
+    const query = new URL(req.url, 'http://x').searchParams.get('query') ?? '';
+    byQuery.set(query, [...(byQuery.get(query) ?? []), value]);
     const result = value === null ? [] : [{ metric: {}, value: [Date.now() / 1000, String(value)] }];
     res.setHeader('content-type', 'application/json');
     res.end(JSON.stringify({ status: 'success', data: { resultType: 'vector', result } }));
@@ -34,6 +39,7 @@ export async function startStandInPrometheus(initial: number | null = null): Pro
     url: `http://127.0.0.1:${port}`,
     set: (v) => void (value = v),
     queries: () => asked,
+    answered: (query) => byQuery.get(query) ?? [],
     close: () =>
       new Promise<void>((r) => {
         server.closeAllConnections();
