@@ -2,8 +2,9 @@
 // invariants. Returns what it saw; bench/chaos.ts and the CI test aggregate and judge.
 import type { ChaosCluster } from './cluster';
 import { faultRunner } from './faults';
-import { diffRegion, percentile, stepsTwice, wrongDeletions, type Deletion, type Violation } from './invariants';
-import { listenStatus, readActual, readDeletions, readDesired, sampleDesired } from './observe';
+import { diffRegion, percentile, stepsTwice, trafficViolations, wrongDeletions, type Deletion, type Violation } from './invariants';
+import { listenStatus, readActual, readDeletions, readDesired, sampleDesired, sampleTraffic } from './observe';
+import { startStandInPrometheus } from '../../tests/helpers/prometheus-stand-in';
 import { generateSchedule, type Fault, type ScheduleOptions } from './schedule';
 import { Workload, type Call } from './workload';
 
@@ -68,7 +69,26 @@ export async function runSchedule(c: ChaosCluster, seed: number, durationMs: num
   const since = await auditHeads(c);
   const sampler = sampleDesired(c.sql, SAMPLE_EVERY_MS);
   const status = await listenStatus(c.sql);
-  const workload = new Workload({ seed: seed ^ 0x5bd1e995, ctrlUrls: c.ctrls.map((n) => n.url), adminToken: c.adminToken, regions: c.regions.map((r) => r.name), durationMs, gapMs: 700 });
+  const prometheus = await startStandInPrometheus(0.01);
+  const lane = await laneEnvironment(c);
+  // Each broken traffic rule once per environment, deployment and rule: a table that stays
+  // wrong is one finding, not one per sample.
+  const traffic = new Map<string, Violation>();
+  const trafficSampler = sampleTraffic(c.sql, SAMPLE_EVERY_MS, (t, rows) => {
+    for (const v of trafficViolations(t, rows)) {
+      const key = `${v.detail.environmentId}/${v.detail.deploymentId ?? ''}/${v.detail.rule}`;
+      if (!traffic.has(key)) traffic.set(key, v);
+    }
+  });
+  const workload = new Workload({
+    seed: seed ^ 0x5bd1e995,
+    ctrlUrls: c.ctrls.map((n) => n.url),
+    adminToken: c.adminToken,
+    regions: c.regions.map((r) => r.name),
+    durationMs,
+    gapMs: 700,
+    progressive: { environmentId: lane, prometheusUrl: prometheus.url, setMetric: (v) => prometheus.set(v) },
+  });
   const runner = faultRunner(c);
   const faultsDone = runner.run(faults);
   await workload.run();
@@ -96,6 +116,9 @@ export async function runSchedule(c: ChaosCluster, seed: number, durationMs: num
   await waitConverged(c, Date.now(), violations, 'after workflows ended');
   violations.push(...(await failures(c)));
   sampler.stop();
+  trafficSampler.stop();
+  await prometheus.close();
+  violations.push(...traffic.values());
   await status.stop();
   violations.push(...stepsTwice(status.events));
   const deletions = await deletionsSince(c, since);
@@ -119,6 +142,14 @@ export async function runSchedule(c: ChaosCluster, seed: number, durationMs: num
     serverErrors,
     outcome: await outcome(c),
   };
+}
+
+/** The progressive lane's environment (workload.ts): made here, as an operator would before. */
+async function laneEnvironment(c: ChaosCluster): Promise<string> {
+  const id = `env_chaos_progressive`;
+  await c.sql`INSERT INTO environments (id, workspace_id, project_id, app_id, slug)
+              VALUES (${id}, 'default', 'default', 'default', 'progressive') ON CONFLICT (id) DO NOTHING`;
+  return id;
 }
 
 /** Polls until every region equals desired state; records the last difference if it never does. */

@@ -45,15 +45,23 @@ export interface CreateSpec {
   steps: number;
   failureLimit: number;
   analysis: boolean;
+  /** Check interval and step pause: a pause shorter than failureLimit checks is where a limit
+   *  counted per step never trips; a long one lets an offline region be noticed mid-walk. */
+  interval: '100ms' | '200ms';
+  pause: '150ms' | '400ms' | '1s';
+  /** An image the simulator makes ready ten times slower: commands land while it starts. */
+  slow: boolean;
 }
 
-/** The strategy body: short pauses and a 100 ms check interval keep a walk within a second or two. */
+export const imageOf = (s: Pick<CreateSpec, 'slow'>) => (s.slow ? 'nginx-slow:1.27' : 'nginx:1.27');
+
+/** The strategy body: short pauses and checks keep a walk within a second or three. */
 export function strategyOf(s: CreateSpec, prometheusUrl: string, query: string): unknown {
-  const analysis = s.analysis ? { interval: '100ms', failureLimit: s.failureLimit, prometheus: { url: prometheusUrl, query, max: 0.05 } } : undefined;
+  const analysis = s.analysis ? { interval: s.interval, failureLimit: s.failureLimit, prometheus: { url: prometheusUrl, query, max: 0.05 } } : undefined;
   if (s.kind === 'rolling') return undefined;
   if (s.kind === 'blue-green') return { type: 'blue-green', scaleDownDelay: '300ms', ...(analysis ? { analysis } : {}) };
   const weights = [20, 50, 80].slice(0, s.steps);
-  return { type: 'canary', steps: weights.map((weight) => ({ weight, pause: '400ms' })), ...(analysis ? { analysis } : {}) };
+  return { type: 'canary', steps: weights.map((weight) => ({ weight, pause: s.pause })), ...(analysis ? { analysis } : {}) };
 }
 
 class Create implements Cmd {
@@ -62,12 +70,13 @@ class Create implements Cmd {
   async run(box: Box, d: Driver) {
     const before = await d.snapshot(box.m);
     const query = `model_metric{n="${box.queries.next++}"}`;
-    const a = noServerError('create', await d.create(strategyOf(this.s, d.prom.url, query)));
+    const a = noServerError('create', await d.create(strategyOf(this.s, d.prom.url, query), imageOf(this.s)));
     if (a.status !== 202) throw new Error(`create answered ${a.status}: ${JSON.stringify(a.body)}`);
     box.m = M.created(M.tick(box.m), { id: a.body.id, kind: this.s.kind, failureLimit: this.s.analysis ? this.s.failureLimit : Infinity, query, stable: M.stableIn(before) });
     await checkRules(box, d);
   }
-  toString = () => `create(${this.s.kind}${this.s.kind === 'canary' ? ` steps=${this.s.steps}` : ''}${this.s.analysis ? ` limit=${this.s.failureLimit}` : ''})`;
+  toString = () =>
+    `create(${this.s.kind}${this.s.kind === 'canary' ? ` steps=${this.s.steps}x${this.s.pause}` : ''}${this.s.analysis ? ` limit=${this.s.failureLimit}/${this.s.interval}` : ''}${this.s.slow ? ' slow' : ''})`;
 }
 
 class DesiredState implements Cmd {
@@ -81,6 +90,25 @@ class DesiredState implements Cmd {
     await checkRules(box, d);
   }
   toString = () => `${this.state === 'running' ? 'start' : 'stop'}(#${this.i})`;
+}
+
+/** A stop and a start a few milliseconds apart (a script, or two operators): the start is last. */
+class StopThenStart implements Cmd {
+  constructor(readonly i: number) {}
+  check = hasDeployments;
+  async run(box: Box, d: Driver) {
+    const dep = target(box, this.i);
+    box.m = M.tick(box.m);
+    const stop = d.api(`/v1/deployments/${dep.id}/stop`, {});
+    await new Promise((r) => setTimeout(r, 5));
+    const start = d.api(`/v1/deployments/${dep.id}/start`, {});
+    const [a, b] = [noServerError('stop', await stop), noServerError('start', await start)];
+    if (a.status < 300) box.m = M.desiredAccepted(box.m, dep.id, 'stopped');
+    box.m = M.tick(box.m);
+    if (b.status < 300) box.m = M.desiredAccepted(box.m, dep.id, 'running');
+    await checkRules(box, d);
+  }
+  toString = () => `stopThenStart(#${this.i})`;
 }
 
 class Abort implements Cmd {
@@ -130,8 +158,11 @@ const post = (what: string, path: (box: Box) => string) => async (box: Box, d: D
 const specArb = fc.record({
   kind: fc.constantFrom<M.Kind>('rolling', 'canary', 'canary', 'blue-green'),
   steps: fc.integer({ min: 1, max: 3 }),
-  failureLimit: fc.integer({ min: 1, max: 3 }),
+  failureLimit: fc.integer({ min: 1, max: 5 }),
   analysis: fc.boolean(),
+  interval: fc.constantFrom<CreateSpec['interval']>('100ms', '200ms'),
+  pause: fc.constantFrom<CreateSpec['pause']>('150ms', '400ms', '1s'),
+  slow: fc.boolean(),
 });
 const idx = fc.nat({ max: 7 });
 const region = fc.constantFrom(...REGIONS);
@@ -143,6 +174,7 @@ export function commandArbs(): fc.Arbitrary<Cmd>[] {
     specArb.map((s) => new Create(s)),
     idx.map((i) => new DesiredState(i, 'stopped')),
     idx.map((i) => new DesiredState(i, 'running')),
+    idx.map((i) => new StopThenStart(i)),
     idx.map((i) => new Abort(i)),
     idx.map((i) => new Simple(`promote(#${i})`, post('promote', (b) => `/v1/deployments/${target(b, i).id}/promote`), hasDeployments)),
     idx.map((i) => new Simple(`rollback(#${i})`, async (box, d) => rollback(box, d, i), hasDeployments)),

@@ -40,7 +40,9 @@ export class Driver {
 
   static async start(): Promise<Driver> {
     const engine = { stealAfterMs: 0 };
-    const stack = await testStack({ regions: REGIONS, ctrl: { engine, recheckMs: 200, settings: CTRL_SETTINGS } });
+    // Pods ready after 60 ms (600 ms for a `slow` image): an abort or a stop can land while a
+    // deployment's instances start.
+    const stack = await testStack({ regions: REGIONS, readyDelayMs: 60, ctrl: { engine, recheckMs: 200, settings: CTRL_SETTINGS } });
     const cfg = loadConfig(
       'ctrl',
       {
@@ -99,8 +101,8 @@ export class Driver {
     return { status: r.status, body: text ? JSON.parse(text) : null };
   }
 
-  create(strategy: unknown): Promise<Answer> {
-    return this.api('/v1/deployments', { image: 'nginx:1.27', regions: REGIONS, replicas: 1, environmentId: this.environmentId, ...(strategy ? { strategy } : {}) });
+  create(strategy: unknown, image = 'nginx:1.27'): Promise<Answer> {
+    return this.api('/v1/deployments', { image, regions: REGIONS, replicas: 1, environmentId: this.environmentId, ...(strategy ? { strategy } : {}) });
   }
 
   readonly kraneDown = new Set<string>();

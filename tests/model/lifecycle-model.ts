@@ -188,8 +188,8 @@ export function stableViolations(m: Model, s: Snapshot): Violation[] {
   if (!newest || newest.kind === 'rolling' || !newest.stable) return [];
   const real = s.deployments[newest.id];
   if (!real || TERMINAL.has(real.status)) return [];
-  const stable = m.deployments.find((d) => d.id === newest.stable);
-  if (stable?.desired && stable.desired.state === 'stopped') return []; // the operator stopped it
+  // The operator stopped or started it (a start restarts it): theirs to touch.
+  if (m.deployments.find((d) => d.id === newest.stable)?.desired) return [];
   const st = s.deployments[newest.stable];
   if (st && (st.desiredState !== 'running' || st.status !== 'ready')) {
     return [{ rule: 'stable', message: `${newest.stable}, the stable of ${newest.id} (${real.status}), is ${st.status}, desired ${st.desiredState}, before the switch` }];

@@ -34,7 +34,7 @@ let commands = 0;
 
 /** Each sequence begins with a stable deployment at 100%, so canaries and blue-greens walk. */
 async function withStable(box: Box): Promise<void> {
-  const a = await driver.create(strategyOf({ kind: 'rolling', steps: 1, failureLimit: 1, analysis: false }, driver.prom.url, 'none'));
+  const a = await driver.create(strategyOf({ kind: 'rolling', steps: 1, failureLimit: 1, analysis: false, interval: '100ms', pause: '150ms', slow: false }, driver.prom.url, 'none'));
   assert.equal(a.status, 202, JSON.stringify(a.body));
   box.m = M.created(box.m, { id: a.body.id, kind: 'rolling', failureLimit: Infinity, query: `none-${a.body.id}`, stable: null });
   await settle(box, 'the first deployment ready');
@@ -56,7 +56,8 @@ async function settle(box: Box, what: string): Promise<void> {
 }
 
 test(`the deployment lifecycle keeps its rules under ${NUM_RUNS} generated sequences of commands and faults`, { timeout: 60 * 60_000 }, async () => {
-  const property = fc.asyncProperty(fc.commands(commandArbs(), { maxCommands: MAX_COMMANDS }), async (cmds) => {
+  const replayPath = process.env.FC_REPLAY_PATH;
+  const property = fc.asyncProperty(fc.commands(commandArbs(), { maxCommands: MAX_COMMANDS, ...(replayPath ? { replayPath } : {}) }), async (cmds) => {
     await driver.newSequence();
     const box: Box = { m: M.initialModel(), prev: null, known, queries };
     sequences++;
@@ -69,7 +70,13 @@ test(`the deployment lifecycle keeps its rules under ${NUM_RUNS} generated seque
   const path = process.env.FC_PATH;
   const started = Date.now();
   try {
-    await fc.assert(property, { numRuns: NUM_RUNS, ...(seed !== undefined ? { seed } : {}), ...(path ? { path, endOnFailure: true } : {}) });
+    const run = await fc.check(property, { numRuns: NUM_RUNS, includeErrorInReport: true, ...(seed !== undefined ? { seed } : {}), ...(path ? { path, endOnFailure: true } : {}) });
+    if (run.failed) {
+      const shrunk = String(run.counterexample?.[0] ?? '');
+      const replay = /replayPath="([^"]+)"/.exec(shrunk)?.[1];
+      const cmd = `FC_SEED=${run.seed} FC_PATH=${run.counterexamplePath} FC_MAX_COMMANDS=${MAX_COMMANDS}${replay ? ` FC_REPLAY_PATH=${replay}` : ''}${M.STRICT && !M.KNOWN_DEFECTS_FIXED ? ' UNKEY_INFRA_MODEL_STRICT=1' : ''} npm test -- tests/model/lifecycle.test.ts`;
+      assert.fail(`${fc.defaultReportMessage(run)}\n\nreplay: ${cmd}`);
+    }
   } finally {
     await driver.close();
     console.log(`# model: ${sequences} sequences, ${commands} commands (+1 create each) in ${Math.round((Date.now() - started) / 1000)} s; seed ${seed ?? 'random (printed on failure)'}`);
