@@ -21,6 +21,8 @@ const SAMPLE_EVERY_MS = 250;
 /** Convergence and terminal-state polling: fine enough for the p50, light on the database. */
 const POLL_MS = 500;
 const TERMINAL = ['completed', 'failed', 'cancelled'];
+/** The progressive lane's environment (progressive.ts), one per schedule's database. */
+const LANE_ENVIRONMENT = 'env_chaos_progressive';
 /** Workload calls that wait on a workflow's result (engine.call behind the API), by the
  *  workflow handler each starts. */
 const WAITING_CALLS = new Map<string, { service: string; handler: string }>([
@@ -41,8 +43,9 @@ export interface ScheduleResult {
   calls: { total: number; byStatus: Record<string, number> };
   /** 5xx answers to calls that do not wait on a workflow: not violations, but worth reading. */
   serverErrors: { what: string; status: number; body: unknown }[];
-  /** What the workload left behind: deployments by status, resources wanted per region. */
-  outcome: { deployments: Record<string, number>; wantedResources: number };
+  /** What the workload left behind: deployments by status, resources wanted per region, and the
+   *  progressive lane's deployments by `strategy:status` (e.g. `canary:rolled_back`). */
+  outcome: { deployments: Record<string, number>; wantedResources: number; progressive: Record<string, number> };
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -71,15 +74,7 @@ export async function runSchedule(c: ChaosCluster, seed: number, durationMs: num
   const status = await listenStatus(c.sql);
   const prometheus = await startStandInPrometheus(0.01);
   const lane = await laneEnvironment(c);
-  // Each broken traffic rule once per environment, deployment and rule: a table that stays
-  // wrong is one finding, not one per sample.
-  const traffic = new Map<string, Violation>();
-  const trafficSampler = sampleTraffic(c.sql, SAMPLE_EVERY_MS, (t, rows) => {
-    for (const v of trafficViolations(t, rows)) {
-      const key = `${v.detail.environmentId}/${v.detail.deploymentId ?? ''}/${v.detail.rule}`;
-      if (!traffic.has(key)) traffic.set(key, v);
-    }
-  });
+  const traffic = watchTraffic(c);
   const workload = new Workload({
     seed: seed ^ 0x5bd1e995,
     ctrlUrls: c.ctrls.map((n) => n.url),
@@ -116,9 +111,8 @@ export async function runSchedule(c: ChaosCluster, seed: number, durationMs: num
   await waitConverged(c, Date.now(), violations, 'after workflows ended');
   violations.push(...(await failures(c)));
   sampler.stop();
-  trafficSampler.stop();
+  violations.push(...traffic.stop());
   await prometheus.close();
-  violations.push(...traffic.values());
   await status.stop();
   violations.push(...stepsTwice(status.events));
   const deletions = await deletionsSince(c, since);
@@ -144,12 +138,29 @@ export async function runSchedule(c: ChaosCluster, seed: number, durationMs: num
   };
 }
 
+/** The traffic rules judged on every sample until stopped; each broken rule once per
+ *  environment, deployment and rule (a table that stays wrong is one finding, not one per sample). */
+function watchTraffic(c: ChaosCluster): { stop(): Violation[] } {
+  const found = new Map<string, Violation>();
+  const sampler = sampleTraffic(c.sql, SAMPLE_EVERY_MS, (t, rows) => {
+    for (const v of trafficViolations(t, rows)) {
+      const key = `${v.detail.environmentId}/${v.detail.deploymentId ?? ''}/${v.detail.rule}`;
+      if (!found.has(key)) found.set(key, v);
+    }
+  });
+  return {
+    stop() {
+      sampler.stop();
+      return [...found.values()];
+    },
+  };
+}
+
 /** The progressive lane's environment (workload.ts): made here, as an operator would before. */
 async function laneEnvironment(c: ChaosCluster): Promise<string> {
-  const id = `env_chaos_progressive`;
   await c.sql`INSERT INTO environments (id, workspace_id, project_id, app_id, slug)
-              VALUES (${id}, 'default', 'default', 'default', 'progressive') ON CONFLICT (id) DO NOTHING`;
-  return id;
+              VALUES (${LANE_ENVIRONMENT}, 'default', 'default', 'default', 'progressive') ON CONFLICT (id) DO NOTHING`;
+  return LANE_ENVIRONMENT;
 }
 
 /** Polls until every region equals desired state; records the last difference if it never does. */
@@ -203,8 +214,14 @@ async function failures(c: ChaosCluster): Promise<Violation[]> {
 
 async function outcome(c: ChaosCluster): Promise<ScheduleResult['outcome']> {
   const rows = await c.sql<{ status: string; n: number }[]>`SELECT status, count(*)::int AS n FROM deployments GROUP BY status`;
+  const lane = await c.sql<{ k: string; n: number }[]>`
+    SELECT coalesce(strategy->>'type', 'rolling') || ':' || status AS k, count(*)::int AS n FROM deployments WHERE environment_id = ${LANE_ENVIRONMENT} GROUP BY 1`;
   const desired = await readDesired(c.sql);
-  return { deployments: Object.fromEntries(rows.map((r) => [r.status, r.n])), wantedResources: [...desired.values()].reduce((n, m) => n + m.size, 0) };
+  return {
+    deployments: Object.fromEntries(rows.map((r) => [r.status, r.n])),
+    wantedResources: [...desired.values()].reduce((n, m) => n + m.size, 0),
+    progressive: Object.fromEntries(lane.map((r) => [r.k, r.n])),
+  };
 }
 
 async function auditHeads(c: ChaosCluster): Promise<number[]> {

@@ -116,16 +116,17 @@ class Abort implements Cmd {
   check = hasDeployments;
   async run(box: Box, d: Driver) {
     const dep = target(box, this.i);
-    const weightBefore = M.weightOf(await d.snapshot(box.m), dep.id);
+    const before = await d.snapshot(box.m);
+    const weightBefore = M.weightOf(before, dep.id);
     box.m = M.tick(box.m);
     const a = noServerError('abort', await d.api(`/v1/deployments/${dep.id}/abort`, {}));
     if (a.status !== 202) return void (await checkRules(box, d));
-    box.m = M.abortAccepted(box.m, dep.id, weightBefore);
+    box.m = M.abortAccepted(box.m, dep.id, weightBefore, M.serving(before, dep.stable));
     const accepted = box.m.deployments.find((x) => x.id === dep.id)!;
     const deadline = Date.now() + M.ABORT_MS;
     for (;;) {
       const snap = await checkRules(box, d);
-      if (M.abortSettled(accepted, snap)) return;
+      if (!accepted.abort!.stableServing || M.abortSettled(accepted, snap)) return;
       if (Date.now() > deadline) {
         const rule = weightBefore === 0 ? 'abort-before-traffic' : 'abort';
         const v = { rule, message: `${dep.id}: abort accepted ${M.ABORT_MS} ms ago, yet it is ${snap.deployments[dep.id]?.status} and the table is ${JSON.stringify(snap.table)}` };

@@ -46,19 +46,21 @@ test('desired: the last accepted stop/start decides; a later abort may stop it',
   const m = M.desiredAccepted(M.tick(M.desiredAccepted(model(), 'c', 'stopped')), 'c', 'running');
   const overwritten = snap({ deployments: { ...snap().deployments, c: { status: 'rolled_back', desiredState: 'stopped', error: 'stopped by operator' } } });
   assert.deepEqual(rules(M.desiredViolations(m, overwritten)), ['desired-overwritten']);
-  assert.deepEqual(M.desiredViolations(M.abortAccepted(M.tick(m), 'c', 20), overwritten), []);
+  assert.deepEqual(M.desiredViolations(M.abortAccepted(M.tick(m), 'c', 20, true), overwritten), []);
   const stoppedButRunning = M.desiredAccepted(model(), 'c', 'stopped');
   assert.deepEqual(rules(M.desiredViolations(stoppedButRunning, snap())), ['desired']);
 });
 
 test('abort: settled when rolled back, without share, the stable at 100%; never more share after it', () => {
-  const m = M.abortAccepted(M.tick(model()), 'c', 0);
+  const m = M.abortAccepted(M.tick(model()), 'c', 0, true);
   const d = m.deployments[1]!;
   assert.equal(M.abortSettled(d, snap()), false);
   const done = snap({ table: [{ deploymentId: 's', weight: 100 }], deployments: { ...snap().deployments, c: { status: 'rolled_back', desiredState: 'stopped', error: 'aborted by operator' } } });
   assert.equal(M.abortSettled(d, done), true);
   assert.deepEqual(rules(M.abortViolations(m, snap())), ['abort-before-traffic']);
   assert.deepEqual(M.abortViolations(m, done), []);
+  // Without a serving stable the canary is a rolling deploy: its abort is not judged.
+  assert.deepEqual(M.abortViolations(M.abortAccepted(M.tick(model()), 'c', 0, false), snap()), []);
 });
 
 test('stable: untouched while the newest walk is under way, unless the operator stopped or started it', () => {

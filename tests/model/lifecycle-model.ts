@@ -50,8 +50,10 @@ export interface ModelDeployment {
   stable: string | null;
   /** The last accepted stop/start and the command number it was accepted at. */
   desired: { state: 'running' | 'stopped'; at: number } | null;
-  /** Command number of an accepted abort, and the share the deployment had just before it. */
-  abort: { at: number; weightBefore: number } | null;
+  /** Command number of an accepted abort, the share the deployment had just before it, and
+   *  whether its stable was serving then (without one a canary is a rolling deploy: an abort
+   *  has nothing to return to, and the rules below do not judge it). */
+  abort: { at: number; weightBefore: number; stableServing: boolean } | null;
 }
 
 export interface Model {
@@ -95,7 +97,14 @@ const update = (m: Model, id: string, f: (d: ModelDeployment) => ModelDeployment
 
 export const desiredAccepted = (m: Model, id: string, state: 'running' | 'stopped'): Model => update(m, id, (d) => ({ ...d, desired: { state, at: m.at } }));
 
-export const abortAccepted = (m: Model, id: string, weightBefore: number): Model => update(m, id, (d) => ({ ...d, abort: d.abort ?? { at: m.at, weightBefore } }));
+export const abortAccepted = (m: Model, id: string, weightBefore: number, stableServing: boolean): Model =>
+  update(m, id, (d) => ({ ...d, abort: d.abort ?? { at: m.at, weightBefore, stableServing } }));
+
+/** Whether `id` serves (ready, running, with a share) in the snapshot. */
+export function serving(s: Snapshot, id: string | null): boolean {
+  const d = id ? s.deployments[id] : undefined;
+  return !!d && d.status === 'ready' && d.desiredState === 'running' && weightOf(s, id!) > 0;
+}
 
 export const metricSet = (m: Model, metric: Metric): Model => ({ ...m, metric });
 
@@ -162,7 +171,7 @@ export function desiredViolations(m: Model, s: Snapshot): Violation[] {
 export function abortViolations(m: Model, s: Snapshot): Violation[] {
   const out: Violation[] = [];
   for (const d of m.deployments) {
-    if (!d.abort) continue;
+    if (!d.abort?.stableServing) continue;
     const w = weightOf(s, d.id);
     if (w > d.abort.weightBefore) {
       out.push({ rule: d.abort.weightBefore === 0 ? 'abort-before-traffic' : 'abort', message: `${d.id} had ${d.abort.weightBefore}% when its abort was accepted and ${w}% after` });
