@@ -1,6 +1,6 @@
-// The chaos workload's progressive-delivery lane (issue 23): canaries and blue-greens, gated on a
-// stand-in Prometheus the lane sets (mostly good, sometimes bad or without data), in an
-// environment of their own, one walk at a time (two walks in one environment are refused by
+// A progressive-delivery lane of the chaos workload (issue 23): canaries and blue-greens, gated on
+// a stand-in Prometheus the lanes set (mostly good, sometimes bad or without data), in an
+// environment of the lane's own, one walk at a time (two walks in one environment are refused by
 // design, and a rolling deploy there would end a walk `failed` for a changed table: neither is a
 // fault). Operators' aborts and promotes land mid-walk. A walk that ends `failed`, or a routing
 // table that breaks the traffic rules, is the system's fault, found by the harness's invariants.
@@ -19,8 +19,8 @@ export interface ProgressiveOptions {
 const MAX = 0.05;
 const METRIC = { good: 0.01, bad: 0.9, absent: null } as const;
 /** Walks of a few seconds: long enough that faults land mid-walk, short enough to finish many. */
-const PAUSE = '1s';
-const INTERVAL = '300ms';
+const PAUSE = '600ms';
+const INTERVAL = '200ms';
 const STATUS_POLL_MS = 250;
 const ENDED = new Set(['ready', 'failed', 'rolled_back', 'stopped']);
 

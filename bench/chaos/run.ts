@@ -21,8 +21,8 @@ const SAMPLE_EVERY_MS = 250;
 /** Convergence and terminal-state polling: fine enough for the p50, light on the database. */
 const POLL_MS = 500;
 const TERMINAL = ['completed', 'failed', 'cancelled'];
-/** The progressive lane's environment (progressive.ts), one per schedule's database. */
-const LANE_ENVIRONMENT = 'env_chaos_progressive';
+/** The progressive lanes' environments (progressive.ts): two, so walks overlap and faults meet more of them. */
+const LANE_ENVIRONMENTS = ['env_chaos_progressive_a', 'env_chaos_progressive_b'];
 /** Workload calls that wait on a workflow's result (engine.call behind the API), by the
  *  workflow handler each starts. */
 const WAITING_CALLS = new Map<string, { service: string; handler: string }>([
@@ -44,7 +44,7 @@ export interface ScheduleResult {
   /** 5xx answers to calls that do not wait on a workflow: not violations, but worth reading. */
   serverErrors: { what: string; status: number; body: unknown }[];
   /** What the workload left behind: deployments by status, resources wanted per region, and the
-   *  progressive lane's deployments by `strategy:status` (e.g. `canary:rolled_back`). */
+   *  progressive lanes' deployments by `strategy:status` (e.g. `canary:rolled_back`). */
   outcome: { deployments: Record<string, number>; wantedResources: number; progressive: Record<string, number> };
 }
 
@@ -73,7 +73,7 @@ export async function runSchedule(c: ChaosCluster, seed: number, durationMs: num
   const sampler = sampleDesired(c.sql, SAMPLE_EVERY_MS);
   const status = await listenStatus(c.sql);
   const prometheus = await startStandInPrometheus(0.01);
-  const lane = await laneEnvironment(c);
+  const lanes = await laneEnvironments(c);
   const traffic = watchTraffic(c);
   const workload = new Workload({
     seed: seed ^ 0x5bd1e995,
@@ -82,7 +82,7 @@ export async function runSchedule(c: ChaosCluster, seed: number, durationMs: num
     regions: c.regions.map((r) => r.name),
     durationMs,
     gapMs: 700,
-    progressive: { environmentId: lane, prometheusUrl: prometheus.url, setMetric: (v) => prometheus.set(v) },
+    progressive: { environmentIds: lanes, prometheusUrl: prometheus.url, setMetric: (v) => prometheus.set(v) },
   });
   const runner = faultRunner(c);
   const faultsDone = runner.run(faults);
@@ -156,11 +156,13 @@ function watchTraffic(c: ChaosCluster): { stop(): Violation[] } {
   };
 }
 
-/** The progressive lane's environment (workload.ts): made here, as an operator would before. */
-async function laneEnvironment(c: ChaosCluster): Promise<string> {
-  await c.sql`INSERT INTO environments (id, workspace_id, project_id, app_id, slug)
-              VALUES (${LANE_ENVIRONMENT}, 'default', 'default', 'default', 'progressive') ON CONFLICT (id) DO NOTHING`;
-  return LANE_ENVIRONMENT;
+/** The progressive lanes' environments (workload.ts): made here, as an operator would before. */
+async function laneEnvironments(c: ChaosCluster): Promise<string[]> {
+  for (const [i, id] of LANE_ENVIRONMENTS.entries()) {
+    await c.sql`INSERT INTO environments (id, workspace_id, project_id, app_id, slug)
+                VALUES (${id}, 'default', 'default', 'default', ${`progressive-${i}`}) ON CONFLICT (id) DO NOTHING`;
+  }
+  return LANE_ENVIRONMENTS;
 }
 
 /** Polls until every region equals desired state; records the last difference if it never does. */
@@ -215,7 +217,7 @@ async function failures(c: ChaosCluster): Promise<Violation[]> {
 async function outcome(c: ChaosCluster): Promise<ScheduleResult['outcome']> {
   const rows = await c.sql<{ status: string; n: number }[]>`SELECT status, count(*)::int AS n FROM deployments GROUP BY status`;
   const lane = await c.sql<{ k: string; n: number }[]>`
-    SELECT coalesce(strategy->>'type', 'rolling') || ':' || status AS k, count(*)::int AS n FROM deployments WHERE environment_id = ${LANE_ENVIRONMENT} GROUP BY 1`;
+    SELECT coalesce(strategy->>'type', 'rolling') || ':' || status AS k, count(*)::int AS n FROM deployments WHERE environment_id = ANY(${LANE_ENVIRONMENTS}::text[]) GROUP BY 1`;
   const desired = await readDesired(c.sql);
   return {
     deployments: Object.fromEntries(rows.map((r) => [r.status, r.n])),

@@ -48,7 +48,7 @@ export interface CreateSpec {
   /** Check interval and step pause: a pause shorter than failureLimit checks is where a limit
    *  counted per step never trips; a long one lets an offline region be noticed mid-walk. */
   interval: '100ms' | '200ms';
-  pause: '150ms' | '400ms' | '1s';
+  pause: '150ms' | '400ms' | '800ms';
   /** An image the simulator makes ready ten times slower: commands land while it starts. */
   slow: boolean;
 }
@@ -162,7 +162,7 @@ const specArb = fc.record({
   failureLimit: fc.integer({ min: 1, max: 5 }),
   analysis: fc.boolean(),
   interval: fc.constantFrom<CreateSpec['interval']>('100ms', '200ms'),
-  pause: fc.constantFrom<CreateSpec['pause']>('150ms', '400ms', '1s'),
+  pause: fc.constantFrom<CreateSpec['pause']>('150ms', '400ms', '800ms'),
   slow: fc.boolean(),
 });
 const idx = fc.nat({ max: 7 });
@@ -197,8 +197,8 @@ export function commandArbs(): fc.Arbitrary<Cmd>[] {
     }, (b) => b.m.offline.includes(r))),
     region.map((r) => new Simple(`restartKrane(${r})`, (_box, d) => d.restartKrane(r))),
     fc.constant(new Simple('restartCtrl', (_box, d) => d.restartCtrl())),
-    fc.integer({ min: 100, max: 1500 }).map((ms) => new Simple(`wait(${ms}ms)`, () => new Promise((r) => setTimeout(r, ms)))),
-    fc.integer({ min: 100, max: 1500 }).map((ms) => new Simple(`wait(${ms}ms)`, () => new Promise((r) => setTimeout(r, ms)))),
+    fc.integer({ min: 100, max: 1000 }).map((ms) => new Simple(`wait(${ms}ms)`, () => new Promise((r) => setTimeout(r, ms)))),
+    fc.integer({ min: 100, max: 1000 }).map((ms) => new Simple(`wait(${ms}ms)`, () => new Promise((r) => setTimeout(r, ms)))),
   ];
 }
 

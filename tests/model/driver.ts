@@ -21,6 +21,9 @@ export const METRIC_VALUE = { good: 0.01, bad: 0.9, absent: null } as const;
 /** Fast enough for dozens of sequences a minute, slow enough that commands land mid-walk:
  *  a region is offline after 1 s of silence and a deploy waits 3 s for it. */
 const CTRL_SETTINGS = { outboundAllow: '127.0.0.1', agentOfflineAfter: '1s', offlineGrace: '3s', engineLease: '1500ms', sentinelTimeout: '20s' };
+/** How long a sequence's starting deployment may take to be ready (an offline region's grace
+ *  is 3 s of it). */
+const PREPARE_MS = 20_000;
 /** A hung call fails the command (and names it) instead of stalling the run. */
 const CALL_DEADLINE_MS = 20_000;
 
@@ -40,9 +43,9 @@ export class Driver {
 
   static async start(): Promise<Driver> {
     const engine = { stealAfterMs: 0 };
-    // Pods ready after 60 ms (600 ms for a `slow` image): an abort or a stop can land while a
+    // Pods ready after 40 ms (400 ms for a `slow` image): an abort or a stop can land while a
     // deployment's instances start.
-    const stack = await testStack({ regions: REGIONS, readyDelayMs: 60, ctrl: { engine, recheckMs: 200, settings: CTRL_SETTINGS } });
+    const stack = await testStack({ regions: REGIONS, readyDelayMs: 40, ctrl: { engine, recheckMs: 200, settings: CTRL_SETTINGS } });
     const cfg = loadConfig(
       'ctrl',
       {
@@ -80,12 +83,36 @@ export class Driver {
   }
   private closed = false;
 
-  /** A fresh environment for the next sequence, the metric good and every region's krane up. */
-  async newSequence(): Promise<void> {
+  /**
+   * A sequence's starting point: a new environment with one rolling deployment ready at 100%,
+   * made while the previous sequence runs (the sentinels of a new environment make it the
+   * slowest part of a sequence). Undefined when it did not get there, e.g. the previous
+   * sequence had a region offline past the grace: the caller makes another.
+   */
+  async prepare(): Promise<{ environmentId: string; stable: string } | undefined> {
+    const environmentId = newId('env');
+    try {
+      await tenancy.insertEnvironment(this.stack.db.sql, { workspaceId: 'default', projectId: 'default', appId: 'default', environmentId, slug: `model-${environmentId.slice(-8)}` });
+      const a = await this.create(undefined, 'nginx:1.27', environmentId);
+      if (a.status !== 202) return undefined;
+      const deadline = Date.now() + PREPARE_MS;
+      while (Date.now() < deadline) {
+        const [row] = await this.stack.db.sql<{ status: string }[]>`SELECT status FROM deployments WHERE id = ${a.body.id}`;
+        if (row?.status === 'ready') return { environmentId, stable: a.body.id };
+        if (row && ['failed', 'stopped'].includes(row.status)) return undefined;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    } catch {
+      // a ctrl restart or a closing stack: the caller makes another
+    }
+    return undefined;
+  }
+
+  /** The next sequence runs in `environmentId`, with the metric good and every krane up. */
+  async newSequence(environmentId: string): Promise<void> {
     for (const r of REGIONS) if (this.kraneDown.has(r)) await this.online(r);
     this.prom.set(METRIC_VALUE.good);
-    this.environmentId = newId('env');
-    await tenancy.insertEnvironment(this.stack.db.sql, { workspaceId: 'default', projectId: 'default', appId: 'default', environmentId: this.environmentId, slug: `model-${this.environmentId.slice(-8)}` });
+    this.environmentId = environmentId;
   }
 
   /** Requests alternate between the two replicas, as behind a load balancer. */
@@ -101,8 +128,8 @@ export class Driver {
     return { status: r.status, body: text ? JSON.parse(text) : null };
   }
 
-  create(strategy: unknown, image = 'nginx:1.27'): Promise<Answer> {
-    return this.api('/v1/deployments', { image, regions: REGIONS, replicas: 1, environmentId: this.environmentId, ...(strategy ? { strategy } : {}) });
+  create(strategy: unknown, image = 'nginx:1.27', environmentId = this.environmentId): Promise<Answer> {
+    return this.api('/v1/deployments', { image, regions: REGIONS, replicas: 1, environmentId, ...(strategy ? { strategy } : {}) });
   }
 
   readonly kraneDown = new Set<string>();
