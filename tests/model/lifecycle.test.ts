@@ -68,6 +68,8 @@ test(`the deployment lifecycle keeps its rules under ${NUM_RUNS} generated seque
     await fc.asyncModelRun(() => ({ model: box, real: driver }), cmds);
     commands += [...cmds].length;
     await settle(box, 'after the sequence');
+    // A long run says how far it got (a run stopped midway still has a figure).
+    if (sequences % 100 === 0) console.log(`# model: ${sequences} sequences, ${commands} commands so far, ${known.length} known-defect findings`);
   });
   const seed = process.env.FC_SEED ? Number(process.env.FC_SEED) : undefined;
   const path = process.env.FC_PATH;
