@@ -126,7 +126,7 @@ class Abort implements Cmd {
     const deadline = Date.now() + M.ABORT_MS;
     for (;;) {
       const snap = await checkRules(box, d);
-      if (!accepted.abort!.stableServing || M.abortSettled(accepted, snap)) return;
+      if (!M.abortBinds(accepted) || M.abortSettled(accepted, snap)) return;
       if (Date.now() > deadline) {
         const rule = weightBefore === 0 ? 'abort-before-traffic' : 'abort';
         const v = { rule, message: `${dep.id}: abort accepted ${M.ABORT_MS} ms ago, yet it is ${snap.deployments[dep.id]?.status} and the table is ${JSON.stringify(snap.table)}` };

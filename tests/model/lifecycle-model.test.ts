@@ -59,6 +59,10 @@ test('abort: settled when rolled back, without share, the stable at 100%; never 
   assert.equal(M.abortSettled(d, done), true);
   assert.deepEqual(rules(M.abortViolations(m, snap())), ['abort-before-traffic']);
   assert.deepEqual(M.abortViolations(m, done), []);
+  // A start accepted after the abort restarts it: the operator's newer decision.
+  const restarted = snap({ table: [{ deploymentId: 'c', weight: 100 }], deployments: { ...snap().deployments, c: { status: 'ready', desiredState: 'running', error: null } } });
+  assert.deepEqual(rules(M.abortViolations(m, restarted)), ['abort-before-traffic', 'abort']);
+  assert.deepEqual(M.abortViolations(M.desiredAccepted(M.tick(m), 'c', 'running'), restarted), []);
   // Without a serving stable the canary is a rolling deploy: its abort is not judged.
   assert.deepEqual(M.abortViolations(M.abortAccepted(M.tick(model()), 'c', 0, false), snap()), []);
 });

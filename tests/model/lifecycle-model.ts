@@ -167,11 +167,15 @@ export function desiredViolations(m: Model, s: Snapshot): Violation[] {
   return out;
 }
 
+/** Whether an accepted abort still binds: its stable was serving, and no stop/start was accepted
+ *  after it (a start after an abort is the operator's newer decision: the deployment restarts). */
+export const abortBinds = (d: ModelDeployment): boolean => !!d.abort?.stableServing && !(d.desired && d.desired.at > d.abort.at);
+
 /** Abort rules that hold at every snapshot after the abort (the 5 s bound is abortSettled's). */
 export function abortViolations(m: Model, s: Snapshot): Violation[] {
   const out: Violation[] = [];
   for (const d of m.deployments) {
-    if (!d.abort?.stableServing) continue;
+    if (!d.abort || !abortBinds(d)) continue;
     const w = weightOf(s, d.id);
     if (w > d.abort.weightBefore) {
       out.push({ rule: d.abort.weightBefore === 0 ? 'abort-before-traffic' : 'abort', message: `${d.id} had ${d.abort.weightBefore}% when its abort was accepted and ${w}% after` });
