@@ -7,8 +7,12 @@
 // rounds (off, on, off, on) so drift on a shared machine hits both alike. On means the real
 // thing: the OTLP/HTTP exporter with its batch processor, posting to a receiver in this
 // process that counts spans and discards them.
+// `--concurrent 1000`: instead, N deployments created at once (issue 28) on one stack; reports
+// create → ready p50/p99, the total, the most connections ctrl held (its pool is bounded at 10),
+// CPU and database transactions per deploy, and whether any deploy failed.
 // Prints one JSON object on the last stdout line.
 import { createServer } from 'node:http';
+import { parseArgs } from 'node:util';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { startPostgres } from '../tests/helpers/postgres';
@@ -88,7 +92,73 @@ async function round(tracing: boolean, n: number): Promise<{ warmup: number; sam
 
 const summary = (xs: number[]) => ({ p50: pct(xs, 50), p99: pct(xs, 99), min: Math.round(Math.min(...xs)), max: Math.round(Math.max(...xs)) });
 
-try {
+const CONCURRENT = Number(parseArgs({ options: { concurrent: { type: 'string', default: '0' } } }).values.concurrent);
+
+/** Posts one deployment; its id and when the request was sent. */
+async function create(stack: StackHandle): Promise<{ id: string; t0: number }> {
+  const t0 = performance.now();
+  const r = await fetch(`${stack.ctrl.url}/v1/deployments`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${stack.adminToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ image: 'nginx:1.27', regions: ['us-east-1', 'eu-west-1'], replicas: 1 }),
+  });
+  if (r.status !== 202) throw new Error(`create answered ${r.status}: ${await r.text()}`);
+  return { id: ((await r.json()) as { id: string }).id, t0 };
+}
+
+/** N deploys created at once: each one's create → ready, watched with one query per poll. */
+async function concurrent(n: number) {
+  const stack = await stackUp();
+  try {
+    await deployOnce(stack);
+    const sql = stack.ctrl.sql;
+    const xacts = async () => Number((await sql<{ n: string }[]>`SELECT (xact_commit + xact_rollback)::text AS n FROM pg_stat_database WHERE datname = current_database()`)[0]!.n);
+    const x0 = await xacts();
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
+    const made = await Promise.all(Array.from({ length: n }, () => create(stack)));
+    const createdMs = performance.now() - t0;
+    const start = new Map(made.map((m) => [m.id, m.t0]));
+    const readyMs: number[] = [];
+    const failed: string[] = [];
+    let maxConnections = 0;
+    while (start.size > 0) {
+      const rows = await sql<{ id: string; status: string; error: string | null }[]>`SELECT id, status, error FROM deployments WHERE id = ANY(${[...start.keys()]}::text[]) AND status IN ('ready', 'failed')`;
+      const now = performance.now();
+      for (const r of rows) {
+        if (r.status === 'ready') readyMs.push(now - start.get(r.id)!);
+        else failed.push(`${r.id}: ${r.error}`);
+        start.delete(r.id);
+      }
+      const [c] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'unkey-infra-ctrl'`;
+      maxConnections = Math.max(maxConnections, c!.n);
+      await new Promise((res) => setTimeout(res, 50));
+    }
+    const totalMs = performance.now() - t0;
+    const cpu = process.cpuUsage(cpu0);
+    return {
+      bench: 'deploy-concurrent',
+      concurrent: n,
+      regions: 2,
+      readyDelayMs: 0,
+      createRequestsMs: Math.round(createdMs),
+      createToReadyMs: readyMs.length ? summary(readyMs) : null,
+      totalMs: Math.round(totalMs),
+      ready: readyMs.length,
+      failed: failed.length,
+      failedSample: failed.slice(0, 3),
+      ctrlMaxConnections: maxConnections,
+      // ctrl, both simulators and both kranes share this process: the whole system's CPU.
+      cpuMsPerDeploy: Math.round((cpu.user + cpu.system) / 1000 / n),
+      dbTransactionsPerDeploy: Math.round((((await xacts()) - x0) / n) * 10) / 10,
+    };
+  } finally {
+    await stack.close();
+  }
+}
+
+/** The default run: create → ready one at a time, tracing off and on in alternating rounds. */
+async function tracingRounds() {
   const off: number[] = [];
   const on: number[] = [];
   let firstDeployWithSentinelsMs = 0;
@@ -99,25 +169,27 @@ try {
     on.push(...(await round(true, DEPLOYS / ROUNDS)).samples);
   }
   const p50Off = pct(off, 50);
-  console.log(
-    JSON.stringify({
-      bench: 'deploy',
-      deploys: DEPLOYS,
-      regions: 2,
-      replicas: 2,
-      readyDelayMs: 0,
-      firstDeployWithSentinelsMs,
-      createToReadyMs: summary(off),
-      tracing: {
-        onCreateToReadyMs: summary(on),
-        p50OverheadMs: pct(on, 50) - p50Off,
-        p50OverheadPct: Math.round(((pct(on, 50) - p50Off) / p50Off) * 1000) / 10,
-        spansExported: spansReceived,
-        rounds: ROUNDS,
-      },
-      target: { p50Ms: 1000 },
-    }),
-  );
+  return {
+    bench: 'deploy',
+    deploys: DEPLOYS,
+    regions: 2,
+    replicas: 2,
+    readyDelayMs: 0,
+    firstDeployWithSentinelsMs,
+    createToReadyMs: summary(off),
+    tracing: {
+      onCreateToReadyMs: summary(on),
+      p50OverheadMs: pct(on, 50) - p50Off,
+      p50OverheadPct: Math.round(((pct(on, 50) - p50Off) / p50Off) * 1000) / 10,
+      spansExported: spansReceived,
+      rounds: ROUNDS,
+    },
+    target: { p50Ms: 1000 },
+  };
+}
+
+try {
+  console.log(JSON.stringify(CONCURRENT > 0 ? await concurrent(CONCURRENT) : await tracingRounds()));
 } finally {
   receiver.close();
   await pg.stop();

@@ -9,9 +9,14 @@
 // - idle: statements per second ctrl sends to PostgreSQL with 1, 100 and 1,000 agents
 //   connected and nothing changing (counted at the client, and xact_commit in
 //   pg_stat_database), agents re-polling every 10 s.
+// - `--agents 10000` runs only that many agents (no full sync); `--replicas 2` serves them from
+//   two ctrl feeds on one database behind a round-robin TCP balancer (as a load balancer in
+//   front of ctrl replicas would), and kills one replica halfway through the changes: its agents
+//   reconnect through the balancer to the other and must miss nothing (catch-up reported).
 // Prints progress on stderr and one JSON object on the last line of stdout.
 import { fork, type ChildProcess } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
+import { parseArgs } from 'node:util';
 import { join } from 'node:path';
 import postgres from 'postgres';
 import { AgentAuth, buildCtrlApp } from '../src/http';
@@ -21,6 +26,7 @@ import { createDb, migrate, type Sql } from '../src/store';
 import { upsertTopology } from '../src/store/topology';
 import { createFeed } from '../src/sync/feed';
 import { startPostgres } from '../tests/helpers/postgres';
+import { balancer } from '../tests/helpers/balancer';
 
 const logger = createLogger('silent');
 const say = (msg: string) => process.stderr.write(`[bench:feed] ${msg}\n`);
@@ -29,8 +35,12 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const TOKENS = { bench: 'bench-token-0000000000', 'bulk-10k': 'bench-token-10k-000000', 'bulk-100k': 'bench-token-100k-00000' };
 const CHANGES = 40;
 const CHANGE_GAP_MS = Number(process.env.BENCH_FEED_GAP_MS ?? 100);
-// BENCH_FEED_AGENTS=1000 runs only that phase (and skips full sync) while iterating.
-const AGENT_COUNTS = process.env.BENCH_FEED_AGENTS ? process.env.BENCH_FEED_AGENTS.split(',').map(Number) : [1, 100, 1000];
+const args = parseArgs({ options: { agents: { type: 'string' }, replicas: { type: 'string', default: '1' } } }).values;
+// --agents 10000 (or BENCH_FEED_AGENTS=1000) runs only that phase and skips full sync.
+const ONLY_AGENTS = args.agents ?? process.env.BENCH_FEED_AGENTS;
+const AGENT_COUNTS = ONLY_AGENTS ? ONLY_AGENTS.split(',').map(Number) : [1, 100, 1000];
+const REPLICAS = Number(args.replicas);
+if (!(REPLICAS >= 1 && REPLICAS <= 8)) throw new Error(`--replicas must be 1 to 8 (got ${args.replicas})`);
 const IDLE_WINDOW_MS = 10_000;
 
 const pg = await startPostgres();
@@ -39,22 +49,47 @@ const admin = createDb(url, { max: 4 });
 await migrate(admin);
 
 let statements = 0;
-const ctrlSql = postgres(url, {
-  max: 10,
-  onnotice: () => {},
-  transform: { column: { from: postgres.toCamel } },
-  debug: () => {
-    statements++;
-  },
-}) as unknown as Sql;
-// Every simulated agent shares its region's token, so the per-token stream limit is lifted.
-const feed = createFeed({ sql: ctrlSql, logger, waitLimitMs: 30_000, maxStreamsPerToken: Number.MAX_SAFE_INTEGER });
-await feed.start();
-const auth = new AgentAuth({ sql: ctrlSql, logger, configured: TOKENS });
-await auth.start();
-const { app } = await buildCtrlApp({ sql: ctrlSql, logger, routes: [clusterFeedRoutes({ sql: ctrlSql, feed, auth })] });
-await app.listen({ host: '127.0.0.1', port: 0 });
-const ctrlUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+
+/** One ctrl's feed side: its own pool, tailer, agent auth and HTTP server on the shared database. */
+async function startReplica() {
+  const sql = postgres(url, {
+    max: 10,
+    onnotice: () => {},
+    transform: { column: { from: postgres.toCamel } },
+    debug: () => {
+      statements++;
+    },
+  }) as unknown as Sql;
+  // Every simulated agent shares its region's token, so the per-token stream limit is lifted.
+  const feed = createFeed({ sql, logger, waitLimitMs: 30_000, maxStreamsPerToken: Number.MAX_SAFE_INTEGER });
+  await feed.start();
+  const auth = new AgentAuth({ sql, logger, configured: TOKENS });
+  await auth.start();
+  const { app } = await buildCtrlApp({ sql, logger, routes: [clusterFeedRoutes({ sql, feed, auth })] });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  let alive = true;
+  return {
+    port: (app.server.address() as AddressInfo).port,
+    get alive() {
+      return alive;
+    },
+    /** As a crashed process: every open stream cut at once, nothing ended politely. */
+    async kill() {
+      alive = false;
+      app.server.closeAllConnections();
+      await app.close();
+      await feed.close();
+      await auth.close();
+      await sql.end({ timeout: 1 });
+    },
+  };
+}
+type Replica = Awaited<ReturnType<typeof startReplica>>;
+
+const replicas: Replica[] = [];
+for (let i = 0; i < REPLICAS; i++) replicas.push(await startReplica());
+const lb = REPLICAS > 1 ? await balancer(() => replicas.filter((r) => r.alive).map((r) => r.port)) : null;
+const ctrlUrl = lb?.url ?? `http://127.0.0.1:${replicas[0]!.port}`;
 
 async function seedDeployments(prefix: string, n: number, region?: string) {
   await admin`
@@ -144,8 +179,16 @@ for (const n of AGENT_COUNTS) {
   await agents.request('record', 'recording');
   const commits = new Map<string, number>();
   const ctrlCpu0 = process.cpuUsage();
+  let killedAt: number | null = null;
+  const afterKill = new Set<string>();
   for (let i = 0; i < CHANGES; i++) {
+    if (REPLICAS > 1 && i === CHANGES / 2) {
+      say(`killing replica 0 of ${REPLICAS}`);
+      killedAt = now();
+      await replicas[0]!.kill();
+    }
     const id = `dep-b${depSeq++}`;
+    if (killedAt !== null) afterKill.add(id);
     await upsertTopology(admin, { deploymentId: id, region: 'bench', workspaceId: 'default', replicas: 1 });
     commits.set(id, now());
     await sleep(CHANGE_GAP_MS);
@@ -154,12 +197,17 @@ for (const n of AGENT_COUNTS) {
   const ctrlCpu = process.cpuUsage(ctrlCpu0);
   const report = await agents.request<{ seen: Record<string, number[]>; failures: number; deferred: number; cpuMs: number }>('report', 'report');
   const lat: number[] = [];
+  const latAfterKill: number[] = [];
   let missing = 0;
   for (const [id, t] of commits) {
     const got = report.seen[id] ?? [];
     missing += n - got.length;
-    for (const at of got) lat.push(at - t);
+    for (const at of got) (afterKill.has(id) ? latAfterKill : lat).push(at - t);
   }
+  // With a replica killed: the changes after the kill, measured from their commit, include the
+  // reconnect of the killed replica's agents; the worst of them is the catch-up.
+  if (killedAt !== null) result.replicaKill = { replicas: REPLICAS, changesAfterKill: afterKill.size, p50Ms: pct(latAfterKill, 50), p99Ms: pct(latAfterKill, 99), catchUpMs: pct(latAfterKill, 100) };
+  lat.push(...latAfterKill);
   propagation[`agents${n}`] = { p50Ms: pct(lat, 50), p99Ms: pct(lat, 99), maxMs: pct(lat, 100), samples: lat.length, missing, streamFailures: report.failures, deferredPolls: report.deferred,
     // CPU spent per change during the run: ctrl (this process, writer included) and all agents.
     ctrlCpuMsPerChange: round((ctrlCpu.user + ctrlCpu.system) / 1000 / CHANGES), agentsCpuMsPerChange: round(report.cpuMs / CHANGES) };
@@ -168,7 +216,7 @@ for (const n of AGENT_COUNTS) {
 }
 
 const fullSync: Record<string, unknown> = {};
-for (const [region, n] of process.env.BENCH_FEED_AGENTS ? [] : ([['bulk-10k', 10_000], ['bulk-100k', 100_000]] as const)) {
+for (const [region, n] of ONLY_AGENTS ? [] : ([['bulk-10k', 10_000], ['bulk-100k', 100_000]] as const)) {
   say(`seeding ${n} resources`);
   await seedDeployments(`dep-${region}-`, n, region);
   await admin`ANALYZE`;
@@ -179,20 +227,21 @@ for (const [region, n] of process.env.BENCH_FEED_AGENTS ? [] : ([['bulk-10k', 10
 }
 
 result.propagation = propagation;
+// ctrl runs in this process (the agents in a child): its peak memory is this process's.
+result.ctrlPeakRssMib = Math.round(process.resourceUsage().maxRSS / 1024);
 result.fullSync = fullSync;
 result.idle = idle;
-result.targets = { p99At100AgentsMs: 50, p99At1000AgentsMs: 100, fullSync100kMs: 5000, idleStatementsPerSec: 100 };
+result.targets = { p99At100AgentsMs: 50, p99At1000AgentsMs: 100, p99At10000AgentsMs: 250, fullSync100kMs: 5000, idleStatementsPerSec: 100, ctrlRssAt10000AgentsMib: 1536 };
 result.met = {
   p99At100: (propagation.agents100 as any)?.p99Ms <= 50,
   p99At1000: (propagation.agents1000 as any)?.p99Ms <= 100,
+  ...(propagation.agents10000 ? { p99At10000: (propagation.agents10000 as any).p99Ms <= 250, missingAt10000: (propagation.agents10000 as any).missing === 0 } : {}),
   fullSync100k: (fullSync.resources100k as any)?.ms <= 5000,
   idle: Object.values(idle).every((v: any) => v.statementsPerSec <= 100),
 };
 
-await feed.close();
-await app.close();
-await auth.close();
-await ctrlSql.end({ timeout: 1 });
+lb?.close();
+for (const r of replicas) if (r.alive) await r.kill();
 await admin.end({ timeout: 1 });
 await pg.stop();
 console.log(JSON.stringify(result));

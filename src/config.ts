@@ -46,11 +46,11 @@ const listen = (fallback: string) =>
       return r;
     });
 
-const durationUnits: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+const durationUnits: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
-/** Parses `500ms`, `30s`, `5m`, `1h` (or a bare number of milliseconds) into milliseconds. */
+/** Parses `500ms`, `30s`, `5m`, `1h`, `90d` (or a bare number of milliseconds) into milliseconds. */
 export function parseDuration(value: string): number | undefined {
-  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(value.trim());
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)?$/.exec(value.trim());
   if (!m) return undefined;
   return Math.round(Number(m[1]) * durationUnits[m[2] ?? 'ms']!);
 }
@@ -219,6 +219,12 @@ export const schemas = {
       .regex(/^[a-z0-9]([a-z0-9.-]{0,200}[a-z0-9])?$/, 'must be a lowercase DNS name')
       .default('unkey.local'),
     ...ctrlLimits,
+    /** Audit rows older than this are deleted (issue 26); 90 days covers a quarter's review. */
+    auditRetention: duration('90d'),
+    /** Requests per second one API key may make on one replica (0: no limit). 20 is far above
+     *  what the CLI or the web view makes and low enough that one runaway script cannot crowd
+     *  out every other client of a replica. */
+    keyRateLimit: z.coerce.number().int('must be a whole number').min(0, 'must be at least 0').default(20),
     otlpEndpoint,
     logLevel,
   })
@@ -271,6 +277,11 @@ export const schemas = {
     gcMaxFraction: z.coerce.number().gt(0, 'must be greater than 0').max(1, 'must be at most 1').default(0.5),
     otlpEndpoint,
     logLevel,
+    /** The sentinel image's probe endpoints (seed 000: one health path on 8040 for both). */
+    sentinelLivenessPath: z.string().regex(/^\/[!-~]*$/, 'must be an absolute URL path like /_unkey/internal/health').default('/_unkey/internal/health'),
+    sentinelReadinessPath: z.string().regex(/^\/[!-~]*$/, 'must be an absolute URL path like /_unkey/internal/health').default('/_unkey/internal/health'),
+    /** Flat JSON or KEY=VALUE file krane keeps as the Secret sentinel-credentials; read by krane only. */
+    sentinelSecretsFile: z.string().min(1).optional(),
   }).superRefine((c, ctx) => {
     if (!c.insecure && c.controlPlane.startsWith('http://') && !isLoopbackUrl(c.controlPlane)) {
       ctx.addIssue({ code: 'custom', path: ['controlPlane'], message: 'must use https when the control plane is not on this machine (the agent token would travel in clear); pass --insecure to allow plain http' });

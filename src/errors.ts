@@ -115,6 +115,16 @@ const REGISTRY = {
   ERR_CLI_WAIT_TIMEOUT: E(null, true),
   /** A non-2xx answer whose body carried no code of ours (a proxy in between, say). */
   ERR_UNKNOWN: E(null),
+
+  // Tenants, keys and the audit trail (issue 26)
+  /** A key without the permission a route needs (the message and details name it). */
+  ERR_FORBIDDEN: E(403),
+  /** A key past its request rate (Retry-After says when to come back). */
+  ERR_RATE_LIMITED: E(429, true),
+  /** A slug or hostname already taken by a live environment. */
+  ERR_TENANCY_CONFLICT: E(409),
+  /** A deletion refused while something still runs in what it would delete. */
+  ERR_TENANCY_BUSY: E(409),
 } satisfies Record<`ERR_${string}`, ErrorSpec>;
 
 export type ErrorCode = keyof typeof REGISTRY;

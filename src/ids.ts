@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 
 const alphabet = 'abcdefghijklmnopqrstuvwxyz234567';
 
-export type IdPrefix = 'dep' | 'snt' | 'cnp' | 'ws' | 'prj' | 'app' | 'env' | 'dom' | 'inv' | 'awk' | 'tok';
+export type IdPrefix = 'dep' | 'snt' | 'cnp' | 'ws' | 'prj' | 'app' | 'env' | 'dom' | 'inv' | 'awk' | 'tok' | 'key';
 
 export function newId(prefix: IdPrefix): string {
   const bytes = randomBytes(16);

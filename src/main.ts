@@ -39,6 +39,8 @@ program
   .option('--request-timeout <duration>', 'a client must send its whole request within this (default 30s)')
   .option('--idle-timeout <duration>', 'close connections silent for this long; must exceed --sentinel-timeout (default 15m)')
   .option('--max-connections <n>', 'open connections at once; more are refused (default 10000)')
+  .option('--audit-retention <duration>', 'audit rows older than this are deleted (default 90d)')
+  .option('--key-rate-limit <n>', 'requests per second one API key may make on one replica; 0: no limit (default 20)')
   .option('--otlp-endpoint <url>', 'export traces over OTLP/HTTP to this base URL (default: off; also OTEL_EXPORTER_OTLP_ENDPOINT)')
   .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent (default info)')
   .action(async (opts: Record<string, unknown>) => {
@@ -115,6 +117,9 @@ const krane = program
   .option('--image-pull-secret <name>', 'imagePullSecret added to workloads, for private registries')
   .option('--insecure', 'allow plain http to a control plane that is not on this machine')
   .option('--gc-max-fraction <share>', 'GC brake: hold a pass deleting more than this share of managed objects (default 0.5)')
+  .option('--sentinel-liveness-path <path>', "sentinel liveness probe path on 8040 (default /_unkey/internal/health)")
+  .option('--sentinel-readiness-path <path>', 'sentinel readiness probe path on 8040 (default /_unkey/internal/health)')
+  .option('--sentinel-secrets-file <file>', 'flat JSON or KEY=VALUE file kept as the Secret sentinel-credentials that sentinels read')
   .option('--otlp-endpoint <url>', 'export traces over OTLP/HTTP to this base URL (default: off; also OTEL_EXPORTER_OTLP_ENDPOINT)')
   .option('--log-level <level>', 'log level (default info)')
   .action(async (opts: Record<string, unknown>) => {

@@ -12,6 +12,7 @@
 //   progress.ts  pure fold of snapshots and events into per-region progress
 //   render.ts    pure text: tables, detail views, progress lines
 //   register.ts  commander wiring: registerClientCommands(program, { env: process.env })
+//   register-tenancy.ts  the same for workspaces, projects, environments, keys and audit
 //   options.ts   flag value parsers (form only; ranges are the API's 400 to report)
 //   io.ts        output sinks: the process's streams, or memory for tests
 //   api-types.ts the JSON shapes the API answers with

@@ -30,6 +30,7 @@ import {
 } from './commands';
 import { durationArg, envArg, floatArg, intArg, listArg, percentListArg } from './options';
 import { regionsLs } from './commands/regions';
+import { registerTenancyCommands } from './register-tenancy';
 
 export interface ClientCommandDeps {
   /** The process environment (UNKEY_INFRA_API, UNKEY_INFRA_TOKEN, UNKEY_INFRA_DATA_DIR); main passes process.env. */
@@ -44,7 +45,7 @@ export interface ClientCommandDeps {
 function apiOptions(cmd: Command, json = true): Command {
   cmd
     .option('--api <url>', `ctrl base URL (env ${envName('api')}; default: apiUrl of <data-dir>/dev.json)`)
-    .option('--token <token>', `admin token (env ${envName('token')}; default: adminToken of dev.json)`)
+    .option('--token <token>', `admin token or API key (uik_…) (env ${envName('token')}; default: adminToken of dev.json)`)
     .option('--data-dir <dir>', `where \`unkey-infra dev\` keeps dev.json (env ${envName('dataDir')}; default .unkey-infra/dev)`);
   if (json) cmd.option('--json', "print the API's JSON answer");
   return cmd;
@@ -186,4 +187,6 @@ export function registerClientCommands(program: Command, deps: ClientCommandDeps
   ] as const) {
     apiOptions(rollout.command(name).description(what)).action(action((ctx, o) => rolloutAction(name, o, ctx)));
   }
+
+  registerTenancyCommands(program, apiOptions, action);
 }

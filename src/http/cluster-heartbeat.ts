@@ -53,8 +53,9 @@ export function clusterHeartbeatRoutes(deps: ClusterHeartbeatDeps) {
         cursor: hb.cursor ?? null,
         objects: hb.objects,
         lastFullSyncAt: hb.lastFullSyncAt ? new Date(hb.lastFullSyncAt) : null,
+        ...(hb.drift ? { drift: hb.drift } : {}),
       });
-      await deps.regions.settle(hb.region, 'online');
+      await deps.regions.settle(hb.region);
       return { recorded: true };
     });
   };

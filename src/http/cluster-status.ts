@@ -9,6 +9,11 @@
 // - instances: upserted by (deployment, region, pod); `deleted` removes the row. A deleted
 //   report about a deployment that no longer exists anywhere is accepted as a no-op (its rows
 //   went with it), so krane can drain such reports.
+// - instanceSet (after each full pod list, issue 23): the region's rows of pods not in it, and
+//   not named in this body, are removed first (they outlived their pods: a delete report lost
+//   with a killed krane), then the body's own reports apply; rows younger than
+//   INSTANCE_SET_MIN_AGE_MS are kept for the next set. The deployments that lost rows are woken
+//   like reported ones.
 // - applies (krane's outcome per resource: `failed` with a code and reason, or `succeeded`):
 //   applied to apply_failures strictly in the order krane listed them, so a failure that krane
 //   cleared afterwards never comes back. The deploy workflow reads a deployment's failure and
@@ -37,6 +42,13 @@ export interface ClusterStatusDeps {
     sentinelsReported(region: string, sentinelIds: string[]): Promise<void>;
   };
 }
+
+/**
+ * A row written this recently may be newer than the list a complete set came from (another
+ * replica's report, a retried body): only older rows are judged by the set. A stale row from a
+ * lost report is older than any krane restart, so it still goes at the first set.
+ */
+const INSTANCE_SET_MIN_AGE_MS = 5_000;
 
 function parse<T>(schema: ZodType<T>, body: unknown): T {
   const r = schema.safeParse(body);
@@ -109,8 +121,14 @@ export function clusterStatusRoutes(deps: ClusterStatusDeps) {
       const deletes = live.filter((i) => i.deleted);
       // A gone deployment's successes still clear its failure rows of this region.
       const applies = report.applies;
+      let pruned: { deploymentId: string; podName: string }[] = [];
       await linkedToApplies('deployment.status.report', region, applies, () =>
         withTx(sql, async (tx) => {
+          if (report.instanceSet) {
+            // The body's own reports are newer than its set: they decide their pods' rows.
+            const keep = [...report.instanceSet, ...report.instances.map(({ deploymentId, podName }) => ({ deploymentId, podName }))];
+            pruned = await instances.deleteInstancesNotIn(tx, region, keep, INSTANCE_SET_MIN_AGE_MS);
+          }
           await instances.deleteInstances(tx, region, deletes);
           await instances.upsertInstances(tx, upserts);
           await applyFailures.recordApplyOutcomes(tx, region, outcomes(applies));
@@ -118,8 +136,10 @@ export function clusterStatusRoutes(deps: ClusterStatusDeps) {
       );
       for (const a of applies) if (a.outcome === 'succeeded' && a.recreated) req.log.warn({ resource: a.resource, why: a.recreated }, 'krane recreated an object for an immutable field change');
       for (const f of standingFailures(applies)) req.log.warn({ deploymentId: f.resource.id, region, code: f.code, reason: f.reason }, 'krane could not apply deployment');
-      if (deps.hooks) await deps.hooks.deploymentsReported(region, ids.filter((id) => !gone.has(id)));
-      return { accepted: { instances: upserts.length, deleted: deletes.length, ignored: report.instances.length - live.length, applies: applies.length } };
+      if (pruned.length) req.log.warn({ region, pods: pruned.slice(0, 20), count: pruned.length }, 'removed instance rows of pods krane no longer lists');
+      const woken = new Set([...ids.filter((id) => !gone.has(id)), ...pruned.map((p) => p.deploymentId)]);
+      if (deps.hooks) await deps.hooks.deploymentsReported(region, [...woken]);
+      return { accepted: { instances: upserts.length, deleted: deletes.length, ignored: report.instances.length - live.length, applies: applies.length, pruned: pruned.length } };
     });
 
     app.post('/v1/cluster/sentinels/status', async (req: FastifyRequest) => {

@@ -26,6 +26,8 @@ export interface CtrlAppDeps {
   /** Extra readiness checks (the workflow engine adds its own). */
   checks?: ReadinessCheck[];
   routes?: ((app: FastifyInstance) => void | Promise<void>)[];
+  /** Hooks on the whole app, every route group included (the audit trail's onSend). */
+  hooks?: ((app: FastifyInstance) => void)[];
 }
 
 export function databaseChecks(sql: Sql): ReadinessCheck[] {
@@ -91,6 +93,7 @@ export async function buildCtrlApp(deps: CtrlAppDeps): Promise<{ app: FastifyIns
   healthRoutes(app, () => checks);
   metricsRoute(app, registry);
   webRoutes(app);
+  for (const h of deps.hooks ?? []) h(app);
   for (const r of deps.routes ?? []) await app.register(async (scope) => r(scope));
   return { app, registry };
 }

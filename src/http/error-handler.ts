@@ -24,7 +24,8 @@ export function errorHandler(err: FastifyError | Error, req: FastifyRequest, rep
     // (a step's error, say) may carry internals, so only the log sees it.
     const message = spec.status === 500 ? 'internal error' : err.message;
     if (spec.status >= 500) req.log.error({ err, code: spec.code }, 'request failed');
-    if (spec.retryable) void reply.header('retry-after', String(RETRY_AFTER_S));
+    // An error may know better when to come back (a rate limit's next token).
+    if (spec.retryable) void reply.header('retry-after', String((err as { retryAfterS?: number }).retryAfterS ?? RETRY_AFTER_S));
     void reply.status(spec.status).send({ error: { code: spec.code, message, details } });
     return;
   }

@@ -4,10 +4,9 @@
 // each other, so per-resource work never interleaves.
 //
 // Apply: build the objects, then for each one
-//   1. skip it when the inventory says the live object carries this manifest hash and nobody
-//      but krane has written its spec or labels (the inventory is re-listed when older than
-//      `verifyAfterMs`, half the resync interval: nothing is skipped unverified after a restart
-//      or in a periodic full sync, and a hand edit is repaired by the next resync at the latest);
+//   1. skip it when the live object carries this manifest hash, nobody but krane wrote its spec
+//      or labels and its generation is krane's (inventory re-listed after `verifyAfterMs`, half
+//      the resync interval); a drift repair (observe → drift-check.ts → repair.ts) skips nothing;
 //   2. if the object is unknown, GET it first: an existing object without the managed-by
 //      label is someone else's and is a PermanentError, never overwritten;
 //   3. server-side apply with force under the `krane` field manager (a no-op on the server
@@ -15,6 +14,7 @@
 //      permanent for this object (report and move on) or retry later.
 // A 422 for an immutable field of a StatefulSet or Deployment recreates it. Delete and GC only
 // target managed objects (inventory or GET), with a uid precondition, through the GC brake.
+// A resource whose kind is not served (no CRD) waits in kind-wait.ts for a low-rate retry.
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from '../log';
 import { refKey, SENTINEL_NAMESPACE, WORKLOAD_NAMESPACE, type ApplyState, type GcStatus, type ResourceController, type ResourceRef } from '../sync/wire';
@@ -22,18 +22,14 @@ import { apiFailure, type KubeClient, type ObjectRef } from './client';
 import { isImmutableFieldChange } from './classify';
 import { KubeApplyError, kubeError } from './errors';
 import { GcBrake } from './gc-brake';
-import { expectedObjects, managedKinds, refOf, resourceFromLabels, sortForDelete, toObj } from './objects';
+import { expectedObjects, forEachLimited, managedKinds, refOf, resourceFromLabels, sortForDelete, toObj } from './objects';
 export { managedKinds };
 import { Inventory, type InventoryEntry } from './inventory';
-import {
-  ANNOTATION,
-  buildObjects,
-  isManaged,
-  LABEL,
-  type BuildOptions,
-  type ManifestObject,
-} from './manifests';
+import { ANNOTATION, buildObjects, isManaged, LABEL, type BuildOptions, type ManifestObject } from './manifests';
 import { objectKey } from './manifests/types';
+import { driftReason } from './drift-check';
+import { DriftCounters, driftedObjects, RepairQueue } from './repair';
+import { KindWait } from './kind-wait';
 
 export interface ApplyControllerOptions {
   api: KubeClient;
@@ -59,6 +55,8 @@ export interface ApplyControllerOptions {
   gcMaxFraction?: number;
   /** After every GC pass: the brake's state, for ctrl and the metrics. */
   onGc?(status: GcStatus): void;
+  /** How often resources waiting for a kind the cluster does not serve are tried again. */
+  kindRetryMs?: number;
 }
 
 /**
@@ -83,15 +81,9 @@ export interface ControllerStats {
 interface Remembered {
   ref: ResourceRef;
   state: ApplyState;
-  /** Object key → generation right after krane's apply (undefined for kinds without one). */
-  objects: Map<string, number | undefined>;
+  /** Object key → what was applied and its generation right after (undefined for kinds without one). */
+  objects: Map<string, { desired: ManifestObject; generation: number | undefined }>;
 }
-
-/**
- * Events for one resource within this window cause one repair: a hand-deleted StatefulSet
- * also deletes pods and changes its Service's endpoints, and one re-apply covers it all.
- */
-const REPAIR_DEBOUNCE_MS = 100;
 
 /** Kinds krane may delete and create again when a change to an immutable field is refused. */
 const RECREATABLE = new Set(['StatefulSet', 'Deployment']);
@@ -103,8 +95,11 @@ export class ApplyController implements ResourceController {
   private readonly remembered = new Map<string, Remembered>();
   /** Per-resource queue: the watcher and drift repair never work on one resource at once. */
   private readonly locks = new Map<string, Promise<unknown>>();
-  private readonly repairs = new Map<string, NodeJS.Timeout>();
-  private repairing = 0;
+  private readonly repairs = new RepairQueue((resource) => this.repair(resource));
+  /** Objects put back by drift repair, by kind (metrics, heartbeat, GET /v1/regions). */
+  readonly drift = new DriftCounters();
+  /** Resources whose kind the cluster does not serve (no CRD), retried at a low rate. */
+  readonly kindWait: KindWait;
   private closed = false;
   private readonly api: KubeClient;
   private readonly log: Logger;
@@ -118,10 +113,20 @@ export class ApplyController implements ResourceController {
     this.sentinelNs = opts.sentinelNamespace ?? SENTINEL_NAMESPACE;
     this.inventory = new Inventory(this.api, managedKinds(this.workloadNs, this.sentinelNs), opts.verifyAfterMs);
     this.brake = new GcBrake(opts.gcMaxFraction ?? 0.5);
+    this.kindWait = new KindWait((ref, state) => this.apply(ref, state), opts.kindRetryMs);
   }
 
   apply(ref: ResourceRef, state: ApplyState): Promise<void> {
-    return this.serial(refKey(ref), () => this.applyNow(ref, state));
+    const key = refKey(ref);
+    return this.serial(key, async () => {
+      try {
+        await this.applyNow(ref, state);
+        this.kindWait.unpark(key);
+      } catch (err) {
+        if (err instanceof KubeApplyError && err.code === 'ERR_KUBE_KIND_UNAVAILABLE' && !this.closed) this.kindWait.park(key, ref, state);
+        throw err;
+      }
+    });
   }
 
   delete(ref: ResourceRef): Promise<void> {
@@ -129,6 +134,7 @@ export class ApplyController implements ResourceController {
     // Forgotten inside the lock: an apply queued before this delete must not re-remember it.
     return this.serial(key, async () => {
       this.forgetResource(key);
+      this.kindWait.unpark(key);
       await this.deleteNow(ref);
       this.opts.onDeleted?.(ref);
     });
@@ -147,8 +153,8 @@ export class ApplyController implements ResourceController {
 
   /**
    * Feeds a watch event about a managed object (src/kube/drift.ts). Keeps the inventory
-   * current, and when an object of a resource krane applied was deleted, or its spec changed
-   * (generation moved past what krane's own apply produced), re-applies the last desired state.
+   * current, and when an object of a resource krane applied was deleted or no longer carries
+   * what krane applied (src/kube/drift-check.ts), re-applies the last desired state.
    */
   observe(type: 'upsert' | 'delete', obj: KubernetesObject): void {
     if (!isManaged(obj.metadata?.labels)) return;
@@ -156,52 +162,47 @@ export class ApplyController implements ResourceController {
     if (type === 'delete') this.inventory.remove(key);
     else this.inventory.set(obj);
     const resource = obj.metadata?.annotations?.[ANNOTATION.resource];
-    const r = resource ? this.remembered.get(resource) : undefined;
-    if (!r || !r.objects.has(key)) return;
-    const appliedGeneration = r.objects.get(key);
-    const generation = obj.metadata?.generation;
-    const drifted = type === 'delete' || (generation !== undefined && appliedGeneration !== undefined && generation > appliedGeneration);
-    if (drifted) this.scheduleRepair(resource!);
+    const applied = resource ? this.remembered.get(resource)?.objects.get(key) : undefined;
+    if (!applied) return;
+    const why = type === 'delete' ? 'deleted' : driftReason(applied.desired, applied.generation, obj);
+    if (why) {
+      this.log.debug({ resource, kind: obj.kind, name: obj.metadata?.name, why }, 'drift seen');
+      this.repairs.schedule(resource!);
+    }
   }
 
-  private scheduleRepair(resource: string): void {
-    if (this.closed || this.repairs.has(resource)) return;
-    this.repairs.set(
-      resource,
-      setTimeout(() => {
-        this.repairs.delete(resource);
-        this.repairing++;
-        void this.serial(resource, async () => {
-          const r = this.remembered.get(resource);
-          if (!r || this.closed) return;
-          const before = this.stats.applied;
-          // What the event showed is newer than any skip decision: verify each object again.
-          for (const key of r.objects.keys()) this.inventory.forget(key);
-          await this.applyNow(r.ref, r.state);
-          if (this.stats.applied > before) {
-            this.stats.repaired++;
-            this.log.info({ resource, objects: this.stats.applied - before }, 'repaired drifted resource');
-          }
-        })
-          .catch((err) => this.log.warn({ resource, err: (err as Error).message }, 'drift repair failed, next resync retries'))
-          .finally(() => this.repairing--);
-      }, REPAIR_DEBOUNCE_MS),
-    );
+  /** Re-applies what krane last applied for `resource`, sending every object (no skips). */
+  private async repair(resource: string): Promise<void> {
+    try {
+      await this.serial(resource, async () => {
+        const r = this.remembered.get(resource);
+        // Read again under the lock: an event that raced krane's own apply is no drift.
+        const drifted = r && !this.closed ? await driftedObjects(this.api, r.objects.values()) : [];
+        if (drifted.length === 0) return;
+        await this.applyNow(r!.ref, r!.state, true);
+        this.stats.repaired++;
+        this.drift.record(drifted.map((o) => ({ kind: o.kind, namespace: o.metadata.namespace, name: o.metadata.name })));
+        this.log.info({ resource, objects: drifted.map((o) => `${o.kind}/${o.metadata.name}`) }, 'repaired drifted resource');
+      });
+    } catch (err) {
+      this.log.warn({ resource, err: (err as Error).message }, 'drift repair failed, next resync retries');
+    }
   }
 
   /** Drift repairs scheduled or running: 0 is the evidence that nothing is about to be re-applied. */
   get repairsPending(): number {
-    return this.repairs.size + this.repairing;
+    return this.repairs.pending;
   }
 
   /** Stops scheduling repairs (shutdown). */
   close(): void {
     this.closed = true;
-    for (const t of this.repairs.values()) clearTimeout(t);
-    this.repairs.clear();
+    this.repairs.close();
+    this.kindWait.close();
   }
 
-  private async applyNow(ref: ResourceRef, state: ApplyState): Promise<void> {
+  /** Returns the objects it had to send; `force` sends every one (a repair verifies nothing). */
+  private async applyNow(ref: ResourceRef, state: ApplyState, force = false): Promise<ManifestObject[]> {
     if (state.region !== this.opts.region || ref.region !== this.opts.region) {
       throw new KubeApplyError('ERR_KUBE_WRONG_REGION', `desired state for region ${state.region} sent to krane of ${this.opts.region}`);
     }
@@ -214,24 +215,26 @@ export class ApplyController implements ResourceController {
     await this.inventory.ensureFresh().catch((err) => {
       throw kubeError(err, 'listing managed objects');
     });
-    let wrote = false;
-    const generations = new Map<string, number | undefined>();
+    const sent: ManifestObject[] = [];
+    const applied: Remembered['objects'] = new Map();
+    const before = this.remembered.get(refKey(ref));
     for (const obj of objects) {
-      const r = await this.applyObject(ref, obj);
-      generations.set(objectKey(obj), r.generation);
-      wrote ||= r.wrote;
+      const r = await this.applyObject(ref, obj, force, before?.objects.get(objectKey(obj))?.generation);
+      applied.set(objectKey(obj), { desired: obj, generation: r.generation });
+      if (r.wrote) sent.push(obj);
     }
-    this.remembered.set(refKey(ref), { ref, state, objects: generations });
+    this.remembered.set(refKey(ref), { ref, state, objects: applied });
     // Objects this resource had before but no longer needs (e.g. an environment's gossip objects
     // after an environment move) go now rather than waiting for the next GC.
     const wanted = new Set(objects.map(objectKey));
     const stale = this.inventory.byResource(refKey(ref)).filter((e) => !wanted.has(objectKey(toObj(e))));
     for (const e of sortForDelete(stale)) await this.deleteEntry(e);
-    this.opts.onApplied?.(ref, wrote);
+    this.opts.onApplied?.(ref, sent.length > 0);
+    return sent;
   }
 
   /** Applies (or skips) one object; returns its generation afterwards and whether it was sent. */
-  private async applyObject(ref: ResourceRef, obj: ManifestObject): Promise<{ generation: number | undefined; wrote: boolean }> {
+  private async applyObject(ref: ResourceRef, obj: ManifestObject, force: boolean, appliedGeneration: number | undefined): Promise<{ generation: number | undefined; wrote: boolean }> {
     const key = objectKey(obj);
     const hash = obj.metadata.annotations[ANNOTATION.manifestHash];
     let known = this.inventory.get(key);
@@ -250,7 +253,10 @@ export class ApplyController implements ResourceController {
         known = this.inventory.get(key);
       }
     }
-    if (known && known.hash === hash && !known.touchedByOthers) {
+    // A generation past krane's last apply is a spec change by someone else, even one no
+    // managedFields entry shows (the scale subresource's).
+    const moved = appliedGeneration !== undefined && known?.generation !== undefined && known.generation > appliedGeneration;
+    if (!force && known && known.hash === hash && !known.touchedByOthers && !moved) {
       this.stats.skipped++;
       return { generation: known.generation, wrote: false };
     }
@@ -339,8 +345,9 @@ export class ApplyController implements ResourceController {
       if (!desired.has(resource)) doomed.set(resource, [...(doomed.get(resource) ?? []), e]);
     }
     const objects = [...doomed.values()].reduce((n, list) => n + list.length, 0);
-    const decision = this.brake.check({ wouldDelete: objects, managed: this.inventory.all().filter((e) => isManaged(e.labels)).length }, new Set(doomed.keys()));
-    this.reportGc(objects);
+    const managed = this.inventory.all().filter((e) => isManaged(e.labels)).length;
+    const decision = this.brake.check({ wouldDelete: objects, managed }, new Set(doomed.keys()));
+    this.opts.onGc?.({ held: this.brake.heldObjects > 0, wouldDelete: objects, managed, maxFraction: this.brake.maxFraction, at: new Date().toISOString() });
     if (!decision.run) {
       this.stats.gcRefused++;
       this.log.error({ wouldDelete: objects, managed: this.inventory.all().length, maxFraction: this.brake.maxFraction }, 'gc refused: would delete too much, waiting for an operator to confirm');
@@ -350,42 +357,29 @@ export class ApplyController implements ResourceController {
     // One resource's objects go in order under its lock (so a queued drift repair cannot bring
     // them back); different resources go in parallel.
     const groups = [...doomed.entries()];
-    const limit = this.opts.gcConcurrency ?? DEFAULT_GC_CONCURRENCY;
-    let next = 0;
     let deleted = 0;
     const errors: unknown[] = [];
-    const worker = async () => {
-      while (next < groups.length) {
-        const [resource, entries] = groups[next++]!;
-        await this.serial(resource, async () => {
-          this.forgetResource(resource);
-          for (const e of sortForDelete(entries)) {
-            try {
-              await this.deleteEntry(e);
-              deleted++;
-            } catch (err) {
-              errors.push(err);
-            }
+    await forEachLimited(groups, this.opts.gcConcurrency ?? DEFAULT_GC_CONCURRENCY, ([resource, entries]) =>
+      this.serial(resource, async () => {
+        this.forgetResource(resource);
+        for (const e of sortForDelete(entries)) {
+          try {
+            await this.deleteEntry(e);
+            deleted++;
+          } catch (err) {
+            errors.push(err);
           }
-        });
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(limit, groups.length) }, worker));
+        }
+      }),
+    );
     this.log.info({ resources: groups.length, deleted, failed: errors.length, kept: this.inventory.all().length }, 'gc done');
     if (errors.length) throw new AggregateError(errors, `gc failed to delete ${errors.length} objects`);
-  }
-
-  private reportGc(wouldDelete: number): void {
-    const managed = this.inventory.all().filter((e) => isManaged(e.labels)).length;
-    this.opts.onGc?.({ held: this.brake.heldObjects > 0, wouldDelete, managed, maxFraction: this.brake.maxFraction, at: new Date().toISOString() });
   }
 
   /** Krane no longer wants the resource: no drift repair may bring it back. */
   private forgetResource(resource: string): void {
     this.remembered.delete(resource);
-    const t = this.repairs.get(resource);
-    if (t) clearTimeout(t);
-    this.repairs.delete(resource);
+    this.repairs.cancel(resource);
   }
 
   private async deleteEntry(e: InventoryEntry): Promise<void> {
@@ -396,5 +390,4 @@ export class ApplyController implements ResourceController {
     if (!gone) this.stats.deleted++;
     this.log.debug({ kind: e.kind, namespace: e.namespace, name: e.name, alreadyGone: gone }, 'deleted object');
   }
-
 }

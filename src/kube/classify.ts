@@ -29,7 +29,7 @@ export interface ApiFailure {
   retryAfterSeconds?: number;
 }
 
-export type PermanentCode = 'ERR_KUBE_INVALID' | 'ERR_KUBE_FORBIDDEN' | 'ERR_KUBE_TOO_LARGE' | 'ERR_KUBE_NAMESPACE_MISSING' | 'ERR_KUBE_REJECTED';
+export type PermanentCode = 'ERR_KUBE_INVALID' | 'ERR_KUBE_FORBIDDEN' | 'ERR_KUBE_TOO_LARGE' | 'ERR_KUBE_NAMESPACE_MISSING' | 'ERR_KUBE_REJECTED' | 'ERR_KUBE_KIND_UNAVAILABLE';
 export type RetryCode =
   | 'ERR_KUBE_CONFLICT'
   | 'ERR_KUBE_THROTTLED'
@@ -65,6 +65,9 @@ export function classifyApiFailure(f: ApiFailure): Verdict {
       // A server-side apply creates what is missing; only its namespace can be. That is the
       // operator's to fix (deploy/krane-rbac.yaml creates both namespaces): report it.
       if (f.detailsKind === 'namespaces') return { kind: 'permanent', code: 'ERR_KUBE_NAMESPACE_MISSING' };
+      // No details at all: the resource type itself is not served (its CRD is not installed,
+      // or was removed after the client cached discovery). Waiting does not install it.
+      if (f.detailsKind === undefined && f.reason === 'NotFound') return { kind: 'permanent', code: 'ERR_KUBE_KIND_UNAVAILABLE' };
       return { kind: 'retry', code: 'ERR_KUBE_UNAVAILABLE' };
     case 408:
       return { kind: 'retry', code: 'ERR_KUBE_UNAVAILABLE' };

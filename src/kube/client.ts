@@ -175,13 +175,13 @@ export class KubeClient {
   }
 
   /** Every object of a kind in a namespace matching the selector, following continue tokens. */
-  async list(apiVersion: string, kind: string, namespace: string, labelSelector?: string): Promise<{ items: KubernetesObject[]; resourceVersion: string }> {
+  async list(apiVersion: string, kind: string, namespace: string, labelSelector?: string, fieldSelector?: string): Promise<{ items: KubernetesObject[]; resourceVersion: string }> {
     const items: KubernetesObject[] = [];
     let cont: string | undefined;
     let resourceVersion = '';
     do {
       this.counts.list++;
-      const page = await this.objects.list(apiVersion, kind, namespace, undefined, undefined, undefined, undefined, labelSelector, LIST_PAGE, cont);
+      const page = await this.objects.list(apiVersion, kind, namespace, undefined, undefined, undefined, fieldSelector, labelSelector, LIST_PAGE, cont);
       for (const it of page.items) items.push({ ...it, apiVersion: it.apiVersion ?? apiVersion, kind: it.kind ?? kind });
       resourceVersion = page.metadata?.resourceVersion ?? resourceVersion;
       cont = page.metadata?._continue || undefined;

@@ -17,8 +17,17 @@
 // - outcomes.ts: ApplyOutcomes, each resource's failure or success as an apply report.
 // - reflector.ts: list + watch with bookmarks, 410 relist, backoff and periodic relist.
 // - drift.ts: watches of every managed kind feeding ApplyController.observe, which keeps the
-//   inventory current and re-applies a resource whose objects were deleted or re-specced by
-//   hand (per-resource serialised with the watcher's own applies).
+//   inventory current and re-applies a resource whose objects were deleted or changed by hand
+//   (per-resource serialised with the watcher's own applies). drift-check.ts: pure, what counts
+//   as drift (krane's labels and annotations; the generation for kinds with one, whoever moved
+//   it, the scale subresource included; the values krane sent for Service and ConfigMap).
+//   repair.ts: the debounced repair queue and the counters (krane_drift_repairs_total{kind},
+//   the heartbeat's `drift`, GET /v1/regions).
+// - kind-wait.ts: resources whose kind the cluster does not serve (no Cilium CRD): reported
+//   once, retried every 30 s, healed when the CRD appears.
+// - credentials.ts (pure: parse the --sentinel-secrets-file, build the Secret) and
+//   credentials-keeper.ts: the Secret sentinel-credentials in namespace sentinel, watched by
+//   name and kept equal to the file (values never logged; only the leader writes).
 // - status/: pod and sentinel status derivation and the watchers feeding the reporter.
 // - metrics.ts: Prometheus metrics over the counters above (and the GC brake).
 // - leader.ts: LeaderElector, Lease `krane-<region>` in namespace `unkey`; krane starts the feed
@@ -26,8 +35,8 @@
 //
 // May import: the kernel (src/errors.ts, src/log.ts, src/net.ts), src/sync/wire (the protocol
 // and the interfaces it implements), packages. Never src/store (krane has no database), never
-// src/http, src/workflow, src/modes, and never sim/: the simulator used by tests and `dev`
-// lives in sim/ and shares nothing with this code but HTTP (.dependency-cruiser.cjs checks).
+// src/http, src/workflow, src/modes, and never src/kube-sim: the simulator used by tests and
+// `dev` shares nothing with this code but HTTP (.dependency-cruiser.cjs checks).
 export * from './client';
 export * from './classify';
 export * from './errors';
@@ -37,6 +46,11 @@ export * from './inventory';
 export * from './apply-controller';
 export * from './reflector';
 export * from './drift';
+export * from './drift-check';
+export * from './repair';
+export * from './kind-wait';
+export * from './credentials';
+export * from './credentials-keeper';
 export * from './metrics';
 export * as manifests from './manifests';
 export * as status from './status';

@@ -148,9 +148,8 @@ export class LeaderElector {
       lease = await this.api.readNamespacedLease({ name, namespace: LEASE_NAMESPACE });
     } catch (err) {
       if (httpStatus(err) !== 404) throw err;
-      await this.ensureNamespace();
       try {
-        await this.api.createNamespacedLease({ namespace: LEASE_NAMESPACE, body: { metadata: { name, namespace: LEASE_NAMESPACE }, spec: this.spec(now, true) } });
+        await this.createLease(name, now);
       } catch (e) {
         // Another replica created it first (both started at once): a lost race, not a failure.
         if (httpStatus(e) === 409) {
@@ -190,12 +189,21 @@ export class LeaderElector {
     await this.api.replaceNamespacedLease({ name, namespace: LEASE_NAMESPACE, body: { ...lease, spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1 } } });
   }
 
-  /** Creates namespace `unkey` when it is missing (a fresh cluster or the simulator). */
-  private async ensureNamespace(): Promise<void> {
+  /**
+   * Creates the Lease; only when its namespace is missing (a bare simulator) does it try to
+   * create namespace `unkey` first. Never before: krane's grant (deploy/krane-rbac.yaml) has no
+   * cluster-scoped verbs, and RBAC refuses a namespace create with 403 even when it exists.
+   */
+  private async createLease(name: string, now: Date): Promise<void> {
+    const create = () => this.api.createNamespacedLease({ namespace: LEASE_NAMESPACE, body: { metadata: { name, namespace: LEASE_NAMESPACE }, spec: this.spec(now, true) } });
     try {
-      await this.core.createNamespace({ body: { metadata: { name: LEASE_NAMESPACE } } });
+      await create();
     } catch (err) {
-      if (httpStatus(err) !== 409) throw err;
+      if (httpStatus(err) !== 404) throw err;
+      await this.core.createNamespace({ body: { metadata: { name: LEASE_NAMESPACE } } }).catch((e: unknown) => {
+        if (httpStatus(e) !== 409) throw e;
+      });
+      await create();
     }
   }
 }

@@ -44,6 +44,16 @@ export function registerKubeMetrics(registry: client.Registry, api: KubeClient, 
       this.inc(controller.stats.gcRefused);
     },
   });
+  new client.Counter({
+    name: 'krane_drift_repairs_total',
+    help: 'Objects krane put back after a change made behind its back (deleted, re-specced, relabelled), by kind',
+    labelNames: ['kind'],
+    registers,
+    collect() {
+      this.reset();
+      for (const [kind, n] of Object.entries(controller.drift.snapshot().byKind)) this.inc({ kind }, n);
+    },
+  });
   new client.Gauge({
     name: 'krane_gc_held',
     help: 'Objects a refused GC pass holds back until an operator confirms (krane gc --confirm)',

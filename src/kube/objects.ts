@@ -60,3 +60,12 @@ export function expectedObjects(ref: ResourceRef, workloadNs: string, sentinelNs
   // Gossip objects are named by environment, which a bare ref does not carry: inventory only.
   return [];
 }
+
+/** Runs `fn` over `items` with at most `limit` calls in flight. */
+export async function forEachLimited<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await fn(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}

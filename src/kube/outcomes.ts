@@ -21,15 +21,19 @@ const MAX_REASON = 2048;
 const FALLBACK_CODE = 'ERR_KUBE_REJECTED';
 
 export class ApplyOutcomes {
-  /** Resources whose latest outcome reported by this process is a failure. */
-  private readonly failed = new Set<string>();
+  /** Resources whose latest outcome reported by this process is a failure, with what was said. */
+  private readonly failed = new Map<string, string>();
 
   constructor(private readonly sink: StatusSink) {}
 
+  /** Reported once: the same failure again (a resync, a retry) is already known to ctrl. */
   failedPermanently(ref: ResourceRef, err: PermanentError): void {
-    this.failed.add(refKey(ref));
     const code = err.code && /^ERR_[A-Z_]+$/.test(err.code) ? err.code : FALLBACK_CODE;
-    this.sink.apply({ resource: ref, outcome: 'failed', code, reason: (err.message || code).slice(0, MAX_REASON), ...traced() });
+    const reason = (err.message || code).slice(0, MAX_REASON);
+    const key = refKey(ref);
+    if (this.failed.get(key) === `${code} ${reason}`) return;
+    this.failed.set(key, `${code} ${reason}`);
+    this.sink.apply({ resource: ref, outcome: 'failed', code, reason, ...traced() });
   }
 
   /** After a successful apply; `wrote`: some object had to be sent. */

@@ -17,6 +17,8 @@ export interface ReflectorOptions {
   plural: string;
   namespace: string;
   labelSelector: string;
+  /** E.g. `metadata.name=X`: lets RBAC grant list and watch of one named object only. */
+  fieldSelector?: string;
   logger: Logger;
   relistIntervalMs: number;
   /** First retry delay after a failure; doubles per consecutive failure up to maxBackoffMs. */
@@ -144,7 +146,7 @@ export class Reflector {
   private async relist(): Promise<void> {
     const started = Date.now();
     this.counters.lists++;
-    const { items, resourceVersion } = await this.o.api.list(this.o.apiVersion, this.o.kind, this.o.namespace, this.o.labelSelector);
+    const { items, resourceVersion } = await this.o.api.list(this.o.apiVersion, this.o.kind, this.o.namespace, this.o.labelSelector, this.o.fieldSelector);
     const seen = new Set<string>();
     for (const it of items) {
       const key = keyOf(it);
@@ -213,6 +215,7 @@ export class Reflector {
           collectionPath(this.o.apiVersion, this.o.plural, this.o.namespace),
           {
             labelSelector: this.o.labelSelector,
+            ...(this.o.fieldSelector ? { fieldSelector: this.o.fieldSelector } : {}),
             resourceVersion: this.resourceVersion,
             allowWatchBookmarks: true,
             // The server ends the watch by then; the loop reopens it from the last version.

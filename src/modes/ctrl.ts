@@ -6,6 +6,9 @@ import { createLogger, type Logger } from '../log';
 import { setTimeout as delay } from 'node:timers/promises';
 import { createDb, migrate, pendingMigrations, type Sql } from '../store';
 import { AgentAuth, buildCtrlApp, createRegistry } from '../http';
+import { KeyAuth } from '../http/keys';
+import { auditHook } from '../http/audit';
+import { startAuditCleanup } from '../workflow/audit-cleanup';
 import { clusterFeedRoutes } from '../http/cluster-feed';
 import { clusterStatusRoutes } from '../http/cluster-status';
 import { clusterHeartbeatRoutes, trackFeedStreams } from '../http/cluster-heartbeat';
@@ -77,11 +80,11 @@ export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}):
   // wake-up), then the engine (hands back leases), then LISTEN, then the pool. Each stage is
   // registered once it exists; close() is idempotent.
   type Stop = () => Promise<void>;
-  const stages: { recover?: Stop; feed?: Stop; app?: Stop; engine?: Stop; hub?: Stop; auth?: Stop; regions?: Stop } = {};
+  const stages: { recover?: Stop; feed?: Stop; app?: Stop; engine?: Stop; hub?: Stop; auth?: Stop; keys?: Stop; regions?: Stop } = {};
   let closing: Promise<void> | undefined;
   const closeAll = () =>
     (closing ??= (async () => {
-      for (const stop of [stages.recover, stages.regions, stages.feed, stages.app, stages.engine, stages.hub, stages.auth, () => sql.end({ timeout: 5 }), () => tracing.shutdown()]) {
+      for (const stop of [stages.recover, stages.regions, stages.feed, stages.app, stages.engine, stages.hub, stages.auth, stages.keys, () => sql.end({ timeout: 5 }), () => tracing.shutdown()]) {
         if (stop) await stop().catch((err) => logger.error({ err }, 'error while stopping'));
       }
     })());
@@ -99,6 +102,8 @@ export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}):
     // its feed streams.
     const agentAuth = new AgentAuth({ sql, configured: cfg.agentTokens, adminToken: cfg.adminToken, logger: logger.child({ part: 'auth' }) });
     stages.auth = () => agentAuth.close();
+    const keys = new KeyAuth({ sql, logger: logger.child({ part: 'keys' }), ratePerSecond: cfg.keyRateLimit });
+    stages.keys = () => keys.close();
     const feed = createFeed({ sql, logger: logger.child({ part: 'feed' }), ...overrides.feed });
     feed.registerMetrics(registry);
     const hub = await createEventHub(sql);
@@ -112,12 +117,13 @@ export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}):
       registry,
       limits: { requestTimeoutMs: cfg.requestTimeout, idleTimeoutMs: cfg.idleTimeout, maxConnections: cfg.maxConnections },
       checks: [engine.readinessCheck(), feed.readinessCheck()],
+      hooks: [(a) => auditHook(a, sql)],
       routes: [
         (a) => (clusterFeedRoutes({ sql, feed, auth: agentAuth })(a), trackFeedStreams(a, regions)),
         clusterHeartbeatRoutes({ sql, auth: agentAuth, regions }),
-        regionRoutes({ adminToken: cfg.adminToken, regions }),
+        regionRoutes({ adminToken: cfg.adminToken, keys, regions }),
         clusterStatusRoutes({ sql, auth: agentAuth, hooks: workflows.hooks }),
-        publicApiRoutes({ adminToken: cfg.adminToken, workflows, engine, hub, outbound: { allow: cfg.outboundAllow }, regions }),
+        publicApiRoutes({ adminToken: cfg.adminToken, workflows, engine, hub, outbound: { allow: cfg.outboundAllow }, regions, keys }),
       ],
     });
     stages.app = () => app.close();
@@ -139,6 +145,7 @@ export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}):
     // Configured agent tokens are also stored (hashed), so a later `ctrl` without the flag
     // still accepts them; a revoked one stays revoked (and is logged as refused).
     await agentAuth.start();
+    await keys.start();
 
     await engine.start();
     stages.engine = () => engine.stop();
@@ -151,7 +158,8 @@ export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}):
       everyMs: overrides.recoverEveryMs,
       olderThanMs: overrides.recoverAfterMs,
     });
-    stages.recover = async () => stopRecovery();
+    const stopAuditCleanup = startAuditCleanup(sql, logger.child({ part: 'audit' }), { retentionMs: cfg.auditRetention });
+    stages.recover = async () => (stopRecovery(), stopAuditCleanup());
 
     url ??= await listen();
     return { url, sql, engine, workflows, close: closeAll };

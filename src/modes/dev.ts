@@ -57,6 +57,7 @@ export async function startDev(cfg: DevConfig): Promise<DevHandle> {
   if (!existsSync(join(pgDir, 'PG_VERSION'))) await pg.initialise();
   await pg.start();
   const databaseUrl = `postgres://${PG_USER}:${password}@127.0.0.1:${port}/postgres`;
+  const sentinelSecretsFile = await devSentinelCredentials(dataDir);
   let stack: StackHandle;
   try {
     stack = await startStack({
@@ -69,6 +70,7 @@ export async function startDev(cfg: DevConfig): Promise<DevHandle> {
       logLevel: cfg.logLevel,
       logger,
       outboundAllow: cfg.outboundAllow,
+      krane: { settings: { sentinelSecretsFile } },
     });
   } catch (err) {
     await pg.stop();
@@ -97,4 +99,24 @@ export async function startDev(cfg: DevConfig): Promise<DevHandle> {
       await tracing.shutdown();
     },
   };
+}
+
+/**
+ * The sentinels' credentials in dev: made-up values for the local database, ClickHouse and Redis
+ * names of seed 000, written once (0600) and kept, so every krane keeps its simulated cluster's
+ * Secret sentinel-credentials from a file exactly as in production.
+ */
+async function devSentinelCredentials(dataDir: string): Promise<string> {
+  const path = join(dataDir, 'sentinel-credentials.env');
+  if (existsSync(path)) return path;
+  const secret = () => randomBytes(18).toString('base64url');
+  const lines = [
+    '# Sentinel credentials for `unkey-infra dev` (local, made up). krane keeps the Secret',
+    '# sentinel-credentials in each simulated cluster from this file.',
+    `UNKEY_DATABASE_PRIMARY=mysql://sentinel:${secret()}@127.0.0.1:3306/unkey`,
+    `UNKEY_CLICKHOUSE_URL=clickhouse://sentinel:${secret()}@127.0.0.1:9000/default`,
+    `UNKEY_REDIS_URL=redis://:${secret()}@127.0.0.1:6379`,
+  ];
+  await writeFile(path, `${lines.join('\n')}\n`, { mode: 0o600 });
+  return path;
 }

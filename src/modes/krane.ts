@@ -21,6 +21,8 @@ import { StatusReporter } from '../sync/reporter';
 import { Watcher } from '../sync/watcher';
 import { HeartbeatSender, objectCounts } from '../sync/heartbeat';
 import { LeaderElector } from '../kube/leader';
+import { CredentialsKeeper } from '../kube/credentials-keeper';
+import { readCredentialsFile, SENTINEL_CREDENTIALS_SECRET } from '../kube/credentials';
 
 /** What krane needs from the change-feed watcher (src/sync/watcher.ts). */
 export interface FeedWatcher {
@@ -105,7 +107,14 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
     api,
     region: cfg.region,
     logger: logger.child({ part: 'controller' }),
-    build: { imagePullSecret: cfg.imagePullSecret },
+    build: {
+      imagePullSecret: cfg.imagePullSecret,
+      sentinel: {
+        livenessPath: cfg.sentinelLivenessPath,
+        readinessPath: cfg.sentinelReadinessPath,
+        ...(cfg.sentinelSecretsFile ? { credentialsSecret: SENTINEL_CREDENTIALS_SECRET } : {}),
+      },
+    },
     // Half the resync interval: every periodic full sync finds the inventory older than this
     // and re-lists before trusting any hash, so a resync always verifies against the cluster.
     verifyAfterMs: Math.max(1, Math.floor(resyncMs / 2)),
@@ -128,16 +137,19 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
     onStartup: (seconds) => {
       if (elector?.isLeader ?? true) startup.observe(seconds);
     },
+    isLeader: () => elector?.isLeader ?? true,
   });
   const sentinelWatch = new SentinelStatusWatcher({
     api, namespace: SENTINEL_NAMESPACE, sink: reporter, logger: watchLogger, relistIntervalMs: resyncMs, minBackoffMs: tuning.minBackoffMs,
   });
+  const credentials = await sentinelCredentials(cfg, api, controller, logger, resyncMs, () => elector?.isLeader ?? true, tuning.minBackoffMs);
   const drift = new DriftWatch({ api, controller, logger: logger.child({ part: 'drift' }), relistIntervalMs: resyncMs, minBackoffMs: tuning.minBackoffMs });
   registerKubeMetrics(registry, api, controller, {
     pods: instancesWatch.reflector,
     sentinels: sentinelWatch.deployments,
     sentinelPods: sentinelWatch.pods,
     ...Object.fromEntries(Object.entries(drift.reflectors).map(([k, r]) => [`managed:${k}`, r])),
+    ...(credentials ? { credentials: credentials.reflector } : {}),
   });
 
   const watcher = (deps.createWatcher ?? defaultWatcher)({
@@ -156,7 +168,7 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
 
   const heartbeat = new HeartbeatSender({
     controlPlaneUrl: cfg.controlPlane, token: cfg.token, region: cfg.region, logger: logger.child({ part: 'heartbeat' }), intervalMs: tuning.heartbeatMs,
-    source: { cursor: () => watcher.cursor, fullSyncs: () => watcher.stats?.snapshotsCompleted ?? 0, objects: objectCounts(drift.reflectors), leader: (): boolean => elector?.isLeader ?? true },
+    source: { cursor: () => watcher.cursor, fullSyncs: () => watcher.stats?.snapshotsCompleted ?? 0, objects: objectCounts(drift.reflectors), leader: (): boolean => elector?.isLeader ?? true, drift: () => controller.drift.snapshot() },
   });
   // Only the leader streams and applies; one that loses the Lease stops its stream at once and
   // shuts down (its pod's restart policy brings it back as a candidate) rather than risk
@@ -173,10 +185,15 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
     void closeAll?.().finally(() => deps.onLostLease?.());
   };
   const elector: LeaderElector | undefined = cfg.leaderElect
-    ? new LeaderElector({ kubeConfig: api.config, region: cfg.region, identity: heartbeat.agentId, logger: logger.child({ part: 'leader' }), onStartedLeading: () => watcher.start(), onStoppedLeading: stepDown })
+    ? new LeaderElector({ kubeConfig: api.config, region: cfg.region, identity: heartbeat.agentId, logger: logger.child({ part: 'leader' }), onStartedLeading: () => {
+          void watcher.start();
+          credentials?.soon();
+          // The new leader's word on which pods exist (a no-op until its first pod list).
+          instancesWatch.reportSet();
+        }, onStoppedLeading: stepDown })
     : undefined;
   if (watcher.stats) registerFeedMetrics(registry, watcher.stats);
-  const reflectors = [instancesWatch.reflector, sentinelWatch.deployments, sentinelWatch.pods, ...Object.values(drift.reflectors)];
+  const reflectors = [instancesWatch.reflector, sentinelWatch.deployments, sentinelWatch.pods, ...Object.values(drift.reflectors), ...(credentials ? [credentials.reflector] : [])];
   const app = buildKraneApp({
     logger,
     registry,
@@ -193,7 +210,9 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
       { name: 'control-plane', check: async () => (reporter.breakerState() === 'open' ? 'status reports to ctrl are failing (circuit open)' : null) },
       {
         name: 'feed',
-        check: async () => (watcher.stats && watcher.stats.snapshotsCompleted === 0 ? 'no full sync from ctrl has completed yet' : null),
+        // A standby is ready once its watches listed: it is ready to take over, and a rolling
+        // update of krane's Deployment (deploy/krane.yaml) must not wait for it to lead.
+        check: async () => (watcher.stats && (elector?.isLeader ?? true) && watcher.stats.snapshotsCompleted === 0 ? 'no full sync from ctrl has completed yet' : null),
       },
     ],
   });
@@ -201,6 +220,7 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
   instancesWatch.start();
   sentinelWatch.start();
   drift.start();
+  credentials?.start();
   try {
     if (elector) elector.start();
     else await watcher.start();
@@ -208,7 +228,7 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
     heartbeat.start();
   } catch (err) {
     controller.close();
-    await Promise.allSettled([elector?.abandon(), watcher.stop(), instancesWatch.stop(), sentinelWatch.stop(), drift.stop(), reporter.close(), app.close()]);
+    await Promise.allSettled([elector?.abandon(), watcher.stop(), instancesWatch.stop(), sentinelWatch.stop(), drift.stop(), credentials?.stop(), reporter.close(), app.close()]);
     await tracing.shutdown();
     throw err;
   }
@@ -227,7 +247,7 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
         // Stop taking new work first, then stop watching, then deliver what is buffered.
         await Promise.all([heartbeat.stop(), elector?.stop(), watcher.stop()]);
         controller.close();
-        await Promise.all([instancesWatch.stop(), sentinelWatch.stop(), drift.stop()]);
+        await Promise.all([instancesWatch.stop(), sentinelWatch.stop(), drift.stop(), credentials?.stop()]);
         await reporter.close();
         await app.close();
         await tracing.shutdown();
@@ -239,3 +259,24 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
   if (lostLease) void handle.close().finally(() => deps.onLostLease?.());
   return handle;
 }
+
+/**
+ * The keeper of the Secret sentinel-credentials, when krane has a credentials file. The file is
+ * read once here so a missing or malformed one stops krane at start (the error names the file
+ * and line, never a value) instead of leaving sentinels without their configuration.
+ */
+async function sentinelCredentials(cfg: KraneConfig, api: KubeClient, controller: ApplyController, logger: Logger, recheckMs: number, canWrite: () => boolean, minBackoffMs?: number): Promise<CredentialsKeeper | undefined> {
+  if (!cfg.sentinelSecretsFile) {
+    logger.warn('no --sentinel-secrets-file: sentinels start without database, ClickHouse and Redis credentials');
+    return undefined;
+  }
+  await readCredentialsFile(cfg.sentinelSecretsFile);
+  return new CredentialsKeeper({
+    api, file: cfg.sentinelSecretsFile, namespace: SENTINEL_NAMESPACE, logger: logger.child({ part: 'credentials' }),
+    // The file is re-read this often: a rotated Secret mounted into krane's pod lands within it.
+    recheckMs: Math.min(recheckMs, CREDENTIALS_RECHECK_MS), canWrite, drift: controller.drift, minBackoffMs,
+  });
+}
+
+/** A mounted Secret's file changes within about a minute of an update (kubelet sync period). */
+const CREDENTIALS_RECHECK_MS = 60_000;

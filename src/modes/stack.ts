@@ -27,7 +27,7 @@ export interface StackOptions {
   ctrl?: CtrlOverrides & { settings?: Record<string, unknown> };
   /** ctrl's outbound allow-list, already parsed (dev's --outbound-allow); wins over settings. */
   outboundAllow?: CtrlConfig['outboundAllow'];
-  krane?: Omit<KraneDeps, 'kubeConfig' | 'logger' | 'onLostLease'> & { resyncInterval?: string };
+  krane?: Omit<KraneDeps, 'kubeConfig' | 'logger' | 'onLostLease'> & { resyncInterval?: string; settings?: Record<string, unknown> };
   /** Simulator knobs, e.g. { minReadyScale: 0.01 } so minReadySeconds does not cost real seconds. */
   sim?: Parameters<typeof startKubeSim>[1];
 }
@@ -70,7 +70,7 @@ export async function startStack(o: StackOptions): Promise<StackHandle> {
     start: (name, onLostLease) => {
       const cfg = loadConfig(
         'krane',
-        { region: name, controlPlane: ctrl.url, token: tokens[name], listen: '127.0.0.1:0', logLevel, resyncInterval: o.krane?.resyncInterval },
+        { region: name, controlPlane: ctrl.url, token: tokens[name], listen: '127.0.0.1:0', logLevel, resyncInterval: o.krane?.resyncInterval, ...o.krane?.settings },
         {},
       );
       const logger = o.logger ? { logger: o.logger.child({ mode: 'krane', region: name }) } : {};

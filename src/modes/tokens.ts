@@ -6,7 +6,8 @@
 // - `ctrl feed rotate-epoch` starts a new feed timeline after a restore from backup: every
 //   agent's cursor gets 410 and the agent does one full sync.
 import type { DbCommandConfig, TokensConfig } from '../config';
-import { agentTokens, createDb, system, type Sql } from '../store';
+import { agentTokens, audit, createDb, system, withTx, type Queryable, type Sql } from '../store';
+import { userInfo } from 'node:os';
 
 async function withDb<T>(databaseUrl: string, fn: (sql: Sql) => Promise<T>): Promise<T> {
   const sql = createDb(databaseUrl, { max: 1, applicationName: 'unkey-infra-admin' });
@@ -17,8 +18,31 @@ async function withDb<T>(databaseUrl: string, fn: (sql: Sql) => Promise<T>): Pro
   }
 }
 
+/**
+ * The audit row of an operator command, in the command's transaction. The operator holds the
+ * database itself (no token to name), so the actor is `admin` with the OS user running it.
+ */
+function auditCommand(q: Queryable, action: string, target: string): Promise<string> {
+  let user = 'unknown';
+  try {
+    user = userInfo().username;
+  } catch {
+    // No passwd entry (a container's arbitrary uid): the row still says it was the CLI.
+  }
+  return audit.insertAudit(q, {
+    actorType: 'admin', actorId: `cli:${user}`, action, target, outcome: 'ok',
+    requestId: null, traceId: null, sourceIp: null, workspaceId: null, projectId: null, environmentId: null,
+  });
+}
+
 export function createTokenCommand(cfg: TokensConfig): Promise<{ id: string; token: string }> {
-  return withDb(cfg.databaseUrl, (sql) => agentTokens.createAgentToken(sql, cfg.region));
+  return withDb(cfg.databaseUrl, (sql) =>
+    withTx(sql, async (tx) => {
+      const t = await agentTokens.createAgentToken(tx, cfg.region);
+      await auditCommand(tx, 'agent-token.create', t.id);
+      return t;
+    }),
+  );
 }
 
 export function listTokensCommand(cfg: DbCommandConfig): Promise<agentTokens.AgentToken[]> {
@@ -28,7 +52,8 @@ export function listTokensCommand(cfg: DbCommandConfig): Promise<agentTokens.Age
 /** 'revoked' now, 'already' revoked before, or 'unknown' id. */
 export function revokeTokenCommand(cfg: DbCommandConfig, id: string): Promise<'revoked' | 'already' | 'unknown'> {
   return withDb(cfg.databaseUrl, async (sql) => {
-    if (await agentTokens.revokeAgentToken(sql, id)) return 'revoked';
+    const revoked = await withTx(sql, async (tx) => (await agentTokens.revokeAgentToken(tx, id)) && (await auditCommand(tx, 'agent-token.revoke', id), true));
+    if (revoked) return 'revoked';
     return (await agentTokens.agentTokenExists(sql, id)) ? 'already' : 'unknown';
   });
 }

@@ -42,6 +42,9 @@ export interface Deployment extends NewDeployment {
   traceparent: string | null;
   /** An operator's promote or abort of the canary or blue-green in progress, not yet acted on. */
   trafficCommand: TrafficCommand | null;
+  /** Moves with every accepted stop or start (sql/0009): a workflow that began under another
+   *  generation must not overwrite the operator's later command. */
+  desiredGeneration: number;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -49,7 +52,7 @@ export interface Deployment extends NewDeployment {
 const columns = (q: Queryable) => q`
   id, workspace_id, project_id, app_id, environment_id, image, build_context, cpu_millicores,
   memory_mib, replicas, port, command, env, regions, read_only_root_filesystem, status, desired_state, error,
-  rolled_back_from, traceparent, strategy, traffic_command, created_at, updated_at`;
+  rolled_back_from, traceparent, strategy, traffic_command, desired_generation::int AS desired_generation, created_at, updated_at`;
 
 export async function insertDeployment(q: Queryable, d: NewDeployment): Promise<Deployment> {
   const [row] = await q<Deployment[]>`
@@ -94,6 +97,13 @@ export async function setDeploymentImage(q: Queryable, id: string, image: string
 
 export async function setDeploymentDesiredState(q: Queryable, id: string, desired: RunState): Promise<Deployment | undefined> {
   const [row] = await q<Deployment[]>`UPDATE deployments SET desired_state = ${desired}, updated_at = now()
+                                      WHERE id = ${id} RETURNING ${columns(q)}`;
+  return row;
+}
+
+/** An operator's stop or start, accepted: the desired state and a new generation (sql/0009). */
+export async function commandDesiredState(q: Queryable, id: string, desired: RunState): Promise<Deployment | undefined> {
+  const [row] = await q<Deployment[]>`UPDATE deployments SET desired_state = ${desired}, desired_generation = desired_generation + 1, updated_at = now()
                                       WHERE id = ${id} RETURNING ${columns(q)}`;
   return row;
 }
@@ -164,9 +174,10 @@ export async function runStates(q: Queryable, ids: readonly string[]): Promise<P
 export async function lockDeployment(
   q: Queryable,
   id: string,
-): Promise<Pick<Deployment, 'id' | 'status' | 'desiredState' | 'workspaceId' | 'environmentId'> | undefined> {
-  const [row] = await q<Pick<Deployment, 'id' | 'status' | 'desiredState' | 'workspaceId' | 'environmentId'>[]>`
-    SELECT id, status, desired_state, workspace_id, environment_id FROM deployments WHERE id = ${id} FOR UPDATE`;
+): Promise<Pick<Deployment, 'id' | 'status' | 'desiredState' | 'workspaceId' | 'environmentId' | 'trafficCommand' | 'desiredGeneration'> | undefined> {
+  const [row] = await q<Pick<Deployment, 'id' | 'status' | 'desiredState' | 'workspaceId' | 'environmentId' | 'trafficCommand' | 'desiredGeneration'>[]>`
+    SELECT id, status, desired_state, workspace_id, environment_id, traffic_command, desired_generation::int AS desired_generation
+    FROM deployments WHERE id = ${id} FOR UPDATE`;
   return row;
 }
 

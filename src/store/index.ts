@@ -12,7 +12,8 @@
 //   NOTIFY, published in the writer's transaction; system.ts: the feed epoch and the oldest
 //   open transaction on the server; agent-tokens.ts: region-scoped agent tokens, stored
 //   hashed, revocations announced by NOTIFY; regions.ts: the known regions (from agent tokens)
-//   and their agents' liveness rows (region_liveness).
+//   and their agents' liveness rows (region_liveness); api-keys.ts: scoped API keys (hashed,
+//   revocations by NOTIFY); audit.ts: the audit trail, written in the caller's transaction.
 //
 // pg_snapshot_xmin is cluster-wide: any long transaction on the same PostgreSQL server (even in
 // another database) holds the feed back until it ends.
@@ -45,3 +46,6 @@ export * as agentTokens from './agent-tokens';
 export * as system from './system';
 export * as events from './events';
 export * as desiredState from './desired-state';
+export * as rolloutItems from './rollout-items';
+export * as apiKeys from './api-keys';
+export * as audit from './audit';

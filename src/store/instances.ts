@@ -64,6 +64,21 @@ export async function deleteInstances(q: Queryable, region: string, pods: { depl
 }
 
 /**
+ * Deletes the region's rows of every pod not in `keep` (krane's complete set of the region's
+ * pods after a full list) and last updated more than `olderThanMs` ago: a row written since the
+ * list began may describe a pod the list did not see yet (another krane replica's report, a
+ * body delivered out of order), and is left for the next set. Returns the rows deleted.
+ */
+export async function deleteInstancesNotIn(q: Queryable, region: string, keep: { deploymentId: string; podName: string }[], olderThanMs: number): Promise<{ deploymentId: string; podName: string }[]> {
+  return q<{ deploymentId: string; podName: string }[]>`
+    DELETE FROM instances i
+    WHERE i.region = ${region} AND i.updated_at < now() - ${olderThanMs} * interval '1 millisecond'
+      AND NOT EXISTS (SELECT 1 FROM unnest(${keep.map((p) => p.deploymentId)}::text[], ${keep.map((p) => p.podName)}::text[]) AS k(deployment_id, pod_name)
+                      WHERE k.deployment_id = i.deployment_id AND k.pod_name = i.pod_name)
+    RETURNING i.deployment_id, i.pod_name`;
+}
+
+/**
  * For each deployment id: whether it exists and whether it has a topology row in `region`.
  * Ids absent from the result do not exist. The cluster API uses it to keep an agent to its region.
  */

@@ -2,7 +2,7 @@
 // when it has an unrevoked agent token: the list is read from agent_tokens here, so the token
 // module stays about tokens. Liveness rows are written by heartbeats and by whichever ctrl
 // replica holds an agent's open stream; the announced `status` moves only through
-// `moveStatus`, a conditional UPDATE that publishes its `region.status` event in the same
+// `settleStatus`, a conditional UPDATE that publishes its `region.status` event in the same
 // statement, so replicas racing on one change announce it once.
 import type { Queryable } from './db';
 import { EVENTS_CHANNEL } from './events';
@@ -23,7 +23,21 @@ export interface RegionRow {
   oldestPendingAt: Date | null;
   /** The database's clock, so every replica judges liveness by the same time. */
   now: Date;
+  /** What the leading agent last reported about drift it healed (sql/0010_region_drift.sql). */
+  drift: DriftReport | null;
+  /** The region's latest apply failures (newest first, at most FAILURES_PER_REGION). */
+  failures: { resourceType: string; resourceId: string; code: string; reason: string; failedAt: string }[];
 }
+
+export interface DriftReport {
+  repaired: number;
+  byKind?: Record<string, number>;
+  lastAt?: string;
+  lastObject?: string;
+}
+
+/** Enough to show what is wrong in a region listing; the full list is per resource. */
+const FAILURES_PER_REGION = 20;
 
 /** Names of the regions that have an agent token, sorted. */
 export async function knownRegions(q: Queryable): Promise<string[]> {
@@ -39,16 +53,20 @@ export interface HeartbeatRow {
   cursor: string | null;
   objects: Record<string, number>;
   lastFullSyncAt: Date | null;
+  /** Undefined: an agent that does not report drift; the stored report is kept. */
+  drift?: DriftReport;
 }
 
 /** Records a heartbeat of the region's leading agent: it was seen now, with what it reported. */
 export async function recordHeartbeat(q: Queryable, h: HeartbeatRow): Promise<void> {
-  await q`INSERT INTO region_liveness (region, last_seen_at, agent_id, agent_version, agent_leader, cursor, objects, last_full_sync_at)
-          VALUES (${h.region}, now(), ${h.agentId}, ${h.version}, ${h.leader}, ${h.cursor}, ${q.json(h.objects)}, ${h.lastFullSyncAt})
+  const drift = h.drift ? q.json(h.drift as never) : null;
+  await q`INSERT INTO region_liveness (region, last_seen_at, agent_id, agent_version, agent_leader, cursor, objects, last_full_sync_at, drift)
+          VALUES (${h.region}, now(), ${h.agentId}, ${h.version}, ${h.leader}, ${h.cursor}, ${q.json(h.objects)}, ${h.lastFullSyncAt}, ${drift})
           ON CONFLICT (region) DO UPDATE SET
             last_seen_at = now(), agent_id = EXCLUDED.agent_id, agent_version = EXCLUDED.agent_version,
             agent_leader = EXCLUDED.agent_leader, cursor = COALESCE(EXCLUDED.cursor, region_liveness.cursor),
-            objects = EXCLUDED.objects, last_full_sync_at = COALESCE(EXCLUDED.last_full_sync_at, region_liveness.last_full_sync_at)`;
+            objects = EXCLUDED.objects, last_full_sync_at = COALESCE(EXCLUDED.last_full_sync_at, region_liveness.last_full_sync_at),
+            drift = COALESCE(EXCLUDED.drift, region_liveness.drift)`;
 }
 
 /** Marks regions as seen now (their agents hold an open feed stream on this replica). */
@@ -69,7 +87,8 @@ export async function listRegions(q: Queryable, only?: string): Promise<RegionRo
          epoch AS (SELECT feed_epoch FROM system_state)
     SELECT k.region, l.last_seen_at, l.agent_id, l.agent_version, COALESCE(l.agent_leader, false) AS agent_leader,
            l.cursor, COALESCE(l.objects, '{}'::jsonb) AS objects, l.last_full_sync_at,
-           COALESCE(l.status, 'never_seen') AS status, lag.pending AS pending_changes, lag.oldest AS oldest_pending_at, now() AS now
+           COALESCE(l.status, 'never_seen') AS status, lag.pending AS pending_changes, lag.oldest AS oldest_pending_at, now() AS now,
+           l.drift, fail.list AS failures
     FROM known k
     LEFT JOIN region_liveness l ON l.region = k.region
     CROSS JOIN epoch e
@@ -81,24 +100,37 @@ export async function listRegions(q: Queryable, only?: string): Promise<RegionRo
         AND (l.cursor IS NULL OR split_part(l.cursor, ':', 1) <> e.feed_epoch
              OR (c.txid, c.id) > (split_part(l.cursor, ':', 2)::xid8, split_part(l.cursor, ':', 3)::bigint))
     ) lag
+    CROSS JOIN LATERAL (
+      SELECT COALESCE(json_agg(json_build_object('resourceType', f.resource_type, 'resourceId', f.resource_id, 'code', f.code,
+                                                 'reason', f.reason, 'failedAt', f.failed_at) ORDER BY f.failed_at DESC), '[]'::json) AS list
+      FROM (SELECT * FROM apply_failures WHERE region = k.region ORDER BY failed_at DESC LIMIT ${FAILURES_PER_REGION}) f
+    ) fail
     WHERE ${only ?? null}::text IS NULL OR k.region = ${only ?? null}
     ORDER BY k.region`;
 }
 
 /**
- * Moves a region's announced status to `status` unless it is there already, and publishes the
- * `region.status` live event in the same statement. Returns whether this call moved it: of
- * several replicas noticing the same change, exactly one gets true.
+ * Moves a region's announced status to what its last sign of life says now (`online` within
+ * `offlineAfterMs`, else `offline`) unless it is there already, and publishes the `region.status`
+ * live event in the same statement. The decision is made by the UPDATE from the row it writes:
+ * deciding from an earlier read let a tick announce `offline` over a heartbeat that committed
+ * between its read and its write (issue 23); a concurrent heartbeat now makes the UPDATE
+ * re-read the row and decide again. Regions never seen are left alone. Returns the status this
+ * call moved the region to, if it moved it: of several replicas noticing the same change,
+ * exactly one gets it.
  */
-export async function moveStatus(q: Queryable, region: string, status: 'online' | 'offline'): Promise<boolean> {
-  const rows = await q`
+export async function settleStatus(q: Queryable, region: string, offlineAfterMs: number): Promise<'online' | 'offline' | null> {
+  const rows = await q<{ status: 'online' | 'offline' }[]>`
     WITH moved AS (
-      UPDATE region_liveness SET status = ${status}, status_changed_at = now()
-      WHERE region = ${region} AND status <> ${status}
+      UPDATE region_liveness
+      SET status = CASE WHEN now() - last_seen_at > ${offlineAfterMs} * interval '1 millisecond' THEN 'offline' ELSE 'online' END,
+          status_changed_at = now()
+      WHERE region = ${region} AND last_seen_at IS NOT NULL
+        AND status <> CASE WHEN now() - last_seen_at > ${offlineAfterMs} * interval '1 millisecond' THEN 'offline' ELSE 'online' END
       RETURNING region, status, last_seen_at)
-    SELECT pg_notify(${EVENTS_CHANNEL}, json_build_object('type', 'region.status', 'region', region, 'status', status, 'lastSeenAt', last_seen_at)::text)
+    SELECT status, pg_notify(${EVENTS_CHANNEL}, json_build_object('type', 'region.status', 'region', region, 'status', status, 'lastSeenAt', last_seen_at)::text)
     FROM moved`;
-  return rows.length > 0;
+  return rows[0]?.status ?? null;
 }
 
 /** When each of the regions was last seen (null: never), with the database's clock. */

@@ -115,11 +115,15 @@ export async function getSentinel(q: Queryable, id: string): Promise<Sentinel | 
 /** Keyset-paged list ordered by id; pass the last id seen as `after`. */
 export async function listSentinels(
   q: Queryable,
-  opts: { region?: string; environmentId?: string; desiredState?: RunState; after?: string; limit?: number } = {},
+  opts: { region?: string; environmentId?: string; desiredState?: RunState; after?: string; limit?: number; scope?: { workspaceId: string; projectId: string | null } | null } = {},
 ): Promise<Sentinel[]> {
+  const ws = opts.scope?.workspaceId ?? null;
+  const prj = opts.scope?.projectId ?? null;
   return q<Sentinel[]>`
     SELECT ${columns(q)} FROM sentinels
     WHERE (${opts.region ?? null}::text IS NULL OR region = ${opts.region ?? null})
+      AND (${ws}::text IS NULL OR workspace_id = ${ws})
+      AND (${prj}::text IS NULL OR project_id = ${prj})
       AND (${opts.environmentId ?? null}::text IS NULL OR environment_id = ${opts.environmentId ?? null})
       AND (${opts.desiredState ?? null}::text IS NULL OR desired_state = ${opts.desiredState ?? null})
       AND id > ${opts.after ?? ''}

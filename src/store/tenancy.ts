@@ -1,5 +1,14 @@
 // Workspaces, projects, apps and environments: the scopes every resource is labelled with.
-import type { Queryable } from './db';
+// Created through the API (src/http/api/tenancy.ts); the `default` ones come from the first
+// migration, for `dev`. Each project has one app, made with it (the label level clusters carry;
+// the API does not show apps). Deletes are soft (deleted_at): reads skip deleted rows, foreign
+// keys and audit rows keep pointing at real rows. Deleting an environment removes what it runs
+// in the clusters through the outbox (sentinels, gossip policies, its routing table) and frees
+// its hostnames (domain rows).
+import type { Queryable, TxSql } from './db';
+import { recordChange } from './changes';
+import { clearRoutes, getRoutes } from './routes';
+import { inTx } from './tx';
 
 export interface Scope {
   workspaceId: string;
@@ -11,28 +20,174 @@ export interface Scope {
 export interface Environment extends Scope {
   id: string;
   slug: string;
+  /** Regions a deployment gets when it names none (empty: it must name them). */
+  regions: string[];
+  /** Null: the generated `<app>-<slug>.<apex>` hostname. */
+  hostname: string | null;
   createdAt: Date;
 }
 
-export async function insertWorkspace(q: Queryable, w: { id: string; name: string }): Promise<void> {
-  await q`INSERT INTO workspaces (id, name) VALUES (${w.id}, ${w.name})`;
+export interface Workspace {
+  id: string;
+  name: string;
+  createdAt: Date;
 }
 
-export async function insertProject(q: Queryable, p: { id: string; workspaceId: string; name: string }): Promise<void> {
-  await q`INSERT INTO projects (id, workspace_id, name) VALUES (${p.id}, ${p.workspaceId}, ${p.name})`;
+export interface Project {
+  id: string;
+  workspaceId: string;
+  name: string;
+  createdAt: Date;
+}
+
+/** What a list may see: everything (null) or one workspace, project or environment. */
+export interface ScopeFilter {
+  workspaceId: string;
+  projectId?: string | null;
+  environmentId?: string | null;
+}
+
+export async function insertWorkspace(q: Queryable, w: { id: string; name: string }): Promise<Workspace> {
+  const [row] = await q<Workspace[]>`INSERT INTO workspaces (id, name) VALUES (${w.id}, ${w.name}) RETURNING id, name, created_at`;
+  return row!;
+}
+
+export async function insertProject(q: Queryable, p: { id: string; workspaceId: string; name: string }): Promise<Project> {
+  const [row] = await q<Project[]>`INSERT INTO projects (id, workspace_id, name) VALUES (${p.id}, ${p.workspaceId}, ${p.name})
+                                   RETURNING id, workspace_id, name, created_at`;
+  return row!;
 }
 
 export async function insertApp(q: Queryable, a: { id: string; workspaceId: string; projectId: string; name: string }): Promise<void> {
   await q`INSERT INTO apps (id, workspace_id, project_id, name) VALUES (${a.id}, ${a.workspaceId}, ${a.projectId}, ${a.name})`;
 }
 
-export async function insertEnvironment(q: Queryable, e: Scope & { slug: string }): Promise<void> {
-  await q`INSERT INTO environments (id, workspace_id, project_id, app_id, slug)
-          VALUES (${e.environmentId}, ${e.workspaceId}, ${e.projectId}, ${e.appId}, ${e.slug})`;
+export async function insertEnvironment(q: Queryable, e: Scope & { slug: string; regions?: string[]; hostname?: string | null }): Promise<void> {
+  await q`INSERT INTO environments (id, workspace_id, project_id, app_id, slug, regions, hostname)
+          VALUES (${e.environmentId}, ${e.workspaceId}, ${e.projectId}, ${e.appId}, ${e.slug}, ${e.regions ?? []}, ${e.hostname ?? null})`;
 }
 
+const envCols = (q: Queryable) => q`id, id AS environment_id, workspace_id, project_id, app_id, slug, regions, hostname, created_at`;
+
 export async function getEnvironment(q: Queryable, id: string): Promise<Environment | undefined> {
-  const [row] = await q<Environment[]>`SELECT id, id AS environment_id, workspace_id, project_id, app_id, slug, created_at
-                                       FROM environments WHERE id = ${id}`;
+  const [row] = await q<Environment[]>`SELECT ${envCols(q)} FROM environments WHERE id = ${id} AND deleted_at IS NULL`;
   return row;
+}
+
+export async function getWorkspace(q: Queryable, id: string): Promise<Workspace | undefined> {
+  const [row] = await q<Workspace[]>`SELECT id, name, created_at FROM workspaces WHERE id = ${id} AND deleted_at IS NULL`;
+  return row;
+}
+
+export async function getProject(q: Queryable, id: string): Promise<Project | undefined> {
+  const [row] = await q<Project[]>`SELECT id, workspace_id, name, created_at FROM projects WHERE id = ${id} AND deleted_at IS NULL`;
+  return row;
+}
+
+/** The app a project's environments hang off (the one made with the project). */
+export async function projectApp(q: Queryable, projectId: string): Promise<string | undefined> {
+  const [row] = await q<{ id: string }[]>`SELECT id FROM apps WHERE project_id = ${projectId} ORDER BY created_at, id LIMIT 1`;
+  return row?.id;
+}
+
+export async function listWorkspaces(q: Queryable, only: string | null): Promise<Workspace[]> {
+  return q<Workspace[]>`SELECT id, name, created_at FROM workspaces
+                        WHERE deleted_at IS NULL AND (${only}::text IS NULL OR id = ${only}) ORDER BY created_at, id`;
+}
+
+export async function listProjects(q: Queryable, workspaceId: string, only: string | null): Promise<Project[]> {
+  return q<Project[]>`SELECT id, workspace_id, name, created_at FROM projects
+                      WHERE workspace_id = ${workspaceId} AND deleted_at IS NULL AND (${only}::text IS NULL OR id = ${only})
+                      ORDER BY created_at, id`;
+}
+
+export async function listEnvironments(q: Queryable, projectId: string, only: string | null): Promise<Environment[]> {
+  return q<Environment[]>`SELECT ${envCols(q)} FROM environments
+                          WHERE project_id = ${projectId} AND deleted_at IS NULL AND (${only}::text IS NULL OR id = ${only})
+                          ORDER BY created_at, id`;
+}
+
+/** Whether a live environment of the same project already has this slug (a 409 before the insert). */
+export async function slugTaken(q: Queryable, appId: string, slug: string): Promise<boolean> {
+  const [row] = await q`SELECT 1 FROM environments WHERE app_id = ${appId} AND slug = ${slug} AND deleted_at IS NULL`;
+  return !!row;
+}
+
+export async function hostnameTaken(q: Queryable, hostname: string): Promise<boolean> {
+  const [row] = await q`SELECT 1 FROM environments WHERE hostname = ${hostname} AND deleted_at IS NULL`;
+  return !!row;
+}
+
+/**
+ * What still runs in the environments: deployments on their way or running (not failed, stopped,
+ * superseded or rolled back, or with a region still running), and sentinels mid-deploy. A
+ * deletion refuses while any is left; the caller stops them first.
+ */
+export async function runningIn(q: Queryable, environmentIds: readonly string[]): Promise<{ deployments: string[]; sentinels: string[] }> {
+  const deps = await q<{ id: string }[]>`
+    SELECT d.id FROM deployments d
+    WHERE d.environment_id = ANY(${environmentIds as string[]}::text[])
+      AND ((d.desired_state = 'running' AND d.status NOT IN ('failed','stopped','superseded','rolled_back'))
+           OR EXISTS (SELECT 1 FROM deployment_topology t WHERE t.deployment_id = d.id AND t.desired_status = 'running'))
+    ORDER BY d.created_at LIMIT 20`;
+  const snts = await q<{ id: string }[]>`SELECT id FROM sentinels WHERE environment_id = ANY(${environmentIds as string[]}::text[])
+                                         AND deploy_status = 'progressing' LIMIT 20`;
+  return { deployments: deps.map((r) => r.id), sentinels: snts.map((r) => r.id) };
+}
+
+/** Live environments of a workspace or a project, locked for a deletion (in id order, so two
+ *  deletions lock in the same order). */
+export async function lockEnvironmentsOf(tx: TxSql, of: { workspaceId: string } | { projectId: string }): Promise<Environment[]> {
+  const ws = 'workspaceId' in of ? of.workspaceId : null;
+  const prj = 'projectId' in of ? of.projectId : null;
+  return tx<Environment[]>`SELECT ${envCols(tx)} FROM environments
+                           WHERE (${ws}::text IS NULL OR workspace_id = ${ws}) AND (${prj}::text IS NULL OR project_id = ${prj})
+                             AND deleted_at IS NULL
+                           ORDER BY id FOR UPDATE`;
+}
+
+export async function lockEnvironment(tx: TxSql, id: string): Promise<Environment | undefined> {
+  const [row] = await tx<Environment[]>`SELECT ${envCols(tx)} FROM environments WHERE id = ${id} AND deleted_at IS NULL FOR UPDATE`;
+  return row;
+}
+
+/**
+ * Removes what an environment runs in the clusters and marks it deleted, in the caller's
+ * transaction: sentinel and gossip-policy rows go, each with its outbox row (krane, finding no
+ * desired state, deletes the objects), and the routing table is emptied (its regions delete the
+ * ConfigMap). Returns what was removed, for the caller's answer.
+ */
+export async function removeEnvironment(q: Queryable, id: string, hostname: string): Promise<{ sentinels: number; policies: number }> {
+  return inTx(q, async (tx) => {
+    const snts = await tx<{ id: string; region: string }[]>`DELETE FROM sentinels WHERE environment_id = ${id} RETURNING id, region`;
+    for (const s of snts) await recordChange(tx, 'sentinel', s.id, s.region);
+    const pols = await tx<{ id: string; region: string }[]>`DELETE FROM cilium_network_policies WHERE environment_id = ${id} RETURNING id, region`;
+    for (const p of pols) await recordChange(tx, 'cilium_network_policy', p.id, p.region);
+    const table = await getRoutes(tx, id);
+    if (table && table.regions.length > 0) await clearRoutes(tx, { environmentId: id, workspaceId: table.workspaceId, hostname });
+    // Its hostnames are free for another environment (domains are rows only: nothing to tell krane).
+    await tx`DELETE FROM domains WHERE environment_id = ${id}`;
+    await tx`UPDATE environments SET deleted_at = now() WHERE id = ${id}`;
+    return { sentinels: snts.length, policies: pols.length };
+  });
+}
+
+export async function markProjectDeleted(tx: TxSql, id: string): Promise<void> {
+  await tx`UPDATE projects SET deleted_at = now() WHERE id = ${id}`;
+}
+
+export async function markWorkspaceDeleted(tx: TxSql, id: string): Promise<void> {
+  await tx`UPDATE projects SET deleted_at = now() WHERE workspace_id = ${id} AND deleted_at IS NULL`;
+  await tx`UPDATE workspaces SET deleted_at = now() WHERE id = ${id}`;
+}
+
+/** The scope of each deployment or sentinel among `ids` (others are absent): what an invocation
+ *  keyed by one belongs to. */
+export async function scopesOf(q: Queryable, ids: readonly string[]): Promise<Map<string, { workspaceId: string; projectId: string; environmentId: string }>> {
+  if (ids.length === 0) return new Map();
+  const rows = await q<{ id: string; workspaceId: string; projectId: string; environmentId: string }[]>`
+    SELECT id, workspace_id, project_id, environment_id FROM deployments WHERE id = ANY(${ids as string[]}::text[])
+    UNION ALL
+    SELECT id, workspace_id, project_id, environment_id FROM sentinels WHERE id = ANY(${ids as string[]}::text[])`;
+  return new Map(rows.map((r) => [r.id, { workspaceId: r.workspaceId, projectId: r.projectId, environmentId: r.environmentId }]));
 }

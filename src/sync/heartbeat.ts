@@ -26,6 +26,8 @@ export interface HeartbeatSource {
   objects(): Record<string, number>;
   /** Whether this replica leads (always true without leader election). */
   leader(): boolean;
+  /** Objects put back by drift repair since this krane started (src/kube/repair.ts). */
+  drift?(): { repaired: number; byKind: Record<string, number>; lastAt?: string; lastObject?: string };
 }
 
 export interface HeartbeatSenderOptions {
@@ -98,6 +100,7 @@ export class HeartbeatSender {
       leader: s.leader(),
       ...(cursor ? { cursor } : {}),
       objects: s.objects(),
+      ...(s.drift ? { drift: s.drift() } : {}),
       ...(this.lastFullSyncAt ? { lastFullSyncAt: this.lastFullSyncAt.toISOString() } : {}),
     };
   }

@@ -16,6 +16,15 @@ export const Heartbeat = z.object({
   /** Managed objects in the cluster by kind, as the agent's watches see them. */
   objects: z.record(z.string().max(128), z.number().int().min(0)).default({}),
   lastFullSyncAt: z.iso.datetime().optional(),
+  /** Objects the agent put back after changes behind its back, since it started. */
+  drift: z
+    .object({
+      repaired: z.number().int().min(0),
+      byKind: z.record(z.string().max(128), z.number().int().min(0)).default({}),
+      lastAt: z.iso.datetime().optional(),
+      lastObject: z.string().max(400).optional(),
+    })
+    .optional(),
 });
 export type Heartbeat = z.infer<typeof Heartbeat>;
 

@@ -10,13 +10,16 @@
 //
 // Order: an apply failure and the success that clears it share one key, so the buffer holds
 // only the latest outcome per resource, and a batch lists states in the order they were
-// observed; ctrl applies them in that order (src/http/cluster-status.ts).
+// observed; ctrl applies them in that order (src/http/cluster-status.ts). The complete set of
+// the region's pods (after a full list) is one more key: a body carries it with the instance
+// states around it, and ctrl prunes by it before applying them, so a state observed after the
+// list is never undone by it; states after it that do not fit the batch go in the next body.
 import CircuitBreaker from 'opossum';
 import pRetry from 'p-retry';
 import client from 'prom-client';
 import type { Logger } from '../log';
 import type { StatusSink } from './wire';
-import { refKey, type ApplyReport, type GcStatus, type InstanceReport, type SentinelStatus } from './wire';
+import { refKey, type ApplyReport, type GcStatus, type InstanceRef, type InstanceReport, type SentinelStatus } from './wire';
 
 export interface ReporterOptions {
   controlPlaneUrl: string;
@@ -62,6 +65,7 @@ type Channel = 'deployments' | 'sentinels' | 'region';
 const CHANNELS: readonly Channel[] = ['deployments', 'sentinels', 'region'];
 type Item =
   | { kind: 'instance'; key: string; value: InstanceReport }
+  | { kind: 'instanceSet'; key: string; value: InstanceRef[] }
   | { kind: 'sentinel'; key: string; value: SentinelStatus }
   | { kind: 'apply'; key: string; value: ApplyReport }
   | { kind: 'gc'; key: string; value: GcStatus };
@@ -145,6 +149,10 @@ export class StatusReporter implements StatusSink {
 
   instance(r: InstanceReport): void {
     this.put('deployments', { kind: 'instance', key: `instance/${r.deploymentId}/${r.podName}`, value: r });
+  }
+
+  instanceSet(pods: InstanceRef[]): void {
+    this.put('deployments', { kind: 'instanceSet', key: 'instance-set', value: pods });
   }
 
   sentinel(s: SentinelStatus): void {
@@ -270,7 +278,10 @@ export class StatusReporter implements StatusSink {
   private body(channel: Channel, items: Item[]): unknown {
     const of = <K extends Item['kind']>(kind: K) => items.filter((i): i is Extract<Item, { kind: K }> => i.kind === kind).map((i) => i.value);
     if (channel === 'region') return { region: this.o.region, gc: of('gc').at(-1) };
-    if (channel === 'deployments') return { region: this.o.region, instances: of('instance'), applies: of('apply') };
+    if (channel === 'deployments') {
+      const set = of('instanceSet').at(-1);
+      return { region: this.o.region, instances: of('instance'), applies: of('apply'), ...(set ? { instanceSet: set } : {}) };
+    }
     return { region: this.o.region, sentinels: of('sentinel'), applies: of('apply') };
   }
 

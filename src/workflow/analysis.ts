@@ -38,6 +38,16 @@ export function sampleOf(body: unknown): number | null {
 }
 
 /**
+ * One analysis check of a canary or blue-green, whatever judges it: today the Prometheus query
+ * against its bounds. Another judge kind plugs in here, returning the same verdicts, so the
+ * hold (canary.ts#judgeCheck) counts and ends on it the same way. No analysis to run (no
+ * `prometheus`) is no check at all.
+ */
+export async function runAnalysis(a: Analysis, policy: OutboundPolicy): Promise<AnalysisResult | null> {
+  return a.prometheus ? queryPrometheus(a.prometheus, policy) : null;
+}
+
+/**
  * The URL is the API caller's choice, so ctrl asks it only where the outbound policy allows (the
  * same policy as Slack webhooks). The check is made on the address the socket connects to (a
  * name may resolve elsewhere since the API accepted it, or between a check and a connect), and

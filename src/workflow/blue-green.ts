@@ -16,7 +16,10 @@ type BlueGreen = Extract<Strategy, { type: 'blue-green' }>;
 
 /**
  * How long the pre-switch analysis watches green: three checks, so one slow scrape cannot decide
- * alone and a query without data fails closed within seconds.
+ * alone and a query without data fails closed within seconds. A `failureLimit` above three can
+ * still be reached: the window does not end on a failing check (canary.ts#judgeCheck), so green
+ * failing every check is held until the limit, never switched to; the window is three intervals
+ * plus at most failureLimit more.
  */
 const ANALYSIS_CHECKS = 3;
 
@@ -30,7 +33,9 @@ export async function runBlueGreen(ctx: Context, deps: StrategyDeps, walk: Walk,
     if (r.kind === 'abort') return rollBack(ctx, deps, walk, 'aborted by operator');
     if (r.kind === 'changed') throw tableChanged(walk, r.found);
   }
-  await ctx.runTx('bluegreen-switch', (tx) => completeSwitch(tx, deps, walk, false));
+  // Journals from before the switch's guard returned null for a switch that was made.
+  const held = await ctx.runTx('bluegreen-switch', (tx) => completeSwitch(tx, deps, walk, false));
+  if (held) return rollBack(ctx, deps, walk, held === 'abort' ? 'aborted by operator' : 'stopped by operator');
   if (blue) {
     await ctx.sleep('scale-down-delay', ms(strategy.scaleDownDelay));
     await ctx.runTx('scale-down', async (tx) => {

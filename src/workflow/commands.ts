@@ -5,7 +5,7 @@
 import { AppError, notFound, validationError } from '../errors';
 import { newId } from '../ids';
 import type { Logger } from '../log';
-import { deployments, domains, tenancy, withTx, type Sql } from '../store';
+import { deployments, domains, tenancy, withTx, type Sql, type TxSql } from '../store';
 import type { Deployment } from '../store/deployments';
 import type { Engine } from './engine';
 import type { DeployServiceDef } from './deploy';
@@ -29,6 +29,15 @@ export interface CommandDeps {
 /** What createDeployment takes: the spec (src/workflow/spec.ts) after validation. */
 export type CreateDeploymentInput = DeploymentSpec;
 
+/**
+ * A caller's own write that must commit with a command's change (the HTTP layer's audit row):
+ * each command calls it in the transaction that makes its change, or in the engine's start
+ * transaction when the change is a workflow's. It gets the deployment the command acted on.
+ */
+export type Alongside = (tx: TxSql, target: { id: string; workspaceId: string; projectId: string; environmentId: string }) => Promise<unknown>;
+
+const targetOf = (d: Pick<Deployment, 'id' | 'workspaceId' | 'projectId' | 'environmentId'>) => ({ id: d.id, workspaceId: d.workspaceId, projectId: d.projectId, environmentId: d.environmentId });
+
 export const deployIdempotencyKey = (deploymentId: string) => `deploy:${deploymentId}`;
 
 export async function startDeployWorkflow(deps: CommandDeps, deploymentId: string): Promise<void> {
@@ -44,7 +53,7 @@ async function checkedBuildContext(deps: CommandDeps, context: string): Promise<
   return r.path;
 }
 
-export async function createDeployment(deps: CommandDeps, input: CreateDeploymentInput, rolledBackFrom: string | null = null): Promise<Deployment> {
+export async function createDeployment(deps: CommandDeps, input: CreateDeploymentInput, rolledBackFrom: string | null = null, alongside?: Alongside): Promise<Deployment> {
   const env = await tenancy.getEnvironment(deps.sql, input.environmentId);
   if (!env) throw validationError('unknown environment', [{ field: 'environmentId', message: `environment ${input.environmentId} not found` }]);
   const buildContext = input.buildContext ? await checkedBuildContext(deps, input.buildContext) : null;
@@ -52,26 +61,30 @@ export async function createDeployment(deps: CommandDeps, input: CreateDeploymen
   // The workflow's span is planned here, so the row and the invocation carry its ids from the
   // start; the invocation's end (on whichever replica) emits it.
   const attributes = { 'deployment.id': id, 'environment.id': env.id, 'deployment.regions': input.regions };
-  return planSpan('deployment.workflow', attributes, () => insertAndStart(deps, { id, env, buildContext, input, rolledBackFrom }));
+  return planSpan('deployment.workflow', attributes, () => insertAndStart(deps, { id, env, buildContext, input, rolledBackFrom, alongside }));
 }
 
 async function insertAndStart(
   deps: CommandDeps,
-  a: { id: string; env: tenancy.Environment; buildContext: string | null; input: CreateDeploymentInput; rolledBackFrom: string | null },
+  a: { id: string; env: tenancy.Environment; buildContext: string | null; input: CreateDeploymentInput; rolledBackFrom: string | null; alongside?: Alongside | undefined },
 ): Promise<Deployment> {
   const { env, input } = a;
-  const d = await deployments.insertDeployment(deps.sql, {
-    id: a.id,
-    workspaceId: env.workspaceId,
-    projectId: env.projectId,
-    appId: env.appId,
-    environmentId: env.id,
-    image: input.image ?? null,
-    buildContext: a.buildContext,
-    ...storedFields(input),
-    rolledBackFrom: a.rolledBackFrom,
-    traceparent: currentTraceparent(),
-    strategy: input.strategy.type === 'rolling' ? null : input.strategy,
+  const d = await withTx(deps.sql, async (tx) => {
+    const row = await deployments.insertDeployment(tx, {
+      id: a.id,
+      workspaceId: env.workspaceId,
+      projectId: env.projectId,
+      appId: env.appId,
+      environmentId: env.id,
+      image: input.image ?? null,
+      buildContext: a.buildContext,
+      ...storedFields(input),
+      rolledBackFrom: a.rolledBackFrom,
+      traceparent: currentTraceparent(),
+      strategy: input.strategy.type === 'rolling' ? null : input.strategy,
+    });
+    await a.alongside?.(tx, targetOf(row));
+    return row;
   });
   // If this process dies between the insert and the send, recoverPendingDeployments starts the
   // workflow later with the same idempotency key.
@@ -80,11 +93,11 @@ async function insertAndStart(
 }
 
 /** Seed 001: a rollback is a new deployment made from an earlier one's spec and image. */
-export async function rollbackDeployment(deps: CommandDeps, id: string): Promise<Deployment> {
+export async function rollbackDeployment(deps: CommandDeps, id: string, alongside?: Alongside): Promise<Deployment> {
   const old = await deployments.getDeployment(deps.sql, id);
   if (!old) throw notFound('deployment', id);
   if (!old.image) throw new AppError('ERR_DEPLOYMENT_NO_IMAGE', `deployment ${id} never produced an image; nothing to roll back to`);
-  return createDeployment(deps, specOf({ ...old, image: old.image }), old.id);
+  return createDeployment(deps, specOf({ ...old, image: old.image }), old.id, alongside);
 }
 
 /**
@@ -92,17 +105,23 @@ export async function rollbackDeployment(deps: CommandDeps, id: string): Promise
  * the request is stored, then the workflow is woken to act on it at once (it also reads it at
  * its next check, should the wake-up be lost). False when there is no such workflow.
  */
-async function commandStrategy(deps: CommandDeps, id: string, command: deployments.TrafficCommand): Promise<boolean> {
-  if (!(await deployments.requestTrafficCommand(deps.sql, id, command))) return false;
+async function commandStrategy(deps: CommandDeps, d: Deployment, command: deployments.TrafficCommand, alongside?: Alongside): Promise<boolean> {
+  const id = d.id;
+  const stored = await withTx(deps.sql, async (tx) => {
+    if (!(await deployments.requestTrafficCommand(tx, id, command))) return false;
+    await alongside?.(tx, targetOf(d));
+    return true;
+  });
+  if (!stored) return false;
   await deps.engine.send(deps.deploy, 'notifyInstances', {}, { key: id });
   return true;
 }
 
 /** Rolls a canary or blue-green in progress back by hand (it ends `rolled_back`). */
-export async function abortDeployment(deps: CommandDeps, id: string): Promise<{ deploymentId: string; aborting: true }> {
+export async function abortDeployment(deps: CommandDeps, id: string, alongside?: Alongside): Promise<{ deploymentId: string; aborting: true }> {
   const d = await deployments.getDeployment(deps.sql, id);
   if (!d) throw notFound('deployment', id);
-  if (!(await commandStrategy(deps, id, 'abort'))) {
+  if (!(await commandStrategy(deps, d, 'abort', alongside))) {
     throw new AppError('ERR_DEPLOYMENT_STATE_CONFLICT', `deployment ${id} is ${d.status} with a ${strategyOf(d.strategy).type} strategy; only a canary or blue-green in progress can be aborted`);
   }
   return { deploymentId: id, aborting: true };
@@ -112,10 +131,10 @@ export async function abortDeployment(deps: CommandDeps, id: string): Promise<{ 
  * Points the environment's domains at a ready deployment; returns the hostnames it now has. A
  * canary or blue-green in progress is told to skip to 100% instead (`promoting`).
  */
-export async function promoteDeployment(deps: CommandDeps, id: string): Promise<{ deploymentId: string; hostnames: string[]; promoting?: true }> {
+export async function promoteDeployment(deps: CommandDeps, id: string, alongside?: Alongside): Promise<{ deploymentId: string; hostnames: string[]; promoting?: true }> {
   const pending = await deployments.getDeployment(deps.sql, id);
   if (!pending) throw notFound('deployment', id);
-  if (pending.status !== 'ready' && (await commandStrategy(deps, id, 'promote'))) return { deploymentId: id, hostnames: [], promoting: true };
+  if (pending.status !== 'ready' && (await commandStrategy(deps, pending, 'promote', alongside))) return { deploymentId: id, hostnames: [], promoting: true };
   return withTx(deps.sql, async (tx) => {
     // The environment's traffic lock before the deployment's row (the lock order of traffic.ts):
     // a canary's switch holds the table while it stops this deployment.
@@ -133,11 +152,12 @@ export async function promoteDeployment(deps: CommandDeps, id: string): Promise<
       kind: 'environment',
     });
     await routeAllTo(tx, d.environmentId, deps.apexDomain, id);
+    await alongside?.(tx, targetOf(pending));
     return { deploymentId: id, hostnames: (await domains.listDomains(tx, { deploymentId: id })).map((x) => x.hostname) };
   });
 }
 
-export async function changeDesiredState(deps: CommandDeps, id: string, desired: 'running' | 'stopped'): Promise<{ changed: boolean }> {
+export async function changeDesiredState(deps: CommandDeps, id: string, desired: 'running' | 'stopped', alongside?: Alongside): Promise<{ changed: boolean }> {
   const d = await deployments.getDeployment(deps.sql, id);
   if (!d) throw notFound('deployment', id);
   if (desired === 'running' && d.status === 'failed') {
@@ -145,7 +165,7 @@ export async function changeDesiredState(deps: CommandDeps, id: string, desired:
   }
   // The workflow re-checks under a row lock; a race with another change rejects with its code,
   // which the HTTP layer maps (src/http/api/workflow-errors.ts).
-  const r = await deps.engine.call(deps.desiredState, 'change', { desired }, { key: id });
+  const r = await deps.engine.call(deps.desiredState, 'change', { desired }, { key: id, ...(alongside ? { alongside: (tx: TxSql) => alongside(tx, targetOf(d)) } : {}) });
   return { changed: r.changed };
 }
 

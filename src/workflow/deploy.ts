@@ -18,13 +18,13 @@
 // outbox rows, so krane's deployment.apply.<region> are its children) and one
 // deployment.status.poll per check are opened inside step bodies, so a replay emits none again.
 import { z } from 'zod';
-import { defineObject, handler, TerminalError, TimeoutError, CancelledError, type Context } from './engine';
+import { defineObject, handler, TerminalError, TimeoutError, CancelledError, type Context, type DurablePromise } from './engine';
 import { cilium, deployments, domains, sentinels, tenancy, topology, type Sql } from '../store';
 import type { TxSql } from '../store/db';
 import { newId } from '../ids';
 import type { Builder } from './build';
-import type { SentinelServiceDef } from './sentinel';
-import { evaluateProgress } from './progress';
+import type { SentinelDeployOutput, SentinelServiceDef } from './sentinel';
+import { evaluateProgress, type Progress } from './progress';
 import { notifyHandler, openWaiter } from './wait';
 import type { WorkflowMetrics } from './metrics';
 import { NO_OUTBOUND_ALLOW, type OutboundPolicy } from './outbound';
@@ -32,7 +32,7 @@ import type { OfflineCheck } from './regions';
 import { annotate, fail, planSpan, recordError, withSpan } from '../tracing';
 import { environmentHostname, lockTraffic, routeAllTo, withdrawTraffic } from './traffic';
 import { runCanary } from './canary';
-import { rollBack, startWalk, walkOf, type StrategyOutcome } from './walk';
+import { rollBack, startWalk, superseded, walkOf, type StrategyDeps, type StrategyOutcome } from './walk';
 import { runBlueGreen } from './blue-green';
 import { strategyOf, type Strategy } from './strategy';
 
@@ -84,7 +84,7 @@ export function deployService(deps: DeployDeps) {
         const d = await ctx.run('load', async () => {
           const row = await deployments.getDeployment(sql, id);
           if (!row) throw new TerminalError(`deployment ${id} not found`, { code: 'ERR_DEPLOY_NOT_FOUND' });
-          return { status: row.status, image: row.image, buildContext: row.buildContext, regions: row.regions, replicas: row.replicas, environmentId: row.environmentId, strategy: row.strategy ?? null };
+          return { status: row.status, image: row.image, buildContext: row.buildContext, regions: row.regions, replicas: row.replicas, environmentId: row.environmentId, strategy: row.strategy ?? null, generation: row.desiredGeneration };
         });
         annotate({ 'deployment.id': id, 'environment.id': d.environmentId, 'deployment.regions': d.regions });
         const attributes = { 'deployment.id': id };
@@ -120,17 +120,19 @@ export function deployService(deps: DeployDeps) {
             }
             return ids;
           });
-          const results = await ctx.all(sentinelIds.map((sid) => planSpan('sentinel.deploy', { 'sentinel.id': sid, 'deployment.id': id }, () => ctx.call(deps.sentinel, 'deploy', {}, { key: sid }))));
-          const bad = results.find((r) => r.status !== 'READY');
-          if (bad) throw new TerminalError(`sentinel ${bad.sentinelId} not ready: ${bad.reason ?? 'failed'}`, { code: 'ERR_DEPLOY_SENTINEL' });
-
           // A start after a stop brings instances back as they were: no traffic walk again.
           const strategy = strategyOf(d.strategy);
-          if (strategy.type !== 'rolling' && !input.restart) {
-            const out = await walkTraffic(ctx, deps, id, d, strategy);
-            if (out.status === 'rolled_back') fail(out.reason);
-            return { deploymentId: id, ...(out.status === 'rolled_back' ? { status: 'rolled_back' as const, error: out.reason } : { status: 'ready' as const, error: null }) };
+          const walks = strategy.type !== 'rolling' && !input.restart;
+          const calls = ctx.all(sentinelIds.map((sid) => planSpan('sentinel.deploy', { 'sentinel.id': sid, 'deployment.id': id }, () => ctx.call(deps.sentinel, 'deploy', {}, { key: sid }))));
+          // A run whose load step predates generations replays a journal without the race's
+          // entries: it waits for its sentinels as it did (the journal decides, not the code).
+          const results = walks && d.generation !== undefined ? await abortableSentinels(ctx, deps, id, calls) : await calls;
+          if (results === 'aborted') {
+            return walkOutput(id, await rollBack(ctx, strategyDeps(deps, d), walkOf(id, d.environmentId, { stable: null, command: 'abort', table: [] }, d.generation), 'aborted by operator'));
           }
+          const bad = results.find((r) => r.status !== 'READY');
+          if (bad) throw new TerminalError(`sentinel ${bad.sentinelId} not ready: ${bad.reason ?? 'failed'}`, { code: 'ERR_DEPLOY_SENTINEL' });
+          if (strategy.type !== 'rolling' && walks) return walkOutput(id, await walkTraffic(ctx, deps, id, d, strategy));
           await waitForInstances(ctx, deps, id, d.regions);
 
           await ctx.runTx('status-network', (tx) => deployments.setDeploymentStatus(tx, id, 'network').then(() => null));
@@ -138,7 +140,7 @@ export function deployService(deps: DeployDeps) {
           return { deploymentId: id, status: 'ready' as const, error: null };
         } catch (err) {
           const reason = err instanceof TimeoutError ? 'timed out waiting for instances' : (err as Error).message;
-          const outcome = await ctx.runTx('cleanup', (tx) => cleanUp(tx, deps, id, err, reason));
+          const outcome = await ctx.runTx('cleanup', (tx) => cleanUp(tx, deps, id, err, reason, d.generation));
           if (err instanceof CancelledError) throw err;
           // A stop is an answer, not an error; a failure shows on the workflow span.
           if (outcome === 'failed') {
@@ -156,6 +158,18 @@ export function deployService(deps: DeployDeps) {
 }
 
 export type DeployServiceDef = ReturnType<typeof deployService>;
+
+/**
+ * What a canary's or blue-green's end answers. Superseded (a stop and a start came meanwhile):
+ * the start's own run decides the rest, so this one answers `stopped`, as cleanUp's requeue does.
+ */
+function walkOutput(id: string, out: StrategyOutcome): DeployOutput {
+  if (out.status === 'rolled_back') {
+    fail(out.reason);
+    return { deploymentId: id, status: 'rolled_back', error: out.reason };
+  }
+  return { deploymentId: id, status: out.status === 'ready' ? 'ready' : 'stopped', error: null };
+}
 
 /**
  * The domains step of a rolling deploy: its own hostname, `ready`, and (unless a newer ready
@@ -190,35 +204,80 @@ async function markReady(tx: TxSql, deps: DeployDeps, id: string, environmentId:
 
 /**
  * A canary or blue-green: the new deployment joins the table at weight 0, its instances are
- * waited for, then the strategy walks. Instances that fail (or never come up) before the walk
- * are the strategy's first failing signal, so the deployment ends `rolled_back` like any later
- * one, with the reason; traffic never left the stable deployment.
+ * waited for, then the strategy walks. Instances that fail (or never come up, or a region that
+ * stays offline) before the walk are the strategy's first failing signal, so the deployment ends
+ * `rolled_back` like any later one, with the reason; traffic never left the stable deployment.
+ * An abort is honoured in every phase: given before the walk began, while the instances start
+ * (the wait wakes on it), or before a step (walk.ts#guardStep), so it never gets traffic.
  */
-async function walkTraffic(ctx: Context, deps: DeployDeps, id: string, d: { environmentId: string; regions: string[] }, strategy: Exclude<Strategy, { type: 'rolling' }>): Promise<StrategyOutcome> {
-  const sdeps = { sql: deps.sql, apexDomain: deps.apexDomain, recheckMs: deps.recheckMs, wakeKey: INSTANCES_KEY, metrics: deps.metrics, outbound: deps.outbound ?? NO_OUTBOUND_ALLOW };
+async function walkTraffic(
+  ctx: Context,
+  deps: DeployDeps,
+  id: string,
+  d: { environmentId: string; regions: string[]; generation?: number },
+  strategy: Exclude<Strategy, { type: 'rolling' }>,
+): Promise<StrategyOutcome> {
+  const sdeps = strategyDeps(deps, d);
   const start = await ctx.runTx('traffic-start', (tx) => startWalk(tx, sdeps, id, d.environmentId));
-  const walk = walkOf(id, d.environmentId, start);
+  const walk = walkOf(id, d.environmentId, start, d.generation);
+  // (A run from before generations waited for its instances first: its journal says so.)
+  if (start.command === 'abort' && d.generation !== undefined) return rollBack(ctx, sdeps, walk, 'aborted by operator');
   try {
-    await waitForInstances(ctx, deps, id, d.regions);
+    if ((await waitForInstances(ctx, deps, id, d.regions, { abortable: true })) === 'aborted') return rollBack(ctx, sdeps, walk, 'aborted by operator');
   } catch (err) {
-    const signal = err instanceof TerminalError && (err.code === 'ERR_DEPLOY_INSTANCES_FAILED' || err.code === 'ERR_DEPLOY_TIMEOUT');
-    if (!signal) throw err;
+    const signals = ['ERR_DEPLOY_INSTANCES_FAILED', 'ERR_DEPLOY_TIMEOUT', 'ERR_DEPLOY_REGION_OFFLINE'];
+    if (!(err instanceof TerminalError) || !signals.includes(err.code ?? '')) throw err;
     const reason = err.code === 'ERR_DEPLOY_INSTANCES_FAILED' ? `canary instance failed in ${err.message}` : err.message;
     return rollBack(ctx, sdeps, walk, reason);
   }
   return strategy.type === 'canary' ? runCanary(ctx, sdeps, walk, strategy, start.command) : runBlueGreen(ctx, sdeps, walk, strategy, start.command);
 }
 
+const strategyDeps = (deps: DeployDeps, d: { regions: string[] }): StrategyDeps => ({
+  sql: deps.sql,
+  apexDomain: deps.apexDomain,
+  recheckMs: deps.recheckMs,
+  wakeKey: INSTANCES_KEY,
+  metrics: deps.metrics,
+  outbound: deps.outbound ?? NO_OUTBOUND_ALLOW,
+  regions: d.regions,
+  offline: deps.offline,
+});
+
+/**
+ * The sentinel calls of a canary or blue-green, raced with the deploy's wake-up awakeable, so
+ * an operator's abort (which wakes it) is honoured while the sentinels still come up, not once
+ * they are ready. The command is read after the awakeable is stored, so an abort given just
+ * before is seen too; other wake-ups (status reports) cost one journaled look at it. The
+ * sentinel calls an abort leaves behind finish on their own (a sentinel is the environment's).
+ */
+async function abortableSentinels(ctx: Context, deps: DeployDeps, id: string, calls: DurablePromise<SentinelDeployOutput[]>): Promise<SentinelDeployOutput[] | 'aborted'> {
+  try {
+    for (let k = 0; ; k++) {
+      const awk = ctx.awakeable<void>();
+      await ctx.set(INSTANCES_KEY, awk.id);
+      const command = await ctx.run(`sentinels-command-${k}`, async () => (await deployments.getDeployment(deps.sql, id))?.trafficCommand ?? null);
+      if (command === 'abort') return 'aborted';
+      const first = await ctx.race<SentinelDeployOutput[] | undefined>([calls, awk.promise as DurablePromise<undefined>]);
+      if (first) return first;
+    }
+  } finally {
+    await ctx.clear(INSTANCES_KEY);
+  }
+}
+
 /** The cleanup step of a deploy that did not become ready. */
-async function cleanUp(tx: TxSql, deps: DeployDeps, id: string, err: unknown, reason: string): Promise<'requeued' | 'stopped' | 'failed'> {
+async function cleanUp(tx: TxSql, deps: DeployDeps, id: string, err: unknown, reason: string, generation: number | undefined): Promise<'requeued' | 'stopped' | 'failed'> {
   // The traffic lock first (traffic.ts); a deployment never changes environment, so reading
   // which one before the lock is safe.
   const found = await deployments.getDeployment(tx, id);
   if (found) await lockTraffic(tx, found.environmentId, deps.apexDomain);
   const row = await deployments.lockDeployment(tx, id);
-  // Stopped and started again while this deploy wound down: the start has queued a
-  // fresh deploy behind this one, so leave its running topologies alone.
-  if (row?.desiredState === 'running' && err instanceof TerminalError && err.code === STOPPED) return 'requeued';
+  // Stopped and started again since this run began (whatever ended it: the stop itself, or the
+  // table the stop changed under a walk): the start has queued a fresh deploy behind this one,
+  // so leave its running topologies and status alone (walk.ts#superseded). A journal from
+  // before generations knows only the stop that ended it.
+  if (row && (superseded(row, generation) || (generation === undefined && row.desiredState === 'running' && err instanceof TerminalError && err.code === STOPPED))) return 'requeued';
   // Whatever ended the deploy, a stop that arrived meanwhile (even during the sentinel
   // wait) makes it `stopped`, which a later start can resume, rather than `failed`.
   const stopped = row?.desiredState === 'stopped';
@@ -254,16 +313,22 @@ async function createTopologies(tx: TxSql, id: string, d: { regions: string[]; r
   return null;
 }
 
-async function waitForInstances(ctx: Context, deps: DeployDeps, id: string, regions: string[]): Promise<void> {
+/**
+ * Waits until the deployment's instances are ready everywhere (or failed, or it was stopped).
+ * `abortable` (a canary's or blue-green's wait): an operator's abort ends the wait too, at once,
+ * since the abort's wake-up reaches this wait like a report; it answers 'aborted'.
+ */
+async function waitForInstances(ctx: Context, deps: DeployDeps, id: string, regions: string[], o: { abortable?: boolean } = {}): Promise<'aborted' | undefined> {
   const waiter = await openWaiter(ctx, INSTANCES_KEY);
   let checks = 0;
-  const p = await waiter.until({
+  const p = await waiter.until<Progress | { state: 'aborted' }>({
     timeoutMs: deps.timeoutMs,
     recheckMs: deps.recheckMs,
     probe: () =>
       withSpan('deployment.status.poll', { attributes: { 'deployment.id': id }, childOnly: true }, async (span) => {
         checks++;
         const d = await deployments.getDeployment(deps.sql, id);
+        if (o.abortable && d?.trafficCommand === 'abort') return { done: true, info: { state: 'aborted' as const } };
         const progress = evaluateProgress(await deployments.deploymentProgress(deps.sql, id), d?.desiredState ?? 'stopped');
         span?.setAttribute('deployment.progress', progress.state);
         // The check that saw instances fail is where the failure shows in the trace.
@@ -272,10 +337,14 @@ async function waitForInstances(ctx: Context, deps: DeployDeps, id: string, regi
       }),
     onTimeout: (last) =>
       new TerminalError(`timed out waiting for instances (${last.state === 'waiting' ? last.waitingFor.join(', ') : last.state})`, { code: 'ERR_DEPLOY_TIMEOUT' }),
-    ...(deps.offline ? { offline: (startedAt: number) => deps.offline!(regions, startedAt), onOffline: (reason: string) => new TerminalError(reason, { code: 'ERR_DEPLOY_REGION_OFFLINE' }) } : {}),
+    ...(deps.offline
+      ? { offline: async (startedAt: number) => (await deps.offline!(regions, startedAt)).reason, onOffline: (reason: string) => new TerminalError(reason, { code: 'ERR_DEPLOY_REGION_OFFLINE' }) }
+      : {}),
   });
   // Checks made by this process only: on a resume after a crash the journaled ones are replayed.
   if (checks) deps.metrics.polled(checks);
+  if (p.state === 'aborted') return 'aborted';
   if (p.state === 'failed') throw new TerminalError(p.reason, { code: 'ERR_DEPLOY_INSTANCES_FAILED' });
   if (p.state === 'stopped') throw new TerminalError('stopped before it became ready', { code: STOPPED });
+  return undefined;
 }

@@ -34,7 +34,7 @@ export function desiredStateService(deps: { sql: Sql; deploy: DeployServiceDef; 
           if (desired === 'running' && d.status === 'failed') {
             throw new TerminalError(`deployment ${id} failed; roll back or deploy again instead of starting it`, { code: 'ERR_DEPLOYMENT_STATE_CONFLICT' });
           }
-          await deployments.setDeploymentDesiredState(tx, id, desired);
+          await deployments.commandDesiredState(tx, id, desired);
           await topology.setTopologyStatus(tx, id, desired);
           // A deployment still on its way keeps its status: its deploy notices the stop itself.
           if (desired === 'stopped' && (d.status === 'ready' || d.status === 'stopped')) await deployments.setDeploymentStatus(tx, id, 'stopped');

@@ -20,13 +20,15 @@
 // - spec.ts: the deployment spec (API body, createDeployment input, rollback copy) in one schema.
 // - status-hooks.ts: what a krane status report wakes (a waiting deploy, a sentinel deploy).
 // - commands.ts: create / rollback / promote / start / stop as the API calls them, and the
-//   recovery sweep for deployments whose workflow never started.
+//   recovery sweep for deployments whose workflow never started. Each takes an `alongside`
+//   callback its caller's audit row rides on, in the transaction that makes the change.
 // - progress.ts, build.ts: the pure readiness rule and the pluggable image builder.
 // - wait.ts: waiting on krane's reports: awakeable + periodic re-check + deadline, and an
 //   optional offline check that ends the wait when a region stays offline past the grace.
 // - regions.ts: the region registry (liveness, lag, leader; `region.status` announced once
 //   across replicas), the known-region check and the offline check; rollout-regions.ts: what
 //   rollouts ask about regions (offline sentinels are skipped; failed-but-written are reverted).
+// - audit-cleanup.ts: the audit trail's retention sweep (--audit-retention), on every replica.
 //
 // Imports the kernel, store, ./engine, tracing and sync's wire and liveness; never http, cli,
 // modes, web or kube-sim (.dependency-cruiser.cjs, workflows-know-no-transport). Imported by

@@ -4,7 +4,7 @@
 // Signs of life are heartbeats (POST /v1/cluster/heartbeat, any replica) and open feed streams
 // (counted per replica in memory; the replica holding a stream marks its region seen every
 // tick). Every replica runs the same tick: it judges each region by the database's clock and
-// moves the announced status with a conditional UPDATE (store/regions.ts#moveStatus), so each
+// moves the announced status with a conditional UPDATE (store/regions.ts#settleStatus, which decides from the row it writes), so each
 // online/offline change is announced once as `region.status`, whichever replica sees it first.
 //
 // Also the check that deploys and sentinel deploys name known regions (ERR_REGION_UNKNOWN, a
@@ -24,6 +24,10 @@ export interface RegionView {
   lag: Lag;
   lastFullSyncAt: string | null;
   objects: Record<string, number>;
+  /** Objects the leading krane put back after changes behind its back (since it started). */
+  drift: { repaired: number; lastAt: string | null; lastObject: string | null; byKind: Record<string, number> };
+  /** Desired states the cluster refused (newest first): what keeps the region from matching. */
+  failures: store.RegionRow['failures'];
 }
 
 export function regionView(r: store.RegionRow, offlineAfterMs: number): RegionView {
@@ -35,6 +39,8 @@ export function regionView(r: store.RegionRow, offlineAfterMs: number): RegionVi
     lag: lagOf(r.pendingChanges, r.oldestPendingAt, r.now),
     lastFullSyncAt: r.lastFullSyncAt?.toISOString() ?? null,
     objects: r.objects,
+    drift: { repaired: r.drift?.repaired ?? 0, lastAt: r.drift?.lastAt ?? null, lastObject: r.drift?.lastObject ?? null, byKind: r.drift?.byKind ?? {} },
+    failures: r.failures ?? [],
   };
 }
 
@@ -54,24 +60,33 @@ export async function assertKnownRegions(q: Queryable, names: readonly string[],
   throw new AppError('ERR_REGION_UNKNOWN', `${unknown} not known (a region exists once it has an agent token); known regions: ${known.join(', ') || '(none)'}`, { details });
 }
 
-/** Says why a wait on `regions` should end: one of them offline past the grace; null otherwise. */
-export type OfflineCheck = (regions: readonly string[], startedAt: number) => Promise<string | null>;
+/**
+ * Which of `regions` are offline (or never seen) now, and, when one of them has been offline for
+ * longer than the grace, why a wait on them should end (null: keep waiting).
+ */
+export type OfflineCheck = (regions: readonly string[], startedAt: number) => Promise<{ offline: string[]; reason: string | null }>;
 
 /**
- * The check deploy and sentinel waits run on each re-check (src/workflow/wait.ts): a region
- * offline (or never seen) for longer than the grace, counted from the later of when it went
- * quiet and when the wait began, ends the wait with the region and its last sign of life named.
+ * The check deploy and sentinel waits run on each re-check (src/workflow/wait.ts), and a
+ * canary's or blue-green's holds on each check (canary.ts: no promotion while a target region is
+ * offline, since its instance rows are what krane last said, not what runs): a region offline
+ * (or never seen) for longer than the grace, counted from the later of when it went quiet and
+ * when the wait began, ends the wait with the region and its last sign of life named.
  */
 export function offlineCheck(sql: Sql, offlineAfterMs: number, graceMs: number): OfflineCheck {
   return async (regions, startedAt) => {
     const { now, seen } = await store.lastSeen(sql, regions);
+    const offline: string[] = [];
+    let reason: string | null = null;
     for (const region of regions) {
       const lastSeenAt = seen.get(region) ?? null;
-      if (!offlinePastGrace({ lastSeenAt }, new Date(startedAt), now, offlineAfterMs, graceMs)) continue;
+      if (regionStatus(lastSeenAt, now, offlineAfterMs) === 'online') continue;
+      offline.push(region);
+      if (reason || !offlinePastGrace({ lastSeenAt }, new Date(startedAt), now, offlineAfterMs, graceMs)) continue;
       const when = lastSeenAt ? `last seen ${lastSeenAt.toISOString()}` : 'never seen';
-      return `region ${region} is offline (${when}); gave up after the offline grace of ${Math.round(graceMs / 1000)} s`;
+      reason = `region ${region} is offline (${when}); gave up after the offline grace of ${Math.round(graceMs / 1000)} s`;
     }
-    return null;
+    return { offline, reason };
   };
 }
 
@@ -131,7 +146,7 @@ export class RegionRegistry {
   /** An agent opened a feed stream on this replica: a sign of life now and on every tick until it closes. */
   streamOpened(region: string): void {
     this.streams.set(region, this.streamCount(region) + 1);
-    void store.touchRegions(this.o.sql, [region]).then(() => this.settle(region, 'online')).catch((err) => this.o.logger.warn({ err, region }, 'could not record stream as sign of life'));
+    void store.touchRegions(this.o.sql, [region]).then(() => this.settle(region)).catch((err) => this.o.logger.warn({ err, region }, 'could not record stream as sign of life'));
   }
 
   streamClosed(region: string): void {
@@ -140,16 +155,16 @@ export class RegionRegistry {
     else this.streams.delete(region);
   }
 
-  /** Moves the announced status of one region; logs the change on the replica that made it. */
-  async settle(region: string, status: 'online' | 'offline'): Promise<void> {
-    if (await store.moveStatus(this.o.sql, region, status)) this.o.logger.info({ region, status }, 'region status changed');
+  /** Moves the announced status of one region to what its last sign of life says at the write;
+   *  logs the change on the replica that made it. */
+  async settle(region: string): Promise<void> {
+    const status = await store.settleStatus(this.o.sql, region, this.offlineAfterMs);
+    if (status) this.o.logger.info({ region, status }, 'region status changed');
   }
 
   async tick(): Promise<void> {
     await store.touchRegions(this.o.sql, [...this.streams.keys()]);
-    for (const r of await this.list()) {
-      if (r.status !== 'never_seen') await this.settle(r.name, r.status);
-    }
+    for (const region of await store.knownRegions(this.o.sql)) await this.settle(region);
   }
 
   start(): void {

@@ -1,21 +1,27 @@
 // SentinelRolloutService: fleet-wide sentinel image rollouts in waves (seed 000), a virtual
-// object keyed by the literal `singleton` with its whole lifecycle in K/V state `rollout`.
+// object keyed by the literal `singleton`. Its K/V state `rollout` holds the rollout's shape and
+// counts only; each sentinel's wave, outcome and previous image is a row of
+// sentinel_rollout_items (src/store/rollout-items.ts), written in the rollout's journaled
+// transactions. So the state, each save and the API's answer stay the same size whether the
+// fleet has ten sentinels or ten thousand (issue 28).
 //
 // Each wave runs in its own exclusive invocation (`runWave`) that sends the next one when it
 // finishes. Between waves the key is free, so `cancel` (exclusive too) lands after the running
 // wave and before the next: a wave is never interrupted mid-call, and no further wave starts.
-// Re-entrancy is checked in `rollout` itself (the key lock alone would only queue a second
-// call). Slack posts are one-way sends to SlackNotifier: in order, and never in the way.
+// A wave calls its sentinels a page at a time (PAGE_SIZE in flight), each page one journaled
+// read, the calls, and one journaled write of their outcomes. Re-entrancy is checked in
+// `rollout` itself (the key lock alone would only queue a second call). Slack posts are one-way
+// sends to SlackNotifier: in order, and never in the way.
 // `completed` means every wave ran: a rollout resumed past a failed wave also ends completed,
-// with the sentinels that failed listed in failedIds (and in the final Slack post).
+// with the sentinels that failed listed as failed (and counted in the final Slack post).
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { defineObject, handler, TerminalError, type Context } from './engine';
-import { events, sentinels, type Sql } from '../store';
+import { events, rolloutItems, type Sql } from '../store';
 import type { SentinelServiceDef } from './sentinel';
 import type { SlackNotifierDef } from './slack';
 import type { RolloutRegions } from './rollout-regions';
-import { computeWaves, DEFAULT_WAVE_PERCENTAGES, wavePercentageProblems } from './waves';
+import { DEFAULT_WAVE_PERCENTAGES, wavePercentageProblems } from './waves';
 import { annotate, fail, planSpan } from '../tracing';
 
 export const ROLLOUT_SERVICE = 'SentinelRolloutService';
@@ -28,31 +34,35 @@ export const ROLLOUT_STATES = ['idle', 'in_progress', 'paused', 'rolling_back', 
 export type RolloutStateName = (typeof ROLLOUT_STATES)[number];
 const TERMINAL: readonly RolloutStateName[] = ['idle', 'completed', 'cancelled'];
 
-export interface SentinelOutcome {
-  wave: number;
-  status: 'pending' | 'READY' | 'FAILED' | 'SKIPPED';
-  reason?: string;
-}
-
 export interface RolloutState {
   rolloutId: string;
   state: RolloutStateName;
   image: string;
   wavePercentages: number[];
-  waves: string[][];
+  /** How many sentinels each wave holds (the rows say which). */
+  waveSizes: number[];
   /** Index of the wave running or next to run. */
   currentWave: number;
-  previousImages: Record<string, string>;
-  succeededIds: string[];
-  failedIds: string[];
-  /** Sentinels of regions offline when their wave started (reason in outcomes); absent in states saved before. */
-  skippedIds?: string[];
-  outcomes: Record<string, SentinelOutcome>;
+  succeeded: number;
+  failed: number;
+  /** Sentinels of regions offline when their wave started (reason in their rows). */
+  skippedOffline: number;
+  /** Running sentinels already on the image when the rollout started. */
   skipped: number;
   slackWebhookUrl?: string;
   reverted?: number;
   startedAt: string;
   updatedAt: string;
+}
+
+/** The state as rollouts saved it before sentinel_rollout_items: every id in the state. */
+interface LegacyState extends Omit<RolloutState, 'waveSizes' | 'succeeded' | 'failed' | 'skippedOffline'> {
+  waves: string[][];
+  previousImages: Record<string, string>;
+  succeededIds: string[];
+  failedIds: string[];
+  skippedIds?: string[];
+  outcomes: Record<string, { wave: number; status: 'pending' | 'READY' | 'FAILED' | 'SKIPPED'; reason?: string }>;
 }
 
 export const RolloutInput = z.object({
@@ -70,21 +80,26 @@ export type RolloutInput = z.infer<typeof RolloutInput>;
 const Summary = z.object({ state: z.enum(ROLLOUT_STATES), rolloutId: z.string().nullable(), waves: z.array(z.number()), reverted: z.number().optional() });
 type Summary = z.infer<typeof Summary>;
 
-/** Sentinels listed per query while planning: bounded memory and statement time. */
-const PAGE = 500;
+/**
+ * Sentinel calls a wave (or a rollback) has in flight at once, and rows read per page: bounds
+ * ctrl's memory and one journal entry's size at any fleet size. A page waits for its slowest
+ * sentinel, so larger pages finish big waves sooner; 1,000 sentinel calls are ~1,000 child
+ * invocations, well within what the engine runs at once.
+ */
+export const PAGE_SIZE = 1_000;
 
 export interface RolloutDeps {
   sql: Sql;
   sentinel: SentinelServiceDef;
   slack: SlackNotifierDef;
-  /** Offline regions' sentinels are skipped; RollbackAll also reverts failed ones (rollout-regions.ts). */
+  /** Offline regions' sentinels are skipped (rollout-regions.ts). */
   regions?: RolloutRegions;
 }
 
 const summary = (s: RolloutState | undefined): Summary => ({
   state: s?.state ?? 'idle',
   rolloutId: s?.rolloutId ?? null,
-  waves: s?.waves.map((w) => w.length) ?? [],
+  waves: s?.waveSizes ?? [],
   ...(s?.reverted !== undefined ? { reverted: s.reverted } : {}),
 });
 
@@ -104,9 +119,9 @@ export function rolloutService(deps: RolloutDeps) {
           type: 'rollout.wave',
           state: s.state,
           wave: waveForEvent,
-          waves: s.waves.length,
-          succeeded: s.succeededIds.length,
-          failed: s.failedIds.length,
+          waves: s.waveSizes.length,
+          succeeded: s.succeeded,
+          failed: s.failed,
         })
         .catch(() => {});
       return null;
@@ -122,7 +137,23 @@ export function rolloutService(deps: RolloutDeps) {
   }
 
   async function load(ctx: Context): Promise<RolloutState | undefined> {
-    return ctx.get<RolloutState>(STATE);
+    const s = await ctx.get<RolloutState | LegacyState>(STATE);
+    return s && 'waves' in s ? upgrade(ctx, s) : s;
+  }
+
+  /** A rollout saved with every id in its state: its rows written once, its state made counts. */
+  async function upgrade(ctx: Context, old: LegacyState): Promise<RolloutState> {
+    const { waves, previousImages, succeededIds, failedIds, skippedIds, outcomes, ...rest } = old;
+    await ctx.runTx('legacy-items', async (tx) => {
+      const items = waves.flatMap((ids, wave) =>
+        ids.map((id) => ({ sentinelId: id, wave, status: outcomes[id]?.status ?? ('pending' as const), reason: outcomes[id]?.reason ?? null, previousImage: previousImages[id] ?? '' })),
+      );
+      await rolloutItems.insertItems(tx, old.rolloutId, items);
+      return null;
+    });
+    const s: RolloutState = { ...rest, waveSizes: waves.map((w) => w.length), succeeded: succeededIds.length, failed: failedIds.length, skippedOffline: skippedIds?.length ?? 0 };
+    await ctx.set(STATE, s);
+    return s;
   }
 
   // Over 80 lines: the object definition, one short handler per entry (rollout, resume,
@@ -136,38 +167,28 @@ export function rolloutService(deps: RolloutDeps) {
             throw new TerminalError(`a rollout is ${current.state} (image ${current.image}); resume, cancel or roll it back first`, { code: 'ERR_ROLLOUT_IN_PROGRESS' });
           }
           const percentages = input.wavePercentages ?? [...DEFAULT_WAVE_PERCENTAGES];
-          const fleet = await ctx.run('list-sentinels', async () => {
-            const out: { id: string; image: string }[] = [];
-            for (let after = ''; ; ) {
-              const page = await sentinels.listSentinels(deps.sql, { desiredState: 'running', after, limit: PAGE });
-              out.push(...page.map((s) => ({ id: s.id, image: s.image })));
-              if (page.length < PAGE) break;
-              after = page[page.length - 1]!.id;
-            }
-            return out;
-          });
-          const todo = fleet.filter((s) => s.image !== input.image);
+          const rolloutId = ctx.invocationId;
+          // The plan is rows, written with this step's journal entry: a replay reads its sizes.
+          const plan = await ctx.runTx('plan', (tx) => rolloutItems.planRollout(tx, rolloutId, input.image, percentages));
+          const todo = plan.waveSizes.reduce((a, b) => a + b, 0);
           const startedAt = await ctx.run('started-at', () => new Date().toISOString());
           const s: RolloutState = {
-            rolloutId: ctx.invocationId,
-            state: todo.length ? 'in_progress' : 'completed',
+            rolloutId,
+            state: todo ? 'in_progress' : 'completed',
             image: input.image,
             wavePercentages: percentages,
-            waves: computeWaves(todo.map((t) => t.id), percentages),
+            waveSizes: plan.waveSizes,
             currentWave: 0,
-            previousImages: Object.fromEntries(todo.map((t) => [t.id, t.image])),
-            succeededIds: [],
-            failedIds: [],
-            skippedIds: [],
-            outcomes: Object.fromEntries(todo.map((t) => [t.id, { wave: -1, status: 'pending' as const }])),
-            skipped: fleet.length - todo.length,
+            succeeded: 0,
+            failed: 0,
+            skippedOffline: 0,
+            skipped: plan.alreadyOnImage,
             ...(input.slackWebhookUrl ? { slackWebhookUrl: input.slackWebhookUrl } : {}),
             startedAt,
             updatedAt: startedAt,
           };
-          s.waves.forEach((w, i) => w.forEach((id) => (s.outcomes[id]!.wave = i)));
           await save(ctx, s);
-          await notify(ctx, s, `started: ${todo.length} sentinels in ${s.waves.length} waves (${s.skipped} already on the image)`);
+          await notify(ctx, s, `started: ${todo} sentinels in ${s.waveSizes.length} waves (${s.skipped} already on the image)`);
           if (s.state === 'completed') await notify(ctx, s, 'completed: nothing to update');
           else await sendWave(ctx, s.rolloutId);
           return summary(s);
@@ -177,51 +198,28 @@ export function rolloutService(deps: RolloutDeps) {
           const s = await load(ctx);
           // A wave of an older rollout, or one made moot by cancel/pause, does nothing.
           if (!s || s.rolloutId !== rolloutId || s.state !== 'in_progress') return summary(s);
-          const wave = s.waves[s.currentWave];
-          if (!wave) {
+          const size = s.waveSizes[s.currentWave];
+          if (size === undefined) {
             s.state = 'completed';
             await save(ctx, s);
-            await notify(ctx, s, `completed: ${s.succeededIds.length} updated, ${s.failedIds.length} failed, ${s.skippedIds?.length ?? 0} skipped (offline regions)`);
+            await notify(ctx, s, `completed: ${s.succeeded} updated, ${s.failed} failed, ${s.skippedOffline} skipped (offline regions)`);
             return summary(s);
           }
           const n = s.currentWave + 1;
-          annotate({ 'rollout.id': rolloutId, 'rollout.wave': n, 'rollout.waves': s.waves.length, 'rollout.image': s.image, 'rollout.sentinels': wave.length });
-          await notify(ctx, s, `wave ${n}/${s.waves.length} started: ${wave.length} sentinels`);
-          // allSettled: a sentinel call that errors (not just FAILED) is one failed sentinel,
-          // never a failed wave invocation that would leave the rollout in_progress forever.
-          // Sentinels of regions offline as the wave starts are skipped, not waited for; a later
-          // rollout to the same image picks them up (they are still on the old one).
-          const offline = deps.regions ? await ctx.run('offline-sentinels', () => deps.regions!.offlineSentinels(wave)) : {};
-          const live = wave.filter((id) => !offline[id]);
-          for (const [id, reason] of Object.entries(offline)) {
-            (s.skippedIds ??= []).push(id);
-            s.outcomes[id] = { wave: s.currentWave, status: 'SKIPPED', reason };
-          }
-          const results = await ctx.allSettled(
-            live.map((id) => planSpan('sentinel.deploy', { 'sentinel.id': id, 'rollout.wave': n }, () => ctx.call(deps.sentinel, 'deploy', { image: s.image }, { key: id }))),
-          );
-          const failed: string[] = [];
-          results.forEach((r, i) => {
-            const id = live[i]!;
-            if (r.status === 'fulfilled' && r.value.status === 'READY') {
-              s.succeededIds.push(id);
-              s.outcomes[id] = { wave: s.currentWave, status: 'READY' };
-            } else {
-              failed.push(id);
-              const reason = r.status === 'fulfilled' ? (r.value.reason ?? 'failed') : (r.reason as Error).message;
-              s.outcomes[id] = { wave: s.currentWave, status: 'FAILED', reason };
-            }
-          });
-          s.failedIds.push(...failed);
-          if (failed.length) {
-            fail(`${failed.length} of ${wave.length} sentinels failed`);
+          annotate({ 'rollout.id': rolloutId, 'rollout.wave': n, 'rollout.waves': s.waveSizes.length, 'rollout.image': s.image, 'rollout.sentinels': size });
+          await notify(ctx, s, `wave ${n}/${s.waveSizes.length} started: ${size} sentinels`);
+          const r = await runWavePages(ctx, s);
+          s.succeeded += r.succeeded;
+          s.failed += r.failed.length;
+          s.skippedOffline += r.skipped.length;
+          if (r.failed.length) {
+            fail(`${r.failed.length} of ${size} sentinels failed`);
             s.state = 'paused';
             await save(ctx, s);
-            await notify(ctx, s, `paused in wave ${n}: ${failed.length} failed (${failed.join(', ')})`);
+            await notify(ctx, s, `paused in wave ${n}: ${r.failed.length} failed (${sample(r.failed)})`);
             return summary(s);
           }
-          const skippedNow = Object.keys(offline);
-          await notify(ctx, s, `wave ${n}/${s.waves.length} completed${skippedNow.length ? `, ${skippedNow.length} skipped in offline regions (${skippedNow.join(', ')})` : ''}`);
+          await notify(ctx, s, `wave ${n}/${s.waveSizes.length} completed${r.skipped.length ? `, ${r.skipped.length} skipped in offline regions (${sample(r.skipped)})` : ''}`);
           s.currentWave++;
           await save(ctx, s, s.currentWave - 1);
           await sendWave(ctx, rolloutId);
@@ -235,7 +233,7 @@ export function rolloutService(deps: RolloutDeps) {
           s.currentWave++;
           s.state = 'in_progress';
           await save(ctx, s);
-          await notify(ctx, s, `resumed at wave ${s.currentWave + 1}/${s.waves.length}`);
+          await notify(ctx, s, `resumed at wave ${s.currentWave + 1}/${s.waveSizes.length}`);
           await sendWave(ctx, s.rolloutId);
           return summary(s);
         }),
@@ -247,7 +245,7 @@ export function rolloutService(deps: RolloutDeps) {
           }
           s.state = 'cancelled';
           await save(ctx, s);
-          await notify(ctx, s, `cancelled: ${s.succeededIds.length} sentinels keep the new image`);
+          await notify(ctx, s, `cancelled: ${s.succeeded} sentinels keep the new image`);
           return summary(s);
         }),
 
@@ -258,26 +256,74 @@ export function rolloutService(deps: RolloutDeps) {
           }
           s.state = 'rolling_back';
           await save(ctx, s);
-          await notify(ctx, s, `rollback started: ${s.succeededIds.length} sentinels`);
-          // Sentinels that reached the new image go back, and so do failed ones whose new image
-          // was written (they may run it, or keep trying to); skipped ones never got it.
-          const written = deps.regions ? await ctx.run('failed-written', () => deps.regions!.written(s.failedIds, s.image)) : [];
-          const ids = [...s.succeededIds, ...written];
-          const results = await ctx.allSettled(ids.map((id) => ctx.call(deps.sentinel, 'deploy', { image: s.previousImages[id]! }, { key: id })));
-          s.reverted = results.filter((r) => r.status === 'fulfilled' && r.value.status === 'READY').length;
+          await notify(ctx, s, `rollback started: ${s.succeeded} sentinels`);
+          const r = await revertPages(ctx, s);
+          s.reverted = r.reverted;
           s.state = 'cancelled';
           await save(ctx, s);
-          await notify(ctx, s, `rollback completed: ${s.reverted}/${ids.length} reverted`);
+          await notify(ctx, s, `rollback completed: ${r.reverted}/${r.total} reverted`);
           return summary(s);
         }),
       },
       shared: {
-        status: handler({ input: z.object({}).default({}), output: z.unknown(), secret: { output: [SECRET_FIELD] } }, async (ctx) => (await load(ctx)) ?? { state: 'idle' }),
+        status: handler({ input: z.object({}).default({}), output: z.unknown(), secret: { output: [SECRET_FIELD] } }, async (ctx) => (await ctx.get(STATE)) ?? { state: 'idle' }),
       },
     },
     // The webhook URL is a credential: invocation views show it nowhere (input, state, status).
     { secretState: { [STATE]: [SECRET_FIELD] } },
     );
+  }
+
+  /**
+   * Calls the current wave's sentinels a page at a time and records each page's outcomes with
+   * its journal entry. allSettled: a sentinel call that errors (not just FAILED) is one failed
+   * sentinel, never a failed wave invocation that would leave the rollout in_progress forever.
+   * Sentinels of regions offline as their page starts are skipped, not waited for; a later
+   * rollout to the same image picks them up (they are still on the old one).
+   */
+  async function runWavePages(ctx: Context, s: RolloutState): Promise<{ succeeded: number; failed: string[]; skipped: string[] }> {
+    const wave = s.currentWave;
+    const out = { succeeded: 0, failed: [] as string[], skipped: [] as string[] };
+    for (let p = 0; ; p++) {
+      const ids = await ctx.run(`wave-page-${p}`, () => rolloutItems.pendingInWave(deps.sql, s.rolloutId, wave, PAGE_SIZE));
+      if (ids.length === 0) return out;
+      const offline = deps.regions ? await ctx.run(`offline-sentinels-${p}`, () => deps.regions!.offlineSentinels(ids)) : {};
+      const live = ids.filter((id) => !offline[id]);
+      const results = await ctx.allSettled(
+        live.map((id) => planSpan('sentinel.deploy', { 'sentinel.id': id, 'rollout.wave': wave + 1 }, () => ctx.call(deps.sentinel, 'deploy', { image: s.image }, { key: id }))),
+      );
+      const outcomes: { id: string; status: 'READY' | 'FAILED' | 'SKIPPED'; reason: string | null }[] = Object.entries(offline).map(([id, reason]) => ({ id, status: 'SKIPPED', reason }));
+      results.forEach((r, i) => {
+        const id = live[i]!;
+        if (r.status === 'fulfilled' && r.value.status === 'READY') outcomes.push({ id, status: 'READY', reason: null });
+        else outcomes.push({ id, status: 'FAILED', reason: r.status === 'fulfilled' ? (r.value.reason ?? 'failed') : (r.reason as Error).message });
+      });
+      await ctx.runTx(`wave-record-${p}`, async (tx) => {
+        await rolloutItems.recordOutcomes(tx, s.rolloutId, outcomes);
+        return null;
+      });
+      for (const o of outcomes) {
+        if (o.status === 'READY') out.succeeded++;
+        else (o.status === 'FAILED' ? out.failed : out.skipped).push(o.id);
+      }
+    }
+  }
+
+  /** Sends every sentinel that reached the image (or had it written) back to its previous image, a page at a time. */
+  async function revertPages(ctx: Context, s: RolloutState): Promise<{ reverted: number; total: number }> {
+    let reverted = 0;
+    let total = 0;
+    for (let p = 0; ; p++) {
+      const page = await ctx.run(`revert-page-${p}`, () => rolloutItems.toRevert(deps.sql, s.rolloutId, s.image, PAGE_SIZE));
+      if (page.length === 0) return { reverted, total };
+      const results = await ctx.allSettled(page.map((x) => ctx.call(deps.sentinel, 'deploy', { image: x.previousImage }, { key: x.id })));
+      await ctx.runTx(`revert-record-${p}`, async (tx) => {
+        await rolloutItems.markReverted(tx, s.rolloutId, page.map((x) => x.id));
+        return null;
+      });
+      reverted += results.filter((r) => r.status === 'fulfilled' && r.value.status === 'READY').length;
+      total += page.length;
+    }
   }
 
   /** Each wave is an invocation of its own and so the durable span rollout.wave (a child of
@@ -291,3 +337,7 @@ export function rolloutService(deps: RolloutDeps) {
 }
 
 export type RolloutServiceDef = ReturnType<typeof rolloutService>;
+
+/** Slack lines name at most this many sentinels; the API pages the rest. */
+const SAMPLE = 10;
+const sample = (ids: readonly string[]) => (ids.length > SAMPLE ? `${ids.slice(0, SAMPLE).join(', ')} and ${ids.length - SAMPLE} more` : ids.join(', '));

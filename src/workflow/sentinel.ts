@@ -1,10 +1,11 @@
 // SentinelService: a virtual object keyed by sentinel id (seed 000). `deploy` changes a
-// sentinel's desired config and waits until krane reports it converged; calls for one sentinel
+// sentinel's desired config and waits until krane reports it converged, or reports that the
+// cluster refused it (then FAILED at once, with krane's reason); calls for one sentinel
 // run one at a time. `notifyReady` is shared, so the status-report path reaches a `deploy` that
 // is suspended on its awakeable.
 import { z } from 'zod';
 import { defineObject, handler, TerminalError, TimeoutError } from './engine';
-import { events, sentinels, type Sql } from '../store';
+import { applyFailures, events, sentinels, type Sql } from '../store';
 import { notifyHandler, openWaiter } from './wait';
 import { sentinelSpecHash } from '../sync/wire';
 import type { OfflineCheck } from './regions';
@@ -100,17 +101,19 @@ export function sentinelService(deps: SentinelServiceDeps) {
             const row = await sentinels.updateSentinelDesired(tx, id, plan.merged, 'progressing');
             if (row) await publishSentinel(tx, row);
           });
-          await waiter.until({
+          const refused = await waiter.until({
             timeoutMs: deps.timeoutMs,
             recheckMs: deps.recheckMs,
             probe: async () => {
               const cur = await sentinels.getSentinel(deps.sql, id);
-              return { done: !!cur && sentinelConverged(cur), info: null };
+              if (cur && sentinelConverged(cur)) return { done: true, info: null };
+              return { done: !!cur && cur.deployStatus === 'failed', info: cur ? await refusal(deps.sql, cur) : null };
             },
             onTimeout: () => new TimeoutError(`sentinel did not converge within ${Math.round(deps.timeoutMs / 1000)} s`),
             // An offline region is answered like a timeout: FAILED with the reason.
-            ...(deps.offline ? { offline: (startedAt: number) => deps.offline!([plan.region], startedAt), onOffline: (reason: string) => new TimeoutError(reason) } : {}),
+            ...(deps.offline ? { offline: async (startedAt: number) => (await deps.offline!([plan.region], startedAt)).reason, onOffline: (reason: string) => new TimeoutError(reason) } : {}),
           });
+          if (refused !== null) throw new TimeoutError(refused);
           outcome = 'ready';
         } catch (err) {
           // A timeout is an answer (FAILED); cancellation and errors end the invocation, after
@@ -136,6 +139,18 @@ export function sentinelService(deps: SentinelServiceDeps) {
 }
 
 export type SentinelServiceDef = ReturnType<typeof sentinelService>;
+
+/**
+ * Why the wait is over although the sentinel did not converge: Kubernetes refused its desired
+ * state (krane reported the apply `failed`, which marks a progressing deploy `failed`:
+ * store/sentinels.ts#markSentinelApplyFailed). No pod will ever come, so waiting out the timeout
+ * only delays the answer (issue 23). Null while it is still converging.
+ */
+async function refusal(sql: Sql, s: Sentinel): Promise<string | null> {
+  if (s.deployStatus !== 'failed') return null;
+  const f = (await applyFailures.listApplyFailures(sql, 'sentinel', s.id)).find((x) => x.region === s.region);
+  return `krane could not apply it in ${s.region}: ${f ? `${f.code}: ${f.reason}` : 'the cluster refused it'}`;
+}
 
 async function publishSentinel(tx: Parameters<typeof events.publishEvent>[0], row: Sentinel): Promise<void> {
   await events.publishEvent(tx, {

@@ -19,7 +19,8 @@ import { deployments, routes, tenancy, type TxSql } from '../store';
 import type { Backend } from '../store/routes';
 import { TerminalError } from './engine';
 
-export const environmentHostname = (env: { appId: string; slug: string }, apexDomain: string) => `${env.appId}-${env.slug}.${apexDomain}`;
+/** An environment's own hostname when it was given one at creation, else `<app>-<slug>.<apex>`. */
+export const environmentHostname = (env: { appId: string; slug: string; hostname?: string | null }, apexDomain: string) => env.hostname ?? `${env.appId}-${env.slug}.${apexDomain}`;
 
 /** What names an environment's table: its id, workspace and hostname. */
 async function tableKey(tx: TxSql, environmentId: string, apexDomain: string) {

@@ -12,6 +12,13 @@
 // within one check, not at the end of a long pause. The compare and the write commit in one
 // transaction with the step's journal entry, so a step that replays after a crash either
 // committed both (and is not run again) or neither.
+//
+// The last accepted stop or start wins (issue 23). A walk began under the deployment's
+// desired-state generation (sql/0009, journaled by the deploy's load step); an operator's stop
+// and start since then move it, and the start queues a run of its own. So every write that ends
+// the walk first compares, under the row's lock: if the row is running again under a newer
+// generation (`superseded`), the walk writes nothing and leaves the deployment to that run. It
+// is the rolling path's guard (deploy.ts#cleanUp) made general, and cleanUp uses it too.
 import { deployments, domains, tenancy, topology, type Sql } from '../store';
 import type { Backend } from '../store/routes';
 import type { TxSql } from '../store/db';
@@ -20,6 +27,7 @@ import { TerminalError, type Context } from './engine';
 import type { OutboundPolicy } from './outbound';
 import { canarySplit, environmentHostname, lockTraffic, routeAllTo, sameTable, serves, setTraffic, withdrawTraffic } from './traffic';
 import type { WorkflowMetrics } from './metrics';
+import type { OfflineCheck } from './regions';
 
 export interface StrategyDeps {
   sql: Sql;
@@ -31,9 +39,23 @@ export interface StrategyDeps {
   metrics: WorkflowMetrics;
   /** Where Prometheus queries may go, checked again at each query (names can re-resolve). */
   outbound: OutboundPolicy;
+  /** The deployment's target regions, whose liveness every hold checks. */
+  regions: readonly string[];
+  /** Which target regions are offline, and when to give up on one (src/workflow/regions.ts). */
+  offline?: OfflineCheck | undefined;
 }
 
-export type StrategyOutcome = { status: 'ready' } | { status: 'rolled_back'; reason: string };
+/** `superseded`: a stop and a start were accepted meanwhile; the start's own run carries on. */
+export type StrategyOutcome = { status: 'ready' } | { status: 'rolled_back'; reason: string } | { status: 'superseded' };
+
+/**
+ * Pure: whether a later stop and start took the deployment from a run that began under
+ * `generation`: it is meant to run again, under a newer generation, and that start queued a run
+ * of its own. A journal from before generations (undefined) cannot tell: never superseded.
+ */
+export function superseded(row: { desiredState: string; desiredGeneration: number }, generation: number | undefined): boolean {
+  return generation !== undefined && row.desiredState === 'running' && row.desiredGeneration !== generation;
+}
 
 /** What startWalk journals: the stable it returns to, any command already given, the table it left. */
 export interface WalkStart {
@@ -50,13 +72,15 @@ export interface Walk {
   stable: string | null;
   /** null: unknown (a walk resumed from an older journal), compared with nothing. */
   expected: Backend[] | null;
+  /** The desired-state generation the deploy began under (undefined: an older journal). */
+  generation?: number | undefined;
 }
 
-export function walkOf(id: string, environmentId: string, start: WalkStart): Walk {
+export function walkOf(id: string, environmentId: string, start: WalkStart, generation?: number): Walk {
   // An older startWalk wrote the weight-0 split whenever it had a stable and no abort, and
   // journaled nothing else, so that is what such a walk expects; without a stable it wrote nothing.
   const written = start.stable && start.command !== 'abort' ? canarySplit(start.stable, id, 0) : null;
-  return { id, environmentId, stable: start.stable, expected: start.table ?? written };
+  return { id, environmentId, stable: start.stable, expected: start.table ?? written, generation };
 }
 
 /**
@@ -87,11 +111,19 @@ export async function startWalk(tx: TxSql, deps: StrategyDeps, id: string, envir
   return { stable, command, table: await setTraffic(tx, environmentId, deps.apexDomain, canarySplit(stable, id, 0)) };
 }
 
-/** Takes the traffic lock and checks the table is as the walk last wrote it; returns it. */
-export async function expectTable(tx: TxSql, deps: StrategyDeps, walk: Walk): Promise<Backend[]> {
+/**
+ * The start of a step that moves traffic: the traffic lock, then the deployment's row (the lock
+ * order of traffic.ts). An abort or a stop that committed before it wins over the step, which
+ * then writes nothing (an aborted canary never gets the share of a step it did not start); a
+ * table someone else changed ends the walk (tableChanged).
+ */
+export async function guardStep(tx: TxSql, deps: StrategyDeps, walk: Walk): Promise<'abort' | 'stopped' | null> {
   const table = await lockTraffic(tx, walk.environmentId, deps.apexDomain);
+  const d = await deployments.lockDeployment(tx, walk.id);
+  if (d?.trafficCommand === 'abort') return 'abort';
+  if (d?.desiredState === 'stopped') return 'stopped';
   if (walk.expected && !sameTable(table, walk.expected)) throw tableChanged(walk, table);
-  return table;
+  return null;
 }
 
 const show = (t: readonly Backend[]) => (t.length ? t.map((b) => `${b.deploymentId}:${b.weight}`).join(', ') : 'empty');
@@ -115,24 +147,25 @@ export function tableChanged(walk: Walk, found: readonly Backend[]): TerminalErr
  * sends traffic to a stable that no longer serves.
  */
 export async function rollBack(ctx: Context, deps: StrategyDeps, walk: Walk, reason: string): Promise<StrategyOutcome> {
-  await ctx.runTx('rollback', async (tx) => {
+  const done = await ctx.runTx('rollback', async (tx) => {
     await lockTraffic(tx, walk.environmentId, deps.apexDomain);
+    const locked = await deployments.lockDeployment(tx, walk.id);
+    if (locked && superseded(locked, walk.generation)) return false;
     const row = await stopDeployment(tx, deps, walk.environmentId, walk.id, 'rolled_back', reason);
     if (row) deps.metrics.finished('rolled_back', row.createdAt);
-    return null;
+    return true;
   });
-  return { status: 'rolled_back', reason };
+  return done === false ? { status: 'superseded' } : { status: 'rolled_back', reason };
 }
 
 /**
  * 100% to the new deployment, its domains, `ready`, and (with `stopStable`) the previous
  * deployment stopped; blue-green stops it later, after its scale-down delay.
  */
-export async function completeSwitch(tx: TxSql, deps: StrategyDeps, walk: Walk, stopStable = true): Promise<null> {
+export async function completeSwitch(tx: TxSql, deps: StrategyDeps, walk: Walk, stopStable = true): Promise<'abort' | 'stopped' | null> {
   const { id, environmentId, stable } = walk;
-  await expectTable(tx, deps, walk);
-  const d = await deployments.lockDeployment(tx, id);
-  if (d?.desiredState === 'stopped') throw new TerminalError('stopped before it became ready', { code: 'ERR_DEPLOY_STOPPED' });
+  const held = await guardStep(tx, deps, walk);
+  if (held) return held;
   const env = (await tenancy.getEnvironment(tx, environmentId))!;
   const base = { workspaceId: env.workspaceId, environmentId, deploymentId: id };
   await domains.assignDomain(tx, { ...base, hostname: `${id}.${deps.apexDomain}`, kind: 'deployment' });

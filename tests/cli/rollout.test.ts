@@ -115,15 +115,18 @@ test('renderRollout shows failures with their reasons', () => {
     state: 'paused',
     image: 'x:2',
     currentWave: 1,
-    succeededIds: ['a'],
+    succeeded: 2,
+    failed: 1,
+    succeededIds: ['a', 'c'],
     failedIds: ['b'],
+    notes: { b: { wave: 1, reason: 'did not converge' } },
     waves: [
-      { index: 0, sentinels: [{ id: 'a', status: 'READY' }] },
-      { index: 1, sentinels: [{ id: 'b', status: 'FAILED', reason: 'did not converge' }, { id: 'c', status: 'READY' }] },
-      { index: 2, sentinels: [{ id: 'd', status: 'pending' }] },
+      { index: 0, total: 1, succeeded: 1, failed: 0, skipped: 0, pending: 0 },
+      { index: 1, total: 2, succeeded: 1, failed: 1, skipped: 0, pending: 0 },
+      { index: 2, total: 1, succeeded: 0, failed: 0, skipped: 0, pending: 1 },
     ],
   });
-  assert.match(text, /rollout to x:2: paused {2}wave 2\/3 {2}succeeded 1 {2}failed 1/);
+  assert.match(text, /rollout to x:2: paused {2}wave 2\/3 {2}succeeded 2 {2}failed 1/);
   assert.match(text, /wave 2 .* 1\/2 ready {2}1 failed: b \(did not converge\)/);
   assert.match(text, /wave 3 .* 0\/1 ready/);
 });

@@ -34,7 +34,7 @@ async function fakeCtrl(upgrade: (req: IncomingMessage, socket: Duplex, head: Bu
     if (req.url === '/v1/sentinel-rollouts/current') {
       rolloutReads++;
       const state = rolloutReads > rolloutDoneAfter ? 'completed' : 'in_progress';
-      return res.end(JSON.stringify({ state, image: 'sentinel:v2', currentWave: 0, succeededIds: [], failedIds: [], waves: [{ index: 0, sentinels: [{ id: 'snt-1', status: 'pending' }] }] }));
+      return res.end(JSON.stringify({ state, image: 'sentinel:v2', currentWave: 0, succeededIds: [], failedIds: [], waves: [{ index: 0, total: 1, succeeded: 0, failed: 0, skipped: 0, pending: 1 }] }));
     }
     if (req.url === '/v1/deployments/dep-1') {
       reads++;

@@ -76,7 +76,16 @@ test('dev with its defaults: banner, dev.json (0600), kubeconfigs; a client comm
     const info = (await (await fetch(`${r.kubeApiUrl}/_sim/info`)).json()) as { readyDelayMs: number };
     assert.equal(info.readyDelayMs, 1000, 'the default --ready-delay');
     await until(async () => (await fetch(`${r.kraneUrl}/readyz`)).status === 200, 30_000, `${name}'s krane ready`);
+    // Each krane keeps its cluster's Secret sentinel-credentials from the dev credentials file.
+    const secret = await until(async () => {
+      const res = await fetch(`${r.kubeApiUrl}/api/v1/namespaces/sentinel/secrets/sentinel-credentials`);
+      return res.ok ? ((await res.json()) as { data: Record<string, string> }) : undefined;
+    }, 15_000, `${name}'s sentinel-credentials`);
+    assert.ok(Object.keys(secret.data).length >= 3);
   }
+  const credentials = join(dataDir, 'sentinel-credentials.env');
+  assert.equal(statSync(credentials).mode & 0o777, 0o600, 'the dev credentials file: owner only');
+  assert.match(readFileSync(credentials, 'utf8'), /^UNKEY_REDIS_URL=/m);
   const sql = postgres(dev.databaseUrl, { max: 1, onnotice: () => {} });
   try {
     const [m] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM schema_migrations`;

@@ -37,11 +37,17 @@ const canary = (query: string, steps: { weight: number; pause: string }[]) => ({
   analysis: { interval: '300ms', failureLimit: 1, prometheus: { url: prometheusUrl, query, max: 0.05 } },
 });
 
-let stable = '';
+/** A rolling deployment serving the environment everywhere: each test's own stable, so each
+ *  passes alone by name. */
+async function freshStable(): Promise<string> {
+  const id = await create();
+  assert.equal((await finished(id)).status, 'ready');
+  for (const r of BOTH) await until(async () => (await weights(r)) === `${id}:100`, 30_000, `${r} on the stable`);
+  return id;
+}
 
 test('a canary whose error ratio stays within bounds passes analysis and takes all traffic', { skip }, async () => {
-  stable = await create();
-  assert.equal((await finished(stable)).status, 'ready');
+  await freshStable();
   errorRatio!.set(0.01);
   const id = await create(canary('app_error_ratio', [{ weight: 25, pause: '1500ms' }]));
   const done = await finished(id);
@@ -50,10 +56,10 @@ test('a canary whose error ratio stays within bounds passes analysis and takes a
   assert.ok(mine.length >= 2, `analysis checked every interval: ${mine.length}`);
   assert.ok(mine.every((e) => e.verdict === 'pass' && e.value === 0.01 && e.max === 0.05 && e.min === undefined), JSON.stringify(mine));
   assert.ok(seen.some((e) => e.type === 'deployment.traffic' && e.backends.some((b) => b.deploymentId === id && b.weight === 25)));
-  stable = id;
 });
 
 test('a raised error rate rolls the canary back to 100% stable in every region, naming the analysis', { skip }, async () => {
+  const stable = await freshStable();
   errorRatio!.set(0.01);
   const id = await create(canary('app_error_ratio', [{ weight: 20, pause: '60s' }]));
   for (const r of BOTH) await until(async () => (await weights(r)) === `${stable}:80,${id}:20`, 30_000, `${r} at 20%`);
@@ -66,6 +72,7 @@ test('a raised error rate rolls the canary back to 100% stable in every region, 
 });
 
 test('a query without data is inconclusive and fails closed when the step ends', { skip }, async () => {
+  const stable = await freshStable();
   errorRatio!.set(0.01);
   const id = await create(canary('app_metric_nobody_exports', [{ weight: 10, pause: '1200ms' }]));
   const done = await finished(id);

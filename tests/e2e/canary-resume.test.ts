@@ -19,9 +19,25 @@ test('ctrl restarted mid-step: the canary resumes from its journal and ends at 1
   await until(async () => (await traffic()) === `${stable}:90,${id}:10`, 20_000, 'first step');
   const stepStarted = Date.now();
   await stack.restartCtrl();
+  const restarted = Date.now();
 
+  // The second step, seen as soon as it is written: the first one held as long as its journaled
+  // deadline says, no less (the pause was kept) and not much more (the resumed hold woke on
+  // time instead of starting the pause again or sleeping a whole re-check).
+  let secondAt = 0;
+  await until(async () => {
+    const t = await traffic();
+    if (t === `${stable}:40,${id}:60` || t === `${id}:100`) secondAt ||= Date.now();
+    return t === `${id}:100`;
+  }, 30_000, 'second step, then 100%');
+  const [hold] = await stack.db.sql<{ deadline: number }[]>`
+    SELECT (j.value->>'v')::float8 AS deadline FROM engine_journal j JOIN engine_invocations i ON i.id = j.invocation_id
+    WHERE i.object_key = ${id} AND i.handler = 'deploy' AND j.name = 'hold-0'`;
+  const deadline = hold!.deadline;
+  assert.ok(deadline - stepStarted <= 3_000 + 200, 'the deadline was set when the step began');
+  assert.ok(secondAt >= deadline, `the first step ended ${deadline - secondAt} ms before its deadline`);
+  assert.ok(secondAt <= Math.max(deadline, restarted) + 1_500, `the first step ended ${secondAt - Math.max(deadline, restarted)} ms late`);
   await until(async () => (await stack.api(`/v1/deployments/${id}`)).body.status === 'ready', 30_000, 'ready after the restart');
-  assert.ok(Date.now() - stepStarted >= 3_000, 'the first step still held for its pause across the restart');
   assert.equal(await traffic(), `${id}:100`);
   assert.equal((await stack.api(`/v1/deployments/${stable}`)).body.status, 'stopped');
 

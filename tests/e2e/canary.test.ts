@@ -14,12 +14,17 @@ const { create, status } = deploymentsOf(stack, BOTH);
 const weights = (region: string) => routeWeights(stack, region);
 const sameIn = (region: string, expected: string[], ms = 10_000) => sameRoutesIn(stack, region, expected, ms);
 
-let stable = '';
+/** A rolling deployment serving the environment everywhere: each test's own stable, so each
+ *  passes alone by name. */
+async function freshStable(): Promise<string> {
+  const id = await create();
+  await status(id, ['ready']);
+  for (const r of BOTH) await sameIn(r, [`${id}:100`], 30_000);
+  return id;
+}
 
 test('a healthy canary walks its steps in every region and ends at 100% with the old deployment stopped', async () => {
-  stable = await create();
-  await status(stable, ['ready']);
-  for (const r of BOTH) await sameIn(r, [`${stable}:100`]);
+  const stable = await freshStable();
 
   const canary = await create({ type: 'canary', steps: [{ weight: 10, pause: '1500ms' }, { weight: 50, pause: '1500ms' }] });
   // Every split the walk sets is seen in each region's cluster, in order.
@@ -48,10 +53,10 @@ test('a healthy canary walks its steps in every region and ends at 100% with the
   assert.deepEqual((await stack.api('/v1/environments/default/traffic')).body.backends, [{ deploymentId: canary, weight: 100 }]);
   const old = await status(stable, ['stopped'], 10_000);
   assert.equal(old.desiredState, 'stopped');
-  stable = canary;
 });
 
 test('a canary that starts crash-looping is rolled back to 100% stable on krane\'s report, with the signal and region', async () => {
+  const stable = await freshStable();
   const canary = await create({ type: 'canary', steps: [{ weight: 20, pause: '60s' }] });
   for (const r of BOTH) await sameIn(r, [`${stable}:80`, `${canary}:20`], 30_000);
   const started = Date.now();
@@ -78,6 +83,7 @@ test('a canary that starts crash-looping is rolled back to 100% stable on krane\
 });
 
 test('abort rolls a canary back by hand; promote skips a canary to 100%; a finished one cannot be aborted; a second walk in the environment is refused', async () => {
+  let stable = await freshStable();
   const aborted = await create({ type: 'canary', steps: [{ weight: 30, pause: '60s' }] });
   for (const r of BOTH) await sameIn(r, [`${stable}:70`, `${aborted}:30`], 30_000);
   const a = await stack.api(`/v1/deployments/${aborted}/abort`, { method: 'POST' });
@@ -113,6 +119,7 @@ test('abort rolls a canary back by hand; promote skips a canary to 100%; a finis
 });
 
 test('blue-green switches all traffic in one change, stops the old deployment after the delay; abort before the switch keeps the old', async () => {
+  let stable = await freshStable();
   const green = await create({ type: 'blue-green', scaleDownDelay: '1500ms' });
   const seen = new Set<string>();
   const watch = setInterval(() => void weights('us-east-1').then((w) => seen.add(w.join(','))), 25);
@@ -140,6 +147,7 @@ test('blue-green switches all traffic in one change, stops the old deployment af
 });
 
 test('a rolling deploy that takes the traffic during a canary ends the canary instead of being overwritten', async () => {
+  const stable = await freshStable();
   const walking = await create({ type: 'canary', steps: [{ weight: 10, pause: '2s' }, { weight: 50, pause: '60s' }] });
   for (const r of BOTH) await sameIn(r, [`${stable}:90`, `${walking}:10`], 30_000);
   const rolling = await create();
@@ -149,5 +157,4 @@ test('a rolling deploy that takes the traffic during a canary ends the canary in
   assert.match(ended.error, new RegExp(`traffic of environment default was changed while this deployment was shifting it .*: the table is ${rolling}:100`));
   for (const r of BOTH) assert.deepEqual(await weights(r), [`${rolling}:100`], 'the canary did not write its split back');
   assert.deepEqual(ended.topology.map((t: any) => t.desiredStatus), ['stopped', 'stopped'], 'the canary\'s workloads are stopped');
-  stable = rolling;
 });

@@ -7,7 +7,7 @@ import WebSocket from 'ws';
 import { Watcher } from '../../src/sync/watcher';
 import { runCli } from '../helpers/cli';
 import { newId } from '../../src/ids';
-import { sentinels, tenancy, withTx } from '../../src/store';
+import { applyFailures, sentinels, tenancy, withTx } from '../../src/store';
 
 const stack = await testStack({
   ctrl: { settings: { agentOfflineAfter: '1500ms', offlineGrace: '2s' } },
@@ -34,7 +34,7 @@ test('GET /v1/regions lists every region with a token, online, with its agent an
   assert.equal(us.agent.version, '0.1.0');
   assert.ok(us.agent.id);
   assert.equal(typeof us.objects, 'object');
-  assert.deepEqual(Object.keys(us).sort(), ['agent', 'lag', 'lastFullSyncAt', 'lastSeenAt', 'name', 'objects', 'status']);
+  assert.deepEqual(Object.keys(us).sort(), ['agent', 'drift', 'failures', 'lag', 'lastFullSyncAt', 'lastSeenAt', 'name', 'objects', 'status']);
   assert.equal((await stack.api('/v1/regions', { token: null })).status, 401);
 });
 
@@ -179,4 +179,17 @@ test('deploy --wait shows a region as offline, with when it was last seen, while
     await stack.restartKrane('eu-west-1');
   }
   await until(async () => (await regions()).get('eu-west-1').status === 'online', 15_000, 'eu-west-1 back online');
+});
+
+test('a desired state the cluster refused shows in GET /v1/regions and `regions ls`, with its reason, until it applies', async () => {
+  const reason = 'the cluster does not serve cilium.io/v2 CiliumNetworkPolicy (CRD not installed?)';
+  await applyFailures.recordApplyOutcomes(stack.db.sql, 'eu-west-1', [{ resourceType: 'cilium_network_policy', resourceId: 'cnp-x', outcome: 'failed', code: 'ERR_KUBE_KIND_UNAVAILABLE', reason }]);
+  const eu = (await regions()).get('eu-west-1');
+  assert.deepEqual(eu.failures.map((f: any) => [f.resourceType, f.resourceId, f.code, f.reason]), [['cilium_network_policy', 'cnp-x', 'ERR_KUBE_KIND_UNAVAILABLE', reason]]);
+  assert.equal((await regions()).get('us-east-1').failures.length, 0);
+  const r = await runCli(['regions', 'ls', '--api', stack.ctrl.url, '--token', stack.adminToken]);
+  assert.match(r.stdout, /FAILURES/);
+  assert.ok(r.stdout.includes(`eu-west-1: cilium_network_policy/cnp-x ERR_KUBE_KIND_UNAVAILABLE: ${reason}`), r.stdout);
+  await applyFailures.recordApplyOutcomes(stack.db.sql, 'eu-west-1', [{ resourceType: 'cilium_network_policy', resourceId: 'cnp-x', outcome: 'succeeded' }]);
+  assert.equal((await regions()).get('eu-west-1').failures.length, 0);
 });

@@ -32,6 +32,7 @@ await until(async () => {
 
 const current = async () => (await stack.api('/v1/sentinel-rollouts/current')).body;
 const waitState = (states: string[], ms = 20_000) => until(async () => { const c = await current(); return states.includes(c.state) ? c : undefined; }, ms, `rollout ${states.join('/')}`);
+const inWave = async (wave: number): Promise<string[]> => (await stack.api(`/v1/sentinel-rollouts/current/sentinels?wave=${wave}`)).body.sentinels.map((s: any) => s.id);
 const images = async () => Object.fromEntries((await stack.db.sql<{ id: string; image: string }[]>`SELECT id, image FROM sentinels`).map((r) => [r.id, r.image]));
 
 async function slackReceiver() {
@@ -81,9 +82,7 @@ test('all waves succeed → completed; Slack posts arrive in order', async () =>
 test('a failing sentinel in wave 2 pauses; a second rollout is refused; resume finishes the later waves without retrying it', async () => {
   const start = await stack.api('/v1/sentinel-rollouts', { body: { image: 'sentinel:v3', wavePercentages: WAVES } });
   assert.equal(start.status, 202);
-  const plan = await current();
-  const wave2 = plan.waves[1].sentinels.map((s: any) => s.id);
-  const victim = wave2[0];
+  const victim = (await inWave(1))[0]!;
   // New pods of the victim's Deployment crash-loop: it never converges on v3.
   sim.setFault(SENTINEL_NAMESPACE, sentinelObjectName(victim), 'crash');
   const paused = await waitState(['paused', 'completed']);
@@ -113,7 +112,7 @@ test('cancel stops before the next wave; rollback reverts the succeeded sentinel
   const before = await images();
   const start = await stack.api('/v1/sentinel-rollouts', { body: { image: 'sentinel:v5', wavePercentages: WAVES } });
   assert.equal(start.status, 202);
-  const plan = await current();
+  const plan = await stack.api('/v1/sentinel-rollouts/current/sentinels');
   await until(async () => (await current()).currentWave >= 1, 10_000, 'wave 2 reached');
   const cancel = await stack.api('/v1/sentinel-rollouts/current/cancel', { method: 'POST' });
   assert.equal(cancel.status, 200, JSON.stringify(cancel.body));
@@ -128,7 +127,7 @@ test('cancel stops before the next wave; rollback reverts the succeeded sentinel
   const c = await current();
   assert.equal(c.state, 'cancelled');
   const touched = new Set<string>(c.succeededIds);
-  const untouched = plan.waves.slice(c.currentWave).flatMap((w: any) => w.sentinels.map((s: any) => s.id)).filter((id: string) => !touched.has(id));
+  const untouched = plan.body.sentinels.filter((s: any) => s.wave >= c.currentWave).map((s: any) => s.id).filter((id: string) => !touched.has(id));
   assert.ok(untouched.length > 0, 'later waves never started');
   const mid = await images();
   for (const id of untouched) assert.equal(mid[id], before[id], `${id} untouched`);
@@ -151,7 +150,34 @@ test('a ctrl restart in the middle of a wave resumes the rollout; a dead Slack r
   assert.equal((await current()).state, 'in_progress', 'still rolling when ctrl goes away');
   await stack.restartCtrl();
   const done = await waitState(['completed', 'paused'], 30_000);
-  assert.equal(done.state, 'completed', JSON.stringify(done.waves.flatMap((w: any) => w.sentinels.filter((s: any) => s.status === 'FAILED'))));
+  assert.equal(done.state, 'completed', JSON.stringify(done.notes));
   assert.ok(Object.values(await images()).every((i) => i === 'sentinel:v6'));
   for (const id of fleet) sim.setFault(SENTINEL_NAMESPACE, sentinelObjectName(id), undefined);
+});
+
+test('the current rollout pages its lists and its sentinels: every sentinel once, in id order, with per-wave counts', async () => {
+  const start = await stack.api('/v1/sentinel-rollouts', { body: { image: 'sentinel:v7', wavePercentages: WAVES } });
+  assert.equal(start.status, 202, JSON.stringify(start.body));
+  const done = await waitState(['completed', 'paused'], 30_000);
+  assert.equal(done.state, 'completed', JSON.stringify(done.notes));
+  assert.deepEqual(done.waves.map((w: any) => [w.index, w.total, w.succeeded, w.pending]), [[0, 1, 1, 0], [1, 2, 2, 0], [2, 3, 3, 0], [3, 4, 4, 0]]);
+  const all = [...fleet].sort();
+  const succeeded: string[] = [];
+  let cursor = '';
+  for (let pages = 0; ; pages++) {
+    assert.ok(pages < 10, 'pages end');
+    const p = (await stack.api(`/v1/sentinel-rollouts/current?list=succeeded&limit=3${cursor ? `&cursor=${cursor}` : ''}`)).body;
+    succeeded.push(...p.ids);
+    if (!p.nextCursor) break;
+    cursor = p.nextCursor;
+  }
+  assert.deepEqual(succeeded, all);
+  const first = (await stack.api('/v1/sentinel-rollouts/current/sentinels?limit=4')).body;
+  assert.equal(first.sentinels.length, 4);
+  const rest = (await stack.api(`/v1/sentinel-rollouts/current/sentinels?cursor=${first.nextCursor}`)).body;
+  assert.deepEqual([...first.sentinels, ...rest.sentinels].map((s: any) => s.id), all);
+  assert.ok(rest.sentinels.every((s: any) => s.status === 'READY' && s.previousImage !== 'sentinel:v7'));
+  const bad = await stack.api('/v1/sentinel-rollouts/current?list=nope');
+  assert.equal(bad.status, 400);
+  assert.match(JSON.stringify(bad.body.error.details), /list/);
 });

@@ -29,7 +29,8 @@ test('SentinelService: unchanged and healthy returns READY without writing', asy
 });
 
 test('SentinelService: a new image converges to READY; one that never becomes healthy fails after the timeout', async () => {
-  const id = (await stack.api('/v1/sentinels?region=us-east-1')).body.sentinels[0].id;
+  // Its own sentinel (the environment's one, made by a deploy), so it passes alone by name.
+  const id = await readySentinel();
   const ok = await stack.api(`/v1/sentinels/${id}/deploy`, { body: { image: 'ghcr.io/unkeyed/sentinel:v2' } });
   assert.equal(ok.body.status, 'READY', JSON.stringify(ok.body));
   const [row] = await stack.db.sql<{ runningImage: string; deployStatus: string }[]>`SELECT running_image, deploy_status FROM sentinels WHERE id = ${id}`;

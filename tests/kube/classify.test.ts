@@ -15,6 +15,9 @@ const table: [string, ApiFailure, Verdict][] = [
   ['403 namespace terminating', f(403, { reason: 'Forbidden', causes: [{ reason: 'NamespaceTerminating' }] }), { kind: 'retry', code: 'ERR_KUBE_NAMESPACE_TERMINATING' }],
   ['404 namespace missing', f(404, { reason: 'NotFound', detailsKind: 'namespaces' }), { kind: 'permanent', code: 'ERR_KUBE_NAMESPACE_MISSING' }],
   ['404 other', f(404, { reason: 'NotFound', detailsKind: 'statefulsets' }), { kind: 'retry', code: 'ERR_KUBE_UNAVAILABLE' }],
+  // A kind the server does not serve (a CRD removed after the client cached discovery): the API
+  // server's NotFound with empty details. Retrying would loop until someone installs it.
+  ['404 resource type not served', f(404, { reason: 'NotFound', message: 'the server could not find the requested resource' }), { kind: 'permanent', code: 'ERR_KUBE_KIND_UNAVAILABLE' }],
   ['409 conflict', f(409, { reason: 'Conflict' }), { kind: 'retry', code: 'ERR_KUBE_CONFLICT' }],
   ['413 too large', f(413, { reason: 'RequestEntityTooLarge' }), { kind: 'permanent', code: 'ERR_KUBE_TOO_LARGE' }],
   ['500 etcd too large', f(500, { message: 'etcdserver: request is too large' }), { kind: 'permanent', code: 'ERR_KUBE_TOO_LARGE' }],

@@ -42,3 +42,17 @@ test('--gc-max-fraction defaults to 0.5 and must lie in (0, 1]', () => {
     assert.match(p[0]!, /^--gc-max-fraction \(UNKEY_INFRA_GC_MAX_FRACTION\)/);
   }
 });
+
+test('the sentinel probe paths default to the seed\'s health endpoint and must be absolute paths; the credentials file is optional', () => {
+  const cfg = krane({ controlPlane: 'https://c' });
+  assert.equal(cfg.sentinelLivenessPath, '/_unkey/internal/health');
+  assert.equal(cfg.sentinelReadinessPath, '/_unkey/internal/health');
+  assert.equal(cfg.sentinelSecretsFile, undefined);
+  const newer = krane({ controlPlane: 'https://c', sentinelLivenessPath: '/health/live' }, { UNKEY_INFRA_SENTINEL_READINESS_PATH: '/health/ready', UNKEY_INFRA_SENTINEL_SECRETS_FILE: '/etc/creds.env' });
+  assert.deepEqual([newer.sentinelLivenessPath, newer.sentinelReadinessPath, newer.sentinelSecretsFile], ['/health/live', '/health/ready', '/etc/creds.env']);
+  for (const bad of ['health', 'http://x/health', '/with space']) {
+    const p = problems(() => krane({ controlPlane: 'https://c', sentinelReadinessPath: bad }));
+    assert.equal(p.length, 1, bad);
+    assert.match(p[0]!, /^--sentinel-readiness-path \(UNKEY_INFRA_SENTINEL_READINESS_PATH\): must be an absolute URL path/);
+  }
+});

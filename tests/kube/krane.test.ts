@@ -1,6 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { loadAllYaml } from '@kubernetes/client-node';
 import { startKrane, type FeedWatcherOptions } from '../../src/modes/krane';
 import { PermanentError } from '../../src/sync/wire';
@@ -90,10 +92,17 @@ test('deploy/krane-rbac.yaml grants exactly what krane uses, and nothing cluster
   ];
   const ctrl = await fakeCtrl();
   // The GC brake off (fraction 1): this GC deletes every managed object on purpose.
-  const cfg = { region: 'us-east-1', controlPlane: ctrl.url, token: 'secret', listen: { host: '127.0.0.1', port: 0 }, resyncInterval: 60_000, logLevel: 'silent', gcMaxFraction: 1 } as KraneConfig;
+  // Leader election and the sentinel credentials on, as deploy/krane.yaml runs krane.
+  const secretsFile = join(mkdtempSync(join(tmpdir(), 'krane-rbac-')), 'credentials.env');
+  writeFileSync(secretsFile, 'DB_PASSWORD=x\n');
+  const cfg = { region: 'us-east-1', controlPlane: ctrl.url, token: 'secret', listen: { host: '127.0.0.1', port: 0 }, resyncInterval: 60_000, logLevel: 'silent', gcMaxFraction: 1, leaderElect: true, sentinelSecretsFile: secretsFile } as KraneConfig;
   const krane = await startKrane(cfg, { logger, kubeConfig: own.sim.kubeConfig(), createWatcher: snapshotWatcher(items) });
   try {
     await until(async () => (await fetch(`${krane.url}/readyz`)).status === 200);
+    // A standby is ready before it leads: wait for the leader's applies of every kind.
+    const applied = () => own.sim.stats.snapshot().byResource as Record<string, Record<string, number>>;
+    await until(() => ['secrets', 'statefulsets', 'deployments', 'poddisruptionbudgets', 'ciliumnetworkpolicies', 'configmaps'].every((k) => applied()[k]?.apply), 10_000);
+    await until(() => krane.controller.stats.applied >= 8, 10_000);
     await krane.controller.gc(new Set());
     assert.ok(krane.controller.stats.deleted >= 6, JSON.stringify(krane.controller.stats));
   } finally {

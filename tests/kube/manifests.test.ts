@@ -127,7 +127,7 @@ test('labels are exactly the contract plus managed-by on every object', () => {
   }
 });
 
-test('sentinel: rolling update, spread, ports, toleration, separate probes, PDB', () => {
+test('sentinel: rolling update, spread, ports, toleration, the seed\'s probes, PDB', () => {
   const objs = buildObjects(sentinelState());
   assert.deepEqual(objs.map((o) => o.kind).sort(), ['Deployment', 'PodDisruptionBudget', 'Service']);
   const d = byKind(objs, 'Deployment');
@@ -143,12 +143,24 @@ test('sentinel: rolling update, spread, ports, toleration, separate probes, PDB'
     c.ports.map((p: any) => `${p.containerPort}/${p.protocol}`).sort(),
     ['7946/TCP', '7946/UDP', '8040/TCP'],
   );
-  assert.notEqual(c.livenessProbe.httpGet.path, c.readinessProbe.httpGet.path);
-  assert.equal(c.readinessProbe.httpGet.port, 8040);
+  // The image's contract (seed 000): GET /_unkey/internal/health on 8040, two failures.
+  for (const p of [c.livenessProbe, c.readinessProbe]) {
+    assert.deepEqual(p.httpGet, { path: '/_unkey/internal/health', port: 8040 });
+    assert.equal(p.failureThreshold, 2);
+  }
+  assert.equal(c.envFrom, undefined, 'no credentials Secret configured: none referenced');
   const svc = byKind(objs, 'Service');
   assert.equal(svc.spec.type, 'ClusterIP');
   assert.deepEqual(svc.spec.ports.map((p: any) => p.port), [8040]);
   assert.equal(byKind(objs, 'PodDisruptionBudget').spec.minAvailable, 1);
+});
+
+test('sentinel: probe paths and the credentials Secret come from krane\'s settings', () => {
+  const d = byKind(buildObjects(sentinelState(), { sentinel: { livenessPath: '/health/live', readinessPath: '/health/ready', credentialsSecret: 'sentinel-credentials' } }), 'Deployment');
+  const c = d.spec.template.spec.containers[0];
+  assert.equal(c.livenessProbe.httpGet.path, '/health/live');
+  assert.equal(c.readinessProbe.httpGet.path, '/health/ready');
+  assert.deepEqual(c.envFrom, [{ secretRef: { name: 'sentinel-credentials' } }]);
 });
 
 test('gossip: headless service on 7946 and a policy between the environment sentinels', () => {

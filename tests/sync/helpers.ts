@@ -25,6 +25,8 @@ export interface FeedServer {
   /** The pool the feed uses (its own, so tests can count its queries apart from theirs). */
   sql: Sql;
   close(): Promise<void>;
+  /** As a crashed replica: every open stream cut at once (no `end` line), then closed. */
+  kill(): Promise<void>;
 }
 
 export type FeedServerOptions = Partial<Omit<FeedOptions, 'logger'>> & { sql?: Sql; logger?: Logger; agentTokens?: Record<string, string> };
@@ -39,15 +41,20 @@ export async function startFeedServer(dbUrl: string, opts: FeedServerOptions = {
   const { app } = await buildCtrlApp({ sql, logger, routes: [clusterFeedRoutes({ sql, feed, auth })] });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  const close = async () => {
+    await feed.close();
+    await app.close();
+    await auth.close();
+    await sql.end({ timeout: 1 });
+  };
   return {
     url,
     feed,
     sql,
-    async close() {
-      await feed.close();
-      await app.close();
-      await auth.close();
-      await sql.end({ timeout: 1 });
+    close,
+    async kill() {
+      app.server.closeAllConnections();
+      await close();
     },
   };
 }

@@ -44,6 +44,14 @@ const b = testEngine(db.sql, { tracing: engineTraceHooks, workerId: 'b' });
 b.register(Child);
 b.register(Traced);
 await a.start();
+// b takes over in the first test; the others use it too, so each starts it if none did yet
+// (every test passes alone by name).
+let bStarted = false;
+const startB = async () => {
+  if (bStarted) return;
+  bStarted = true;
+  await b.start();
+};
 
 test('replayed by another engine: one trace, the planned span once with every annotation, no step span twice', async () => {
   const { id } = await planSpan('traced.run', { 'planned.attr': 'x' }, () => a.send(Traced, 'run', { fail: false }));
@@ -51,7 +59,7 @@ test('replayed by another engine: one trace, the planned span once with every an
   assert.equal(named(exporter.getFinishedSpans(), 'traced.run').length, 0, 'not ended yet');
   // Engine a goes away with the invocation suspended; b takes it over from the journal.
   await a.stop();
-  await b.start();
+  await startB();
   await b.resolveAwakeable(awakeable);
   assert.equal(await b.result(id), 'ok');
   const spans = exporter.getFinishedSpans();
@@ -70,6 +78,7 @@ test('replayed by another engine: one trace, the planned span once with every an
 
 test('a failed invocation ends its planned span with the error', async () => {
   awakeable = '';
+  await startB();
   const { id } = await planSpan('traced.fail', {}, () => b.send(Traced, 'run', { fail: true }));
   await waitFor('the awakeable', async () => awakeable !== '');
   await b.resolveAwakeable(awakeable);
@@ -83,7 +92,7 @@ test('an engine without hooks stores no carrier, even inside a planned span', as
   const plain = testEngine(db.sql, { workerId: 'plain' });
   plain.register(Child);
   await plain.start();
-  await b.stop();
+  if (bStarted) await b.stop();
   const { id } = await planSpan('untraced', {}, () => plain.send(Child, 'go', {}));
   assert.equal(await plain.result(id), 'c');
   const rows = await db.sql`SELECT 1 FROM engine_trace_contexts WHERE invocation_id = ${id}`;

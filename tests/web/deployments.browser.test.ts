@@ -25,7 +25,7 @@ test('a wrong token is refused in the API\'s words and nothing is stored', async
   assert.equal(await page.evaluate('sessionStorage.length + localStorage.length'), 0);
   assert.ok(await page.getByLabel('Admin token').isVisible(), 'still on the sign-in form');
   assert.deepEqual(problems, []);
-  assert.deepEqual(failed, ['401 GET /v1/deployments']);
+  assert.deepEqual(failed, ['401 GET /v1/keys/self']);
   await context.close();
 });
 

@@ -57,8 +57,7 @@ test('waves advance live; a failure pauses; only resume/cancel/rollback as allow
 
   const start = await stack.api('/v1/sentinel-rollouts', { body: { image: 'sentinel:v2', wavePercentages: [25, 50, 100] } });
   assert.equal(start.status, 202, JSON.stringify(start.body));
-  const plan = (await stack.api('/v1/sentinel-rollouts/current')).body;
-  const victim: string = plan.waves[1].sentinels[0].id;
+  const victim: string = (await stack.api('/v1/sentinel-rollouts/current/sentinels?wave=1')).body.sentinels[0].id;
   sim.setFault(SENTINEL_NAMESPACE, sentinelObjectName(victim), 'crash');
 
   await page.getByTestId('waves').waitFor({ timeout: 15_000 });

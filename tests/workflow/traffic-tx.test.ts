@@ -19,7 +19,7 @@ const db = await testDb();
 const sql = db.sql;
 const APEX = 'unkey.local';
 const CANARY = { type: 'canary', steps: [{ weight: 10, pause: '1m' }] };
-const sdeps: StrategyDeps = { sql, apexDomain: APEX, recheckMs: 1000, wakeKey: 'wake', metrics: noMetrics, outbound: NO_OUTBOUND_ALLOW };
+const sdeps: StrategyDeps = { sql, apexDomain: APEX, recheckMs: 1000, wakeKey: 'wake', metrics: noMetrics, outbound: NO_OUTBOUND_ALLOW, regions: [] };
 // Promote of a ready deployment never reaches the engine (only a walk in progress is handed a command).
 const cdeps = { sql, apexDomain: APEX, engine: undefined, deploy: undefined, desiredState: undefined } as unknown as CommandDeps;
 

@@ -1,5 +1,6 @@
-// `unkey-infra regions ls`: every region with its agent's status, last sign of life, lag and
-// leader (GET /v1/regions). --json prints the API's answer unchanged.
+// `unkey-infra regions ls`: every region with its agent's status, last sign of life, lag,
+// leader, the drift its krane healed and the desired states its cluster refused, each with the
+// reason under the table (GET /v1/regions). --json prints the API's answer unchanged.
 import { EXIT_OK } from '../errors';
 import { age, table } from '../render';
 import type { CommandContext } from './context';
@@ -14,6 +15,15 @@ export interface RegionView {
   lag: { changes: number; seconds: number };
   lastFullSyncAt: string | null;
   objects: Record<string, number>;
+  /** Absent from a ctrl older than issue 24. */
+  drift?: { repaired: number; lastAt: string | null; lastObject: string | null };
+  failures?: { resourceType: string; resourceId: string; code: string; reason: string; failedAt: string }[];
+}
+
+function driftCell(d: RegionView['drift'], now: number): string {
+  if (!d) return '-';
+  if (d.repaired === 0) return '0';
+  return `${d.repaired} (last ${d.lastObject ?? '?'} ${age(d.lastAt, now)})`;
 }
 
 export function regionsTable(list: RegionView[], now: number): string {
@@ -26,8 +36,12 @@ export function regionsTable(list: RegionView[], now: number): string {
     r.agent.id ? `${r.agent.id}${r.agent.leader ? '' : ' (standby)'}` : '-',
     r.agent.version ?? '-',
     age(r.lastFullSyncAt, now),
+    driftCell(r.drift, now),
+    String(r.failures?.length ?? 0),
   ]);
-  return table(['REGION', 'STATUS', 'LAST SEEN', 'LAG', 'LEADER', 'VERSION', 'LAST FULL SYNC'], rows);
+  const reasons = list.flatMap((r) => (r.failures ?? []).map((f) => `${r.name}: ${f.resourceType}/${f.resourceId} ${f.code}: ${f.reason}`));
+  const out = table(['REGION', 'STATUS', 'LAST SEEN', 'LAG', 'LEADER', 'VERSION', 'LAST FULL SYNC', 'DRIFT REPAIRED', 'FAILURES'], rows);
+  return reasons.length ? `${out}\nfailures:\n${reasons.map((l) => `  ${l}`).join('\n')}\n` : out;
 }
 
 export async function regionsLs(o: JsonFlag, ctx: CommandContext): Promise<number> {

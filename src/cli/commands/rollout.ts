@@ -14,17 +14,33 @@ export interface RolloutView {
   state: string;
   image?: string;
   currentWave?: number;
+  succeeded?: number;
+  failed?: number;
+  /** Already on the image when the rollout started. */
+  skipped?: number;
+  /** Skipped because their region was offline. */
+  skippedOffline?: number;
+  reverted?: number;
+  waves?: { index: number; total: number; succeeded: number; failed: number; skipped: number; pending: number }[];
   succeededIds?: string[];
   failedIds?: string[];
-  skipped?: number;
   skippedIds?: string[];
-  reverted?: number;
-  waves?: { index: number; sentinels: { id: string; status: string; reason?: string; previousImage?: string }[] }[];
+  /** Wave and reason of the failed and skipped sentinels listed (the API's first page of each). */
+  notes?: Record<string, { wave: number; reason?: string }>;
 }
 
 /** Backstop re-read while watching, in case an event was missed (ctx.watch.pollMs overrides). */
 const WATCH_POLL_MS = 2_000;
 const ACTIVE = new Set(['in_progress', 'rolling_back']);
+/** Sentinels named per wave line; the rest are counted (the API pages them all). */
+const NAMED = 10;
+
+/** Pure: "id (reason), …" for the listed sentinels of one wave, the rest as "and N more". */
+function named(ids: readonly string[], notes: RolloutView['notes'], wave: number, count: number): string {
+  const here = ids.filter((id) => notes?.[id]?.wave === wave);
+  const shown = here.slice(0, NAMED).map((id) => `${id}${notes?.[id]?.reason ? ` (${notes[id]!.reason})` : ''}`);
+  return shown.join(', ') + (count > shown.length ? `${shown.length ? ' and ' : ''}${count - shown.length} more` : '');
+}
 
 /** Pure: the per-wave view of a rollout. */
 export function renderRollout(r: RolloutView): string {
@@ -32,21 +48,18 @@ export function renderRollout(r: RolloutView): string {
   const lines = [
     `rollout to ${r.image}: ${r.state}` +
       (r.waves.length ? `  wave ${Math.min((r.currentWave ?? 0) + 1, r.waves.length)}/${r.waves.length}` : '') +
-      `  succeeded ${r.succeededIds?.length ?? 0}  failed ${r.failedIds?.length ?? 0}` +
+      `  succeeded ${r.succeeded ?? 0}  failed ${r.failed ?? 0}` +
       (r.skipped ? `  already on image ${r.skipped}` : '') +
-      (r.skippedIds?.length ? `  skipped (offline regions) ${r.skippedIds.length}` : '') +
+      (r.skippedOffline ? `  skipped (offline regions) ${r.skippedOffline}` : '') +
       (r.reverted !== undefined ? `  reverted ${r.reverted}` : ''),
   ];
   for (const w of r.waves) {
-    const count = (s: string) => w.sentinels.filter((x) => x.status === s).length;
-    const ready = count('READY');
-    const failed = w.sentinels.filter((x) => x.status === 'FAILED');
-    const bar = '#'.repeat(Math.round((ready / Math.max(1, w.sentinels.length)) * 20)).padEnd(20, '.');
+    const bar = '#'.repeat(Math.round((w.succeeded / Math.max(1, w.total)) * 20)).padEnd(20, '.');
     lines.push(
-      `  wave ${String(w.index + 1).padEnd(3)} [${bar}] ${ready}/${w.sentinels.length} ready` +
-        (failed.length ? `  ${failed.length} failed: ${failed.map((f) => `${f.id}${f.reason ? ` (${f.reason})` : ''}`).join(', ')}` : '') +
-        (count('SKIPPED') ? `  ${count('SKIPPED')} skipped: ${w.sentinels.filter((x) => x.status === 'SKIPPED').map((f) => `${f.id} (${f.reason})`).join(', ')}` : '') +
-        (count('pending') && count('pending') < w.sentinels.length ? `  ${count('pending')} pending` : ''),
+      `  wave ${String(w.index + 1).padEnd(3)} [${bar}] ${w.succeeded}/${w.total} ready` +
+        (w.failed ? `  ${w.failed} failed: ${named(r.failedIds ?? [], r.notes, w.index, w.failed)}` : '') +
+        (w.skipped ? `  ${w.skipped} skipped: ${named(r.skippedIds ?? [], r.notes, w.index, w.skipped)}` : '') +
+        (w.pending && w.pending < w.total ? `  ${w.pending} pending` : ''),
     );
   }
   return `${lines.join('\n')}\n`;

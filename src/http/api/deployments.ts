@@ -1,7 +1,9 @@
 // /v1/deployments: create, read, list, stop/start, rollback, promote, abort (a canary or blue-green).
-import type { FastifyInstance } from 'fastify';
+// A key reaches only deployments of its scope (others are 404, lists leave them out); each change
+// writes its audit row in its own transaction (the commands' `alongside`).
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { notFound, validationError } from '../../errors';
-import { deployments, domains, instances } from '../../store';
+import { deployments, domains, instances, tenancy } from '../../store';
 import type { Deployment } from '../../store/deployments';
 import { abortDeployment, changeDesiredState, createDeployment, destinationProblem, NO_OUTBOUND_ALLOW, promoteDeployment, rollbackDeployment, type OutboundPolicy, type Workflows } from '../../workflow';
 import type { Engine } from '../../workflow/engine';
@@ -10,6 +12,9 @@ import { parse } from './parse';
 import { assertKnownRegions, type RegionRegistry } from '../../workflow/regions';
 import { traceIdOf } from '../../tracing';
 import { strategyOf } from '../../workflow/strategy';
+import { auditAlongside } from '../audit';
+import { inScope } from '../permissions';
+import { principalOf, visible } from './scope';
 
 export interface DeploymentRouteDeps {
   workflows: Workflows;
@@ -56,28 +61,41 @@ export function deploymentRoutes(deps: DeploymentRouteDeps) {
   const cmd = workflows.commands;
   const sql = cmd.sql;
 
+  /** The deployment if the caller may see it; otherwise the same 404 as a missing one. */
+  const own = async (req: FastifyRequest, id: string) => visible(req, await deployments.getDeployment(sql, id), 'deployment', id);
+  const write = (action: string) => ({ config: { permission: 'deployments.write' as const, action } });
+  const traffic = (action: string) => ({ config: { permission: 'traffic.write' as const, action } });
+
   return (app: FastifyInstance) => {
-    app.post('/v1/deployments', async (req, reply) => {
-      const body = parse(CreateDeploymentBody, req.body, 'body');
+    app.post('/v1/deployments', write('deployment.create'), async (req, reply) => {
+      const p = principalOf(req);
+      // A key of one environment deploys there when the body names none.
+      const raw = req.body as { environmentId?: unknown } | null | undefined;
+      const given = raw && typeof raw === 'object' && !Array.isArray(raw) && raw.environmentId === undefined && p.type === 'key' && p.scope.environmentId ? { ...raw, environmentId: p.scope.environmentId } : req.body;
+      const body = parse(CreateDeploymentBody, given, 'body');
+      const env = await tenancy.getEnvironment(sql, body.environmentId);
+      if (env && !inScope(p, env)) throw validationError('unknown environment', [{ field: 'environmentId', message: `environment ${body.environmentId} not found` }]);
       await assertKnownRegions(sql, body.regions);
       // ctrl will query this URL on the caller's behalf: only where the outbound policy allows.
       const prometheusUrl = body.strategy && 'analysis' in body.strategy ? body.strategy.analysis?.prometheus?.url : undefined;
       const refused = prometheusUrl ? await destinationProblem(prometheusUrl, deps.outbound ?? NO_OUTBOUND_ALLOW) : null;
       if (refused) throw validationError('invalid request body: strategy.analysis.prometheus.url', [{ field: 'strategy.analysis.prometheus.url', message: refused }]);
-      const d = await createDeployment(cmd, body);
+      const d = await createDeployment(cmd, body, null, auditAlongside(req));
       return reply.status(202).send({ id: d.id, status: d.status });
     });
 
-    app.get('/v1/deployments', async (req) => {
+    app.get('/v1/deployments', { config: { permission: 'deployments.read' } }, async (req) => {
       const q = parse(ListDeploymentsQuery, req.query, 'query');
+      // Another tenant's environment lists like an unknown one: empty.
+      const env = await tenancy.getEnvironment(sql, q.environmentId);
+      if (!env || !inScope(principalOf(req), env)) return { deployments: [] };
       const rows = await deployments.listDeployments(sql, q.environmentId, q.limit);
       return { deployments: rows.map(summary) };
     });
 
-    app.get('/v1/deployments/:id', async (req) => {
+    app.get('/v1/deployments/:id', { config: { permission: 'deployments.read' } }, async (req) => {
       const { id } = parse(IdParams, req.params, 'params');
-      const d = await deployments.getDeployment(sql, id);
-      if (!d) throw notFound('deployment', id);
+      const d = await own(req, id);
       const [progress, inst, doms, invocations, liveness] = await Promise.all([
         deployments.deploymentProgress(sql, id),
         instances.listInstances(sql, id),
@@ -98,32 +116,37 @@ export function deploymentRoutes(deps: DeploymentRouteDeps) {
       };
     });
 
-    app.post('/v1/deployments/:id/stop', async (req) => {
+    app.post('/v1/deployments/:id/stop', write('deployment.stop'), async (req) => {
       const { id } = parse(IdParams, req.params, 'params');
-      const r = await changeDesiredState(cmd, id, 'stopped');
+      await own(req, id);
+      const r = await changeDesiredState(cmd, id, 'stopped', auditAlongside(req));
       return { id, desiredState: 'stopped', changed: r.changed };
     });
 
-    app.post('/v1/deployments/:id/start', async (req) => {
+    app.post('/v1/deployments/:id/start', write('deployment.start'), async (req) => {
       const { id } = parse(IdParams, req.params, 'params');
-      const r = await changeDesiredState(cmd, id, 'running');
+      await own(req, id);
+      const r = await changeDesiredState(cmd, id, 'running', auditAlongside(req));
       return { id, desiredState: 'running', changed: r.changed };
     });
 
-    app.post('/v1/deployments/:id/rollback', async (req, reply) => {
+    app.post('/v1/deployments/:id/rollback', traffic('deployment.rollback'), async (req, reply) => {
       const { id } = parse(IdParams, req.params, 'params');
-      const d = await rollbackDeployment(cmd, id);
+      await own(req, id);
+      const d = await rollbackDeployment(cmd, id, auditAlongside(req));
       return reply.status(202).send({ id: d.id, status: d.status, rolledBackFrom: id });
     });
 
-    app.post('/v1/deployments/:id/promote', async (req) => {
+    app.post('/v1/deployments/:id/promote', traffic('deployment.promote'), async (req) => {
       const { id } = parse(IdParams, req.params, 'params');
-      return promoteDeployment(cmd, id);
+      await own(req, id);
+      return promoteDeployment(cmd, id, auditAlongside(req));
     });
 
-    app.post('/v1/deployments/:id/abort', async (req, reply) => {
+    app.post('/v1/deployments/:id/abort', traffic('deployment.abort'), async (req, reply) => {
       const { id } = parse(IdParams, req.params, 'params');
-      return reply.status(202).send(await abortDeployment(cmd, id));
+      await own(req, id);
+      return reply.status(202).send(await abortDeployment(cmd, id, auditAlongside(req)));
     });
   };
 }

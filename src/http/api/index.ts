@@ -1,16 +1,23 @@
-// The public API (/v1, admin token): deployments, traffic, sentinels, fleet rollouts, invocations, the live event
-// WebSocket, and the OpenAPI document. Bodies, queries and params are validated with the zod
-// schemas in schemas.ts before any handler writes: a 400 names every bad field. Long-running
-// work is handed to workflows (src/workflow); handlers return as soon as it is durable.
+// The public API (/v1; the admin token or a scoped API key, src/http/permissions.ts):
+// deployments, traffic, sentinels, fleet rollouts, invocations, the live event WebSocket,
+// tenancy, keys, the audit trail, and the OpenAPI document. Bodies, queries and params are
+// validated with the zod schemas in schemas.ts before any handler writes: a 400 names every bad
+// field. Long-running work is handed to workflows (src/workflow); handlers return as soon as it
+// is durable. Each route's config says what a key needs (permission, unscoped) and, for a
+// change, its audit action; handlers write the audit row in the change's transaction
+// (src/http/audit.ts).
 import websocket from '@fastify/websocket';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { unauthorized, validationError } from '../../errors';
+import type { FastifyInstance } from 'fastify';
 import type { OutboundPolicy, Workflows } from '../../workflow';
 import type { Engine } from '../../workflow/engine';
-import { adminAuth, tokensEqual } from '../auth';
+import type { KeyAuth } from '../keys';
+import { publicGuard } from './guard';
+import { tenancyRoutes } from './tenancy';
+import { keyRoutes } from './keys';
+import { auditRoutes } from './audit';
 import { deploymentRoutes } from './deployments';
 import type { RegionRegistry } from '../../workflow/regions';
-import { EVENTS_PATH, eventRoutes, type EventHub } from './events';
+import { eventRoutes, type EventHub } from './events';
 import { invocationRoutes } from './invocations';
 import { sentinelRoutes } from './sentinels';
 import { openApiRoute } from './openapi';
@@ -30,45 +37,8 @@ export interface PublicApiDeps {
   outbound: OutboundPolicy;
   /** Region liveness shown in deployment details (absent in tests that run without a registry). */
   regions?: RegionRegistry;
-}
-
-/** Subprotocol prefix carrying a bearer token (base64url) on a browser's WebSocket, which cannot
- *  set headers: it keeps the token out of URLs and access logs (the scheme Kubernetes uses). */
-const WS_TOKEN_PROTOCOL = 'base64url.bearer.';
-
-function websocketToken(req: FastifyRequest): string | undefined {
-  const offered = String(req.headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim());
-  const p = offered.find((x) => x.startsWith(WS_TOKEN_PROTOCOL));
-  return p ? Buffer.from(p.slice(WS_TOKEN_PROTOCOL.length), 'base64url').toString('utf8') : undefined;
-}
-
-/** The ?token= of the event WebSocket (older clients; browsers use the subprotocol); given twice is a 400. */
-function queryToken(req: FastifyRequest): string | undefined {
-  const token = (req.query as Record<string, unknown>).token;
-  if (Array.isArray(token)) throw validationError('invalid request query: token', [{ field: 'token', message: 'must be given once' }]);
-  return typeof token === 'string' ? token : undefined;
-}
-
-const hasBody = (req: FastifyRequest) => Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
-
-/**
- * Admin auth as an onRequest hook: it runs before fastify reads or parses a body, so an
- * unauthenticated caller costs no body parsing. A refused request that still has a body
- * coming is answered with `connection: close`, so Node closes the socket instead of reading and
- * discarding the rest to keep the connection alive.
- */
-function adminGuard(adminToken: string) {
-  const checkHeader = adminAuth(adminToken);
-  return async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
-    try {
-      const fromQuery = req.routeOptions.url === EVENTS_PATH && !req.headers.authorization ? (websocketToken(req) ?? queryToken(req)) : undefined;
-      if (fromQuery === undefined) await checkHeader(req);
-      else if (!tokensEqual(fromQuery, adminToken)) throw unauthorized('invalid admin token');
-    } catch (err) {
-      if (hasBody(req)) void reply.header('connection', 'close');
-      throw err;
-    }
-  };
+  /** Scoped API keys: authentication, revocation (it closes the key's open calls), rate limit. */
+  keys: KeyAuth;
 }
 
 export function publicApiRoutes(deps: PublicApiDeps) {
@@ -76,13 +46,16 @@ export function publicApiRoutes(deps: PublicApiDeps) {
     openApiRoute(app);
     await app.register(async (v1) => {
       await v1.register(websocket);
-      v1.addHook('onRequest', adminGuard(deps.adminToken));
+      v1.addHook('onRequest', publicGuard({ adminToken: deps.adminToken, keys: deps.keys }));
       deploymentRoutes(deps)(v1);
       sentinelRoutes(deps)(v1);
       invocationRoutes(deps)(v1);
       rolloutRoutes(deps)(v1);
       trafficRoutes(deps)(v1);
       eventRoutes(deps)(v1);
+      tenancyRoutes(deps)(v1);
+      keyRoutes(deps)(v1);
+      auditRoutes(deps)(v1);
     });
   };
 }

@@ -1,24 +1,54 @@
 // /v1/invocations: the engine's operator views (list, one with its journal, cancel). Secrets
-// the workflows carry (webhook URLs, env values) are redacted (src/workflow/secrets.ts).
-import type { FastifyInstance } from 'fastify';
+// the workflows carry (webhook URLs, env values) are redacted (src/workflow/secrets.ts). A key
+// sees the invocations of deployments and sentinels of its scope only (others are 404 or left
+// out); fleet rollouts' invocations are the admin token's.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { notFound } from '../../errors';
+import { tenancy, type Sql } from '../../store';
 import { redactInvocation } from '../../workflow/secrets';
-import type { Engine } from '../../workflow/engine';
+import type { Engine, InvocationView } from '../../workflow/engine';
+import { inScope } from '../permissions';
 import { IdParams, ListInvocationsQuery } from './schemas';
 import { parse } from './parse';
+import { principalOf } from './scope';
+
+/** Most invocations read to fill a key's filtered page. */
+const MAX_SCAN = 1_000;
+
+/** The invocations among `list` that the caller may see. */
+async function visibleInvocations(sql: Sql, req: FastifyRequest, list: InvocationView[]): Promise<InvocationView[]> {
+  const p = principalOf(req);
+  if (p.type === 'admin') return list;
+  const scopes = await tenancy.scopesOf(sql, [...new Set(list.map((i) => i.key).filter((k): k is string => !!k))]);
+  return list.filter((i) => {
+    const s = i.key ? scopes.get(i.key) : undefined;
+    return !!s && inScope(p, s);
+  });
+}
 
 export function invocationRoutes(deps: { engine: Engine }) {
   const { engine } = deps;
+  const sql = engine.sql;
+  const one = async (req: FastifyRequest, id: string) => {
+    const inv = await engine.getInvocation(id);
+    if ((await visibleInvocations(sql, req, [inv])).length === 0) throw notFound('invocation', id);
+    return inv;
+  };
   return (app: FastifyInstance) => {
-    app.get('/v1/invocations', async (req) => {
+    app.get('/v1/invocations', { config: { permission: 'invocations.read' } }, async (req) => {
       const q = parse(ListInvocationsQuery, req.query, 'query');
-      return { invocations: (await engine.listInvocations(q)).map(redactInvocation) };
+      // A key's page is filtered after the read: read more so it is not mostly empty.
+      const read = principalOf(req).type === 'key' ? { ...q, limit: Math.min(MAX_SCAN, q.limit * 5) } : q;
+      const list = await visibleInvocations(sql, req, await engine.listInvocations(read));
+      return { invocations: list.slice(0, q.limit).map(redactInvocation) };
     });
-    app.get('/v1/invocations/:id', async (req) => {
+    app.get('/v1/invocations/:id', { config: { permission: 'invocations.read' } }, async (req) => {
       const { id } = parse(IdParams, req.params, 'params');
-      return redactInvocation(await engine.getInvocation(id));
+      return redactInvocation(await one(req, id));
     });
-    app.post('/v1/invocations/:id/cancel', async (req) => {
+    app.post('/v1/invocations/:id/cancel', { config: { permission: 'invocations.write', action: 'invocation.cancel' } }, async (req) => {
       const { id } = parse(IdParams, req.params, 'params');
+      await one(req, id);
       return { id, ...(await engine.cancel(id)) };
     });
   };

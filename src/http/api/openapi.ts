@@ -2,7 +2,8 @@
 // the document cannot drift from what the server accepts.
 import { z } from 'zod';
 import type { FastifyInstance } from 'fastify';
-import { CreateDeploymentBody, ListDeploymentsQuery, ListInvocationsQuery, ListSentinelsQuery, SentinelDeployBody, StartRolloutBody } from './schemas';
+import { CreateDeploymentBody, ListDeploymentsQuery, ListInvocationsQuery, ListSentinelsQuery, RolloutCurrentQuery, RolloutSentinelsQuery, SentinelDeployBody, StartRolloutBody } from './schemas';
+import { AuditQuery, CreateEnvironmentBody, CreateKeyBody, CreateProjectBody, CreateWorkspaceBody } from './tenancy-schemas';
 
 const json = (schema: z.ZodType) => z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' });
 
@@ -30,6 +31,7 @@ const errors = {
   '401': { description: 'missing or invalid token', content: { 'application/json': { schema: errorSchema } } },
 };
 const ok = (description: string) => ({ '200': { description }, ...errors });
+const created = (description: string) => ({ '201': { description }, ...errors });
 const accepted = (description: string) => ({ '202': { description }, ...errors });
 const body = (schema: z.ZodType) => ({ required: true, content: { 'application/json': { schema: json(schema) } } });
 
@@ -67,14 +69,52 @@ export function openApiDocument(): Record<string, unknown> {
         },
       },
       '/v1/sentinel-rollouts': { post: { summary: 'start a fleet-wide sentinel image rollout in waves', requestBody: body(StartRolloutBody), responses: accepted('rollout started') } },
-      '/v1/sentinel-rollouts/current': { get: { summary: 'the current rollout: state, waves, per-sentinel outcome', responses: ok('rollout') } },
+      '/v1/sentinel-rollouts/current': {
+        get: { summary: 'the current rollout: state, per-wave counts, first pages of succeeded/failed/skipped ids (?list= pages one)', parameters: queryParams(RolloutCurrentQuery), responses: ok('rollout') },
+      },
+      '/v1/sentinel-rollouts/current/sentinels': {
+        get: { summary: "the current rollout's sentinels (wave, outcome, reason, previous image) in keyset pages", parameters: queryParams(RolloutSentinelsQuery), responses: ok('sentinels') },
+      },
       '/v1/sentinel-rollouts/current/resume': { post: { summary: 'resume a paused rollout, skipping the failed wave', responses: ok('resumed') } },
       '/v1/sentinel-rollouts/current/cancel': { post: { summary: 'cancel; the running wave finishes, no further wave starts', responses: ok('cancelled') } },
       '/v1/sentinel-rollouts/current/rollback': { post: { summary: 'revert every succeeded sentinel to its previous image', responses: ok('rolled back') } },
       '/v1/invocations': { get: { summary: 'list workflow invocations', parameters: queryParams(ListInvocationsQuery), responses: ok('invocations') } },
       '/v1/invocations/{id}': { get: { summary: 'one invocation with its journal', parameters: [idParam], responses: ok('invocation') } },
       '/v1/invocations/{id}/cancel': { post: { summary: 'cancel an invocation', parameters: [idParam], responses: ok('cancel requested') } },
-      '/v1/regions': { get: { summary: 'every region with an agent token: liveness, lag, leader, last full sync, object counts', responses: ok('regions') } },
+      '/v1/regions': { get: { summary: 'every region with an agent token: liveness, lag, leader, last full sync, object counts, drift repaired (drift: { repaired, lastAt, lastObject }), apply failures', responses: ok('regions') } },
+      // Tenants, keys and the audit trail (issue 26). A key's missing permission is 403
+      // ERR_FORBIDDEN naming it; a row outside its scope is 404.
+      '/v1/workspaces': {
+        post: { summary: 'create a workspace (admin token only)', requestBody: body(CreateWorkspaceBody), responses: created('workspace') },
+        get: { summary: 'workspaces the caller may see', responses: ok('workspaces') },
+      },
+      '/v1/workspaces/{id}': {
+        get: { summary: 'one workspace', parameters: [idParam], responses: ok('workspace') },
+        delete: { summary: 'delete a workspace (409 while anything runs): removes its environments\' sentinels, policies and routes through the outbox, revokes its keys', parameters: [idParam], responses: ok('deleted') },
+      },
+      '/v1/workspaces/{id}/projects': {
+        post: { summary: 'create a project (and its app)', parameters: [idParam], requestBody: body(CreateProjectBody), responses: created('project') },
+        get: { summary: 'projects of a workspace', parameters: [idParam], responses: ok('projects') },
+      },
+      '/v1/projects/{id}': {
+        get: { summary: 'one project', parameters: [idParam], responses: ok('project') },
+        delete: { summary: 'delete a project (409 while anything runs), like a workspace', parameters: [idParam], responses: ok('deleted') },
+      },
+      '/v1/projects/{id}/environments': {
+        post: { summary: 'create an environment: slug, regions, hostname', parameters: [idParam], requestBody: body(CreateEnvironmentBody), responses: created('environment') },
+        get: { summary: 'environments of a project', parameters: [idParam], responses: ok('environments') },
+      },
+      '/v1/environments/{id}': {
+        get: { summary: 'one environment: slug, regions, hostname', parameters: [idParam], responses: ok('environment') },
+        delete: { summary: 'delete an environment (409 while anything runs): its sentinels, policies and routes are removed through the outbox', parameters: [idParam], responses: ok('deleted') },
+      },
+      '/v1/keys': {
+        post: { summary: 'create a scoped API key; the key (uik_…) is in this answer only', requestBody: body(CreateKeyBody), responses: created('{ id, key, … }') },
+        get: { summary: 'keys of the caller\'s scope, without secrets', responses: ok('keys') },
+      },
+      '/v1/keys/self': { get: { summary: 'the caller: admin or key, its scope and permissions', responses: ok('principal') } },
+      '/v1/keys/{id}': { delete: { summary: 'revoke a key at once: its open WebSockets and calls end', parameters: [idParam], responses: ok('revoked') } },
+      '/v1/audit': { get: { summary: 'audit rows, newest first, keyset pages (?cursor= from `next`)', parameters: queryParams(AuditQuery), responses: ok('{ entries, next }') } },
       '/v1/events': { get: { summary: 'WebSocket of live JSON events (?deploymentId=, ?type=); token also as ?token=', responses: { '101': { description: 'switching protocols' } } } },
     },
   };

@@ -76,3 +76,13 @@ export const EventsQuery = z.strictObject({
 });
 
 export const RolloutActionQuery = z.strictObject({ wait: z.enum(['true', 'false']).default('true') });
+/** Keyset pages of the current rollout's sentinels; the cursor is the last sentinel id seen. */
+const RolloutCursor = z.string().max(128).regex(/^[A-Za-z0-9_-]+$/, 'a sentinel id from nextCursor').optional();
+const RolloutLimit = z.coerce.number().int().min(1).max(1000).default(1000);
+export const RolloutCurrentQuery = z.strictObject({ list: z.enum(['succeeded', 'failed', 'skipped']).optional(), cursor: RolloutCursor, limit: RolloutLimit });
+export const RolloutSentinelsQuery = z.strictObject({
+  status: z.enum(['pending', 'READY', 'FAILED', 'SKIPPED']).optional(),
+  wave: z.coerce.number().int().min(0).max(1000).optional(),
+  cursor: RolloutCursor,
+  limit: RolloutLimit,
+});

@@ -1,6 +1,9 @@
 // A sentinel (one per environment per region) → Deployment + ClusterIP Service + PDB in the
-// sentinel namespace (seed 000). Improves on the seed by giving liveness and readiness their
-// own paths: liveness asks "is the process alive", readiness "can it serve traffic".
+// sentinel namespace (seed 000). Probes follow the image's contract: the seed's image serves
+// `GET /_unkey/internal/health` on 8040 for both; the paths are krane settings
+// (--sentinel-liveness-path, --sentinel-readiness-path) so a newer image's `/health/live` and
+// `/health/ready` need no release. Credentials come from the Secret krane keeps
+// (src/kube/credentials.ts) through envFrom, never through the desired state.
 import { refKey, type SentinelApply } from '../../sync/wire';
 import { ANNOTATION, LABEL, sentinelLabels } from './labels';
 import { containerSecurityContext, podSecurityContext, writableTmp } from './hardening';
@@ -10,27 +13,30 @@ import type { BuildOptions, ManifestObject } from './types';
 export const SENTINEL_HTTP_PORT = 8040;
 export const SENTINEL_GOSSIP_PORT = 7946;
 export const SENTINEL_CONTAINER = 'sentinel';
-export const SENTINEL_LIVENESS_PATH = '/_unkey/internal/livez';
-export const SENTINEL_READINESS_PATH = '/_unkey/internal/readyz';
+/** The seed's probe table: the one health endpoint the sentinel image serves on 8040. */
+export const SENTINEL_HEALTH_PATH = '/_unkey/internal/health';
+export const SENTINEL_LIVENESS_PATH = SENTINEL_HEALTH_PATH;
+export const SENTINEL_READINESS_PATH = SENTINEL_HEALTH_PATH;
 
 /** New pods must stay ready this long before counting as available (seed 000). */
 const MIN_READY_SECONDS = 5;
-/** Two consecutive readiness failures take a pod out of the endpoints (seed 000). */
+/** Two consecutive failures take a pod out of the endpoints, or restart it (seed 000's table). */
 const READINESS_FAILURE_THRESHOLD = 2;
-/** Liveness is more patient: restarting a proxy under load only makes things worse. */
-const LIVENESS_FAILURE_THRESHOLD = 3;
+const LIVENESS_FAILURE_THRESHOLD = 2;
 const PROBE_PERIOD_SECONDS = 5;
 const ZONE_KEY = 'topology.kubernetes.io/zone';
 /** The sentinel is our own image and writes nothing outside /tmp: its root is read-only. */
 const SENTINEL_READ_ONLY_ROOT = true;
 
 /**
- * `_opts` is accepted for a uniform builder signature but unused: the configured pull secret is
- * for customer registries and lives in the workload namespace; sentinel images are Unkey's own.
+ * Of `opts`, only `sentinel` is read: the configured pull secret is for customer registries and
+ * lives in the workload namespace; sentinel images are Unkey's own.
  */
 // Over 80 lines: one literal manifest per object, kept in the order kubectl would show them;
 // splitting a manifest across helpers makes it harder to compare with the API reference.
-export function buildSentinelObjects(s: SentinelApply, _opts: BuildOptions = {}): ManifestObject[] {
+export function buildSentinelObjects(s: SentinelApply, opts: BuildOptions = {}): ManifestObject[] {
+  const probes = { liveness: opts.sentinel?.livenessPath ?? SENTINEL_LIVENESS_PATH, readiness: opts.sentinel?.readinessPath ?? SENTINEL_READINESS_PATH };
+  const credentials = opts.sentinel?.credentialsSecret;
   const name = sentinelObjectName(s.sentinelId);
   const labels = sentinelLabels(s);
   const annotations = { [ANNOTATION.resource]: refKey({ type: 'sentinel', id: s.sentinelId }), [ANNOTATION.region]: s.region };
@@ -85,16 +91,17 @@ export function buildSentinelObjects(s: SentinelApply, _opts: BuildOptions = {})
               env: Object.keys(env)
                 .sort()
                 .map((k) => ({ name: k, value: env[k]! })),
+              ...(credentials ? { envFrom: [{ secretRef: { name: credentials } }] } : {}),
               resources: { requests: resources, limits: resources },
               securityContext: containerSecurityContext(SENTINEL_READ_ONLY_ROOT),
               volumeMounts: tmp.volumeMounts,
               livenessProbe: {
-                httpGet: { path: SENTINEL_LIVENESS_PATH, port: SENTINEL_HTTP_PORT },
+                httpGet: { path: probes.liveness, port: SENTINEL_HTTP_PORT },
                 periodSeconds: PROBE_PERIOD_SECONDS,
                 failureThreshold: LIVENESS_FAILURE_THRESHOLD,
               },
               readinessProbe: {
-                httpGet: { path: SENTINEL_READINESS_PATH, port: SENTINEL_HTTP_PORT },
+                httpGet: { path: probes.readiness, port: SENTINEL_HTTP_PORT },
                 periodSeconds: PROBE_PERIOD_SECONDS,
                 failureThreshold: READINESS_FAILURE_THRESHOLD,
               },

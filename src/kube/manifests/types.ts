@@ -18,6 +18,15 @@ export interface BuildOptions {
   imagePullSecret?: string;
   /** Namespace of customer workloads, which the routing table's instance addresses name. */
   workloadNamespace?: string;
+  /** The sentinel's contract as krane is configured (src/kube/manifests/sentinel.ts). */
+  sentinel?: SentinelBuildOptions;
+}
+
+export interface SentinelBuildOptions {
+  livenessPath?: string;
+  readinessPath?: string;
+  /** The Secret sentinel pods read with envFrom (krane keeps it from --sentinel-secrets-file). */
+  credentialsSecret?: string;
 }
 
 /** `<apiVersion>/<kind>/<namespace>/<name>`: unique per object in one cluster. */

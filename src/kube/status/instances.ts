@@ -1,10 +1,14 @@
 // Watches deployment pods (label-scoped to krane's own) and reports each pod's instance state
 // when it changes, a deleted report when the pod goes, everything again after every full
 // relist so ctrl heals from anything it lost, and a deployment's pods again on request (after
-// krane applied its topology).
+// krane applied its topology). After every full list (and when this replica becomes the
+// leader) it also reports the complete set of the region's pods, so ctrl drops rows of pods
+// that went while no report could say so (a krane killed with a delete report still buffered,
+// issue 23). Only the leader sends the set: a standby's list may be older than the leader's
+// latest report, and its set would take that pod's row away until the next report.
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger } from '../../log';
-import type { InstanceReport } from '../../sync/wire';
+import { MAX_INSTANCE_SET, type InstanceRef, type InstanceReport } from '../../sync/wire';
 import { KINDS, type KubeClient } from '../client';
 import { LABEL, MANAGED_SELECTOR } from '../manifests';
 import { Reflector } from '../reflector';
@@ -20,6 +24,8 @@ export interface InstanceWatcherOptions {
   minBackoffMs?: number;
   /** Called once per pod that became running while this watcher ran, with its startup time. */
   onStartup?: (seconds: number) => void;
+  /** Whether this replica leads (sends the complete set); absent: it always does. */
+  isLeader?: () => boolean;
 }
 
 /**
@@ -50,6 +56,7 @@ export class InstanceStatusWatcher {
       relistIntervalMs: o.relistIntervalMs,
       minBackoffMs: o.minBackoffMs,
       onEvent: (type, obj, relist) => this.onEvent(type, obj as V1Pod, relist),
+      onSynced: () => this.reportSet(),
     });
   }
 
@@ -102,6 +109,21 @@ export class InstanceStatusWatcher {
       this.last.set(`${r.deploymentId}/${r.podName}`, JSON.stringify(r));
       this.emit(r);
     }
+  }
+
+  /**
+   * Reports every pod this watcher knows (its last full list and the watch events since) as the
+   * region's complete set; a no-op on a standby, before the first list, or past MAX_INSTANCE_SET.
+   */
+  reportSet(): void {
+    if (!this.reflector.hasSynced || !(this.o.isLeader?.() ?? true) || !this.o.sink.instanceSet) return;
+    const pods: InstanceRef[] = [];
+    for (const [deploymentId, byName] of this.byDeployment) for (const podName of byName.keys()) pods.push({ deploymentId, podName });
+    if (pods.length > MAX_INSTANCE_SET) {
+      this.o.logger.warn({ pods: pods.length, max: MAX_INSTANCE_SET }, 'too many pods for a complete instance set, not sent');
+      return;
+    }
+    this.o.sink.instanceSet(pods);
   }
 
   private index(deploymentId: string, podName: string, pod: V1Pod | undefined): void {

@@ -161,10 +161,27 @@ export const ApplyReport = z.discriminatedUnion('outcome', [
 ]);
 export type ApplyReport = z.infer<typeof ApplyReport>;
 
+/** One pod of a deployment, by name: an entry of the complete set below. */
+export const InstanceRef = z.object({ deploymentId: id, podName: z.string().min(1).max(253) });
+export type InstanceRef = z.infer<typeof InstanceRef>;
+
+/**
+ * Most pods one complete set may name: ~60 bytes each keeps a set of this size well under
+ * ctrl's 4 MiB body limit. A region with more pods sends no set (its rows heal per report only).
+ */
+export const MAX_INSTANCE_SET = 50_000;
+
 export const DeploymentStatusReport = z.object({
   region,
   instances: z.array(InstanceReport).max(10_000).default([]),
   applies: z.array(ApplyReport).max(1000).default([]),
+  /**
+   * The complete set of the region's deployment pods, as krane listed them after a full list
+   * (issue 23): ctrl removes the region's instance rows of every other pod, except those this
+   * body reports on (they are newer than the list). Absent (an older krane, or no list since
+   * the last report): nothing is removed. An older ctrl ignores the field.
+   */
+  instanceSet: z.array(InstanceRef).max(MAX_INSTANCE_SET).optional(),
 });
 export type DeploymentStatusReport = z.infer<typeof DeploymentStatusReport>;
 

@@ -11,6 +11,11 @@ export interface Session {
   subscribe(fn: (e: LiveEventAny) => void): () => void;
   /** Bumped on every (re)connection of the event socket: views refetch what they show. */
   generation: number;
+  /** Whether the signed-in credential holds a permission (GET /v1/keys/self); views hide the
+   *  actions it may not take. False until the answer is in. */
+  can(permission: string): boolean;
+  /** True for the admin token: fleet-wide views (sentinel rollouts) are its alone. */
+  unscoped: boolean;
 }
 
 export const SessionContext = createContext<Session | null>(null);

@@ -6,7 +6,8 @@ export type Route =
   | { view: 'deployment'; id: string }
   | { view: 'regions' }
   | { view: 'rollout' }
-  | { view: 'canaries'; env: string };
+  | { view: 'canaries'; env: string }
+  | { view: 'audit' };
 
 export const DEFAULT_ENV = 'default';
 
@@ -23,6 +24,7 @@ export function parseHash(hash: string): Route {
   if (parts[0] === 'deployments' && parts[1]) return { view: 'deployment', id: parts[1] };
   if (parts[0] === 'regions') return { view: 'regions' };
   if (parts[0] === 'rollout') return { view: 'rollout' };
+  if (parts[0] === 'audit') return { view: 'audit' };
   if (parts[0] === 'canaries') return { view: 'canaries', env: q.get('env') || DEFAULT_ENV };
   return { view: 'deployments', env: q.get('env') || DEFAULT_ENV, status: q.get('status') ?? '' };
 }
@@ -33,6 +35,7 @@ export function href(r: Route): string {
       return `#/deployments/${encodeURIComponent(r.id)}`;
     case 'regions':
     case 'rollout':
+    case 'audit':
       return `#/${r.view}`;
     case 'canaries':
       return r.env === DEFAULT_ENV ? '#/canaries' : `#/canaries?env=${encodeURIComponent(r.env)}`;

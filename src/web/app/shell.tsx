@@ -16,13 +16,27 @@ import { DeploymentView } from './views/deployment';
 import { DeploymentsView } from './views/deployments';
 import { RegionsView } from './views/regions';
 import { RolloutView } from './views/rollout';
+import { AuditView } from './views/audit';
 
 /** While the socket is down, views are re-read this often: slow enough for a ctrl that is
  *  struggling, fast enough that the page is not stale for long. */
 const FALLBACK_POLL_MS = 5000;
 
-/** A cheap authenticated read: answers 401 for a wrong token and nothing else. */
-const PROBE = '/v1/deployments?limit=1';
+/** A cheap authenticated read any credential may make (the admin token or a key): answers 401
+ *  for a wrong one and nothing else, and says what it may do. */
+const PROBE = '/v1/keys/self';
+
+interface Me {
+  permissions: string[];
+  unscoped: boolean;
+  scope: { environmentId: string | null } | null;
+}
+
+/** A key of one environment lands on that environment's views instead of `default`'s. */
+function ownEnv(r: Route, me: Me | null): Route {
+  const env = me?.scope?.environmentId;
+  return env && (r.view === 'deployments' || r.view === 'canaries') ? { ...r, env } : r;
+}
 
 function Login({ reason, onToken }: { reason: string | null; onToken(t: string): void }) {
   const [error, setError] = useState<ApiError | null>(null);
@@ -31,7 +45,7 @@ function Login({ reason, onToken }: { reason: string | null; onToken(t: string):
     e.preventDefault();
     const input = (e.currentTarget as HTMLFormElement).elements.namedItem('token') as HTMLInputElement;
     const token = input.value.trim();
-    if (!token) return setError(new ApiError(0, 'ERR_WEB_NO_TOKEN', 'enter the admin token'));
+    if (!token) return setError(new ApiError(0, 'ERR_WEB_NO_TOKEN', 'enter the admin token or an API key'));
     setBusy(true);
     createApi(token)(PROBE).then(
       () => (setBusy(false), onToken(token)),
@@ -43,7 +57,7 @@ function Login({ reason, onToken }: { reason: string | null; onToken(t: string):
       <h1 id="login-title">unkey-infra</h1>
       {reason && <p class="notice">{reason}</p>}
       <form onSubmit={submit}>
-        <label for="token">Admin token</label>
+        <label for="token">Admin token or API key</label>
         <input id="token" name="token" type="password" autocomplete="off" spellcheck={false} required autofocus />
         <button type="submit" class="primary" disabled={busy}>
           {busy ? 'Checking…' : 'Sign in'}
@@ -55,14 +69,17 @@ function Login({ reason, onToken }: { reason: string | null; onToken(t: string):
   );
 }
 
-const NAV: { label: string; route: Route; match: Route['view'][] }[] = [
-  { label: 'Deployments', route: { view: 'deployments', env: 'default', status: '' }, match: ['deployments', 'deployment'] },
-  { label: 'Regions', route: { view: 'regions' }, match: ['regions'] },
-  { label: 'Sentinels', route: { view: 'rollout' }, match: ['rollout'] },
-  { label: 'Canaries', route: { view: 'canaries', env: 'default' }, match: ['canaries'] },
+/** `need`: the permission a view needs (`unscoped`: the admin token's alone); hidden otherwise. */
+const NAV: { label: string; route: Route; match: Route['view'][]; need?: string }[] = [
+  { label: 'Deployments', route: { view: 'deployments', env: 'default', status: '' }, match: ['deployments', 'deployment'], need: 'deployments.read' },
+  { label: 'Regions', route: { view: 'regions' }, match: ['regions'], need: 'regions.read' },
+  { label: 'Sentinels', route: { view: 'rollout' }, match: ['rollout'], need: 'unscoped' },
+  { label: 'Canaries', route: { view: 'canaries', env: 'default' }, match: ['canaries'], need: 'deployments.read' },
+  { label: 'Audit', route: { view: 'audit' }, match: ['audit'], need: 'audit.read' },
 ];
 
-function Header({ route, live, now, onSignOut }: { route: Route; live: LiveState; now: number; onSignOut(): void }) {
+function Header({ route, live, now, onSignOut, me }: { route: Route; live: LiveState; now: number; onSignOut(): void; me: Me | null }) {
+  const shown = NAV.filter((n) => !n.need || (me && (n.need === 'unscoped' ? me.unscoped : me.permissions.includes(n.need))));
   const l = liveLabel(live, now);
   return (
     <header class="top">
@@ -71,9 +88,9 @@ function Header({ route, live, now, onSignOut }: { route: Route; live: LiveState
       </a>
       <nav aria-label="Views">
         <ul>
-          {NAV.map((n) => (
+          {shown.map((n) => (
             <li key={n.label}>
-              <a href={href(n.route)} aria-current={n.match.includes(route.view) ? 'page' : undefined}>
+              <a href={href(ownEnv(n.route, me))} aria-current={n.match.includes(route.view) ? 'page' : undefined}>
                 {n.label}
               </a>
             </li>
@@ -102,6 +119,8 @@ function View({ route }: { route: Route }) {
       return <CanariesView env={route.env} />;
     case 'deployments':
       return <DeploymentsView env={route.env} status={route.status} />;
+    case 'audit':
+      return <AuditView />;
   }
 }
 
@@ -157,13 +176,18 @@ function SignedIn({ token, onSignOut, onRefused }: { token: string; onSignOut():
     }) as Api;
   }, [token]);
   const { live, generation, subscribe } = useLive(token, api, onRefused);
-  const session: Session = useMemo(() => ({ api, subscribe, generation }), [api, subscribe, generation]);
+  const [me, setMe] = useState<Me | null>(null);
+  useEffect(() => void api<Me>(PROBE).then(setMe, () => {}), [api]);
+  const session: Session = useMemo(
+    () => ({ api, subscribe, generation, can: (p: string) => !!me?.permissions.includes(p), unscoped: !!me?.unscoped }),
+    [api, subscribe, generation, me],
+  );
   const route = useRoute();
   const [now, setNow] = useState(Date.now());
   useInterval(() => setNow(Date.now()), 1000);
   return (
     <SessionContext.Provider value={session}>
-      <Header route={route} live={live} now={now} onSignOut={onSignOut} />
+      <Header route={route} live={live} now={now} onSignOut={onSignOut} me={me} />
       <main id="content">
         <View route={route} />
       </main>
@@ -193,5 +217,5 @@ export function Shell() {
     setReason(why);
     setToken(null);
   };
-  return <SignedIn key={token} token={token} onSignOut={() => signOut(null)} onRefused={() => signOut('ctrl refused the admin token (it may have been changed): sign in again.')} />;
+  return <SignedIn key={token} token={token} onSignOut={() => signOut(null)} onRefused={() => signOut('ctrl refused the token (it may have been changed, revoked or expired): sign in again.')} />;
 }

@@ -37,14 +37,19 @@ export interface RegionView {
   lag: { changes: number; seconds: number } | null;
   lastFullSyncAt: string | null;
   objects: number | Record<string, number> | null;
+  drift?: { repaired: number; lastAt: string | null; lastObject: string | null } | null;
+  failures?: { resourceType: string; resourceId: string; code: string; reason: string }[];
 }
 
-export interface RolloutSentinel {
-  id: string;
-  wave?: number;
-  status?: 'pending' | 'READY' | 'FAILED' | string;
-  reason?: string;
-  previousImage?: string;
+/** One wave's sentinels by outcome (GET /v1/sentinel-rollouts/current). */
+export interface RolloutWave {
+  index: number;
+  percentage?: number;
+  total: number;
+  succeeded: number;
+  failed: number;
+  skipped: number;
+  pending: number;
 }
 
 export interface RolloutView {
@@ -52,12 +57,18 @@ export interface RolloutView {
   rolloutId?: string;
   image?: string;
   wavePercentages?: number[];
-  waves?: { index: number; sentinels: RolloutSentinel[] }[];
+  waves?: RolloutWave[];
   currentWave?: number;
+  succeeded?: number;
+  failed?: number;
+  skippedOffline?: number;
+  /** First pages of each outcome's ids (the API pages the rest with ?list=&cursor=). */
   succeededIds?: string[];
   failedIds?: string[];
-  /** API.md: sentinels of offline regions, with the reason (ids alone from older ctrls). */
-  skippedIds?: (string | { id: string; reason?: string })[];
+  skippedIds?: string[];
+  /** Wave and reason of each failed or skipped sentinel listed. */
+  notes?: Record<string, { wave: number; reason?: string }>;
+  /** Already on the image when the rollout started. */
   skipped?: number;
   reverted?: number;
   slackWebhookUrl?: string;

@@ -3,7 +3,7 @@
 // claims, leases) is worker.ts and claims.ts. See index.ts for the architecture note.
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '../../log';
-import type { Sql } from '../../store/db';
+import type { Sql, TxSql } from '../../store/db';
 import { AppError, issuesToDetails, notFound } from '../../errors';
 import { newId, parseAwakeableId } from '../../ids';
 import type { ReadinessCheck } from '../../health';
@@ -75,6 +75,12 @@ export interface ClientOptions {
   key?: string;
   /** Same key and target: the same invocation. */
   idempotencyKey?: string;
+  /**
+   * Writes that commit in the start's own transaction, or not at all (a caller's record of the
+   * request, e.g. its audit row): the start and they are one fact. The engine knows nothing of
+   * what they are.
+   */
+  alongside?: (tx: TxSql) => Promise<unknown>;
 }
 
 export interface SendClientOptions extends ClientOptions {
@@ -260,9 +266,12 @@ export class Engine {
     const id = newId('inv');
     const traceContext = this.#worker.trace.capture();
     const started = { id, service: h.service, handler: h.handler, key, kind: h.kind, input, traceContext };
-    const r = await store
-      .startInvocation(this.sql, { ...started, idempotencyKey: opts.idempotencyKey ?? null, delayMs, worker, leaseMs: this.leaseMs })
-      .catch((err: unknown) => this.#startedAnyway(id, err));
+    const args = { ...started, idempotencyKey: opts.idempotencyKey ?? null, delayMs, worker, leaseMs: this.leaseMs };
+    const alongside = opts.alongside;
+    const run = alongside
+      ? () => this.sql.begin(async (tx) => (await alongside(tx), store.startInvocation(tx, args))) as Promise<store.StartResult>
+      : () => store.startInvocation(this.sql, args);
+    const r = await run().catch((err: unknown) => this.#startedAnyway(id, err));
     if (!r.deduped && r.status === 'running' && r.epoch) {
       this.#worker.launch({ ...started, epoch: r.epoch, cancelRequested: false }, []);
     } else if (r.status === 'scheduled' && delayMs !== null) {

@@ -106,15 +106,16 @@ test('rollout actions follow the API\'s state rules', () => {
   }
 });
 
-test('waves: progress, phase, failures with reasons, skipped with or without reasons', () => {
+test('waves: progress and phase from per-wave counts; failures and skipped with their reasons', () => {
   const r: RolloutView = {
     state: 'paused', currentWave: 1, wavePercentages: [25, 50, 100],
     waves: [
-      { index: 0, sentinels: [{ id: 's1', status: 'READY' }] },
-      { index: 1, sentinels: [{ id: 's2', status: 'FAILED', reason: 'CrashLoopBackOff' }, { id: 's3', status: 'pending' }] },
-      { index: 2, sentinels: [{ id: 's4' }, { id: 's5' }] },
+      { index: 0, total: 1, succeeded: 1, failed: 0, skipped: 0, pending: 0 },
+      { index: 1, total: 2, succeeded: 0, failed: 1, skipped: 0, pending: 1 },
+      { index: 2, total: 2, succeeded: 0, failed: 0, skipped: 1, pending: 1 },
     ],
-    succeededIds: ['s1'], failedIds: ['s2'], skippedIds: ['s5', { id: 's6', reason: 'region offline' }],
+    succeededIds: ['s1'], failedIds: ['s2'], skippedIds: ['s5', 's6'],
+    notes: { s2: { wave: 1, reason: 'CrashLoopBackOff' }, s5: { wave: 2 }, s6: { wave: 2, reason: 'region offline' } },
   };
   assert.deepEqual(waveProgress(r).map((w) => [w.index, w.percentage, w.total, w.succeeded, w.failed, w.skipped, w.pending, w.phase]), [
     [0, 25, 1, 1, 0, 0, 0, 'done'],
@@ -122,8 +123,9 @@ test('waves: progress, phase, failures with reasons, skipped with or without rea
     [2, 100, 2, 0, 0, 1, 1, 'waiting'],
   ]);
   assert.deepEqual(failedOf(r), [{ id: 's2', reason: 'CrashLoopBackOff' }]);
-  assert.deepEqual(skippedOf(r), [{ id: 's5' }, { id: 's6', reason: 'region offline' }]);
-  assert.deepEqual(waveProgress({ ...r, state: 'in_progress', failedIds: [], waves: [r.waves![0]!, { index: 1, sentinels: [{ id: 's3' }] }] }).map((w) => w.phase), ['done', 'running']);
+  assert.deepEqual(skippedOf(r), [{ id: 's5', reason: undefined }, { id: 's6', reason: 'region offline' }]);
+  const running = { ...r, state: 'in_progress', waves: [r.waves![0]!, { index: 1, total: 1, succeeded: 0, failed: 0, skipped: 0, pending: 1 }] };
+  assert.deepEqual(waveProgress(running).map((w) => w.phase), ['done', 'running']);
   assert.deepEqual(parseWaves(' 1, 5 25 ,100 '), [1, 5, 25, 100]);
   assert.equal(parseWaves('  '), undefined);
 });

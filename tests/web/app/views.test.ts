@@ -54,8 +54,10 @@ test('an offline region is flagged in its row, in words', () => {
 
 test('waves render as progress bars with counts; ids with reasons', () => {
   const r = {
-    state: 'paused', currentWave: 1, wavePercentages: [50, 100], failedIds: ['s2'], succeededIds: ['s1'], skippedIds: [{ id: 's3', reason: 'region eu-west-1 offline' }],
-    waves: [{ index: 0, sentinels: [{ id: 's1', status: 'READY' }] }, { index: 1, sentinels: [{ id: 's2', status: 'FAILED', reason: 'timeout' }, { id: 's3' }] }],
+    state: 'paused', currentWave: 1, wavePercentages: [50, 100], failedIds: ['s2'], succeededIds: ['s1'], skippedIds: ['s3'],
+    succeeded: 1, failed: 1, skippedOffline: 1,
+    notes: { s2: { wave: 1, reason: 'timeout' }, s3: { wave: 1, reason: 'region eu-west-1 offline' } },
+    waves: [{ index: 0, total: 1, succeeded: 1, failed: 0, skipped: 0, pending: 0 }, { index: 1, total: 2, succeeded: 0, failed: 1, skipped: 1, pending: 0 }],
   };
   const waves = render(h(Waves, { waves: waveProgress(r) }));
   assert.match(waves, /<progress max="1" value="1" aria-label="wave 1 progress">/);

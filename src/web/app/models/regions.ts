@@ -13,6 +13,10 @@ export interface RegionRow {
   leader: string;
   lastFullSync: string;
   objects: string;
+  /** Objects krane put back after hand changes, and the last one. */
+  drift: string;
+  /** Desired states the cluster refused, each with its reason. */
+  failures: string[];
 }
 
 const LABELS: Record<string, string> = { online: 'online', offline: 'offline', never_seen: 'never seen' };
@@ -35,6 +39,8 @@ export function regionRow(r: RegionView, now: number): RegionRow {
     leader: r.agent ? `${r.agent.id}${r.agent.leader ? ' (leader)' : ''}${r.agent.version ? ` v${r.agent.version}` : ''}` : '–',
     lastFullSync: ago(r.lastFullSyncAt, now),
     objects: objectsText(r.objects),
+    drift: r.drift ? (r.drift.repaired ? `${r.drift.repaired} repaired, last ${r.drift.lastObject ?? '?'} ${ago(r.drift.lastAt, now)}` : 'none') : '–',
+    failures: (r.failures ?? []).map((f) => `${f.resourceType}/${f.resourceId}: ${f.code}: ${f.reason}`),
   };
 }
 

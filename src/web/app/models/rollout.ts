@@ -35,35 +35,21 @@ export interface WaveProgress {
   phase: 'done' | 'running' | 'waiting' | 'failed';
 }
 
-export function skippedOf(r: RolloutView): { id: string; reason?: string }[] {
-  return (r.skippedIds ?? []).map((s) => (typeof s === 'string' ? { id: s } : s));
-}
+const noted = (r: RolloutView, ids: readonly string[] | undefined) => (ids ?? []).map((id) => ({ id, reason: r.notes?.[id]?.reason }));
+
+/** Sentinels skipped in offline regions, with the reason (the first page the API lists). */
+export const skippedOf = (r: RolloutView): { id: string; reason?: string }[] => noted(r, r.skippedIds);
+
+/** Failed sentinels with the reason each failed (the first page the API lists). */
+export const failedOf = (r: RolloutView): { id: string; reason?: string }[] => noted(r, r.failedIds);
 
 export function waveProgress(r: RolloutView): WaveProgress[] {
-  const skipped = new Set(skippedOf(r).map((s) => s.id));
   const current = r.currentWave ?? 0;
   return (r.waves ?? []).map((w) => {
-    let succeeded = 0;
-    let failed = 0;
-    let skip = 0;
-    for (const s of w.sentinels) {
-      if (skipped.has(s.id)) skip++;
-      else if (s.status === 'READY') succeeded++;
-      else if (s.status === 'FAILED') failed++;
-    }
-    const total = w.sentinels.length;
-    const pending = total - succeeded - failed - skip;
     const phase: WaveProgress['phase'] =
-      failed > 0 ? 'failed' : pending === 0 && total > 0 ? 'done' : w.index === current && r.state === 'in_progress' ? 'running' : w.index < current ? 'done' : 'waiting';
-    return { index: w.index, percentage: r.wavePercentages?.[w.index], total, succeeded, failed, skipped: skip, pending, phase };
+      w.failed > 0 ? 'failed' : w.pending === 0 && w.total > 0 ? 'done' : w.index === current && r.state === 'in_progress' ? 'running' : w.index < current ? 'done' : 'waiting';
+    return { index: w.index, percentage: w.percentage ?? r.wavePercentages?.[w.index], total: w.total, succeeded: w.succeeded, failed: w.failed, skipped: w.skipped, pending: w.pending, phase };
   });
-}
-
-/** Failed sentinels with the reason each failed, from the waves' outcomes. */
-export function failedOf(r: RolloutView): { id: string; reason?: string }[] {
-  const reasons = new Map<string, string | undefined>();
-  for (const w of r.waves ?? []) for (const s of w.sentinels) if (s.status === 'FAILED') reasons.set(s.id, s.reason);
-  return (r.failedIds ?? []).map((id) => ({ id, reason: reasons.get(id) }));
 }
 
 /** Parses "1, 5, 25, 50, 100" into numbers; undefined for an empty field (the API's default). */

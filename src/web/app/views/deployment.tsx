@@ -45,12 +45,15 @@ export function unavailableAction(err: ApiError, label: string): ApiError {
 const LABELS: Record<DeploymentAction, string> = { stop: 'Stop', start: 'Start', rollback: 'Roll back', promote: 'Promote', abort: 'Abort' };
 
 function Actions({ d, onChanged }: { d: DeploymentDetail; onChanged(): void }) {
-  const { api } = useSession();
+  const { api, can } = useSession();
   const [error, setError] = useState<ApiError | null>(null);
   const [message, setMessage] = useState<string | null>(null);
   const [created, setCreated] = useState<string | null>(null);
   const states = deploymentActions(d);
-  const order: DeploymentAction[] = ['stop', 'start', 'promote', 'rollback', 'abort'];
+  // Only what the signed-in credential may do is offered (stop/start: deployments.write; the
+  // traffic moves: traffic.write).
+  const order = (['stop', 'start', 'promote', 'rollback', 'abort'] as DeploymentAction[]).filter((a) => can(a === 'stop' || a === 'start' ? 'deployments.write' : 'traffic.write'));
+  if (order.length === 0) return null;
   return (
     <div class="actions-panel">
       <div class="actions" role="group" aria-label="Actions">

@@ -1,6 +1,7 @@
 /** @jsxRuntime automatic */
 /** @jsxImportSource preact */
-// Regions: online/offline, last seen, lag, leader, object counts. Offline and never-seen regions
+// Regions: online/offline, last seen, lag, leader, object counts, drift krane healed and the
+// desired states the cluster refused (with their reasons). Offline and never-seen regions
 // come first and are flagged in words. Refreshed on `region.status` events and on a timer (a
 // region going quiet sends no event until ctrl notices).
 import { useDebounced, useEvents, useInterval, useNow, useResource } from '../hooks';
@@ -23,6 +24,8 @@ export function RegionsTable({ rows }: { rows: RegionRow[] }) {
           <th scope="col">Agent</th>
           <th scope="col">Last full sync</th>
           <th scope="col">Objects</th>
+          <th scope="col">Drift repaired</th>
+          <th scope="col">Refused</th>
         </tr>
       </thead>
       <tbody>
@@ -39,6 +42,18 @@ export function RegionsTable({ rows }: { rows: RegionRow[] }) {
             <td data-label="Agent">{r.leader}</td>
             <td data-label="Last full sync">{r.lastFullSync}</td>
             <td data-label="Objects">{r.objects}</td>
+            <td data-label="Drift repaired">{r.drift}</td>
+            <td data-label="Refused">
+              {r.failures.length ? (
+                <ul class="plain">
+                  {r.failures.map((f) => (
+                    <li key={f}>{f}</li>
+                  ))}
+                </ul>
+              ) : (
+                'none'
+              )}
+            </td>
           </tr>
         ))}
       </tbody>

@@ -35,12 +35,13 @@ export function Waves({ waves }: { waves: WaveProgress[] }) {
   );
 }
 
-function IdList({ title, items, testid }: { title: string; items: { id: string; reason?: string | undefined }[]; testid: string }) {
+/** A list of sentinels the API gave (its first page); `total` counts them all. */
+function IdList({ title, items, total, testid }: { title: string; items: { id: string; reason?: string | undefined }[]; total: number; testid: string }) {
   if (items.length === 0) return null;
   return (
     <div class="idlist" data-testid={testid}>
       <h3>
-        {title} ({items.length})
+        {title} ({total}){total > items.length ? `, first ${items.length} shown` : ''}
       </h3>
       <ul>
         {items.map((i) => (
@@ -147,15 +148,16 @@ export function RolloutDetails({ r }: { r: Rollout }) {
         )}
       </dl>
       <Waves waves={waveProgress(r)} />
-      <IdList title="Succeeded" testid="succeeded" items={(r.succeededIds ?? []).map((id) => ({ id }))} />
-      <IdList title="Failed" testid="failed" items={failedOf(r)} />
-      <IdList title="Skipped" testid="skipped" items={skippedOf(r)} />
+      <IdList title="Succeeded" testid="succeeded" items={(r.succeededIds ?? []).map((id) => ({ id }))} total={r.succeeded ?? 0} />
+      <IdList title="Failed" testid="failed" items={failedOf(r)} total={r.failed ?? 0} />
+      <IdList title="Skipped" testid="skipped" items={skippedOf(r)} total={r.skippedOffline ?? 0} />
     </>
   );
 }
 
 export function RolloutView() {
-  const res = useResource((api) => api<Rollout>('/v1/sentinel-rollouts/current'), []);
+  // The first 100 of each list: a page stays light whatever the fleet (the API pages the rest).
+  const res = useResource((api) => api<Rollout>('/v1/sentinel-rollouts/current?limit=100'), []);
   const reload = useDebounced(res.reload, 150);
   useEvents((e) => (e.type === 'rollout.wave' || e.type === 'sentinel.status') && reload());
   const r = res.data;

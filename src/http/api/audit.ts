@@ -1,0 +1,35 @@
+// GET /v1/audit: the audit trail, newest first, in keyset pages (`next` is the cursor of the
+// following page; stable while rows are added). Needs audit.read; a key reads its scope's rows
+// only, the admin token all of them.
+import type { FastifyInstance } from 'fastify';
+import { audit } from '../../store';
+import type { AuditRow } from '../../store/audit';
+import type { Workflows } from '../../workflow';
+import { scopeOf } from '../permissions';
+import { principalOf } from './scope';
+import { AuditQuery } from './tenancy-schemas';
+import { parse } from './parse';
+
+export const auditView = (r: AuditRow) => ({
+  id: r.id,
+  at: r.at,
+  actor: { type: r.actorType, id: r.actorId },
+  action: r.action,
+  target: r.target,
+  outcome: r.outcome,
+  requestId: r.requestId,
+  traceId: r.traceId,
+  sourceIp: r.sourceIp,
+  scope: { workspaceId: r.workspaceId, projectId: r.projectId, environmentId: r.environmentId },
+});
+
+export function auditRoutes(deps: { workflows: Workflows }) {
+  const { sql } = deps.workflows.commands;
+  return (app: FastifyInstance) => {
+    app.get('/v1/audit', { config: { permission: 'audit.read' } }, async (req) => {
+      const q = parse(AuditQuery, req.query, 'query');
+      const rows = await audit.listAudit(sql, { actor: q.actor, target: q.target, action: q.action, since: q.since, before: q.cursor, limit: q.limit, scope: scopeOf(principalOf(req)) });
+      return { entries: rows.map(auditView), next: rows.length === q.limit ? rows[rows.length - 1]!.id : null };
+    });
+  };
+}

@@ -1,0 +1,69 @@
+// Request bodies and queries of the tenancy, key and audit routes (issue 26), as strict zod
+// schemas like the rest of the API (schemas.ts): an unknown field is a 400 naming it.
+import { z } from 'zod';
+import { parseDuration, regionPattern } from '../../config';
+import { text } from '../../workflow/spec';
+import { PERMISSIONS } from '../permissions';
+
+/** Ids given by the caller become label values and parts of hostnames: DNS-safe, short. */
+const slugId = z.string().regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, 'must be lowercase letters, digits and hyphens (at most 63), like acme-prod');
+const name = text(128).min(1, 'must not be empty');
+const region = z.string().regex(regionPattern, 'must be a DNS-safe region name like us-east-1');
+const hostname = z.string().max(253).regex(/^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$/, 'must be a lowercase DNS name like api.example.com');
+
+export const CreateWorkspaceBody = z.strictObject({ id: slugId.optional(), name });
+export const CreateProjectBody = z.strictObject({ id: slugId.optional(), name });
+export const CreateEnvironmentBody = z.strictObject({
+  id: slugId.optional(),
+  slug: slugId,
+  regions: z
+    .array(region)
+    .max(64)
+    .default([])
+    .refine((r) => new Set(r).size === r.length, 'regions must not repeat'),
+  hostname: hostname.optional(),
+});
+
+export const CreateKeyBody = z.strictObject({
+  name,
+  scope: z.strictObject({
+    workspaceId: text(128).min(1),
+    projectId: text(128).min(1).optional(),
+    environmentId: text(128).min(1).optional(),
+  }),
+  permissions: z
+    .array(z.enum(PERMISSIONS))
+    .min(1, 'name at least one permission')
+    .max(PERMISSIONS.length)
+    .refine((p) => new Set(p).size === p.length, 'permissions must not repeat'),
+  expiresAt: z.iso
+    .datetime({ offset: true })
+    .optional()
+    .refine((v) => v === undefined || Date.parse(v) > Date.now(), 'must be in the future')
+    .refine((v) => v === undefined || Date.parse(v) < Date.now() + 10 * 365 * 86_400_000, 'must be within ten years'),
+});
+
+/** `since`: a duration back from now (`1h`, `7d`) or an ISO timestamp. */
+const since = z
+  .string()
+  .max(64)
+  .transform((v, ctx) => {
+    // A bare number is neither: refused rather than read as milliseconds or as a year.
+    const ms = /^\d+(\.\d+)?(ms|s|m|h|d)$/.test(v) ? parseDuration(v) : undefined;
+    if (ms !== undefined) return new Date(Date.now() - ms);
+    const t = /^\d{4}-\d{2}-\d{2}/.test(v) ? Date.parse(v) : NaN;
+    if (Number.isNaN(t) || t < Date.UTC(2000, 0, 1) || t > Date.now() + 86_400_000) {
+      ctx.addIssue({ code: 'custom', message: 'must be a duration like 1h or 7d, or an ISO timestamp' });
+      return z.NEVER;
+    }
+    return new Date(t);
+  });
+
+export const AuditQuery = z.strictObject({
+  actor: text(128).min(1).optional(),
+  target: text(256).min(1).optional(),
+  action: text(128).min(1).optional(),
+  since: since.optional(),
+  cursor: z.string().regex(/^\d{1,18}$/, 'must be the cursor of a previous page').optional(),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+});

@@ -1,0 +1,102 @@
+// The audit trail of the HTTP API. Two writers, one row per call:
+//
+// - A handler whose call changes something writes the row itself, in the change's own
+//   transaction (`auditInTx`, or the engine's start transaction through `alongside`), with
+//   outcome `ok`: the change and its row commit together or not at all.
+// - Every other call that must leave a row gets it from the onSend hook (`auditHook`), which
+//   runs before the answer leaves: refused attempts (401/403: `denied`), bad input (400:
+//   `invalid`), calls that failed (`failed`) and mutating calls that had no transaction of their
+//   own (an invocation cancel). A call whose row was written in its transaction but whose answer
+//   is an error after all (the workflow it started refused the change) has that row's outcome
+//   set to `failed`, so it still has one row.
+//
+// Rows hold an action name, a target id and the actor's id: never request content, tokens, env
+// values or webhook URLs. A row the hook cannot write (the database is away) is logged, not
+// retried: the call's answer does not wait for the audit of a refusal.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { audit, type Queryable, type TxSql } from '../store';
+import type { AuditOutcome, AuditScope, NewAuditRow } from '../store/audit';
+import { currentTraceparent, traceIdOf } from '../tracing';
+import type { Principal, RouteAccess } from './permissions';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The public API's caller, set by its guard (src/http/api/guard.ts). */
+    principal?: Principal;
+    /** The audit row this call wrote in its own transaction. */
+    auditRowId?: string;
+  }
+  interface FastifyContextConfig extends RouteAccess {}
+}
+
+export interface AuditTarget extends Partial<AuditScope> {
+  /** Id of what the call acted on (a deployment, an environment, a key). */
+  id: string | null;
+}
+
+function actorOf(req: FastifyRequest): Pick<NewAuditRow, 'actorType' | 'actorId'> {
+  const p = req.principal;
+  if (p?.type === 'admin') return { actorType: 'admin', actorId: 'admin' };
+  if (p?.type === 'key') return { actorType: 'key', actorId: p.id };
+  if (req.agentTokenId) return { actorType: 'agent', actorId: req.agentTokenId };
+  return { actorType: 'anonymous', actorId: null };
+}
+
+function actionOf(req: FastifyRequest): string {
+  return req.routeOptions.config?.action ?? `${req.method} ${req.routeOptions.url ?? req.url.split('?')[0]}`.slice(0, 200);
+}
+
+function rowOf(req: FastifyRequest, target: AuditTarget, outcome: AuditOutcome, action = actionOf(req)): NewAuditRow {
+  // A refused key's row lands in the key's own scope, so its workspace's auditors see it.
+  const own = req.principal?.type === 'key' ? req.principal.scope : null;
+  const traceparent = currentTraceparent() ?? (typeof req.headers.traceparent === 'string' ? req.headers.traceparent : null);
+  return {
+    ...actorOf(req),
+    action,
+    target: target.id,
+    outcome,
+    requestId: String(req.id),
+    traceId: traceIdOf(traceparent),
+    sourceIp: req.ip ?? null,
+    workspaceId: target.workspaceId ?? own?.workspaceId ?? null,
+    projectId: target.projectId ?? (target.workspaceId ? null : own?.projectId ?? null),
+    environmentId: target.environmentId ?? (target.workspaceId ? null : own?.environmentId ?? null),
+  };
+}
+
+/** Writes the call's `ok` row in the change's transaction; the hook then writes none. */
+export async function auditInTx(tx: TxSql | Queryable, req: FastifyRequest, target: AuditTarget, action?: string): Promise<void> {
+  req.auditRowId = await audit.insertAudit(tx, rowOf(req, target, 'ok', action));
+}
+
+/** The same, shaped for the engine's `alongside` and the commands' record callbacks. */
+export const auditAlongside = (req: FastifyRequest) => (tx: TxSql, target: AuditTarget) => auditInTx(tx, req, target);
+
+function outcomeOf(status: number): AuditOutcome {
+  if (status === 401 || status === 403 || status === 429) return 'denied';
+  if (status === 400 || status === 422) return 'invalid';
+  return status < 400 ? 'ok' : 'failed';
+}
+
+function targetOf(req: FastifyRequest): AuditTarget {
+  const id = (req.params as { id?: unknown } | undefined)?.id;
+  return { id: typeof id === 'string' ? id.slice(0, 256) : null };
+}
+
+/** onSend on the whole app: the row of every call its handler did not record. */
+export function auditHook(app: FastifyInstance, sql: Queryable): void {
+  app.addHook('onSend', async (req: FastifyRequest, reply: FastifyReply) => {
+    const status = reply.statusCode;
+    const mutating = req.routeOptions.config?.action !== undefined;
+    if (!mutating && status !== 401 && status !== 403) return;
+    try {
+      if (req.auditRowId) {
+        if (status >= 400) await audit.setOutcome(sql, req.auditRowId, outcomeOf(status));
+        return;
+      }
+      await audit.insertAudit(sql, rowOf(req, targetOf(req), outcomeOf(status)));
+    } catch (err) {
+      req.log.warn({ err, requestId: req.id }, 'audit row could not be written');
+    }
+  });
+}

@@ -1,0 +1,110 @@
+// api_keys: scoped API keys for the public API (src/http/keys.ts authenticates them). Stored as
+// SHA-256 hashes like agent tokens; the clear key (`uik_` + 32 random bytes) is shown once, at
+// creation. A revocation is final and rings a doorbell (NOTIFY) so every ctrl replica forgets
+// the key and closes its open WebSockets and calls at once.
+import { createHash, randomBytes } from 'node:crypto';
+import type { Queryable, Sql, TxSql } from './db';
+import { newId } from '../ids';
+
+export interface ApiKey {
+  id: string;
+  name: string;
+  workspaceId: string;
+  projectId: string | null;
+  environmentId: string | null;
+  permissions: string[];
+  expiresAt: Date | null;
+  createdBy: string;
+  createdAt: Date;
+  revokedAt: Date | null;
+}
+
+/** Prefix of every key: tells a key from an agent token (`uka_`) at a glance and to scanners. */
+export const KEY_PREFIX = 'uik_';
+
+/** LISTEN/NOTIFY channel carrying the id of each key as it is revoked. */
+export const KEY_REVOKED_CHANNEL = 'unkey_infra_key_revoked';
+
+export const hashKey = (key: string) => createHash('sha256').update(key).digest('hex');
+
+const cols = (q: Queryable) => q`id, name, workspace_id, project_id, environment_id, permissions, expires_at, created_by, created_at, revoked_at`;
+
+export async function createKey(
+  q: Queryable,
+  k: { name: string; workspaceId: string; projectId: string | null; environmentId: string | null; permissions: string[]; expiresAt: Date | null; createdBy: string },
+): Promise<{ id: string; key: string; row: ApiKey }> {
+  // 32 random bytes: unguessable, so a plain hash (no salt, no KDF) is safe to store.
+  const key = `${KEY_PREFIX}${randomBytes(32).toString('base64url')}`;
+  const id = newId('key');
+  const [row] = await q<ApiKey[]>`
+    INSERT INTO api_keys (id, name, key_hash, workspace_id, project_id, environment_id, permissions, expires_at, created_by)
+    VALUES (${id}, ${k.name}, ${hashKey(key)}, ${k.workspaceId}, ${k.projectId}, ${k.environmentId}, ${k.permissions}, ${k.expiresAt}, ${k.createdBy})
+    RETURNING ${cols(q)}`;
+  return { id, key, row: row! };
+}
+
+/** The live (not revoked) row of a clear key, expired ones included (the caller says why it refuses). */
+export async function lookupKey(q: Queryable, key: string): Promise<ApiKey | undefined> {
+  const [row] = await q<ApiKey[]>`SELECT ${cols(q)} FROM api_keys WHERE key_hash = ${hashKey(key)} AND revoked_at IS NULL`;
+  return row;
+}
+
+export async function getKey(q: Queryable, id: string): Promise<ApiKey | undefined> {
+  const [row] = await q<ApiKey[]>`SELECT ${cols(q)} FROM api_keys WHERE id = ${id}`;
+  return row;
+}
+
+/** Keys of a scope (all with null), newest first, without secrets (not even the hash). */
+export async function listKeys(q: Queryable, scope: { workspaceId: string; projectId?: string | null; environmentId?: string | null } | null): Promise<ApiKey[]> {
+  if (!scope) return q<ApiKey[]>`SELECT ${cols(q)} FROM api_keys ORDER BY created_at DESC, id LIMIT 1000`;
+  return q<ApiKey[]>`SELECT ${cols(q)} FROM api_keys
+                     WHERE workspace_id = ${scope.workspaceId}
+                       AND (${scope.projectId ?? null}::text IS NULL OR project_id = ${scope.projectId ?? null})
+                       AND (${scope.environmentId ?? null}::text IS NULL OR environment_id = ${scope.environmentId ?? null})
+                     ORDER BY created_at DESC, id LIMIT 1000`;
+}
+
+/** Revokes a live key and notifies every replica; false when unknown or already revoked. */
+export async function revokeKey(q: Queryable, id: string): Promise<boolean> {
+  const r = await q`WITH upd AS (UPDATE api_keys SET revoked_at = now() WHERE id = ${id} AND revoked_at IS NULL RETURNING id)
+                    SELECT pg_notify(${KEY_REVOKED_CHANNEL}, id) FROM upd`;
+  return r.count === 1;
+}
+
+/** Revokes every live key of a workspace or a project (it is being deleted); returns their ids. */
+export async function revokeKeysOf(tx: TxSql, of: { workspaceId: string } | { projectId: string }): Promise<string[]> {
+  const ws = 'workspaceId' in of ? of.workspaceId : null;
+  const prj = 'projectId' in of ? of.projectId : null;
+  const rows = await tx<{ id: string }[]>`
+    WITH upd AS (UPDATE api_keys SET revoked_at = now()
+                 WHERE (${ws}::text IS NULL OR workspace_id = ${ws}) AND (${prj}::text IS NULL OR project_id = ${prj}) AND revoked_at IS NULL
+                 RETURNING id)
+    SELECT id, pg_notify(${KEY_REVOKED_CHANNEL}, id) FROM upd`;
+  return rows.map((r) => r.id);
+}
+
+/** Revokes the live keys of one environment (it is being deleted); returns their ids. */
+export async function revokeEnvironmentKeys(tx: TxSql, environmentId: string): Promise<string[]> {
+  const rows = await tx<{ id: string }[]>`
+    WITH upd AS (UPDATE api_keys SET revoked_at = now() WHERE environment_id = ${environmentId} AND revoked_at IS NULL RETURNING id)
+    SELECT id, pg_notify(${KEY_REVOKED_CHANNEL}, id) FROM upd`;
+  return rows.map((r) => r.id);
+}
+
+/** Ids of every revoked key (a listener that reconnected re-reads them: its NOTIFYs were lost). */
+export async function revokedKeyIds(q: Queryable): Promise<string[]> {
+  return (await q<{ id: string }[]>`SELECT id FROM api_keys WHERE revoked_at IS NOT NULL`).map((r) => r.id);
+}
+
+/**
+ * Calls `onRevoked(id)` for each key revoked from now on, on any replica; `onReconnect` when the
+ * LISTEN connection comes back (revocations sent meanwhile are lost). Resolves to the unlisten.
+ */
+export async function listenKeyRevocations(sql: Sql, onRevoked: (id: string) => void, onReconnect: () => void): Promise<() => Promise<void>> {
+  let first = true;
+  const l = await sql.listen(KEY_REVOKED_CHANNEL, onRevoked, () => {
+    if (!first) onReconnect();
+    first = false;
+  });
+  return () => l.unlisten();
+}

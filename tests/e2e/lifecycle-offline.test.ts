@@ -1,0 +1,40 @@
+// A target region whose agent goes offline during a canary (issue 23): its last instance rows
+// still say running, but no step is promoted while it is offline, and after ctrl's
+// --offline-grace the canary is rolled back with the region named, as a rolling deploy fails.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { testStack, until, deploymentsOf } from '../helpers/stack';
+import { Watcher } from '../../src/sync/watcher';
+
+const stack = await testStack({
+  ctrl: { settings: { agentOfflineAfter: '1500ms', offlineGrace: '3s' } },
+  krane: {
+    tuning: { minBackoffMs: 50, reporterRetryMs: 100, breakerResetMs: 500, heartbeatMs: 200 },
+    createWatcher: (o) => new Watcher({ ...o, backoffMinMs: 50, backoffMaxMs: 200 }),
+  },
+});
+const BOTH = ['us-east-1', 'eu-west-1'];
+const { create, status } = deploymentsOf(stack, BOTH);
+const table = async () => ((await stack.api('/v1/environments/default/traffic')).body?.backends ?? []) as { deploymentId: string; weight: number }[];
+const regionStatus = async (name: string) => ((await stack.api('/v1/regions')).body as any[]).find((r) => r.name === name).status;
+
+test('a region going offline holds the canary\'s walk and rolls it back after the offline grace, naming the region', async () => {
+  const stable = await create();
+  await status(stable, ['ready']);
+  const canary = await create({ type: 'canary', steps: [20, 40, 60, 80].map((weight) => ({ weight, pause: '1s' })) });
+  await until(async () => (await table()).some((b) => b.deploymentId === canary && b.weight === 20), 30_000, 'canary at 20%');
+  await stack.stopKrane('eu-west-1');
+  await until(async () => (await regionStatus('eu-west-1')) === 'offline', 15_000, 'eu-west-1 offline');
+  const heldAt = (await table()).find((b) => b.deploymentId === canary)?.weight ?? 0;
+  let max = heldAt;
+  const done = await until(async () => {
+    max = Math.max(max, ...(await table()).filter((b) => b.deploymentId === canary).map((b) => b.weight));
+    const d = (await stack.api(`/v1/deployments/${canary}`)).body;
+    return ['ready', 'rolled_back', 'failed'].includes(d.status) ? d : undefined;
+  }, 20_000, 'canary ended');
+  assert.equal(done.status, 'rolled_back', `ended ${done.status}: ${done.error}`);
+  assert.match(done.error, /region eu-west-1 is offline/);
+  assert.equal(max, heldAt, `promoted from ${heldAt}% to ${max}% while eu-west-1 was offline`);
+  assert.deepEqual(await table(), [{ deploymentId: stable, weight: 100 }]);
+  assert.equal((await stack.api(`/v1/deployments/${stable}`)).body.status, 'ready');
+});
