@@ -19,10 +19,10 @@
 //   offline   no walk moves traffic forward while one of its regions is offline
 //   settle    every deployment reaches a terminal or steady state within a bound
 
-/** The defects issue 23 names that the rules above find on today's code (branch a-lifecycle
- *  fixes them). While false, the rules that only these defects break are reported, not failed:
- *  flip to true once the fixes are merged. UNKEY_INFRA_MODEL_STRICT=1 checks them anyway. */
-export const KNOWN_DEFECTS_FIXED = false;
+/** The defects issue 23 names, which these rules found on the code before branch a-lifecycle's
+ *  fixes (merged). While false, the rules that only those defects break are reported, not
+ *  failed (for a branch without the fixes); UNKEY_INFRA_MODEL_STRICT=1 checks them anyway. */
+export const KNOWN_DEFECTS_FIXED = true;
 export const STRICT = KNOWN_DEFECTS_FIXED || process.env.UNKEY_INFRA_MODEL_STRICT === '1';
 
 /** Rules broken only by a known defect: failureLimit reset per step and a failing last check
