@@ -87,25 +87,29 @@ export class Driver {
    * A sequence's starting point: a new environment with one rolling deployment ready at 100%,
    * made while the previous sequence runs (the sentinels of a new environment make it the
    * slowest part of a sequence). Undefined when it did not get there, e.g. the previous
-   * sequence had a region offline past the grace: the caller makes another.
+   * sequence had a region offline past the grace: the caller makes another. The reason says
+   * why, for the failure message when the second one does not get there either.
    */
-  async prepare(): Promise<{ environmentId: string; stable: string } | undefined> {
+  async prepare(): Promise<{ environmentId: string; stable: string } | { reason: string }> {
     const environmentId = newId('env');
     try {
       await tenancy.insertEnvironment(this.stack.db.sql, { workspaceId: 'default', projectId: 'default', appId: 'default', environmentId, slug: `model-${environmentId.slice(-8)}` });
       const a = await this.create(undefined, 'nginx:1.27', environmentId);
-      if (a.status !== 202) return undefined;
+      if (a.status !== 202) return { reason: `create answered ${a.status}: ${JSON.stringify(a.body)}` };
       const deadline = Date.now() + PREPARE_MS;
+      let last: { status: string; error: string | null } | undefined;
       while (Date.now() < deadline) {
-        const [row] = await this.stack.db.sql<{ status: string }[]>`SELECT status FROM deployments WHERE id = ${a.body.id}`;
-        if (row?.status === 'ready') return { environmentId, stable: a.body.id };
-        if (row && ['failed', 'stopped'].includes(row.status)) return undefined;
+        [last] = await this.stack.db.sql<{ status: string; error: string | null }[]>`SELECT status, error FROM deployments WHERE id = ${a.body.id}`;
+        if (last?.status === 'ready') return { environmentId, stable: a.body.id };
+        if (last && ['failed', 'stopped'].includes(last.status)) break;
         await new Promise((r) => setTimeout(r, 50));
       }
-    } catch {
+      const regions = await this.stack.db.sql<{ region: string; status: string }[]>`SELECT region, status FROM region_liveness`;
+      return { reason: `${a.body.id} is ${last?.status} (${last?.error ?? 'no error'}) after ${PREPARE_MS} ms; regions ${regions.map((r) => `${r.region} ${r.status}`).join(', ')}; kranes down: ${[...this.kraneDown].join(', ') || 'none'}` };
+    } catch (err) {
       // a ctrl restart or a closing stack: the caller makes another
+      return { reason: `${(err as Error).message}` };
     }
-    return undefined;
   }
 
   /** The next sequence runs in `environmentId`, with the metric good and every krane up. */

@@ -36,8 +36,9 @@ let commands = 0;
  *  next one is made while this one runs. */
 let next = driver.prepare();
 async function withStable(box: Box): Promise<void> {
-  const start = (await next) ?? (await driver.prepare());
-  assert.ok(start, 'a new environment with its first deployment ready');
+  const first = await next;
+  const start = 'reason' in first ? await driver.prepare() : first;
+  if ('reason' in start) assert.fail(`a new environment with its first deployment ready: ${'reason' in first ? first.reason : ''} / again: ${start.reason}`);
   next = driver.prepare();
   await driver.newSequence(start.environmentId);
   box.m = M.created(box.m, { id: start.stable, kind: 'rolling', failureLimit: Infinity, query: `none-${start.stable}`, stable: null });
