@@ -94,6 +94,13 @@ export class Driver {
     const environmentId = newId('env');
     try {
       await tenancy.insertEnvironment(this.stack.db.sql, { workspaceId: 'default', projectId: 'default', appId: 'default', environmentId, slug: `model-${environmentId.slice(-8)}` });
+      // A starting point is made on a healthy system: after a ctrl restart both regions were
+      // once seen offline together for seconds with both kranes running (reported in issue 23's
+      // notes), which failed this deploy after the 3 s grace twice in a row.
+      for (const until = Date.now() + PREPARE_MS; Date.now() < until; await new Promise((r) => setTimeout(r, 100))) {
+        const online = await this.stack.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM region_liveness WHERE status = 'online' AND region = ANY(${REGIONS}::text[])`;
+        if (online[0]!.n === REGIONS.length) break;
+      }
       const a = await this.create(undefined, 'nginx:1.27', environmentId);
       if (a.status !== 202) return { reason: `create answered ${a.status}: ${JSON.stringify(a.body)}` };
       const deadline = Date.now() + PREPARE_MS;
