@@ -268,6 +268,8 @@ export const schemas = {
     readyDelay: z.coerce.number().int().min(0).default(1000),
     otlpEndpoint,
     logLevel: logLevel.default('warn'),
+    /** As ctrl's: lets the embedded ctrl query a local Prometheus (a gated canary on a laptop). */
+    outboundAllow,
   }),
   kraneGc: z.object({
     token: agentToken,

@@ -171,6 +171,7 @@ program
   .option('--fresh', 'wipe the data directory first')
   .option('--listen <host:port>', 'ctrl API address (default 127.0.0.1:7070)')
   .option('--ready-delay <ms>', 'milliseconds until a simulated pod is Ready (default 1000)')
+  .option('--outbound-allow <hosts>', 'HOST[:PORT],… that outbound requests (Prometheus, Slack) may reach over http or at private addresses')
   .option('--otlp-endpoint <url>', 'export traces over OTLP/HTTP to this base URL (default: off; also OTEL_EXPORTER_OTLP_ENDPOINT)')
   .option('--log-level <level>', 'log level (default warn)')
   .action(async (opts: Record<string, unknown>) => {

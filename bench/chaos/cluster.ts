@@ -122,6 +122,8 @@ export async function startCluster(bundle: string, pg: Postgres, runDirPath: str
         `--engine-lease=${ENGINE_LEASE}`,
         '--deploy-timeout=3m',
         '--sentinel-timeout=3m',
+        // The progressive lane's stand-in Prometheus listens on 127.0.0.1 over plain http.
+        '--outbound-allow=127.0.0.1',
         `--log-level=${CHILD_LOG_LEVEL}`,
       ];
       const node: CtrlNode = { child: { name: `ctrl-${i}`, args, starts: 0 }, url: `http://127.0.0.1:${port}`, pgProxy };

@@ -7,7 +7,7 @@ export interface DesiredSpec {
 }
 
 export interface Violation {
-  kind: 'workflow-not-terminal' | 'workflow-failed' | 'deployment-failed' | 'not-converged' | 'wrong-deletion' | 'step-twice' | 'call-unanswered' | 'call-failed';
+  kind: 'workflow-not-terminal' | 'workflow-failed' | 'deployment-failed' | 'not-converged' | 'wrong-deletion' | 'step-twice' | 'call-unanswered' | 'call-failed' | 'traffic';
   detail: Record<string, unknown>;
 }
 
@@ -116,6 +116,47 @@ function lastBefore(samples: readonly WantedSample[], t: number): WantedSample |
     found = s;
   }
   return found;
+}
+
+/** One backend of an environment's routing table, with what the database says of its deployment
+ *  at the same instant (one statement): state, and running instances per region it runs in. */
+export interface TrafficRow {
+  environmentId: string;
+  deploymentId: string;
+  weight: number;
+  status: string | null;
+  desiredState: string | null;
+  /** Regions of the deployment's running topology, each with its running instance rows. */
+  running: Record<string, number>;
+}
+
+/** Statuses that must never be in a routing table (issue 23). */
+const OUT_OF_TRAFFIC = new Set(['stopped', 'failed', 'rolled_back']);
+
+/**
+ * The traffic rules (issue 23), per sample: an environment's weights sum to 100 (or it has no
+ * backends), and no backend is a deployment stopped, failed or rolled back; one with a share
+ * above 0 has a running instance in every region it runs in. Violations carry the sample time.
+ */
+export function trafficViolations(t: number, rows: readonly TrafficRow[]): Violation[] {
+  const out: Violation[] = [];
+  const byEnv = new Map<string, TrafficRow[]>();
+  for (const r of rows) byEnv.set(r.environmentId, [...(byEnv.get(r.environmentId) ?? []), r]);
+  const at = new Date(t).toISOString();
+  for (const [environmentId, table] of byEnv) {
+    const sum = table.reduce((n, r) => n + r.weight, 0);
+    const show = table.map((r) => `${r.deploymentId}:${r.weight}`).join(', ');
+    if (sum !== 100) out.push({ kind: 'traffic', detail: { at, environmentId, rule: 'weights sum to 100', table: show } });
+    for (const r of table) {
+      if (r.desiredState !== 'running' || OUT_OF_TRAFFIC.has(r.status ?? 'gone')) {
+        out.push({ kind: 'traffic', detail: { at, environmentId, rule: 'no stopped, failed or rolled-back backend', deploymentId: r.deploymentId, status: r.status, desiredState: r.desiredState, table: show } });
+      } else if (r.weight > 0) {
+        const notReady = Object.entries(r.running).filter(([, n]) => n < 1).map(([region]) => region);
+        if (notReady.length) out.push({ kind: 'traffic', detail: { at, environmentId, rule: 'a share only for a deployment ready in every region', deploymentId: r.deploymentId, notReady, table: show } });
+      }
+    }
+  }
+  return out;
 }
 
 /** p-th percentile (nearest rank) of a list of numbers; undefined for an empty list. */

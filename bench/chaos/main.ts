@@ -32,7 +32,7 @@ export interface ChaosReport {
   /** 5xx answers to calls that do not wait on a workflow (at most 20 shown). */
   serverErrors: ScheduleResult['serverErrors'];
   /** Deployments by final status and resources wanted, summed over schedules: the workload did work. */
-  outcome: { deployments: Record<string, number>; wantedResources: number };
+  outcome: ScheduleResult['outcome'];
   /** Where the logs of schedules with violations were kept. */
   logs?: string;
 }
@@ -106,10 +106,12 @@ export function aggregate(o: ChaosOptions, results: readonly ScheduleResult[], l
 
 function sumOutcomes(results: readonly ScheduleResult[]): ChaosReport['outcome'] {
   const deployments: Record<string, number> = {};
+  const progressive: Record<string, number> = {};
   let wantedResources = 0;
   for (const r of results) {
     wantedResources += r.outcome.wantedResources;
     for (const [k, n] of Object.entries(r.outcome.deployments)) deployments[k] = (deployments[k] ?? 0) + n;
+    for (const [k, n] of Object.entries(r.outcome.progressive)) progressive[k] = (progressive[k] ?? 0) + n;
   }
-  return { deployments, wantedResources };
+  return { deployments, wantedResources, progressive };
 }

@@ -3,7 +3,7 @@
 // resources each region should run), the deployment status events ctrl publishes with NOTIFY,
 // and each region's actual managed objects.
 import type postgres from 'postgres';
-import type { DesiredSpec, StatusEvent } from './invariants';
+import type { DesiredSpec, StatusEvent, TrafficRow } from './invariants';
 import { SIM_TOKEN } from '../../src/kube-sim';
 
 /** Managed-object selector (API.md "Labels on Kubernetes objects"). */
@@ -121,4 +121,38 @@ export interface AuditEntry {
 export async function readDeletions(simUrl: string): Promise<{ entries: AuditEntry[]; dropped: number }> {
   const r = await fetch(`${simUrl}/_sim/audit/deletions`, { signal: AbortSignal.timeout(5_000) });
   return (await r.json()) as { entries: AuditEntry[]; dropped: number };
+}
+
+/** Every environment's routing table with its deployments' state, in one statement (one snapshot). */
+export async function readTraffic(sql: postgres.Sql): Promise<TrafficRow[]> {
+  const rows = await sql<(Omit<TrafficRow, 'running'> & { running: Record<string, number> | null })[]>`
+    SELECT r.environment_id AS "environmentId", b->>'deploymentId' AS "deploymentId", (b->>'weight')::int AS weight, d.status, d.desired_state AS "desiredState",
+           (SELECT json_object_agg(t.region, (SELECT count(*) FROM instances i
+                     WHERE i.deployment_id = t.deployment_id AND i.region = t.region AND i.status = 'running'))
+              FROM deployment_topology t WHERE t.deployment_id = d.id AND t.desired_status = 'running') AS running
+    FROM environment_routes r
+    CROSS JOIN LATERAL jsonb_array_elements(r.backends) b
+    LEFT JOIN deployments d ON d.id = b->>'deploymentId'`;
+  return rows.map((r) => ({ ...r, running: r.running ?? {} }));
+}
+
+/** Samples the routing tables every `everyMs` until stopped, judging each sample at once (the
+ *  rows are not kept: a long run would hold thousands). A failed read is a gap. */
+export function sampleTraffic(sql: postgres.Sql, everyMs: number, judge: (t: number, rows: TrafficRow[]) => void): { samples(): number; stop(): void } {
+  let stopped = false;
+  let n = 0;
+  const loop = async () => {
+    while (!stopped) {
+      const t = Date.now();
+      try {
+        judge(t, await readTraffic(sql));
+        n++;
+      } catch {
+        // gap while the database is unreachable
+      }
+      await new Promise((r) => setTimeout(r, everyMs));
+    }
+  };
+  void loop();
+  return { samples: () => n, stop: () => (stopped = true) };
 }

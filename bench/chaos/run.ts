@@ -2,8 +2,9 @@
 // invariants. Returns what it saw; bench/chaos.ts and the CI test aggregate and judge.
 import type { ChaosCluster } from './cluster';
 import { faultRunner } from './faults';
-import { diffRegion, percentile, stepsTwice, wrongDeletions, type Deletion, type Violation } from './invariants';
-import { listenStatus, readActual, readDeletions, readDesired, sampleDesired } from './observe';
+import { diffRegion, percentile, stepsTwice, trafficViolations, wrongDeletions, type Deletion, type Violation } from './invariants';
+import { listenStatus, readActual, readDeletions, readDesired, sampleDesired, sampleTraffic } from './observe';
+import { startStandInPrometheus } from '../../tests/helpers/prometheus-stand-in';
 import { generateSchedule, type Fault, type ScheduleOptions } from './schedule';
 import { Workload, type Call } from './workload';
 
@@ -20,6 +21,8 @@ const SAMPLE_EVERY_MS = 250;
 /** Convergence and terminal-state polling: fine enough for the p50, light on the database. */
 const POLL_MS = 500;
 const TERMINAL = ['completed', 'failed', 'cancelled'];
+/** The progressive lanes' environments (progressive.ts): two, so walks overlap and faults meet more of them. */
+const LANE_ENVIRONMENTS = ['env_chaos_progressive_a', 'env_chaos_progressive_b'];
 /** Workload calls that wait on a workflow's result (engine.call behind the API), by the
  *  workflow handler each starts. */
 const WAITING_CALLS = new Map<string, { service: string; handler: string }>([
@@ -40,8 +43,9 @@ export interface ScheduleResult {
   calls: { total: number; byStatus: Record<string, number> };
   /** 5xx answers to calls that do not wait on a workflow: not violations, but worth reading. */
   serverErrors: { what: string; status: number; body: unknown }[];
-  /** What the workload left behind: deployments by status, resources wanted per region. */
-  outcome: { deployments: Record<string, number>; wantedResources: number };
+  /** What the workload left behind: deployments by status, resources wanted per region, and the
+   *  progressive lanes' deployments by `strategy:status` (e.g. `canary:rolled_back`). */
+  outcome: { deployments: Record<string, number>; wantedResources: number; progressive: Record<string, number> };
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -68,7 +72,18 @@ export async function runSchedule(c: ChaosCluster, seed: number, durationMs: num
   const since = await auditHeads(c);
   const sampler = sampleDesired(c.sql, SAMPLE_EVERY_MS);
   const status = await listenStatus(c.sql);
-  const workload = new Workload({ seed: seed ^ 0x5bd1e995, ctrlUrls: c.ctrls.map((n) => n.url), adminToken: c.adminToken, regions: c.regions.map((r) => r.name), durationMs, gapMs: 700 });
+  const prometheus = await startStandInPrometheus(0.01);
+  const lanes = await laneEnvironments(c);
+  const traffic = watchTraffic(c);
+  const workload = new Workload({
+    seed: seed ^ 0x5bd1e995,
+    ctrlUrls: c.ctrls.map((n) => n.url),
+    adminToken: c.adminToken,
+    regions: c.regions.map((r) => r.name),
+    durationMs,
+    gapMs: 700,
+    progressive: { environmentIds: lanes, prometheusUrl: prometheus.url, setMetric: (v) => prometheus.set(v) },
+  });
   const runner = faultRunner(c);
   const faultsDone = runner.run(faults);
   await workload.run();
@@ -96,6 +111,8 @@ export async function runSchedule(c: ChaosCluster, seed: number, durationMs: num
   await waitConverged(c, Date.now(), violations, 'after workflows ended');
   violations.push(...(await failures(c)));
   sampler.stop();
+  violations.push(...traffic.stop());
+  await prometheus.close();
   await status.stop();
   violations.push(...stepsTwice(status.events));
   const deletions = await deletionsSince(c, since);
@@ -119,6 +136,33 @@ export async function runSchedule(c: ChaosCluster, seed: number, durationMs: num
     serverErrors,
     outcome: await outcome(c),
   };
+}
+
+/** The traffic rules judged on every sample until stopped; each broken rule once per
+ *  environment, deployment and rule (a table that stays wrong is one finding, not one per sample). */
+function watchTraffic(c: ChaosCluster): { stop(): Violation[] } {
+  const found = new Map<string, Violation>();
+  const sampler = sampleTraffic(c.sql, SAMPLE_EVERY_MS, (t, rows) => {
+    for (const v of trafficViolations(t, rows)) {
+      const key = `${v.detail.environmentId}/${v.detail.deploymentId ?? ''}/${v.detail.rule}`;
+      if (!found.has(key)) found.set(key, v);
+    }
+  });
+  return {
+    stop() {
+      sampler.stop();
+      return [...found.values()];
+    },
+  };
+}
+
+/** The progressive lanes' environments (workload.ts): made here, as an operator would before. */
+async function laneEnvironments(c: ChaosCluster): Promise<string[]> {
+  for (const [i, id] of LANE_ENVIRONMENTS.entries()) {
+    await c.sql`INSERT INTO environments (id, workspace_id, project_id, app_id, slug)
+                VALUES (${id}, 'default', 'default', 'default', ${`progressive-${i}`}) ON CONFLICT (id) DO NOTHING`;
+  }
+  return LANE_ENVIRONMENTS;
 }
 
 /** Polls until every region equals desired state; records the last difference if it never does. */
@@ -172,8 +216,14 @@ async function failures(c: ChaosCluster): Promise<Violation[]> {
 
 async function outcome(c: ChaosCluster): Promise<ScheduleResult['outcome']> {
   const rows = await c.sql<{ status: string; n: number }[]>`SELECT status, count(*)::int AS n FROM deployments GROUP BY status`;
+  const lane = await c.sql<{ k: string; n: number }[]>`
+    SELECT coalesce(strategy->>'type', 'rolling') || ':' || status AS k, count(*)::int AS n FROM deployments WHERE environment_id = ANY(${LANE_ENVIRONMENTS}::text[]) GROUP BY 1`;
   const desired = await readDesired(c.sql);
-  return { deployments: Object.fromEntries(rows.map((r) => [r.status, r.n])), wantedResources: [...desired.values()].reduce((n, m) => n + m.size, 0) };
+  return {
+    deployments: Object.fromEntries(rows.map((r) => [r.status, r.n])),
+    wantedResources: [...desired.values()].reduce((n, m) => n + m.size, 0),
+    progressive: Object.fromEntries(lane.map((r) => [r.k, r.n])),
+  };
 }
 
 async function auditHeads(c: ChaosCluster): Promise<number[]> {

@@ -3,6 +3,7 @@
 // for the result) and a fleet rollout. Every call is recorded, so the harness can tell which
 // waiting calls were never answered. Images are healthy: any failure is the system's.
 import { prng } from './schedule';
+import { ProgressiveLane, type ProgressiveOptions } from './progressive';
 
 export interface Call {
   what: string;
@@ -23,6 +24,8 @@ export interface WorkloadOptions {
   durationMs: number;
   /** Pause between actions, so the workload stays light on a shared machine. */
   gapMs: number;
+  /** Canaries and blue-greens, one lane per environment of their own (progressive.ts); absent: none. */
+  progressive?: Pick<ProgressiveOptions, 'prometheusUrl' | 'setMetric'> & { environmentIds: string[] };
 }
 
 /** A stop, start or rollback sent for a resource key, for the deletion check's ambiguity rule. */
@@ -41,8 +44,15 @@ export class Workload {
   #abort = new AbortController();
   #pending = new Set<Promise<unknown>>();
   #imageSeq = 0;
+  readonly lanes: ProgressiveLane[];
 
-  constructor(private o: WorkloadOptions) {}
+  constructor(private o: WorkloadOptions) {
+    const p = o.progressive;
+    this.lanes = (p?.environmentIds ?? []).map(
+      (environmentId) =>
+        new ProgressiveLane({ ...p!, environmentId, ctrlUrls: o.ctrlUrls, adminToken: o.adminToken, regions: o.regions }, (w, path, body) => this.api(w, path, body), this.#abort.signal),
+    );
+  }
 
   /** Sends one API call to the next replica in turn; never throws. */
   async api(what: string, path: string, body?: unknown): Promise<Call> {
@@ -72,8 +82,12 @@ export class Workload {
     const end = Date.now() + this.o.durationMs;
     // The first deploy creates each region's sentinel, which the sentinel actions then use.
     this.#track(this.#deploy());
+    // The lanes draw from a stream of their own: the other actions stay what the seed made them.
+    const laneRand = prng(this.o.seed ^ 0x2545f491);
+    for (const lane of this.lanes) this.#track(lane.act(laneRand));
     while (Date.now() < end) {
       await new Promise((r) => setTimeout(r, this.o.gapMs * (0.5 + rand())));
+      if (this.lanes.length && laneRand() < 0.5) this.#track(this.lanes[Math.floor(laneRand() * this.lanes.length)]!.act(laneRand));
       const x = rand();
       if (x < 0.3) this.#track(this.#deploy(rand));
       else if (x < 0.5) this.#track(this.#stopOrStart(rand));

@@ -69,6 +69,7 @@ export async function startDev(cfg: DevConfig): Promise<DevHandle> {
       kubeconfigDir: join(dataDir, 'kube'),
       logLevel: cfg.logLevel,
       logger,
+      outboundAllow: cfg.outboundAllow,
       krane: { settings: { sentinelSecretsFile } },
     });
   } catch (err) {

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { mkdir } from 'node:fs/promises';
 
-import { loadConfig } from '../config';
+import { loadConfig, type CtrlConfig } from '../config';
 import { createLogger, type Logger, type LogLevel } from '../log';
 import { startCtrl, type CtrlHandle, type CtrlOverrides } from './ctrl';
 import { startKrane, type KraneDeps, type KraneHandle } from './krane';
@@ -28,6 +28,8 @@ export interface StackOptions {
   logLevel?: LogLevel;
   logger?: Logger;
   ctrl?: CtrlOverrides & { settings?: Record<string, unknown> };
+  /** ctrl's outbound allow-list, already parsed (dev's --outbound-allow); wins over settings. */
+  outboundAllow?: CtrlConfig['outboundAllow'];
   krane?: Omit<KraneDeps, 'kubeConfig' | 'logger' | 'onLostLease'> & { resyncInterval?: string; settings?: Record<string, unknown> };
   /** Simulator knobs, e.g. { minReadyScale: 0.01 } so minReadySeconds does not cost real seconds. */
   sim?: Parameters<typeof startKubeSim>[1];
@@ -60,7 +62,8 @@ export interface StackHandle {
 
 function ctrlConfig(o: StackOptions, adminToken: string, tokens: Record<string, string>, logLevel: LogLevel) {
   const agentTokens = Object.entries(tokens).map(([r, t]) => `${r}=${t}`).join(',');
-  return loadConfig('ctrl', { databaseUrl: o.databaseUrl, adminToken, listen: o.listen ?? '127.0.0.1:0', agentTokens, logLevel, defaultRegions: o.regions.join(','), ...o.ctrl?.settings }, {});
+  const cfg = loadConfig('ctrl', { databaseUrl: o.databaseUrl, adminToken, listen: o.listen ?? '127.0.0.1:0', agentTokens, logLevel, defaultRegions: o.regions.join(','), ...o.ctrl?.settings }, {});
+  return o.outboundAllow?.length ? { ...cfg, outboundAllow: o.outboundAllow } : cfg;
 }
 
 export async function startStack(o: StackOptions): Promise<StackHandle> {

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { diffRegion, percentile, resourceKey, stepsTwice, wrongDeletions, type Deletion, type DesiredSpec, type StatusEvent, type WantedSample } from '../../bench/chaos/invariants';
+import { diffRegion, percentile, resourceKey, stepsTwice, trafficViolations, wrongDeletions, type Deletion, type DesiredSpec, type StatusEvent, type TrafficRow, type WantedSample } from '../../bench/chaos/invariants';
 
 const spec = (image: string, replicas: number): DesiredSpec => ({ image, replicas });
 
@@ -76,4 +76,16 @@ test('percentile: nearest rank', () => {
   assert.equal(percentile([4, 1, 3, 2], 50), 2);
   assert.equal(percentile([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 99), 10);
   assert.equal(percentile([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 100), 10);
+});
+
+test('traffic rules: weights sum to 100, no stopped/failed/rolled-back backend, a share only when running everywhere', () => {
+  const row = (deploymentId: string, weight: number, o: Partial<TrafficRow> = {}): TrafficRow => ({ environmentId: 'e', deploymentId, weight, status: 'ready', desiredState: 'running', running: { a: 1, b: 1 }, ...o });
+  const rules = (rows: TrafficRow[]) => trafficViolations(0, rows).map((v) => v.detail.rule);
+  assert.deepEqual(rules([row('s', 80), row('c', 20, { status: 'network' })]), []);
+  assert.deepEqual(rules([row('s', 100), row('g', 0, { status: 'deploying', running: { a: 0, b: 0 } })]), []);
+  assert.deepEqual(rules([row('s', 80)]), ['weights sum to 100']);
+  assert.deepEqual(rules([row('s', 100), row('c', 0, { status: 'rolled_back', desiredState: 'stopped' })]), ['no stopped, failed or rolled-back backend']);
+  assert.deepEqual(rules([row('s', 50), row('c', 50, { running: { a: 1, b: 0 } })]), ['a share only for a deployment ready in every region']);
+  // Tables are judged per environment.
+  assert.deepEqual(rules([row('s', 100), row('t', 100, { environmentId: 'f' })]), []);
 });

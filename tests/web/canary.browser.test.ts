@@ -19,12 +19,12 @@ const browser = await launchBrowser();
 const url = stack.ctrl.url + '/';
 const BOTH = ['us-east-1', 'eu-west-1'];
 
-// Without Prometheus the canary runs without analysis (its chart shows the weight only) and the
-// blue-green test skips.
-const gauge = prometheusMissing ? undefined : await startGauge('app_error_ratio', 0.01);
-const prometheusUrl = gauge ? await startPrometheus(gauge.port, 'app_error_ratio') : undefined;
-if (prometheusMissing) console.log(`# analysis not charted: ${prometheusMissing}`);
-const analysis = prometheusUrl ? { interval: '1s', failureLimit: 1, prometheus: { url: prometheusUrl, query: 'app_error_ratio', min: 0, max: 0.05 } } : undefined;
+// Prometheus is required (scripts/ensure-tools.mjs installs it before `npm test`): without it
+// the chart's analysis would go unchecked, so the file fails instead of skipping assertions.
+assert.equal(prometheusMissing, false, `${prometheusMissing}: run node scripts/ensure-tools.mjs`);
+const gauge = await startGauge('app_error_ratio', 0.01);
+const prometheusUrl = await startPrometheus(gauge.port, 'app_error_ratio');
+const analysis = { interval: '1s', failureLimit: 1, prometheus: { url: prometheusUrl, query: 'app_error_ratio', min: 0, max: 0.05 } };
 
 const { create, status } = deploymentsOf(stack, BOTH, 60_000);
 const traffic = async () => (await stack.api('/v1/environments/default/traffic')).body.backends.map((b: any) => `${b.deploymentId}:${b.weight}`).join(',');
@@ -68,12 +68,20 @@ async function signedInAt(hash: string): Promise<OpenPage> {
   return open;
 }
 
-let stable = '';
+/** The deployment serving the environment alone (100%): the one a test before left, or a new one,
+ *  so each test also runs alone by name. */
+async function stableAtFull(): Promise<string> {
+  const backends = (await stack.api('/v1/environments/default/traffic')).body.backends as { deploymentId: string; weight: number }[];
+  const serving = backends.length === 1 && backends[0]!.weight === 100 ? backends[0]!.deploymentId : undefined;
+  if (serving && (await stack.api(`/v1/deployments/${serving}`)).body.status === 'ready') return serving;
+  const id = await create();
+  await status(id, ['ready']);
+  await until(async () => (await traffic()) === `${id}:100`, 30_000, 'stable at 100%');
+  return id;
+}
 
 test('a canary moves live on its page and in the canaries view, charted with its analysis; abort from the page returns all traffic to the stable', async () => {
-  stable = await create();
-  await status(stable, ['ready']);
-  await until(async () => (await traffic()) === `${stable}:100`, 30_000, 'stable at 100%');
+  const stable = await stableAtFull();
 
   const view = await signedInAt('#/canaries');
   await visible(view.page, row(view.page, stable, 100), 'the canaries view with the stable at 100%');
@@ -87,7 +95,7 @@ test('a canary moves live on its page and in the canaries view, charted with its
   await recordSplits(detail.page);
 
   // The 20% step is long enough for a loaded machine to show it; the 50% one lasts until the abort.
-  const canary = await create({ type: 'canary', steps: [{ weight: 20, pause: '8s' }, { weight: 50, pause: '10m' }], ...(analysis ? { analysis } : {}) });
+  const canary = await create({ type: 'canary', steps: [{ weight: 20, pause: '8s' }, { weight: 50, pause: '10m' }], analysis });
   await detail.page.evaluate(`location.hash = '#/deployments/${canary}'`);
   await visible(detail.page, detail.page.getByRole('heading', { name: `Deployment ${canary}` }), 'the canary\'s page');
 
@@ -101,13 +109,11 @@ test('a canary moves live on its page and in the canaries view, charted with its
   await visible(view.page, chart, 'the canary\'s chart');
   const line = await chartedWeights(view.page, canary);
   assert.deepEqual(line.filter((w) => w > 0), [20, 50], `the weight line steps 20% then 50% (it went ${line.join(' → ')})`);
-  if (analysis) {
-    // A dozen checks (one a second, eight of them at 20%): the analysis goes on at 50%, and the
-    // screenshot shows both steps.
-    await visible(view.page, chart.locator('circle.dot.v-pass').nth(11), 'a dozen passing analysis values on the chart', 60_000);
-    assert.deepEqual(await chart.locator('line.bound title').allTextContents(), ['min 0', 'max 0.05']);
-    assert.match(await chart.locator('figcaption').innerText(), /weight 50% .*last analysis 0\.01 \(pass\)/);
-  }
+  // A dozen checks (one a second, eight of them at 20%): the analysis goes on at 50%, and the
+  // screenshot shows both steps.
+  await visible(view.page, chart.locator('circle.dot.v-pass').nth(11), 'a dozen passing analysis values on the chart', 60_000);
+  assert.deepEqual(await chart.locator('line.bound title').allTextContents(), ['min 0', 'max 0.05']);
+  assert.match(await chart.locator('figcaption').innerText(), /weight 50% .*last analysis 0\.01 \(pass\)/);
   await screenshot(view.page, 'canary');
 
   const abort = detail.page.getByRole('button', { name: 'Abort', exact: true });
@@ -130,12 +136,10 @@ test('a canary moves live on its page and in the canaries view, charted with its
   await showedInOrder(detail.page, [`${stable}:50,${canary}:50`, `${stable}:100`], 'the canary\'s page');
   await showedInOrder(view.page, [`${stable}:50,${canary}:50`, `${stable}:100`], 'the canaries view');
   // The chart keeps the canary (it was analysed) and draws its weight back to 0.
-  if (analysis) {
-    let after: number[] = [];
-    await until(async () => (after = await chartedWeights(view.page, canary)).at(-1) === 0, 15_000, 'the chart\'s line back at 0').catch((err: Error) => {
-      throw new Error(`${err.message}; it went ${after.join(' → ')}`);
-    });
-  }
+  let after: number[] = [];
+  await until(async () => (after = await chartedWeights(view.page, canary)).at(-1) === 0, 15_000, 'the chart\'s line back at 0').catch((err: Error) => {
+    throw new Error(`${err.message}; it went ${after.join(' → ')}`);
+  });
 
   for (const { page, problems, failed, context } of [view, detail]) {
     assert.equal(await page.evaluate('window.marker'), 1, 'no reload');
@@ -145,15 +149,15 @@ test('a canary moves live on its page and in the canaries view, charted with its
   }
 });
 
-// Without analysis a blue-green is at 0% only while its instances come up: too short to show.
-test('a blue-green is seen at 0% while analysed, then switched whole; the old deployment stops after the delay', { skip: prometheusMissing }, async () => {
+test('a blue-green is seen at 0% while analysed, then switched whole; the old deployment stops after the delay', async () => {
+  const stable = await stableAtFull();
   const view = await signedInAt('#/canaries');
   await visible(view.page, row(view.page, stable, 100), 'the canaries view with the stable at 100%');
   await view.page.evaluate('window.marker = 1');
   await recordSplits(view.page);
 
   // Checked three times, 2 s apart: six seconds at 0% for a loaded machine to show.
-  const green = await create({ type: 'blue-green', scaleDownDelay: '2s', analysis: { ...analysis!, interval: '2s' } });
+  const green = await create({ type: 'blue-green', scaleDownDelay: '2s', analysis: { ...analysis, interval: '2s' } });
   await visible(view.page, row(view.page, green, 100), 'the green deployment at 100%', 60_000);
   assert.equal((await status(green, ['ready', 'rolled_back', 'failed'])).status, 'ready');
   await showedInOrder(view.page, [`${stable}:100`, `${stable}:100,${green}:0`, `${green}:100`], 'the canaries view');
