@@ -1,7 +1,7 @@
 // The deployments table: what the user asked to run, and the workflow's view of its progress.
 import type { Queryable, TxSql } from './db';
 import { inTx } from './tx';
-import { lockVersions } from './versions';
+import { lockVersions, nextAutoVersion } from './versions';
 import type { Scope } from './tenancy';
 import { publishEvent } from './events';
 
@@ -45,8 +45,9 @@ export interface Autoscaling {
   cpuUtilization: number;
 }
 
-export interface Deployment extends NewDeployment {
-  version: string;
+export interface Deployment extends Omit<NewDeployment, 'version'> {
+  /** null only for rows another writer made (sql/0016); ctrl gives every deployment one. */
+  version: string | null;
   readOnlyRootFilesystem: boolean;
   status: DeploymentStatus;
   desiredState: RunState;
@@ -68,13 +69,12 @@ const columns = (q: Queryable) => q`
   memory_mib, replicas, port, command, env, regions, read_only_root_filesystem, status, desired_state, error,
   rolled_back_from, traceparent, strategy, traffic_command, desired_generation::int AS desired_generation, version, autoscaling, created_at, updated_at`;
 
-/** Inserts a deployment; without a version the database gives it its environment's next `v<N>`
- *  (sql/0016, a trigger, so any writer gets one). A version already held fails with 23505 on
- *  VERSION_INDEX (versions.ts). */
+/** Inserts a deployment; without a version it takes its environment's next `v<N>` in the same
+ *  transaction. A version already held fails with 23505 on VERSION_INDEX (versions.ts). */
 export async function insertDeployment(q: Queryable, d: NewDeployment): Promise<Deployment> {
   return inTx(q, async (tx) => {
     if (d.version) await lockVersions(tx, d.environmentId);
-    return insertRow(tx, d);
+    return insertRow(tx, { ...d, version: d.version ?? (await nextAutoVersion(tx, d.environmentId)) });
   });
 }
 

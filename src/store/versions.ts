@@ -1,9 +1,9 @@
 // Versions of an environment's deployments (issue 25): each deployment has one, unique within
 // its environment by a unique index (deployments_environment_version_key), so two concurrent
 // creates naming the same version cannot both commit. Automatic versions `v<N>` come from a
-// counter row per environment, bumped in the creating transaction by the database's insert
-// trigger (sql/0016): the row lock orders concurrent creates of one environment, and a number
-// some explicit version already took is skipped.
+// counter row per environment, bumped in the creating transaction: the row lock orders
+// concurrent creates of one environment, and a number some explicit version already took is
+// skipped. A row written by anything but ctrl may have no version (sql/0016).
 import type { Queryable, TxSql } from './db';
 
 /** The unique index behind "one version per environment"; a 23505 naming it is a repeat. */
@@ -11,6 +11,18 @@ export const VERSION_INDEX = 'deployments_environment_version_key';
 
 export const isVersionTaken = (err: unknown): boolean =>
   (err as { code?: string; constraint_name?: string } | null)?.code === '23505' && (err as { constraint_name?: string }).constraint_name === VERSION_INDEX;
+
+/** The next free `v<N>` of an environment; call inside the transaction that inserts it. */
+export async function nextAutoVersion(tx: TxSql, environmentId: string): Promise<string> {
+  for (;;) {
+    const [row] = await tx<{ lastNumber: string }[]>`
+      INSERT INTO environment_version_counters (environment_id, last_number) VALUES (${environmentId}, 1)
+      ON CONFLICT (environment_id) DO UPDATE SET last_number = environment_version_counters.last_number + 1
+      RETURNING last_number`;
+    const version = `v${row!.lastNumber}`;
+    if (!(await versionHolder(tx, environmentId, version))) return version;
+  }
+}
 
 /**
  * Takes the environment's counter row lock without moving it: a create naming its version
