@@ -142,13 +142,17 @@ test('ctrl and krane export one trace per deployment to an OTLP/HTTP receiver: t
     assert.equal(s.parentSpanId, root.spanId, `${name} under the workflow span`);
   }
   const emit = spans.find((s) => s.name === 'deployment.events.emit')!;
-  const apply = spans.find((s) => s.name === `deployment.apply.${region}`)!;
-  assert.equal(apply.service, 'krane', 'exported by krane');
-  assert.equal(apply.parentSpanId, emit.spanId, 'krane continued the trace the change carried');
+  // The change may be applied more than once in its trace (a resync, a drift repair re-sending
+  // it): every apply is krane's and continues the trace the change carried.
+  const applies = spans.filter((s) => s.name === `deployment.apply.${region}`);
+  for (const apply of applies) {
+    assert.equal(apply.service, 'krane', 'exported by krane');
+    assert.equal(apply.parentSpanId, emit.spanId, 'krane continued the trace the change carried');
+  }
   // krane's log line inside its apply span carries the same ids.
   const logged = kraneLog.map((l) => JSON.parse(l)).find((l) => l.msg === 'resource handled' && l.trace_id === traceId);
   assert.ok(logged, 'a krane log line with the trace id');
-  assert.equal(logged.span_id, apply.spanId);
+  assert.ok(applies.some((a) => a.spanId === logged.span_id), `the log line's span ${logged.span_id} is one of the applies`);
 });
 
 test('ctrl SIGKILLed mid-deploy and started again: the deploy keeps its trace, and no span arrives twice', async () => {
