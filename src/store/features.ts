@@ -1,8 +1,10 @@
 // Workspace feature flags (issue 25). A column left NULL follows ctrl's --default-features, so
 // narrowing the defaults reaches every workspace that never chose otherwise.
 import type { Queryable } from './db';
+import { FEATURE_NAMES } from '../config-lists';
 
-export const FEATURES = ['multiRegion', 'autoScaling', 'blueGreen', 'canary'] as const;
+/** The flags, as --default-features names them: one list for the option and the columns. */
+export const FEATURES = FEATURE_NAMES;
 export type Feature = (typeof FEATURES)[number];
 export type StoredFeatures = Record<Feature, boolean | null>;
 
