@@ -181,7 +181,7 @@ export async function promoteDeployment(deps: CommandDeps, id: string, alongside
   });
 }
 
-export async function changeDesiredState(deps: CommandDeps, id: string, desired: 'running' | 'stopped', alongside?: Alongside): Promise<{ changed: boolean }> {
+export async function changeDesiredState(deps: CommandDeps, id: string, desired: 'running' | 'stopped', alongside?: Alongside): Promise<{ changed: boolean; generation?: number | undefined }> {
   const d = await deployments.getDeployment(deps.sql, id);
   if (!d) throw notFound('deployment', id);
   if (desired === 'running' && d.status === 'failed') {
@@ -190,7 +190,7 @@ export async function changeDesiredState(deps: CommandDeps, id: string, desired:
   // The workflow re-checks under a row lock; a race with another change rejects with its code,
   // which the HTTP layer maps (src/http/api/workflow-errors.ts).
   const r = await deps.engine.call(deps.desiredState, 'change', { desired }, { key: id, ...(alongside ? { alongside: (tx: TxSql) => alongside(tx, targetOf(d)) } : {}) });
-  return { changed: r.changed };
+  return { changed: r.changed, generation: r.generation };
 }
 
 const LIVE = new Set(['scheduled', 'queued', 'ready', 'running', 'suspended']);

@@ -14,14 +14,16 @@ import { withdrawTraffic } from './traffic';
 export const DESIRED_STATE_SERVICE = 'DesiredStateService';
 
 export const ChangeInput = z.object({ desired: z.enum(['running', 'stopped']) });
-export const ChangeOutput = z.object({ deploymentId: z.string(), desired: z.enum(['running', 'stopped']), changed: z.boolean() });
+/** `generation`: the desired-state generation after this change (or as found, unchanged): of two
+ *  concurrent changes the higher one was applied last. Absent from answers of older journals. */
+export const ChangeOutput = z.object({ deploymentId: z.string(), desired: z.enum(['running', 'stopped']), changed: z.boolean(), generation: z.number().int().optional() });
 
 export function desiredStateService(deps: { sql: Sql; deploy: DeployServiceDef; apexDomain: string }) {
   return defineObject(DESIRED_STATE_SERVICE, {
     exclusive: {
       change: handler({ input: ChangeInput, output: ChangeOutput }, async (ctx, { desired }) => {
         const id = ctx.key;
-        const changed = await ctx.runTx('change', async (tx) => {
+        const step = await ctx.runTx('change', async (tx): Promise<{ changed: boolean; generation: number }> => {
           // A deployment never changes environment, so finding its table before any lock is safe.
           const found = await deployments.getDeployment(tx, id);
           if (!found) throw new TerminalError(`deployment ${id} not found`, { code: 'ERR_NOT_FOUND' });
@@ -30,22 +32,24 @@ export function desiredStateService(deps: { sql: Sql; deploy: DeployServiceDef; 
           // table written before stops withdrew traffic is repaired by stopping again.
           if (desired === 'stopped') await withdrawTraffic(tx, deps.apexDomain, found.environmentId, id);
           const d = (await deployments.lockDeployment(tx, id))!;
-          if (d.desiredState === desired) return false;
+          if (d.desiredState === desired) return { changed: false, generation: d.desiredGeneration };
           if (desired === 'running' && d.status === 'failed') {
             throw new TerminalError(`deployment ${id} failed; roll back or deploy again instead of starting it`, { code: 'ERR_DEPLOYMENT_STATE_CONFLICT' });
           }
-          await deployments.commandDesiredState(tx, id, desired);
+          const row = (await deployments.commandDesiredState(tx, id, desired))!;
           await topology.setTopologyStatus(tx, id, desired);
           // A deployment still on its way keeps its status: its deploy notices the stop itself.
           if (desired === 'stopped' && (d.status === 'ready' || d.status === 'stopped')) await deployments.setDeploymentStatus(tx, id, 'stopped');
           if (desired === 'running') await deployments.setDeploymentStatus(tx, id, 'deploying');
-          return true;
+          return { changed: true, generation: row.desiredGeneration };
         });
+        // A journal written before answers carried the generation holds a plain boolean.
+        const { changed, generation } = typeof step === 'boolean' ? { changed: step as boolean, generation: undefined } : step;
         if (changed && desired === 'stopped') await ctx.send(deps.deploy, 'notifyInstances', {}, { key: id });
         if (changed && desired === 'running') {
           await ctx.send(deps.deploy, 'deploy', { restart: true }, { key: id, idempotencyKey: `start:${ctx.invocationId}` });
         }
-        return { deploymentId: id, desired, changed };
+        return { deploymentId: id, desired, changed, ...(generation !== undefined ? { generation } : {}) };
       }),
     },
   });

@@ -38,6 +38,8 @@ test('stop then start a few ms apart during a canary\'s hold: the start wins, th
   assert.equal(a.status, 200, JSON.stringify(a.body));
   assert.equal(b.status, 200, JSON.stringify(b.body));
   assert.equal(a.body.changed && b.body.changed, true, 'both were accepted');
+  // Each change's answer carries the generation it made: the later change, the higher one.
+  assert.ok(b.body.generation === a.body.generation + 1, `generations ${a.body.generation}, ${b.body.generation}`);
   // The start's run brings the instances back; the stable keeps the traffic it was given back.
   const d = await status(canary, END, 30_000);
   assert.equal(d.desiredState, 'running', `the last command was a start, found ${d.status} ${d.desiredState}: ${d.error}`);

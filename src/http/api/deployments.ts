@@ -153,14 +153,14 @@ export function deploymentRoutes(deps: DeploymentRouteDeps) {
       const { id } = parse(IdParams, req.params, 'params');
       await own(req, id);
       const r = await changeDesiredState(cmd, id, 'stopped', auditAlongside(req));
-      return { id, desiredState: 'stopped', changed: r.changed };
+      return { id, desiredState: 'stopped', changed: r.changed, ...(r.generation !== undefined ? { generation: r.generation } : {}) };
     });
 
     app.post('/v1/deployments/:id/start', write('deployment.start'), async (req) => {
       const { id } = parse(IdParams, req.params, 'params');
       await own(req, id);
       const r = await changeDesiredState(cmd, id, 'running', auditAlongside(req));
-      return { id, desiredState: 'running', changed: r.changed };
+      return { id, desiredState: 'running', changed: r.changed, ...(r.generation !== undefined ? { generation: r.generation } : {}) };
     });
 
     app.post('/v1/deployments/:id/rollback', traffic('deployment.rollback'), async (req, reply) => {
