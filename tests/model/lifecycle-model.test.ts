@@ -89,3 +89,15 @@ test('known-defect rules are reported apart unless strict', () => {
   if (M.STRICT) assert.equal(failing.length, 2);
   else assert.deepEqual([rules(failing), rules(known)], [['traffic'], ['limit']]);
 });
+
+test('stop and start sent together: the answers, not the order of sending, say which was applied last', () => {
+  const ans = (changed: boolean, generation: number) => ({ status: 200, body: { changed, generation } });
+  // Applied in the order sent: the start last.
+  assert.deepEqual(M.appliedInOrder([['stopped', ans(true, 3)], ['running', ans(true, 4)]]).map(([s]) => s), ['stopped', 'running']);
+  // The start reached the server first: a no-op on a running deployment, then the stop.
+  assert.deepEqual(M.appliedInOrder([['stopped', ans(true, 3)], ['running', ans(false, 2)]]).map(([s]) => s), ['stopped']);
+  // On a stopped deployment the start came first and the stop undid it.
+  assert.deepEqual(M.appliedInOrder([['stopped', ans(true, 5)], ['running', ans(true, 4)]]).map(([s]) => s), ['running', 'stopped']);
+  // A refusal decided nothing.
+  assert.deepEqual(M.appliedInOrder([['stopped', { status: 409, body: {} }], ['running', ans(false, 2)]]), []);
+});
