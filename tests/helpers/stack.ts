@@ -76,12 +76,31 @@ export function deploymentsOf(stack: TestStack, regions: string[], waitMs = 30_0
       if (r.status !== 202) throw new Error(`create answered ${r.status}: ${JSON.stringify(r.body)}`);
       return r.body.id;
     },
-    status: (id: string, statuses: string[], ms = waitMs) =>
-      until(async () => {
-        const d = (await stack.api(`/v1/deployments/${id}`)).body;
-        return statuses.includes(d.status) ? d : undefined;
-      }, ms, `${id} in ${statuses.join('/')}`),
+    async status(id: string, statuses: string[], ms = waitMs) {
+      try {
+        return await until(async () => {
+          const d = (await stack.api(`/v1/deployments/${id}`)).body;
+          return statuses.includes(d.status) ? d : undefined;
+        }, ms, `${id} in ${statuses.join('/')}`);
+      } catch (err) {
+        // A wait that ran out says what it saw: a flake seen only in CI must explain itself.
+        throw new Error(`${(err as Error).message}; ${await whatWasSeen(stack, id)}`);
+      }
+    },
   };
+}
+
+/** The deployment, its instances and its environment's sentinels, as one line for an error. */
+async function whatWasSeen(stack: TestStack, id: string): Promise<string> {
+  try {
+    const d = (await stack.api(`/v1/deployments/${id}`)).body;
+    const instances = await stack.db.sql`SELECT region, status FROM instances WHERE deployment_id = ${id}`;
+    const sentinels = await stack.db.sql`SELECT region, image, deploy_status, health, running_image, available_replicas FROM sentinels WHERE environment_id = ${d?.environmentId ?? ''}`;
+    const regions = await stack.db.sql`SELECT region, status, last_seen_at FROM region_liveness`;
+    return JSON.stringify({ deployment: d, instances, sentinels, regions });
+  } catch (err) {
+    return `(could not read what was seen: ${String(err)})`;
+  }
 }
 
 /** The weights of the environment's routes ConfigMap in a region, as `id:weight` strings
