@@ -144,6 +144,16 @@ export async function lockEnvironmentsOf(tx: TxSql, of: { workspaceId: string } 
                            ORDER BY id FOR UPDATE`;
 }
 
+/**
+ * The environment, still live, held against a deletion until the caller's transaction ends: a
+ * deletion locks it FOR UPDATE, so a write into the environment that takes this first makes the
+ * deletion wait and see the write (and refuse), and one that comes second sees it deleted.
+ */
+export async function shareEnvironment(tx: TxSql, id: string): Promise<Environment | undefined> {
+  const [row] = await tx<Environment[]>`SELECT ${envCols(tx)} FROM environments WHERE id = ${id} AND deleted_at IS NULL FOR SHARE`;
+  return row;
+}
+
 export async function lockEnvironment(tx: TxSql, id: string): Promise<Environment | undefined> {
   const [row] = await tx<Environment[]>`SELECT ${envCols(tx)} FROM environments WHERE id = ${id} AND deleted_at IS NULL FOR UPDATE`;
   return row;

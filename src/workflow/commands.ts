@@ -62,7 +62,7 @@ async function checkedBuildContext(deps: CommandDeps, context: string): Promise<
 
 export async function createDeployment(deps: CommandDeps, input: CreateDeploymentInput, rolledBackFrom: string | null = null, alongside?: Alongside): Promise<Deployment> {
   const env = await tenancy.getEnvironment(deps.sql, input.environmentId);
-  if (!env) throw validationError('unknown environment', [{ field: 'environmentId', message: `environment ${input.environmentId} not found` }]);
+  if (!env) throw unknownEnvironment(input.environmentId);
   // Every refusal comes before any write (admission.ts): a refused deploy leaves no row.
   const regions = await resolveRegions(deps.sql, deps, env.id, input.regions);
   await assertFeatures(deps.sql, deps, env.workspaceId, { regions, strategy: input.strategy, autoscaling: input.autoscaling });
@@ -76,12 +76,16 @@ export async function createDeployment(deps: CommandDeps, input: CreateDeploymen
   return planSpan('deployment.workflow', attributes, () => insertAndStart(deps, { id, env, buildContext, input: { ...input, regions }, rolledBackFrom, alongside }));
 }
 
+const unknownEnvironment = (id: string) => validationError('unknown environment', [{ field: 'environmentId', message: `environment ${id} not found` }]);
+
 async function insertAndStart(
   deps: CommandDeps,
   a: { id: string; env: tenancy.Environment; buildContext: string | null; input: CreateDeploymentInput & { regions: string[] }; rolledBackFrom: string | null; alongside?: Alongside | undefined },
 ): Promise<Deployment> {
   const { env, input } = a;
   const d = await withTx(deps.sql, async (tx) => {
+    // The checks above read the environment without a lock; a deletion may have committed since.
+    if (!(await tenancy.shareEnvironment(tx, env.id))) throw unknownEnvironment(env.id);
     const row = await deployments.insertDeployment(tx, {
       id: a.id,
       workspaceId: env.workspaceId,

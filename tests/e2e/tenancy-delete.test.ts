@@ -47,3 +47,22 @@ test('deleting an environment is refused while it runs; once stopped, krane remo
   // Its hostname is free for another environment.
   assert.equal((await stack.db.sql`SELECT count(*)::int AS n FROM domains WHERE environment_id = 'env-del'`)[0]!.n, 0);
 });
+
+test('a create racing the deletion of its environment is refused, leaving no deployment in a deleted environment', async () => {
+  assert.equal((await stack.api('/v1/workspaces', { body: { id: 'ws-race', name: 'race' } })).status, 201);
+  assert.equal((await stack.api('/v1/workspaces/ws-race/projects', { body: { id: 'prj-race', name: 'race' } })).status, 201);
+  assert.equal((await stack.api('/v1/projects/prj-race/environments', { body: { id: 'env-race', slug: 'production', regions: ['us-east-1'] } })).status, 201);
+  // A deletion holds the environment's lock (as the DELETE routes do) while the create's checks
+  // pass; it commits while the create waits at its insert.
+  let created: Promise<{ status: number; body: any }> | undefined;
+  await stack.db.sql.begin(async (tx) => {
+    await tx`SELECT id FROM environments WHERE id = 'env-race' FOR UPDATE`;
+    created = stack.api('/v1/deployments', { body: { image: 'nginx:1.27', regions: ['us-east-1'], replicas: 1, environmentId: 'env-race' } });
+    await until(async () => (await stack.db.sql`SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted`)[0]!.n > 0, 5_000, 'the create waiting for the lock');
+    await tx`UPDATE environments SET deleted_at = now() WHERE id = 'env-race'`;
+  });
+  const r = await created!;
+  assert.equal(r.status, 400, JSON.stringify(r.body));
+  assert.match(JSON.stringify(r.body), /environment env-race not found/);
+  assert.equal((await stack.db.sql`SELECT count(*)::int AS n FROM deployments WHERE environment_id = 'env-race'`)[0]!.n, 0);
+});
