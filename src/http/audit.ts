@@ -83,12 +83,63 @@ function targetOf(req: FastifyRequest): AuditTarget {
   return { id: typeof id === 'string' ? id.slice(0, 256) : null };
 }
 
+/**
+ * How many rows callers without a known credential may write: each source address `perSource`
+ * a minute, all of them together `total`. The audit table is bounded (the oldest rows go first),
+ * so one row per refused anonymous call let anyone who can reach the port write rows at will and
+ * push the real ones out, at a database insert per request. Past the budget a refusal is only
+ * counted (the HTTP metrics count every 401 too) and summed up in one log line a minute.
+ */
+export class AnonymousAuditBudget {
+  private window = 0;
+  private readonly used = new Map<string, number>();
+  private total = 0;
+  /** Refusals not written in the current window, and from how many sources. */
+  dropped = { calls: 0, sources: new Set<string>() };
+
+  constructor(private readonly limits = { perSource: 10, total: 200 }) {}
+
+  /** Whether a row may be written for an anonymous refusal from `source` at `now` (ms). */
+  take(source: string, now: number): boolean {
+    const window = Math.floor(now / 60_000);
+    if (window !== this.window) {
+      this.window = window;
+      this.used.clear();
+      this.total = 0;
+    }
+    const n = this.used.get(source) ?? 0;
+    if (n >= this.limits.perSource || this.total >= this.limits.total) {
+      this.dropped.calls++;
+      this.dropped.sources.add(source);
+      return false;
+    }
+    this.used.set(source, n + 1);
+    this.total++;
+    return true;
+  }
+
+  /** The dropped count so far, reset (for the minute's log line); null when none. */
+  drain(): { calls: number; sources: number } | null {
+    if (this.dropped.calls === 0) return null;
+    const out = { calls: this.dropped.calls, sources: this.dropped.sources.size };
+    this.dropped = { calls: 0, sources: new Set() };
+    return out;
+  }
+}
+
 /** onSend on the whole app: the row of every call its handler did not record. */
-export function auditHook(app: FastifyInstance, sql: Queryable): void {
+export function auditHook(app: FastifyInstance, sql: Queryable, budget = new AnonymousAuditBudget()): void {
+  const summary = setInterval(() => {
+    const d = budget.drain();
+    if (d) app.log.warn(d, 'refused calls without a known credential past the audit budget: counted, not written to the audit log');
+  }, 60_000);
+  summary.unref();
+  app.addHook('onClose', async () => clearInterval(summary));
   app.addHook('onSend', async (req: FastifyRequest, reply: FastifyReply) => {
     const status = reply.statusCode;
     const mutating = req.routeOptions.config?.action !== undefined;
     if (!mutating && status !== 401 && status !== 403) return;
+    if (!req.auditRowId && actorOf(req).actorType === 'anonymous' && !budget.take(req.ip ?? 'unknown', Date.now())) return;
     try {
       if (req.auditRowId) {
         if (status >= 400) await audit.setOutcome(sql, req.auditRowId, outcomeOf(status));
