@@ -39,6 +39,10 @@ import { ms, type Analysis, type CanaryStrategy } from './strategy';
 import { canarySplit, sameTable, setTraffic } from './traffic';
 import { completeSwitch, guardStep, rollBack, tableChanged, type StrategyDeps, type StrategyOutcome, type Walk } from './walk';
 
+/** A check's `failed` when it saw the deployment stopped: the operator's decision, not a failed
+ *  signal (journaled checks carry this text, so it stays as it is). */
+export const STOPPED_BY_OPERATOR = 'stopped by operator';
+
 /** `signal`: the canary's own signals failed (its instances, or the analysis reached its
  *  failureLimit): its image is quarantined. Not an offline region, a step not ready in time or
  *  an inconclusive analysis, which say nothing certain about the image. */
@@ -83,7 +87,7 @@ export function judgeCheck(c: Check, before: HoldMemory, o: { deadline: number; 
   const m = { failures, last };
   const end = (r: HoldResult | null) => ({ ...m, end: r });
   if (c.command === 'abort') return end({ kind: 'abort' });
-  if (c.failed) return end({ kind: 'fail', reason: c.failed, signal: true });
+  if (c.failed) return end({ kind: 'fail', reason: c.failed, signal: c.failed !== STOPPED_BY_OPERATOR });
   if (c.changed) return end({ kind: 'changed', found: c.changed });
   if (c.offline?.reason) return end({ kind: 'fail', reason: c.offline.reason });
   if (c.analysis?.verdict === 'fail' && failures >= o.failureLimit) {
@@ -200,7 +204,7 @@ async function checkSignals(deps: StrategyDeps, walk: Walk, analysis: Analysis |
   const table = walk.expected ? ((await routes.getRoutes(deps.sql, walk.environmentId))?.backends ?? []) : null;
   const changed = table && !sameTable(table, walk.expected!) ? table : null;
   const progress = evaluateProgress(await deployments.deploymentProgress(deps.sql, id), d?.desiredState ?? 'stopped');
-  const failed = progress.state === 'failed' ? `canary instance failed in ${progress.reason}` : progress.state === 'stopped' ? 'stopped by operator' : null;
+  const failed = progress.state === 'failed' ? `canary instance failed in ${progress.reason}` : progress.state === 'stopped' ? STOPPED_BY_OPERATOR : null;
   deps.metrics.analysed('instances', failed ? 'fail' : progress.state === 'waiting' ? 'inconclusive' : 'pass');
   const offline = deps.offline ? await deps.offline(deps.regions, startedAt) : { offline: [], reason: null };
   const result = analysis && !failed && Date.now() >= queryDueAt ? await judgeAnalysis(deps, { deploymentId: id, stableId: walk.stable, regions: d?.regions ?? [] }, analysis) : null;

@@ -7,7 +7,9 @@
 // its traffic back: deploy.ts#markReady).
 import { z } from 'zod';
 import { defineObject, handler, TerminalError } from './engine';
-import { deployments, topology, type Sql } from '../store';
+import { deployments, quarantine, topology, type Sql } from '../store';
+import type { TxSql } from '../store/db';
+import type { Deployment } from '../store/deployments';
 import type { DeployServiceDef } from './deploy';
 import { withdrawTraffic } from './traffic';
 
@@ -36,6 +38,7 @@ export function desiredStateService(deps: { sql: Sql; deploy: DeployServiceDef; 
           if (desired === 'running' && d.status === 'failed') {
             throw new TerminalError(`deployment ${id} failed; roll back or deploy again instead of starting it`, { code: 'ERR_DEPLOYMENT_STATE_CONFLICT' });
           }
+          if (desired === 'running') await refuseQuarantinedRestart(tx, { ...d, image: found.image });
           const row = (await deployments.commandDesiredState(tx, id, desired))!;
           await topology.setTopologyStatus(tx, id, desired);
           // A deployment still on its way keeps its status: its deploy notices the stop itself.
@@ -56,3 +59,19 @@ export function desiredStateService(deps: { sql: Sql; deploy: DeployServiceDef; 
 }
 
 export type DesiredStateServiceDef = ReturnType<typeof desiredStateService>;
+
+/**
+ * A start does not walk again: it brings the instances back and marks them ready. So a canary or
+ * blue-green rolled back because its own signals failed (its image quarantined in that
+ * transaction, walk.ts#rollBack) would come back `ready` with no analysis at all. Such a start is
+ * refused; releasing the image (DELETE .../quarantine) or a forced deploy is the way back.
+ */
+async function refuseQuarantinedRestart(tx: TxSql, d: Pick<Deployment, 'id' | 'status' | 'environmentId' | 'image'>): Promise<void> {
+  if (d.status !== 'rolled_back' || !d.image) return;
+  const q = await quarantine.findQuarantined(tx, d.environmentId, d.image);
+  if (!q) return;
+  throw new TerminalError(
+    `deployment ${d.id} was rolled back and its image ${d.image} is quarantined (${q.reason}); release the image or deploy again with force instead of starting it`,
+    { code: 'ERR_DEPLOYMENT_STATE_CONFLICT' },
+  );
+}

@@ -58,6 +58,19 @@ export function superseded(row: { desiredState: string; desiredGeneration: numbe
   return generation !== undefined && row.desiredState === 'running' && row.desiredGeneration !== generation;
 }
 
+/**
+ * Pure: whether a walk's rollback yields to a stop and start accepted since it began (and
+ * writes nothing, leaving the deployment to the start's run). Not when the canary's own signals
+ * failed (`signal`: its instances, or the analysis reaching its failureLimit): that verdict is
+ * about the image, whatever the operator asked meanwhile, and the start's run would bring it
+ * back `ready` without any analysis (a start resumes, it does not walk again). The model test
+ * found this: a blue-green with failureLimit 1 whose failing check landed just before a stop
+ * and a start ended ready.
+ */
+export function yieldsToStart(row: { desiredState: string; desiredGeneration: number }, generation: number | undefined, signal: boolean): boolean {
+  return !signal && superseded(row, generation);
+}
+
 /** What startWalk journals: the stable it returns to, any command already given, the table it left. */
 export interface WalkStart {
   stable: string | null;
@@ -146,13 +159,14 @@ export function tableChanged(walk: Walk, found: readonly Backend[]): TerminalErr
  * table is the rollback itself (everything back on the stable, in one change); over a table
  * someone else changed, it takes back only the canary's share, never the other change, and never
  * sends traffic to a stable that no longer serves. `signal`: the canary's own signals failed, so
- * its image is quarantined (quarantine.ts), unless an operator's abort or stop came first.
+ * its image is quarantined (quarantine.ts), unless an operator's abort or stop came first, and
+ * a later start does not undo the rollback (yieldsToStart).
  */
 export async function rollBack(ctx: Context, deps: StrategyDeps, walk: Walk, reason: string, signal = false): Promise<StrategyOutcome> {
   const done = await ctx.runTx('rollback', async (tx) => {
     await lockTraffic(tx, walk.environmentId, deps.apexDomain);
     const locked = await deployments.lockDeployment(tx, walk.id);
-    if (locked && superseded(locked, walk.generation)) return false;
+    if (locked && yieldsToStart(locked, walk.generation, signal)) return false;
     // An operator's abort (the stored command) or stop (desired state already stopped) is a
     // decision, not a failed signal, even when a signal failed too.
     const byOperator = locked?.trafficCommand === 'abort' || locked?.desiredState === 'stopped';

@@ -105,6 +105,12 @@ test('a canary rolled back by its analysis quarantines its image: deploy and rol
   assert.deepEqual(q.map((x: any) => [x.image, x.deploymentId]), [[bad, id]]);
   assert.equal((await stack.api(`/v1/deployments/${id}`)).body.quarantined.deploymentId, id, 'the detail view says the image is quarantined');
 
+  // Nor can it be started again: a start does not walk, so it would come back ready unjudged.
+  const start = await stack.api(`/v1/deployments/${id}/start`, { method: 'POST' });
+  assert.equal(start.status, 409, JSON.stringify(start.body));
+  assert.match(start.body.error.message, /quarantined/);
+  assert.equal((await stack.api(`/v1/deployments/${id}`)).body.desiredState, 'stopped');
+
   const before = await rowCount();
   const refused = await create({ image: bad });
   assert.equal(refused.status, 409);

@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { judgeCheck, type Check } from '../../src/workflow/canary';
-import { superseded } from '../../src/workflow/walk';
+import { superseded, yieldsToStart } from '../../src/workflow/walk';
 import type { AnalysisResult } from '../../src/workflow/analysis';
 
 const fail: AnalysisResult = { verdict: 'fail', value: 0.9, reason: '0.9 is above the maximum 0.05' };
@@ -28,6 +28,7 @@ test('judgeCheck: each case, and the failures it carries on', () => {
     ['abort wins over everything', check({ command: 'abort', failed: 'x', analysis: fail }), { failures: 2, last: null }, 'abort', 3],
     ['promote skips a failing check below the limit', check({ command: 'promote', analysis: fail }), { failures: 0, last: null }, 'promote', 1],
     ['no analysis at the deadline passes', check({ now: 1000 }), { failures: 0, last: null }, 'pass', 0],
+    ['a stop seen by a check ends the hold', check({ failed: 'stopped by operator' }), { failures: 0, last: null }, 'fail', 0],
   ];
   for (const [name, c, before, kind, failures] of cases) {
     const r = judgeCheck(c, before, o);
@@ -45,4 +46,16 @@ test('superseded: only a run that began under an older generation, with the depl
   assert.equal(superseded({ desiredState: 'stopped', desiredGeneration: 1 }, 0), false, 'a stop alone: the walk ends it');
   assert.equal(superseded({ desiredState: 'running', desiredGeneration: 2 }, 2), false, 'the start\'s own run');
   assert.equal(superseded({ desiredState: 'running', desiredGeneration: 2 }, undefined), false, 'a journal from before generations');
+});
+
+test('a stop seen by a check is the operator\'s decision, not a failed signal; a failed instance is one', () => {
+  assert.equal((judgeCheck(check({ failed: 'stopped by operator' }), { failures: 0, last: null }, o).end as { signal?: boolean }).signal, false);
+  assert.equal((judgeCheck(check({ failed: 'canary instance failed in eu-west-1' }), { failures: 0, last: null }, o).end as { signal?: boolean }).signal, true);
+});
+
+test('yieldsToStart: a rollback for the canary\'s own failed signal stands after a stop and a start; one for the stop yields', () => {
+  const restarted = { desiredState: 'running', desiredGeneration: 2 };
+  assert.equal(yieldsToStart(restarted, 0, false), true, 'the stop\'s rollback yields to the start');
+  assert.equal(yieldsToStart(restarted, 0, true), false, 'a failed analysis or instance rolls back anyway');
+  assert.equal(yieldsToStart({ desiredState: 'running', desiredGeneration: 0 }, 0, false), false, 'nothing accepted since');
 });
