@@ -53,6 +53,11 @@ interface Scenario {
   /** Whether the canary is worse than its stable beyond tolerance (a failure is a detection). */
   worse: boolean;
   make(r: R): Series;
+  /**
+   * The same run without the environment's degradation, from the same random draws: a run that
+   * fails with the degradation and passes without it is a failure the degradation caused.
+   */
+  twin?(r: R): Series;
 }
 
 const continuous = (name: string, ratio: number, sigma = SIGMA): Scenario => ({
@@ -62,24 +67,18 @@ const continuous = (name: string, ratio: number, sigma = SIGMA): Scenario => ({
 });
 
 /** Both degrade 4× (and noisier) from the 4th check on, the canary no worse than its stable. */
-const envWide: Scenario = {
-  name: 'env-wide-degradation',
-  worse: false,
-  make: (r) => {
-    const at = (i: number) => (i >= 3 * SAMPLES_PER_CHECK ? { level: 0.04, sigma: 0.8 } : { level: 0.01, sigma: SIGMA });
-    return { baseline: Array.from({ length: N }, (_, i) => logNormal(r, at(i).level, at(i).sigma)), canary: Array.from({ length: N }, (_, i) => logNormal(r, at(i).level, at(i).sigma)) };
-  },
+const envWideSeries = (r: R, degraded: boolean): Series => {
+  const at = (i: number) => (degraded && i >= 3 * SAMPLES_PER_CHECK ? { level: 0.04, sigma: 0.8 } : { level: 0.01, sigma: SIGMA });
+  return { baseline: Array.from({ length: N }, (_, i) => logNormal(r, at(i).level, at(i).sigma)), canary: Array.from({ length: N }, (_, i) => logNormal(r, at(i).level, at(i).sigma)) };
 };
+const envWide: Scenario = { name: 'env-wide-degradation', worse: false, make: (r) => envWideSeries(r, true), twin: (r) => envWideSeries(r, false) };
 
 /** The same, but the degradation starts on the canary's side one check later (a rolling incident). */
-const envWideLagged: Scenario = {
-  name: 'env-wide-degradation-lagged',
-  worse: false,
-  make: (r) => {
-    const lvl = (i: number, from: number) => (i >= from * SAMPLES_PER_CHECK ? 0.04 : 0.01);
-    return { baseline: Array.from({ length: N }, (_, i) => logNormal(r, lvl(i, 3))), canary: Array.from({ length: N }, (_, i) => logNormal(r, lvl(i, 4))) };
-  },
+const envWideLaggedSeries = (r: R, degraded: boolean): Series => {
+  const lvl = (i: number, from: number) => (degraded && i >= from * SAMPLES_PER_CHECK ? 0.04 : 0.01);
+  return { baseline: Array.from({ length: N }, (_, i) => logNormal(r, lvl(i, 3))), canary: Array.from({ length: N }, (_, i) => logNormal(r, lvl(i, 4))) };
 };
+const envWideLagged: Scenario = { name: 'env-wide-degradation-lagged', worse: false, make: (r) => envWideLaggedSeries(r, true), twin: (r) => envWideLaggedSeries(r, false) };
 
 /** Errors at `rc` on the canary's 10% of traffic against `rb` on the stable's 90%. */
 const zeroHeavy = (name: string, rb: number, rc: number): Scenario => ({
@@ -138,8 +137,10 @@ function runScenario(sc: Scenario, seed: number, countRule: boolean) {
   const failedAt: number[] = [];
   const earlyAt: number[] = [];
   let inconclusive = 0;
+  let causedByDegradation = 0;
   for (let i = 0; i < RUNS; i++) {
     const d = decide(sc.make(rng(seed * 100_003 + i)), countRule);
+    if (d.failedAt !== null && sc.twin && decide(sc.twin(rng(seed * 100_003 + i)), countRule).failedAt === null) causedByDegradation++;
     if (d.failedAt !== null) failedAt.push(d.failedAt);
     if (d.earlyAt !== null) earlyAt.push(d.earlyAt);
     inconclusive += d.inconclusive;
@@ -152,6 +153,7 @@ function runScenario(sc: Scenario, seed: number, countRule: boolean) {
     ...(sc.worse
       ? { detectedWithin3Checks: round(failedAt.filter((k) => k <= 3).length / RUNS), checksToDetect: { median: pct(failedAt, 0.5), p95: pct(failedAt, 0.95), mean: failedAt.length ? round(sum(failedAt) / failedAt.length) : null } }
       : { promotedEarlyRate: round(earlyAt.length / RUNS), checksToEarlyPromote: { median: pct(earlyAt, 0.5) } }),
+    ...(sc.twin ? { failedRuns: failedAt.length, failedOnlyWithDegradation: causedByDegradation, failedBeforeDegradation: failedAt.filter((k) => k <= 3).length } : {}),
     inconclusiveChecks: inconclusive,
   };
 }
@@ -240,6 +242,8 @@ async function main() {
       falsePositivesAtMost5Percent: ['equal', 'at-tolerance-1.1x', 'zero-heavy-equal-0.1%', 'equal-autocorrelated'].every((n) => get(n, 'falsePositiveRate') <= 0.05),
       twoTimesDetectedWithin3ChecksIn95Percent: get('worse-2x', 'detectedWithin3Checks') >= 0.95,
       envWideDegradationNeverFails: get('env-wide-degradation', 'falsePositiveRate') === 0,
+      // What the degradation itself did: runs it failed that the same draws without it passed.
+      envWideDegradationCausesNoFailure: get('env-wide-degradation', 'failedOnlyWithDegradation') === 0 && get('env-wide-degradation-lagged', 'failedOnlyWithDegradation') === 0,
     },
     seconds: round((performance.now() - t0) / 1000),
   };

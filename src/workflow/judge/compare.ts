@@ -10,7 +10,7 @@
 import { betaBinomialLogLR, nullShare, rateRatio, type Counts } from './counts';
 import { hodgesLehmann, median, type Shift } from './hodges-lehmann';
 import { mannWhitney } from './mann-whitney';
-import { alwaysValidP, msprtOneSidedLogLR, rankAutocorrelation, rankInformation } from './sequential';
+import { alwaysValidP, msprtFocusedLogLR, msprtOneSidedLogLR, rankAutocorrelation, rankInformation } from './sequential';
 
 export type Direction = 'lower-is-better' | 'higher-is-better';
 export type Verdict = 'pass' | 'fail' | 'inconclusive';
@@ -87,7 +87,9 @@ function compareRanks(b: number[], c: number[], o: CompareOptions, base: Pick<Co
   const info = rankInformation(c.length, b.length) * f;
   const bound = Math.log(1 / (1 - o.confidence));
   const worse = mannWhitney(shifted, bo, 'greater', true);
-  const worseLR = worse.z > 0 ? msprtOneSidedLogLR(worse.z * Math.sqrt(f), info) : 0;
+  // "Worse" weighs the effects worth catching quickly (sequential.ts); "better" is about small
+  // differences (within tolerance), which the wide mixture suits.
+  const worseLR = worse.z > 0 ? msprtFocusedLogLR(worse.z * Math.sqrt(f), info) : 0;
   const better = mannWhitney(shifted, bo, 'less', true);
   const betterLR = better.z > 0 ? msprtOneSidedLogLR(better.z * Math.sqrt(f), info) : 0;
   const shift = hodgesLehmann(c.slice(-MAX_INTERVAL_SAMPLES), b.slice(-MAX_INTERVAL_SAMPLES), o.confidence);

@@ -22,5 +22,5 @@ export { compareSeries, formatP, type Comparison, type CompareInput, type Compar
 export { mannWhitney, midranks, type MannWhitney } from './mann-whitney';
 export { hodgesLehmann, median, type Shift } from './hodges-lehmann';
 export { conditionalBinomialP, clopperPearson, rateRatio, betaBinomialLogLR, type Counts } from './counts';
-export { msprtLogLR, msprtOneSidedLogLR, rankAutocorrelation, alwaysValidP, rankInformation } from './sequential';
+export { msprtLogLR, msprtOneSidedLogLR, msprtFocusedLogLR, rankAutocorrelation, alwaysValidP, rankInformation } from './sequential';
 export { normalCdf, normalSf, normalQuantile, binomSf } from './special';

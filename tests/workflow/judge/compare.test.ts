@@ -66,3 +66,35 @@ test('promoteEarly: a canary shown within tolerance is an early pass; without th
   assert.match(early.reason, /clearly within tolerance 1\.1× \(p [<=] [\d.]+ that it is not\)$/);
   assert.equal(compareSeries(input, O).early, false);
 });
+
+/** Checks of ten more samples a side each (as bench/judge.ts): the first failing check, or null. */
+function firstFail(b: number[], c: number[], checks: number): number | null {
+  for (let k = 1; k <= checks; k++) if (compareSeries({ baseline: b.slice(0, 10 * k), canary: c.slice(0, 10 * k) }, O).verdict === 'fail') return k;
+  return null;
+}
+
+test('a 2× canary (noise ±65%) fails within 3 checks in at least 96% of 400 seeded runs; one at the tolerance in under 5% of 10 checks', () => {
+  // The wide mixture alone failed 376 of these 400 runs within 3 checks (the 20- and 30-sample
+  // looks, z ≈ 2.8 needed); the focused evidence needs z ≈ 2.55 there (sequential.ts).
+  let detected = 0;
+  let atTolerance = 0;
+  for (let i = 0; i < 400; i++) {
+    if ((firstFail(series(1000 + i, 0.01, 30, 0.5), series(5000 + i, 0.02, 30, 0.5), 3) ?? 9) <= 3) detected++;
+    if (firstFail(series(9000 + i, 0.01, 100, 0.5), series(13000 + i, 0.011, 100, 0.5), 10) !== null) atTolerance++;
+  }
+  assert.ok(detected >= 384, `${detected} of 400 detected within 3 checks`);
+  assert.ok(atTolerance <= 20, `${atTolerance} of 400 at the tolerance failed`);
+});
+
+test('an environment-wide degradation (both 4× worse and noisier from check 4) fails no run that the same draws without it pass', () => {
+  let caused = 0;
+  for (let i = 0; i < 200; i++) {
+    // Same draws, then both sides scaled (and spread) alike from the 31st sample on.
+    const zb = series(20000 + i, 1, 100, 1).map(Math.log);
+    const zc = series(24000 + i, 1, 100, 1).map(Math.log);
+    const level = (z: number[], degraded: boolean) => z.map((v, j) => (degraded && j >= 30 ? 0.04 * Math.exp(0.8 * v) : 0.01 * Math.exp(0.5 * v)));
+    const degraded = firstFail(level(zb, true), level(zc, true), 10);
+    if (degraded !== null && firstFail(level(zb, false), level(zc, false), 10) === null) caused++;
+  }
+  assert.equal(caused, 0);
+});

@@ -9,7 +9,7 @@
 //   (method 'exact', Clopper-Pearson), norm.sf / norm.ppf, special.gammaln, special.betaln.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { betaBinomialLogLR, binomSf, clopperPearson, conditionalBinomialP, hodgesLehmann, mannWhitney, msprtLogLR, msprtOneSidedLogLR, normalQuantile, normalSf, rankAutocorrelation } from '../../../src/workflow/judge';
+import { betaBinomialLogLR, binomSf, clopperPearson, conditionalBinomialP, hodgesLehmann, mannWhitney, msprtFocusedLogLR, msprtLogLR, msprtOneSidedLogLR, normalQuantile, normalSf, rankAutocorrelation } from '../../../src/workflow/judge';
 import { logGamma } from '../../../src/workflow/judge/special';
 import { intervalRank } from '../../../src/workflow/judge/hodges-lehmann';
 
@@ -95,6 +95,22 @@ test('always-valid evidence: the mixture SPRT closed forms', () => {
   close(betaBinomialLogLR(9, 12, 0.2), 4.259724232539709, 1e-10);
   // One-sided: ln 2 + ln Λ + norm.logcdf(z·√(v/(1+v))), z = 3, I = 10 → 3.5829907775420917.
   close(msprtOneSidedLogLR(3, 10), 3.5829907775420917, 1e-7);
+});
+
+test('the focused "canary worse" evidence: its closed form, a lower bar at 20-30 samples, and still a martingale', () => {
+  // ln(0.9·exp(0.7·z·√I − 0.7²·I/2) + 0.1·Λ₊(z, I)), Λ₊ the one-sided mixture above, computed in
+  // Python with math.erfc: z = 3, I = 10 → 4.144168487160468; z = 2.6, I = 10 → 3.2513875623076527.
+  close(msprtFocusedLogLR(3, 10), 4.144168487160468, 1e-7);
+  close(msprtFocusedLogLR(2.6, 10), 3.2513875623076527, 1e-7);
+  // z = 2.6 at 20 samples a side (I = 10) crosses ln 20 = 3.00 now; the wide mixture alone (2.56) did not.
+  assert.ok(msprtFocusedLogLR(2.6, 10) > Math.log(20) && msprtOneSidedLogLR(2.6, 10) < Math.log(20));
+  // E[Λ] = 1 under θ = 0 (z ~ N(0, 1)) at any information: what Ville's inequality needs.
+  for (const info of [5, 15, 50]) {
+    let e = 0;
+    // The wide part spreads z over N(0, 1 + I), hence the wide range.
+    for (let z = -60; z <= 60; z += 0.002) e += Math.exp(-z * z / 2 + msprtFocusedLogLR(z, info)) * 0.002;
+    close(e / Math.sqrt(2 * Math.PI), 1, 1e-6);
+  }
 });
 
 test('rank autocorrelation: lag-1 of the ranks, zero within the white-noise band', () => {
