@@ -1,6 +1,6 @@
 // The real kubectl against a running kube-sim: get with its columns, describe with events, get
 // events, get -w, scale (StatefulSet and Deployment), rollout status, apply --server-side (twice,
-// the second a no-op), delete and logs. Each run gets a private HOME and KUBECONFIG, so no
+// the second a no-op), delete, logs and explain. Each run gets a private HOME and KUBECONFIG, so no
 // discovery or OpenAPI cache is shared between runs. kubectl must be on PATH (.ci/run installs
 // it); without it these tests fail and say so.
 import { test, after, before } from 'node:test';
@@ -184,4 +184,17 @@ test('delete: the object and its pods go', async () => {
   assert.notEqual(r.code, 0);
   assert.match(r.stderr, /NotFound|not found/);
   await waitFor('pods gone', async () => (await f.core.listNamespacedPod({ namespace: 'default', labelSelector: 'app=boom' })).items.length === 0);
+});
+
+test('explain: fields and descriptions from the served OpenAPI v3, of the release /version names', async () => {
+  const version = JSON.parse(await ok('version', '-o', 'json')) as { serverVersion: { gitVersion: string } };
+  assert.match(version.serverVersion.gitVersion, /^v1\.31\./);
+  const ordinals = await ok('explain', 'statefulset.spec.ordinals');
+  assert.match(ordinals, /FIELD: ordinals <StatefulSetOrdinals>/);
+  assert.match(ordinals, /start\t<integer>\n\s+start is the number representing the first replica's index/);
+  // allocatedResourcesStatus is new in 1.31: only a current spec has it.
+  assert.match(await ok('explain', 'pod.status.containerStatuses.allocatedResourcesStatus'), /FIELD: allocatedResourcesStatus <\[\]ResourceStatus>/);
+  const r = await kubectl('explain', 'pod.spec.noSuchField');
+  assert.notEqual(r.code, 0);
+  assert.match(r.stderr, /field "noSuchField" does not exist/);
 });
