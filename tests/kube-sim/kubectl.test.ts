@@ -1,6 +1,6 @@
 // The real kubectl against a running kube-sim: get with its columns, describe with events, get
 // events, get -w, scale (StatefulSet and Deployment), rollout status, apply --server-side (twice,
-// the second a no-op), delete, logs and explain. Each run gets a private HOME and KUBECONFIG, so no
+// the second a no-op), delete, logs, explain and Pod Security warnings. Each run gets a private HOME and KUBECONFIG, so no
 // discovery or OpenAPI cache is shared between runs. kubectl must be on PATH (.ci/run installs
 // it); without it these tests fail and say so.
 import { test, after, before } from 'node:test';
@@ -197,4 +197,18 @@ test('explain: fields and descriptions from the served OpenAPI v3, of the releas
   const r = await kubectl('explain', 'pod.spec.noSuchField');
   assert.notEqual(r.code, 0);
   assert.match(r.stderr, /field "noSuchField" does not exist/);
+});
+
+test('Pod Security warn: kubectl prints the Warning header on stderr, and the object is created', async () => {
+  f.sim.applyManifests([{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'warned', labels: { 'pod-security.kubernetes.io/warn': 'restricted' } } }]);
+  const file = manifest({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'rooty', namespace: 'warned' }, spec: { containers: [{ name: 'c', image: 'nginx:1' }] } });
+  const r = await kubectl('create', '-f', file);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /pod\/rooty created/);
+  assert.equal(
+    r.stderr.trim(),
+    'Warning: would violate PodSecurity "restricted:latest": allowPrivilegeEscalation != false (container "c" must set securityContext.allowPrivilegeEscalation=false), ' +
+      'unrestricted capabilities (container "c" must set securityContext.capabilities.drop=["ALL"]), runAsNonRoot != true (pod or container "c" must set securityContext.runAsNonRoot=true), ' +
+      'seccompProfile (pod or container "c" must set securityContext.seccompProfile.type to "RuntimeDefault" or "Localhost")',
+  );
 });
