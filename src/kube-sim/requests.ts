@@ -74,7 +74,17 @@ function parseBody(text: string, contentType: string): unknown {
   }
 }
 
-export function send(res: ServerResponse, code: number, body: unknown, headers: Record<string, string> = {}): void {
+/**
+ * Admission warnings as the API server sends them: one `Warning: 299 - "text"` header each,
+ * the text quoted with `"` and `\` escaped (apimachinery's NewWarningHeader); kubectl prints
+ * each as `Warning: text` on stderr.
+ */
+function warningHeaders(warnings: string[] | undefined): Record<string, string[]> {
+  if (!warnings?.length) return {};
+  return { warning: warnings.map((w) => `299 - "${w.replace(/["\\]/g, (c) => `\\${c}`)}"`) };
+}
+
+export function send(res: ServerResponse, code: number, body: unknown, headers: Record<string, string | string[]> = {}): void {
   const text = JSON.stringify(body);
   res.writeHead(code, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
   res.end(text);
@@ -116,12 +126,12 @@ export async function handleResource(host: RequestHost, req: IncomingMessage, re
   }
   if (method === 'POST' && !name) {
     const r = api.create(def, ns, body, opts);
-    send(res, 201, r.object);
+    send(res, 201, r.object, warningHeaders(r.warnings));
     return { verb: 'create', changed: r.changed };
   }
   if (method === 'PUT' && name) {
     const r = subresource === 'status' ? api.replaceStatus(def, ns, name, body, opts) : subresource === 'scale' ? api.writeScale(def, ns, name, scaleBody(body), opts) : api.replace(def, ns, name, body, opts);
-    send(res, 200, r.object);
+    send(res, 200, r.object, warningHeaders(r.warnings));
     return { verb: 'update', changed: r.changed };
   }
   if (method === 'PATCH' && name) {
@@ -129,7 +139,7 @@ export async function handleResource(host: RequestHost, req: IncomingMessage, re
     if (subresource === 'status') r = api.patchStatus(def, ns, name, contentType, body, opts);
     else if (subresource === 'scale') r = api.writeScale(def, ns, name, api.patchedScale(def, ns, name, contentType, body), opts);
     else r = api.patch(def, ns, name, contentType, body, opts);
-    send(res, r.created ? 201 : 200, r.object);
+    send(res, r.created ? 201 : 200, r.object, warningHeaders(r.warnings));
     return { verb: contentType === PATCH_TYPES.apply ? 'apply' : 'patch', changed: r.changed };
   }
   throw new SimError(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource`);

@@ -155,6 +155,11 @@ export function apiResourceListDoc(group: string, version: string, served: Serve
   return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: group ? `${group}/${version}` : version, resources };
 }
 
+/**
+ * The release whose OpenAPI the simulator serves (openapi/source/, whose README says why 1.31);
+ * openapi.test.ts holds this and the generated definitions to one version. kubectl on these
+ * machines is a dispatcher that runs the kubectl of this minor version.
+ */
 export function versionDoc() {
   return {
     major: '1',
@@ -163,7 +168,7 @@ export function versionDoc() {
     gitCommit: '0000000000000000000000000000000000000000',
     gitTreeState: 'clean',
     buildDate: '2026-01-01T00:00:00Z',
-    goVersion: 'go1.22.0',
+    goVersion: 'go1.22.5',
     compiler: 'gc',
     platform: 'linux/amd64',
   };

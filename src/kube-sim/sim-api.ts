@@ -6,7 +6,7 @@
 // ownership, the stored-size limit, and a no-op check that returns the stored object
 // untouched (no new resourceVersion, no watch event) when nothing changed.
 import { randomUUID } from 'node:crypto';
-import { admitCreate, admitStoredSize, admitUpdate } from './admission';
+import { admitCreate, admitObjectUpdate, admitStoredSize, admitUpdate } from './admission';
 import type { DeletionAudit } from './audit';
 import { applyDefaults, initialStatus } from './defaults';
 import { Deleter, type DeleteOptions } from './deletion';
@@ -34,7 +34,11 @@ export interface WriteResult {
   /** False when the write changed nothing (no resourceVersion bump, no event). */
   changed: boolean;
   created: boolean;
+  /** Admission's warnings (Pod Security's warn level), for the response's Warning headers. */
+  warnings?: string[];
 }
+
+const withWarnings = (r: WriteResult, warnings: string[]): WriteResult => (warnings.length ? { ...r, warnings } : r);
 
 export interface ListOptions {
   labelSelector?: string;
@@ -126,11 +130,11 @@ export class SimApi {
       incoming.metadata.name = incoming.metadata.generateName + randomSuffix();
     }
     const name = incoming.metadata.name ?? '';
-    admitCreate(this.store, def, ns, name, incoming);
+    const warnings = admitCreate(this.store, def, ns, name, incoming);
     if (name && this.store.get(def, ns, name)) throw alreadyExists(def, name);
     const obj = this.finalize(def, ns, incoming, undefined);
     obj.metadata.managedFields = updateOwnership(undefined, obj, opts.fieldManager ?? DEFAULT_MANAGER, nowIso(), 'main');
-    return this.commit(def, obj, undefined, opts);
+    return withWarnings(this.commit(def, obj, undefined, opts), warnings);
   }
 
   replace(def: ResourceDef, ns: string, name: string, body: unknown, opts: WriteOptions = {}): WriteResult {
@@ -139,8 +143,9 @@ export class SimApi {
     admitUpdate(def, name, incoming.metadata.resourceVersion);
     this.checkPrecondition(def, old, incoming.metadata.resourceVersion);
     const obj = this.finalize(def, ns, incoming, old);
+    const warnings = admitObjectUpdate(this.store, def, obj, old);
     obj.metadata.managedFields = updateOwnership(old, obj, opts.fieldManager ?? DEFAULT_MANAGER, nowIso(), 'main');
-    return this.commit(def, obj, old, opts);
+    return withWarnings(this.commit(def, obj, old, opts), warnings);
   }
 
   patch(def: ResourceDef, ns: string, name: string, contentType: string, body: unknown, opts: WriteOptions = {}): WriteResult {
@@ -152,8 +157,9 @@ export class SimApi {
       this.checkPrecondition(def, old, body.metadata.resourceVersion);
     }
     const obj = this.finalize(def, ns, incoming, old);
+    const warnings = admitObjectUpdate(this.store, def, obj, old);
     obj.metadata.managedFields = updateOwnership(old, obj, opts.fieldManager ?? DEFAULT_MANAGER, nowIso(), 'main');
-    return this.commit(def, obj, old, opts);
+    return withWarnings(this.commit(def, obj, old, opts), warnings);
   }
 
   /** Server-side apply: creates when missing, merges and tracks ownership when present. */
@@ -162,7 +168,7 @@ export class SimApi {
     const applied = this.checkBody(def, ns, body, name);
     if (!applied.metadata.name) throw badRequest('metadata.name is required for apply');
     const old = this.store.get(def, ns, name);
-    if (!old) admitCreate(this.store, def, ns, name, applied);
+    let warnings = old ? [] : admitCreate(this.store, def, ns, name, applied);
     if (old && applied.metadata.resourceVersion) this.checkPrecondition(def, old, applied.metadata.resourceVersion);
     let result;
     try {
@@ -172,8 +178,9 @@ export class SimApi {
       throw err;
     }
     const obj = this.finalize(def, ns, result.object, old);
+    if (old) warnings = admitObjectUpdate(this.store, def, obj, old);
     obj.metadata.managedFields = result.managedFields;
-    return this.commit(def, obj, old, opts);
+    return withWarnings(this.commit(def, obj, old, opts), warnings);
   }
 
   /** PUT /status: replaces only the status. */

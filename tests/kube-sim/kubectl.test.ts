@@ -1,6 +1,6 @@
 // The real kubectl against a running kube-sim: get with its columns, describe with events, get
 // events, get -w, scale (StatefulSet and Deployment), rollout status, apply --server-side (twice,
-// the second a no-op), delete and logs. Each run gets a private HOME and KUBECONFIG, so no
+// the second a no-op), delete, logs, explain and Pod Security warnings. Each run gets a private HOME and KUBECONFIG, so no
 // discovery or OpenAPI cache is shared between runs. kubectl must be on PATH (.ci/run installs
 // it); without it these tests fail and say so.
 import { test, after, before } from 'node:test';
@@ -184,4 +184,31 @@ test('delete: the object and its pods go', async () => {
   assert.notEqual(r.code, 0);
   assert.match(r.stderr, /NotFound|not found/);
   await waitFor('pods gone', async () => (await f.core.listNamespacedPod({ namespace: 'default', labelSelector: 'app=boom' })).items.length === 0);
+});
+
+test('explain: fields and descriptions from the served OpenAPI v3, of the release /version names', async () => {
+  const version = JSON.parse(await ok('version', '-o', 'json')) as { serverVersion: { gitVersion: string } };
+  assert.match(version.serverVersion.gitVersion, /^v1\.31\./);
+  const ordinals = await ok('explain', 'statefulset.spec.ordinals');
+  assert.match(ordinals, /FIELD: ordinals <StatefulSetOrdinals>/);
+  assert.match(ordinals, /start\t<integer>\n\s+start is the number representing the first replica's index/);
+  // allocatedResourcesStatus is new in 1.31: only a current spec has it.
+  assert.match(await ok('explain', 'pod.status.containerStatuses.allocatedResourcesStatus'), /FIELD: allocatedResourcesStatus <\[\]ResourceStatus>/);
+  const r = await kubectl('explain', 'pod.spec.noSuchField');
+  assert.notEqual(r.code, 0);
+  assert.match(r.stderr, /field "noSuchField" does not exist/);
+});
+
+test('Pod Security warn: kubectl prints the Warning header on stderr, and the object is created', async () => {
+  f.sim.applyManifests([{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'warned', labels: { 'pod-security.kubernetes.io/warn': 'restricted' } } }]);
+  const file = manifest({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'rooty', namespace: 'warned' }, spec: { containers: [{ name: 'c', image: 'nginx:1' }] } });
+  const r = await kubectl('create', '-f', file);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /pod\/rooty created/);
+  assert.equal(
+    r.stderr.trim(),
+    'Warning: would violate PodSecurity "restricted:latest": allowPrivilegeEscalation != false (container "c" must set securityContext.allowPrivilegeEscalation=false), ' +
+      'unrestricted capabilities (container "c" must set securityContext.capabilities.drop=["ALL"]), runAsNonRoot != true (pod or container "c" must set securityContext.runAsNonRoot=true), ' +
+      'seccompProfile (pod or container "c" must set securityContext.seccompProfile.type to "RuntimeDefault" or "Localhost")',
+  );
 });

@@ -1,9 +1,11 @@
-// OpenAPI: the generated definitions are current with their source package, and the served
-// documents carry what kubectl reads (PATCH parameters, group-version-kind, descriptions).
+// OpenAPI: the generated definitions are current with their vendored source, whose release is
+// the one /version names, and the served documents carry what kubectl reads (PATCH parameters,
+// group-version-kind, descriptions).
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { generate, OUTPUT } from '../../scripts/gen-openapi';
+import { generate, OUTPUT, SOURCE } from '../../scripts/gen-openapi';
+import { versionDoc } from '../../src/kube-sim/resources';
 import { startSim, type SimFixture } from './helpers';
 
 let f: SimFixture;
@@ -16,6 +18,18 @@ after(async () => {
 
 test('definitions.json is what scripts/gen-openapi.ts makes from the official spec (run it after changing the served kinds)', () => {
   assert.equal(readFileSync(OUTPUT, 'utf8'), generate());
+});
+
+test('/version names the release the definitions come from, and they carry its fields', async () => {
+  const v = (await (await f.fetch(`${f.url}/version`)).json()) as { major: string; minor: string; gitVersion: string };
+  assert.equal(`v${v.major}.${v.minor}`, SOURCE.kubernetes);
+  assert.deepEqual(v, versionDoc());
+  assert.match(v.gitVersion, new RegExp(`^${SOURCE.kubernetes.replace('.', '\\.')}\\.`));
+  const defs = (JSON.parse(readFileSync(OUTPUT, 'utf8')) as { source: typeof SOURCE; definitions: Record<string, any> });
+  assert.deepEqual(defs.source, SOURCE);
+  // Fields a 1.22 spec lacks: StatefulSet ordinals (1.26) and container status resources (1.28).
+  assert.ok(defs.definitions['io.k8s.api.apps.v1.StatefulSetSpec'].properties.ordinals);
+  assert.ok(defs.definitions['io.k8s.api.core.v1.ContainerStatus'].properties.resources);
 });
 
 test('/openapi/v3: an index of group-versions; each document has PATCH with fieldValidation and the official schemas', async () => {
