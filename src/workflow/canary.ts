@@ -66,6 +66,9 @@ export interface Check {
 /** What the walk's analysis found so far, over all its holds: derived from journaled checks. */
 export interface Tally {
   failures: number;
+  /** When the walk's first analysed hold began (a journaled deadline less its pause): where a
+   *  compare judge's window starts, so its first check already has an interval of data. */
+  since?: number;
 }
 
 /** What a hold remembers between its checks. */
@@ -170,9 +173,16 @@ async function holdUntil(
   // Reports wake a hold early to look at krane's signals; Prometheus keeps its own pace (one
   // query per interval), so a chatty cluster neither floods it nor spends failureLimit early.
   let nextQueryAt = 0;
+  // A comparison at the very start of the walk would read an empty window (the canary has had
+  // its traffic for no time at all): its first query waits an interval (not past the step's
+  // end, so every hold is judged at least once), over a window from the first hold's start.
+  if (analysis?.judge === 'compare' && tally.since === undefined) {
+    tally.since = h.startedAt;
+    nextQueryAt = Math.min(h.startedAt + interval, deadline);
+  }
   for (let k = 0; ; k++) {
     const due = nextQueryAt;
-    const c = await ctx.run(`check-${label}-${k}`, () => checkSignals(deps, walk, analysis, due, h.startedAt));
+    const c = await ctx.run(`check-${label}-${k}`, () => checkSignals(deps, walk, analysis, due, h.startedAt, tally.since));
     if (c.analysis) nextQueryAt = c.now + interval;
     const judged = judgeCheck(c, memory, { deadline, failureLimit, legacy });
     memory = judged;
@@ -197,7 +207,7 @@ async function holdUntil(
  * table, the target regions' liveness, and (when due) the analysis (judgement.ts: threshold or
  * compare, both judged the same way here, judgeCheck).
  */
-async function checkSignals(deps: StrategyDeps, walk: Walk, analysis: Analysis | undefined, queryDueAt: number, startedAt: number): Promise<Check> {
+async function checkSignals(deps: StrategyDeps, walk: Walk, analysis: Analysis | undefined, queryDueAt: number, startedAt: number, since?: number): Promise<Check> {
   const id = walk.id;
   const d = await deployments.getDeployment(deps.sql, id);
   // A read, not a lock: a change seen here is final (only the walk writes the table it expects).
@@ -207,7 +217,7 @@ async function checkSignals(deps: StrategyDeps, walk: Walk, analysis: Analysis |
   const failed = progress.state === 'failed' ? `canary instance failed in ${progress.reason}` : progress.state === 'stopped' ? STOPPED_BY_OPERATOR : null;
   deps.metrics.analysed('instances', failed ? 'fail' : progress.state === 'waiting' ? 'inconclusive' : 'pass');
   const offline = deps.offline ? await deps.offline(deps.regions, startedAt) : { offline: [], reason: null };
-  const result = analysis && !failed && Date.now() >= queryDueAt ? await judgeAnalysis(deps, { deploymentId: id, stableId: walk.stable, regions: d?.regions ?? [] }, analysis) : null;
+  const result = analysis && !failed && Date.now() >= queryDueAt ? await judgeAnalysis(deps, { deploymentId: id, stableId: walk.stable, regions: d?.regions ?? [], ...(since !== undefined ? { since } : {}) }, analysis) : null;
   const notReady = progress.state === 'waiting' ? progress.waitingFor.join(', ') : null;
   return { now: Date.now(), command: d?.trafficCommand ?? null, failed, notReady, analysis: result, changed, offline: { regions: offline.offline, reason: offline.reason } };
 }

@@ -8,9 +8,10 @@
 // inconclusive while any region is (the hold fails closed if that lasts to the step's end); an
 // early pass (promoteEarly) needs every region shown within tolerance.
 //
-// The window starts at the deployment's first compare check (just after its first step put it
-// in front of traffic) and grows with each check: the sequential tests are valid for that, one
-// test over the canary's whole life, not one per step.
+// The window starts when the walk's first analysed hold began (its first step put the canary in
+// front of traffic; the first check comes an interval later, canary.ts) and grows with each
+// check: the sequential tests are valid for that, one test over the canary's whole life, not
+// one per step.
 import { analysisChecks, events, withTx, type Sql } from '../store';
 import type { LiveEvent } from '../live-events';
 import { queryPrometheus, type AnalysisResult } from './analysis';
@@ -36,6 +37,9 @@ export interface JudgeSubject {
   deploymentId: string;
   stableId: string | null;
   regions: string[];
+  /** Where a comparison's window starts (the walk's first analysed hold); absent: at the first
+   *  compare check, as walks from before it did. */
+  since?: number;
 }
 
 type AnalysisEvent = Extract<LiveEvent, { type: 'deployment.analysis' }>;
@@ -74,7 +78,7 @@ async function judgeCompare(deps: JudgeDeps, s: JudgeSubject, a: Analysis): Prom
   const settings = compareSettings(a);
   const endMs = Date.now();
   if (!s.stableId) return { verdict: 'inconclusive', value: null, reason: 'no stable deployment to compare with' };
-  const startMs = (await analysisChecks.firstCheckAt(deps.sql, s.deploymentId, 'compare'))?.getTime() ?? endMs;
+  const startMs = s.since ?? (await analysisChecks.firstCheckAt(deps.sql, s.deploymentId, 'compare'))?.getTime() ?? endMs;
   const stepMs = rangeStep(ms(a.interval), endMs - startMs);
   const perRegion = await Promise.all(
     s.regions.map(async (region): Promise<{ region: string; c: Comparison; series?: { baseline: number[]; canary: number[] } }> => {
