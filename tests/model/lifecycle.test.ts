@@ -35,6 +35,9 @@ let commands = 0;
 /** Each sequence begins with a stable deployment at 100%, so canaries and blue-greens walk; the
  *  next one is made while this one runs. */
 let next = driver.prepare();
+/** Finished sequences' environments, deleted one at a time in the background (driver.retire). */
+let retired: Promise<void> = Promise.resolve();
+const notRetired: string[] = [];
 async function withStable(box: Box): Promise<void> {
   let start = await next;
   const reasons: string[] = [];
@@ -43,6 +46,9 @@ async function withStable(box: Box): Promise<void> {
   for (let i = 0; 'reason' in start && i < 2; i++) (reasons.push(start.reason), (start = await driver.prepare()));
   if ('reason' in start) assert.fail(`a new environment with its first deployment ready: ${[...reasons, start.reason].join(' / ')}`);
   next = driver.prepare();
+  // The sequence before this one is done with its environment.
+  const previous = driver.environmentId;
+  if (previous) retired = retired.then(async () => void ((await driver.retire(previous)) || notRetired.push(previous)));
   await driver.newSequence(start.environmentId);
   box.m = M.created(box.m, { id: start.stable, kind: 'rolling', failureLimit: Infinity, query: `none-${start.stable}`, stable: null });
   await settle(box, 'the first deployment ready');
@@ -63,7 +69,7 @@ async function settle(box: Box, what: string): Promise<void> {
   }
 }
 
-test(`the deployment lifecycle keeps its rules under ${NUM_RUNS} generated sequences of commands and faults`, { timeout: 60 * 60_000 }, async () => {
+test(`the deployment lifecycle keeps its rules under ${NUM_RUNS} generated sequences of commands and faults`, { timeout: 150 * 60_000 }, async () => {
   const replayPath = process.env.FC_REPLAY_PATH;
   const property = fc.asyncProperty(fc.commands(commandArbs(), { maxCommands: MAX_COMMANDS, ...(replayPath ? { replayPath } : {}) }), async (cmds) => {
     const box: Box = { m: M.initialModel(), prev: null, known, queries };
@@ -73,7 +79,7 @@ test(`the deployment lifecycle keeps its rules under ${NUM_RUNS} generated seque
     commands += [...cmds].length;
     await settle(box, 'after the sequence');
     // A long run says how far it got (a run stopped midway still has a figure).
-    if (sequences % 100 === 0) console.log(`# model: ${sequences} sequences, ${commands} commands so far, ${known.length} known-defect findings`);
+    if (sequences % 100 === 0) console.log(`# model: ${sequences} sequences, ${commands} commands so far, ${known.length} known-defect findings, ${notRetired.length} environments not deleted, rss ${Math.round(process.memoryUsage().rss / 2 ** 20)} MiB`);
   });
   const seed = process.env.FC_SEED ? Number(process.env.FC_SEED) : undefined;
   const path = process.env.FC_PATH;
@@ -89,7 +95,7 @@ test(`the deployment lifecycle keeps its rules under ${NUM_RUNS} generated seque
   } finally {
     await next;
     await driver.close();
-    console.log(`# model: ${sequences} sequences, ${commands} commands (+1 create each) in ${Math.round((Date.now() - started) / 1000)} s; seed ${seed ?? 'random (printed on failure)'}`);
+    console.log(`# model: ${sequences} sequences, ${commands} commands (+1 create each) in ${Math.round((Date.now() - started) / 1000)} s; seed ${seed ?? 'random (printed on failure)'}; environments not deleted: ${notRetired.length}`);
     if (known.length) {
       console.log(`# defects reported, not failed (known, or still open: OPEN_DEFECT_RULES in lifecycle-model.ts): ${known.length}`);
       for (const v of known.slice(0, 20)) console.log(`#   [${v.rule}] ${v.message}`);
