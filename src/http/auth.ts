@@ -15,6 +15,7 @@ import { LRUCache } from 'lru-cache';
 import { forbidden, unauthorized } from '../errors';
 import type { Logger } from '../log';
 import { agentTokens, type Sql } from '../store';
+import { onceUntilFailed } from './once';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -92,7 +93,6 @@ export class AgentAuth {
   /** Hashes of configured tokens that ctrl refuses (stored for another region): never looked up. */
   private readonly refused = new Set<string>();
   private readonly listeners = new Set<(tokenId: string) => void>();
-  private started: Promise<void> | undefined;
   private unlisten: (() => Promise<void>) | undefined;
 
   constructor(private readonly opts: AgentAuthOptions) {
@@ -108,13 +108,7 @@ export class AgentAuth {
 
   /** Registers configured tokens and starts listening for revocations; idempotent, and run by
    *  the first authentication if nobody called it before. */
-  start(): Promise<void> {
-    this.started ??= this.init().catch((err: unknown) => {
-      this.started = undefined;
-      throw err;
-    });
-    return this.started;
-  }
+  readonly start = onceUntilFailed(() => this.init());
 
   private async init(): Promise<void> {
     const { sql, logger } = this.opts;

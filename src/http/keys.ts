@@ -16,6 +16,7 @@ import { AppError } from '../errors';
 import type { Logger } from '../log';
 import { apiKeys, type Sql } from '../store';
 import type { ApiKey } from '../store/api-keys';
+import { onceUntilFailed } from './once';
 
 /** A verified key is trusted this long without asking the database; revocations do not wait for it. */
 const KEY_CACHE_MS = 30_000;
@@ -39,18 +40,11 @@ export class KeyAuth {
   private readonly revokedIds = new Set<string>();
   private readonly closers = new Map<string, Set<() => void>>();
   private readonly buckets = new LRUCache<string, { tokens: number; at: number }>({ max: CACHE_MAX_ENTRIES });
-  private started: Promise<void> | undefined;
   private unlisten: (() => Promise<void>) | undefined;
 
   constructor(private readonly opts: KeyAuthOptions) {}
 
-  start(): Promise<void> {
-    this.started ??= this.init().catch((err: unknown) => {
-      this.started = undefined;
-      throw err;
-    });
-    return this.started;
-  }
+  readonly start = onceUntilFailed(() => this.init());
 
   private async init(): Promise<void> {
     const { sql } = this.opts;
