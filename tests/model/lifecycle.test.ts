@@ -38,7 +38,11 @@ let next = driver.prepare();
 /** Finished sequences' environments, deleted one at a time in the background (driver.retire). */
 let retired: Promise<void> = Promise.resolve();
 const notRetired: string[] = [];
+let firstFailure: unknown;
 async function withStable(box: Box): Promise<void> {
+  // A sequence that failed midway ran no settle: its offline kranes would fail every shrink's
+  // setup, and the shrunk counterexample would be that, not the failure.
+  for (const r of [...driver.kraneDown]) await driver.online(r);
   let start = await next;
   const reasons: string[] = [];
   // Made in the background while the previous sequence's faults were still healing, it may have
@@ -74,10 +78,18 @@ test(`the deployment lifecycle keeps its rules under ${NUM_RUNS} generated seque
   const property = fc.asyncProperty(fc.commands(commandArbs(), { maxCommands: MAX_COMMANDS, ...(replayPath ? { replayPath } : {}) }), async (cmds) => {
     const box: Box = { m: M.initialModel(), prev: null, known, queries };
     sequences++;
-    await withStable(box);
-    await fc.asyncModelRun(() => ({ model: box, real: driver }), cmds);
-    commands += [...cmds].length;
-    await settle(box, 'after the sequence');
+    try {
+      await withStable(box);
+      await fc.asyncModelRun(() => ({ model: box, real: driver }), cmds);
+      commands += [...cmds].length;
+      await settle(box, 'after the sequence');
+    } catch (err) {
+      // Shrinking replays smaller sequences on a system the failure may have left hurt; the
+      // failure as first seen is printed too, in case the shrunk one is a different one.
+      if (!firstFailure) console.log(`# first failure (before shrinking), sequence ${sequences}: ${[...cmds].join(', ')}\n#   ${String((err as Error).message).split('\n').join('\n#   ')}`);
+      firstFailure ??= err;
+      throw err;
+    }
     // A long run says how far it got (a run stopped midway still has a figure).
     if (sequences % 100 === 0) console.log(`# model: ${sequences} sequences, ${commands} commands so far, ${known.length} known-defect findings, ${notRetired.length} environments not deleted, rss ${Math.round(process.memoryUsage().rss / 2 ** 20)} MiB`);
   });
