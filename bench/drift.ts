@@ -12,6 +12,7 @@ import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { KubeConfig, PatchStrategy, type KubernetesObject } from '@kubernetes/client-node';
 import { KubeClient } from '../src/kube/client';
+import { SIM_TOKEN } from '../src/kube-sim';
 import { ApplyController } from '../src/kube/apply-controller';
 import { DriftWatch } from '../src/kube/drift';
 import { routesObjectName } from '../src/kube/manifests';
@@ -31,7 +32,7 @@ const url: string = await new Promise((resolve, reject) => {
 });
 
 const kc = new KubeConfig();
-kc.loadFromOptions({ clusters: [{ name: 'sim', server: url, skipTLSVerify: true }], users: [{ name: 'sim', token: 'sim' }], contexts: [{ name: 'sim', cluster: 'sim', user: 'sim' }], currentContext: 'sim' });
+kc.loadFromOptions({ clusters: [{ name: 'sim', server: url, skipTLSVerify: true }], users: [{ name: 'sim', token: SIM_TOKEN }], contexts: [{ name: 'sim', cluster: 'sim', user: 'sim' }], currentContext: 'sim' });
 const api = new KubeClient(kc);
 const other = new KubeClient(kc);
 const logger = createLogger('warn');
@@ -61,7 +62,7 @@ const CHANGE_KINDS: Change[] = [
   {
     kind: 'scale-subresource',
     target: sts,
-    make: (i) => fetch(`${url}/apis/apps/v1/namespaces/unkey/statefulsets/dep-bench-${i}/scale?fieldManager=kubectl-scale`, { method: 'PATCH', headers: { 'content-type': 'application/merge-patch+json' }, body: JSON.stringify({ spec: { replicas: 5 } }) }).then(ok),
+    make: (i) => fetch(`${url}/apis/apps/v1/namespaces/unkey/statefulsets/dep-bench-${i}/scale?fieldManager=kubectl-scale`, { method: 'PATCH', headers: { authorization: `Bearer ${SIM_TOKEN}`, 'content-type': 'application/merge-patch+json' }, body: JSON.stringify({ spec: { replicas: 5 } }) }).then(ok),
     healed: async (i) => (await read(sts(i))).spec.replicas === 2,
   },
   {
@@ -83,7 +84,7 @@ const CHANGE_KINDS: Change[] = [
   {
     kind: 'label-removed',
     target: sts,
-    make: (i) => fetch(`${url}/apis/apps/v1/namespaces/unkey/statefulsets/dep-bench-${i}?fieldManager=kubectl-label`, { method: 'PATCH', headers: { 'content-type': 'application/json-patch+json' }, body: JSON.stringify([{ op: 'remove', path: '/metadata/labels/unkey.com~1app.id' }]) }).then(ok),
+    make: (i) => fetch(`${url}/apis/apps/v1/namespaces/unkey/statefulsets/dep-bench-${i}?fieldManager=kubectl-label`, { method: 'PATCH', headers: { authorization: `Bearer ${SIM_TOKEN}`, 'content-type': 'application/json-patch+json' }, body: JSON.stringify([{ op: 'remove', path: '/metadata/labels/unkey.com~1app.id' }]) }).then(ok),
     healed: async (i) => (await read(sts(i))).metadata.labels['unkey.com/app.id'] === scope.appId,
   },
   {

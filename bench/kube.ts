@@ -10,6 +10,7 @@ import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient } from '../src/kube/client';
+import { SIM_TOKEN } from '../src/kube-sim';
 import { ApplyController } from '../src/kube/apply-controller';
 import { createLogger } from '../src/log';
 import { refKey, type DeploymentApply, type ResourceRef } from '../src/sync/wire';
@@ -31,7 +32,7 @@ try {
   const kc = new KubeConfig();
   kc.loadFromOptions({
     clusters: [{ name: 'sim', server: url, skipTLSVerify: true }],
-    users: [{ name: 'sim', token: 'sim' }],
+    users: [{ name: 'sim', token: SIM_TOKEN }],
     contexts: [{ name: 'sim', cluster: 'sim', user: 'sim', namespace: 'default' }],
     currentContext: 'sim',
   });

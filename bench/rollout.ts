@@ -1,31 +1,41 @@
-// `npm run bench:rollout [-- --sentinels 10000]`: a fleet rollout of 1,000 sentinels by default
-// (half as many environments × 2 regions) with the simulators' ready delay 0: total time from
-// start to `completed`, ctrl's peak memory and CPU, and the database's transactions per
-// sentinel. ctrl runs as its own process (the built bundle) so its peak RSS (VmHWM) and CPU are
-// its own; the two simulated clusters and their kranes run in this process. Targets: 1,000 in
-// under 30 s; 10,000 in under 120 s with ctrl's peak RSS under 512 MiB (issue 28).
+// `npm run bench:rollout [-- --sentinels 10000] [--clusters per-region|shared] [--web]`: a fleet
+// rollout of 1,000 sentinels by default (half as many environments × 2 regions) with the
+// simulators' ready delay 0: total time from start to `completed`, ctrl's peak memory and CPU,
+// and the database's transactions per sentinel. Targets: 1,000 in under 30 s; 10,000 in under
+// 120 s with ctrl's peak RSS under 512 MiB (issue 28).
+// ctrl runs as its own process (the built bundle) so its peak RSS (VmHWM) and CPU are its own.
+// The simulated clusters and their kranes run in child processes (bench/_kube-sim-child.ts),
+// one per region by default (--clusters shared: one for both): in this process, 10,000
+// sentinels' pod churn starved the kranes' heartbeats and ctrl rightly took the regions for
+// offline. Each child's peak RSS and CPU are reported too.
+// --web: then opens the finished rollout's page in headless Chromium and reports webRenderMs
+// (bench/_web-render.ts says exactly what is timed; target under 1 s).
 // Prints one JSON object on the last stdout line.
 import { performance } from 'node:perf_hooks';
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { parseArgs } from 'node:util';
 import { startPostgres, freePort } from '../tests/helpers/postgres';
 import { cleanEnv, ensureBundle } from '../tests/helpers/bundle';
-import { loadConfig } from '../src/config';
-import { startKubeSim } from '../src/modes/kube-sim';
-import { startKrane } from '../src/modes/krane';
 import { createDb, cilium, sentinels, tenancy, withTx } from '../src/store';
 import { newId } from '../src/ids';
-import { parseArgs } from 'node:util';
+import { measureWebRender } from './_web-render';
 
-const args = parseArgs({ options: { sentinels: { type: 'string', default: '1000' } } }).values;
+const args = parseArgs({
+  options: { sentinels: { type: 'string', default: '1000' }, clusters: { type: 'string', default: 'per-region' }, web: { type: 'boolean', default: false } },
+}).values;
 const REGIONS = ['us-east-1', 'eu-west-1'];
 /** The fleet: environments × 2 regions, one sentinel in each. */
 const ENVIRONMENTS = Math.ceil(Number(args.sentinels) / REGIONS.length);
 const FLEET = ENVIRONMENTS * REGIONS.length;
 if (!Number.isInteger(ENVIRONMENTS) || ENVIRONMENTS < 1) throw new Error(`--sentinels must be a positive integer (got ${args.sentinels})`);
+if (args.clusters !== 'per-region' && args.clusters !== 'shared') throw new Error(`--clusters must be per-region or shared (got ${args.clusters})`);
+/** Which regions each child process runs. */
+const GROUPS = args.clusters === 'shared' ? [REGIONS] : REGIONS.map((r) => [r]);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-/** ctrl's user + system CPU so far, in seconds (clock ticks of /proc/PID/stat, 100 per second on Linux). */
+/** A process's user + system CPU so far, in seconds (clock ticks of /proc/PID/stat, 100 per second on Linux). */
 const cpuSeconds = (pid: number) => {
   const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   return (Number(f[11]) + Number(f[12])) / 100;
@@ -34,6 +44,64 @@ const peakRssMib = (pid: number) => {
   const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Math.round(Number(m[1]) / 1024) : null;
 };
+
+const api = (path: string, init: RequestInit = {}) =>
+  fetch(`${url}${path}`, { ...init, headers: { authorization: `Bearer ${adminToken}`, ...(init.body ? { 'content-type': 'application/json' } : {}) } }).then((r) => r.json());
+
+/** Every process this bench started: killed however it ends (the children also exit when
+ *  their IPC channel to this process closes, should this one die by SIGKILL). */
+const procs: ChildProcess[] = [];
+const names = new Map<ChildProcess, string>();
+process.on('exit', () => procs.forEach((p) => p.exitCode === null && p.kill('SIGKILL')));
+// Without these a signal would end this process without running the 'exit' handler above.
+process.on('SIGINT', () => process.exit(130));
+process.on('SIGTERM', () => process.exit(143));
+
+/** Throws when ctrl or a cluster child has died: a wait for progress would otherwise hang. */
+function assertAlive(): void {
+  for (const p of procs) if (p.exitCode !== null || p.signalCode !== null) throw new Error(`${names.get(p)} (pid ${p.pid}) exited (${p.exitCode ?? p.signalCode})`);
+}
+
+/** One child per group of regions, each running a simulator and a krane per region; resolves
+ *  once every krane has started. */
+async function startClusters(): Promise<{ child: ChildProcess; regions: string[] }[]> {
+  return Promise.all(
+    GROUPS.map(async (regions) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', new URL('./_kube-sim-child.ts', import.meta.url).pathname], {
+        stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+        env: { ...cleanEnv(), BENCH_CONTROL_PLANE: url, BENCH_REGIONS: JSON.stringify(regions.map((region) => ({ region, token: tokens[region] }))) },
+      });
+      procs.push(child);
+      names.set(child, `cluster child for ${regions.join(', ')}`);
+      await new Promise<string>((resolve, reject) => {
+        createInterface(child.stdout!).once('line', resolve);
+        child.once('exit', (code) => reject(new Error(`cluster child for ${regions.join(', ')} exited with ${code}`)));
+      });
+      return { child, regions };
+    }),
+  );
+}
+
+async function seedFleet(sql: ReturnType<typeof createDb>): Promise<number> {
+  const tSeed = performance.now();
+  await withTx(sql, async (tx) => {
+    for (let i = 0; i < ENVIRONMENTS; i++) {
+      const scope = { workspaceId: 'default', projectId: 'default', appId: 'default', environmentId: newId('env') };
+      await tenancy.insertEnvironment(tx, { ...scope, slug: `bench-${i}` });
+      for (const region of REGIONS) {
+        await sentinels.ensureSentinel(tx, { id: newId('snt'), ...scope, region, image: 'sentinel:v1', replicas: 1, cpuMillicores: 100, memoryMib: 128 });
+        await cilium.ensureCiliumPolicy(tx, { id: newId('cnp'), ...scope, region });
+      }
+    }
+  });
+  for (;;) {
+    const [r] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM sentinels WHERE health = 'healthy' AND running_image = 'sentinel:v1'`;
+    if (r!.n === FLEET) break;
+    assertAlive();
+    await sleep(100);
+  }
+  return performance.now() - tSeed;
+}
 
 const pg = await startPostgres();
 const port = await freePort();
@@ -50,87 +118,71 @@ const ctrl = spawn(process.execPath, [ensureBundle(), 'ctrl'], {
   }),
   stdio: ['ignore', 'inherit', 'inherit'],
 });
-const closers: (() => Promise<unknown>)[] = [];
+procs.push(ctrl);
+names.set(ctrl, 'ctrl');
+const sql = createDb(pg.adminUrl, { max: 4 });
 try {
   for (;;) {
     const ok = await fetch(`${url}/readyz`).then((r) => r.ok).catch(() => false);
     if (ok) break;
     // A ctrl that refused its configuration has said why on stderr; do not wait forever.
-    if (ctrl.exitCode !== null) throw new Error(`ctrl exited with code ${ctrl.exitCode} before it was ready`);
+    assertAlive();
     await sleep(50);
   }
-  for (const region of REGIONS) {
-    const sim = await startKubeSim(loadConfig('kubeSim', { port: 0, readyDelay: 0, logLevel: 'silent' }, {}), { minReadyScale: 0 });
-    const krane = await startKrane(loadConfig('krane', { region, controlPlane: url, token: tokens[region], listen: '127.0.0.1:0', logLevel: 'silent' }, {}), {
-      kubeConfig: sim.sim.kubeConfig(),
-    });
-    closers.push(() => krane.close(), () => sim.close());
-  }
-  const sql = createDb(pg.adminUrl, { max: 4 });
-  closers.push(() => sql.end());
-  const tSeed = performance.now();
-  await withTx(sql, async (tx) => {
-    for (let i = 0; i < ENVIRONMENTS; i++) {
-      const scope = { workspaceId: 'default', projectId: 'default', appId: 'default', environmentId: newId('env') };
-      await tenancy.insertEnvironment(tx, { ...scope, slug: `bench-${i}` });
-      for (const region of REGIONS) {
-        await sentinels.ensureSentinel(tx, { id: newId('snt'), ...scope, region, image: 'sentinel:v1', replicas: 1, cpuMillicores: 100, memoryMib: 128 });
-        await cilium.ensureCiliumPolicy(tx, { id: newId('cnp'), ...scope, region });
-      }
-    }
-  });
-  for (;;) {
-    const [r] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM sentinels WHERE health = 'healthy' AND running_image = 'sentinel:v1'`;
-    if (r!.n === FLEET) break;
-    await sleep(100);
-  }
-  const fleetReadyMs = performance.now() - tSeed;
+  const clusters = await startClusters();
+  const fleetReadyMs = await seedFleet(sql);
 
   const xacts = async () => Number((await sql<{ n: string }[]>`SELECT (xact_commit + xact_rollback)::text AS n FROM pg_stat_database WHERE datname = current_database()`)[0]!.n);
   const x0 = await xacts();
-  const cpu0 = cpuSeconds(ctrl.pid!);
+  const cpu0 = new Map(procs.map((p) => [p, cpuSeconds(p.pid!)]));
+  const cpuMsPerSentinel = (p: ChildProcess) => Math.round(((cpuSeconds(p.pid!) - cpu0.get(p)!) * 1000 * 100) / FLEET) / 100;
   const t0 = performance.now();
-  const start = await fetch(`${url}/v1/sentinel-rollouts`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ image: 'sentinel:v2' }),
-  }).then((r) => r.json() as Promise<{ waves: number[] }>);
-  let state = '';
-  let current: { state: string; succeeded?: number; failed?: number } = { state: '' };
-  while (state !== 'completed' && state !== 'paused') {
+  const start = (await api('/v1/sentinel-rollouts', { method: 'POST', body: JSON.stringify({ image: 'sentinel:v2' }) })) as { waves: number[] };
+  let current: { state: string; succeeded?: number; failed?: number; skippedOffline?: number } = { state: '' };
+  while (current.state !== 'completed' && current.state !== 'paused') {
     await sleep(100);
-    current = (await fetch(`${url}/v1/sentinel-rollouts/current?limit=1`, { headers: { authorization: `Bearer ${adminToken}` } }).then((r) => r.json())) as typeof current;
-    state = current.state;
+    assertAlive();
+    current = (await api('/v1/sentinel-rollouts/current?limit=1')) as typeof current;
   }
   const totalMs = performance.now() - t0;
-  const ctrlCpuS = cpuSeconds(ctrl.pid!) - cpu0;
+  const ctrlCpuMsPerSentinel = cpuMsPerSentinel(ctrl);
+  const clusterProcesses = clusters.map(({ child, regions }) => ({ regions, peakRssMib: peakRssMib(child.pid!), cpuMsPerSentinel: cpuMsPerSentinel(child) }));
   // Why sentinels failed, when some did: the first few, so a bad run says what went wrong.
-  const failedSample = current.failed
-    ? ((await fetch(`${url}/v1/sentinel-rollouts/current?list=failed&limit=3`, { headers: { authorization: `Bearer ${adminToken}` } }).then((r) => r.json())) as { notes: unknown }).notes
-    : undefined;
+  const failedSample = current.failed ? ((await api('/v1/sentinel-rollouts/current?list=failed&limit=3')) as { notes: unknown }).notes : undefined;
   // Includes the kranes' status reports and this loop's polls: the whole system's load per sentinel.
   const dbTransactions = (await xacts()) - x0;
+  const web = args.web ? await measureWebRender({ url, token: adminToken, state: current.state, succeeded: current.succeeded ?? 0, fleet: FLEET }) : undefined;
   console.log(
     JSON.stringify({
       bench: 'rollout',
       sentinels: FLEET,
       waves: start.waves,
       readyDelayMs: 0,
-      state,
+      clusters: args.clusters,
+      state: current.state,
       succeeded: current.succeeded ?? 0,
       failed: current.failed ?? 0,
+      skippedOffline: current.skippedOffline ?? 0,
       totalMs: Math.round(totalMs),
-      ctrlCpuMsPerSentinel: Math.round((ctrlCpuS * 1000 * 100) / FLEET) / 100,
+      ctrlCpuMsPerSentinel,
       dbTransactionsPerSentinel: Math.round((dbTransactions * 100) / FLEET) / 100,
       fleetSeedToHealthyMs: Math.round(fleetReadyMs),
       ctrlPeakRssMib: peakRssMib(ctrl.pid!),
+      clusterProcesses,
+      benchPeakRssMib: Math.round(process.resourceUsage().maxRSS / 1024),
+      ...(web ?? {}),
       ...(failedSample ? { failedSample } : {}),
-      target: FLEET > 1000 ? { totalMs: 120_000, ctrlPeakRssMib: 512 } : { totalMs: 30_000 },
+      target: { totalMs: FLEET > 1000 ? 120_000 : 30_000, ...(FLEET > 1000 ? { ctrlPeakRssMib: 512 } : {}), ...(web ? { webRenderMs: 1000 } : {}) },
     }),
   );
 } finally {
-  for (const c of closers.reverse()) await c().catch(() => {});
-  ctrl.kill('SIGTERM');
-  await new Promise((r) => ctrl.once('exit', r));
+  await sql.end().catch(() => {});
+  // Clusters first: a krane whose control plane vanished would only retry against it.
+  for (const p of [...procs].reverse()) {
+    if (p.exitCode !== null || p.signalCode !== null) continue;
+    const exited = new Promise((r) => p.once('exit', r));
+    p.kill('SIGTERM');
+    await Promise.race([exited, sleep(10_000).then(() => p.kill('SIGKILL'))]);
+  }
   await pg.stop();
 }

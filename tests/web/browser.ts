@@ -3,12 +3,11 @@
 // so a test run from source never serves a stale or missing dist/web.
 import { after } from 'node:test';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { ROOT } from '../helpers/bundle';
-
-const CANDIDATES = [process.env.UNKEY_INFRA_CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-browser'].filter(Boolean) as string[];
+import { launchChromium } from '../helpers/chromium';
 
 export const SCREENSHOTS = join(ROOT, 'docs', 'screenshots');
 
@@ -17,10 +16,7 @@ export function buildWebView(): void {
 }
 
 export async function launchBrowser(): Promise<Browser> {
-  const executablePath = CANDIDATES.find((p) => existsSync(p));
-  if (!executablePath) throw new Error(`no chromium found (tried ${CANDIDATES.join(', ')}): apt-get install -y chromium`);
-  // --no-sandbox: CI runs as root in a container, where Chromium's sandbox cannot start.
-  const browser = await chromium.launch({ executablePath, args: ['--no-sandbox'] });
+  const browser = await launchChromium();
   after(() => browser.close());
   return browser;
 }
