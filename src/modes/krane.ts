@@ -118,10 +118,10 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
     // Half the resync interval: every periodic full sync finds the inventory older than this
     // and re-lists before trusting any hash, so a resync always verifies against the cluster.
     verifyAfterMs: Math.max(1, Math.floor(resyncMs / 2)),
-    onApplied: (ref, wrote) => {
+    onApplied: (ref, wrote, uids) => {
       outcomes.applied(ref, wrote);
       // ctrl counts pods reported after the topology's last change; these may not change again.
-      if (ref.type === 'deployment_topology') instancesWatch.resend(ref.id);
+      if (ref.type === 'deployment_topology') instancesWatch.resend(ref.id, uids);
     },
     onDeleted: (ref) => outcomes.deleted(ref),
     onRecreated: (ref, why) => outcomes.recreated(ref, why),

@@ -121,10 +121,15 @@ test('resend reports a deployment\'s pods again though nothing changed (krane ca
     const running = (id: string) => seen.filter((r) => r.deploymentId === id && r.status === 'running').length;
     await until(() => running('dep-again') === 2 && running('dep-other') === 1);
     const before = seen.length;
-    watcher.resend('dep-again');
+    const sts = await api.get({ apiVersion: 'apps/v1', kind: 'StatefulSet', namespace: 'unkey', name: 'dep-again' });
+    watcher.resend('dep-again', new Set([sts!.metadata!.uid!]));
     assert.deepEqual(seen.slice(before).map((r) => `${r.podName} ${r.status}`).sort(), ['dep-again-0 running', 'dep-again-1 running']);
-    watcher.resend('dep-unknown');
+    watcher.resend('dep-unknown', new Set([sts!.metadata!.uid!]));
     assert.equal(seen.length, before + 2, 'nothing for a deployment without pods');
+    // Pods of another StatefulSet (one a stop deleted, before a start made this one) are not
+    // news: they are on their way out, whatever this cache still says of them.
+    watcher.resend('dep-again', new Set(['uid-of-a-newer-statefulset']));
+    assert.equal(seen.length, before + 2, 'no pod of an older owner resent');
   } finally {
     await watcher.stop();
   }

@@ -101,9 +101,17 @@ export class InstanceStatusWatcher {
    * the deployment's topology: ctrl counts only reports newer than the topology's last change
    * (deploymentProgress), and a pod that outlived a stop and start would otherwise not be
    * reported again before the next relist.
+   *
+   * Only pods whose controller is one of `owners` (the StatefulSet just applied): after a stop
+   * deleted the StatefulSet and a start made a new one, this cache still holds the old one's
+   * pods as running until their deletion is watched, and resending them told ctrl, as news, that
+   * pods on their way out were running; a restarted deployment took all traffic with none ready
+   * (the model test found it). A pod that outlived the stop keeps its owner and is resent.
    */
-  resend(deploymentId: string): void {
+  resend(deploymentId: string, owners: ReadonlySet<string>): void {
     for (const pod of this.byDeployment.get(deploymentId)?.values() ?? []) {
+      const owner = pod.metadata?.ownerReferences?.find((o) => o.controller)?.uid;
+      if (!owner || !owners.has(owner)) continue;
       const r = instanceReport(pod);
       if (!r) continue;
       this.last.set(`${r.deploymentId}/${r.podName}`, JSON.stringify(r));
