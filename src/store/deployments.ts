@@ -144,10 +144,15 @@ export type TrafficCommand = 'promote' | 'abort';
  * Records an operator's promote or abort for the strategy workflow of a deployment still on its
  * way (a canary or blue-green); undefined when there is none (a rolling one, or one finished).
  */
+/**
+ * Stores a promote or abort for a canary or blue-green still walking. Only under its first
+ * desired-state generation: any accepted stop ends the walk for good (a start after it brings
+ * the instances back without walking), so a command then would be accepted and never acted on.
+ */
 export async function requestTrafficCommand(q: Queryable, id: string, command: TrafficCommand): Promise<{ id: string } | undefined> {
   const [row] = await q<{ id: string }[]>`
     UPDATE deployments SET traffic_command = ${command}, updated_at = now()
-    WHERE id = ${id} AND strategy IS NOT NULL AND status IN ('pending', 'building', 'deploying', 'network') RETURNING id`;
+    WHERE id = ${id} AND strategy IS NOT NULL AND status IN ('pending', 'building', 'deploying', 'network') AND desired_generation = 0 RETURNING id`;
   return row;
 }
 

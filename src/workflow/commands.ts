@@ -150,7 +150,9 @@ export async function abortDeployment(deps: CommandDeps, id: string, alongside?:
   const d = await deployments.getDeployment(deps.sql, id);
   if (!d) throw notFound('deployment', id);
   if (!(await commandStrategy(deps, d, 'abort', alongside))) {
-    throw new AppError('ERR_DEPLOYMENT_STATE_CONFLICT', `deployment ${id} is ${d.status} with a ${strategyOf(d.strategy).type} strategy; only a canary or blue-green in progress can be aborted`);
+    const restarted = d.desiredGeneration > 0 && strategyOf(d.strategy).type !== 'rolling';
+    const why = restarted ? ' (it was stopped since it began: a start brings its instances back without walking, so there is no walk to abort; stop it instead)' : '';
+    throw new AppError('ERR_DEPLOYMENT_STATE_CONFLICT', `deployment ${id} is ${d.status} with a ${strategyOf(d.strategy).type} strategy; only a canary or blue-green in progress can be aborted${why}`);
   }
   return { deploymentId: id, aborting: true };
 }

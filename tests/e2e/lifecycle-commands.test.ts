@@ -40,6 +40,11 @@ test('stop then start a few ms apart during a canary\'s hold: the start wins, th
   assert.equal(a.body.changed && b.body.changed, true, 'both were accepted');
   // Each change's answer carries the generation it made: the later change, the higher one.
   assert.ok(b.body.generation === a.body.generation + 1, `generations ${a.body.generation}, ${b.body.generation}`);
+  // The start brings the instances back without walking: there is no walk left to abort, and
+  // an abort accepted here was never acted on (the model test found it ending ready).
+  const abort = await stack.api(`/v1/deployments/${canary}/abort`, { method: 'POST' });
+  assert.equal(abort.status, 409, JSON.stringify(abort.body));
+  assert.match(abort.body.error.message, /no walk to abort/);
   // The start's run brings the instances back; the stable keeps the traffic it was given back.
   const d = await status(canary, END, 30_000);
   assert.equal(d.desiredState, 'running', `the last command was a start, found ${d.status} ${d.desiredState}: ${d.error}`);
