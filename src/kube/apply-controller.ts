@@ -25,7 +25,7 @@ import { GcBrake } from './gc-brake';
 import { expectedObjects, forEachLimited, managedKinds, refOf, resourceFromLabels, sortForDelete, toObj } from './objects';
 export { managedKinds };
 import { Inventory, type InventoryEntry } from './inventory';
-import { ANNOTATION, buildObjects, isManaged, LABEL, type BuildOptions, type ManifestObject } from './manifests';
+import { ANNOTATION, buildObjects, deploymentObjectName, isManaged, LABEL, type BuildOptions, type ManifestObject } from './manifests';
 import { objectKey } from './manifests/types';
 import { driftReason } from './drift-check';
 import { DriftCounters, driftedObjects, RepairQueue } from './repair';
@@ -193,6 +193,11 @@ export class ApplyController implements ResourceController {
   /** Drift repairs scheduled or running: 0 is the evidence that nothing is about to be re-applied. */
   get repairsPending(): number {
     return this.repairs.pending;
+  }
+
+  /** The uid of the deployment's StatefulSet as krane knows it (Inventory#uidOf). */
+  workloadOwner(deploymentId: string): string | null | undefined {
+    return this.inventory.uidOf(objectKey({ apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { namespace: this.workloadNs, name: deploymentObjectName(deploymentId) } }));
   }
 
   /** Stops scheduling repairs (shutdown). */

@@ -99,6 +99,12 @@ export class Inventory {
     return this.entries.get(key);
   }
 
+  /** An object's uid as known: null when known absent, undefined before any full list (an
+   *  absent entry then says nothing). */
+  uidOf(key: string): string | null | undefined {
+    return this.loadedAt === -Infinity ? undefined : (this.entries.get(key)?.uid ?? null);
+  }
+
   set(o: KubernetesObject): void {
     this.entries.set(objectKey(o), entryFrom(o));
   }

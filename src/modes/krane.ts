@@ -138,6 +138,7 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
       if (elector?.isLeader ?? true) startup.observe(seconds);
     },
     isLeader: () => elector?.isLeader ?? true,
+    currentOwner: (deploymentId) => controller.workloadOwner(deploymentId),
   });
   const autoscalerWatch = new AutoscalerStatusWatcher({
     api, namespace: WORKLOAD_NAMESPACE, sink: reporter, logger: watchLogger, relistIntervalMs: resyncMs, minBackoffMs: tuning.minBackoffMs,

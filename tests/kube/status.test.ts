@@ -135,6 +135,31 @@ test('resend reports a deployment\'s pods again though nothing changed (krane ca
   }
 });
 
+test('a pod whose StatefulSet is not the deployment\'s current one is reported pending, never running or failed', async () => {
+  const seen: InstanceReport[] = [];
+  const sink: StatusSink = { instance: (r) => void seen.push(r), sentinel: () => {}, apply: () => {}, gc: () => {} };
+  // krane made a new StatefulSet of the same name (a stop, then a start): these pods are the old one's.
+  let current: string | null | undefined = 'uid-of-the-new-statefulset';
+  const watcher = new InstanceStatusWatcher({ api, namespace: 'unkey', sink, logger, relistIntervalMs: 60_000, minBackoffMs: 10, currentOwner: () => current });
+  watcher.start();
+  try {
+    const ctl = controller(api);
+    await ctl.apply(ref('dep-replaced'), deploymentState({ deploymentId: 'dep-replaced', replicas: 1 }));
+    // Its pod comes up (creating, then running), and every report of it says pending.
+    await new Promise((r) => setTimeout(r, 500));
+    const replaced = seen.filter((r) => r.deploymentId === 'dep-replaced');
+    assert.ok(replaced.length > 0 && replaced.every((r) => r.status === 'pending'), JSON.stringify(replaced));
+    assert.ok(replaced.some((r) => r.reason?.startsWith('Replaced')), JSON.stringify(replaced));
+    assert.equal(seen.filter((r) => r.deploymentId === 'dep-replaced' && r.status === 'running').length, 0);
+    // Once krane knows this one as the current StatefulSet (or before it knows any), they are what they are.
+    const sts = await api.get({ apiVersion: 'apps/v1', kind: 'StatefulSet', namespace: 'unkey', name: 'dep-replaced' });
+    current = sts!.metadata!.uid!;
+    await until(() => (watcher.resend('dep-replaced', new Set([current!])), seen.at(-1)?.status === 'running'));
+  } finally {
+    await watcher.stop();
+  }
+});
+
 test('sentinel status: healthy on the rolled-out image; a crashing new image is unhealthy and keeps the old running image', async () => {
   const seen: SentinelStatus[] = [];
   const sink: StatusSink = { instance: () => {}, sentinel: (s) => void seen.push(s), apply: () => {}, gc: () => {} };

@@ -26,6 +26,9 @@ export interface InstanceWatcherOptions {
   onStartup?: (seconds: number) => void;
   /** Whether this replica leads (sends the complete set); absent: it always does. */
   isLeader?: () => boolean;
+  /** The uid of the deployment's StatefulSet as krane knows it (ApplyController#workloadOwner):
+   *  null when there is none, undefined when krane does not know yet. */
+  currentOwner?: (deploymentId: string) => string | null | undefined;
 }
 
 /**
@@ -69,7 +72,7 @@ export class InstanceStatusWatcher {
   }
 
   private onEvent(type: 'upsert' | 'delete', pod: V1Pod, relist: boolean): void {
-    const r = instanceReport(pod, type === 'delete');
+    const r = this.report(pod, type === 'delete');
     if (!r) return;
     const key = `${r.deploymentId}/${r.podName}`;
     this.index(r.deploymentId, r.podName, type === 'delete' ? undefined : pod);
@@ -110,10 +113,14 @@ export class InstanceStatusWatcher {
    */
   resend(deploymentId: string, owners: ReadonlySet<string>): void {
     for (const pod of this.byDeployment.get(deploymentId)?.values() ?? []) {
-      const owner = pod.metadata?.ownerReferences?.find((o) => o.controller)?.uid;
-      if (!owner || !owners.has(owner)) continue;
-      const r = instanceReport(pod);
+      const owner = ownerOf(pod);
+      const r = this.report(pod);
       if (!r) continue;
+      // Not news; but its next event (an adoption changes only ownerReferences) must go out.
+      if (!owner || !owners.has(owner)) {
+        this.last.delete(`${r.deploymentId}/${r.podName}`);
+        continue;
+      }
       this.last.set(`${r.deploymentId}/${r.podName}`, JSON.stringify(r));
       this.emit(r);
     }
@@ -134,6 +141,21 @@ export class InstanceStatusWatcher {
     this.o.sink.instanceSet(pods);
   }
 
+  /**
+   * A pod's report, with one thing the pod cannot say of itself: a pod whose StatefulSet is not
+   * the deployment's current one (a stop deleted it and a start made a new one of the same
+   * name) is on its way out, whatever its status still says, so it is `pending`, never running.
+   * Its name is the new pod's too, so ctrl could not tell the two apart (the model test found a
+   * restarted deployment given all traffic on such a pod).
+   */
+  private report(pod: V1Pod, deleted = false): InstanceReport | undefined {
+    const r = instanceReport(pod, deleted);
+    if (!r || deleted || r.status === 'pending') return r;
+    const current = this.o.currentOwner?.(r.deploymentId);
+    if (current === undefined || current === ownerOf(pod)) return r;
+    return { ...r, status: 'pending', reason: 'Replaced: not a pod of the current StatefulSet' };
+  }
+
   private index(deploymentId: string, podName: string, pod: V1Pod | undefined): void {
     let pods = this.byDeployment.get(deploymentId);
     if (pod) {
@@ -149,3 +171,5 @@ export class InstanceStatusWatcher {
     this.o.sink.instance(r);
   }
 }
+
+const ownerOf = (pod: V1Pod) => pod.metadata?.ownerReferences?.find((o) => o.controller)?.uid;

@@ -40,6 +40,10 @@ function containerFailure(cs: V1ContainerStatus): string | undefined {
 }
 
 export function podState(pod: V1Pod): PodState {
+  // A pod on its way out is neither serving nor failing: its container exits on the SIGTERM of
+  // the deletion (143), and that said `failed` to ctrl, which took a stop's own work for the
+  // canary's failed signal.
+  if (pod.metadata?.deletionTimestamp) return { status: 'pending', reason: 'Terminating' };
   const st = pod.status ?? {};
   const statuses = [...(st.initContainerStatuses ?? []), ...(st.containerStatuses ?? [])];
   for (const cs of statuses) {
@@ -49,7 +53,6 @@ export function podState(pod: V1Pod): PodState {
   if (st.phase === 'Failed') return { status: 'failed', reason: st.reason ?? 'Failed' };
   // restartPolicy Always: a server that exited cleanly is still not serving.
   if (st.phase === 'Succeeded') return { status: 'failed', reason: 'Completed' };
-  if (pod.metadata?.deletionTimestamp) return { status: 'pending', reason: 'Terminating' };
   const ready = st.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
   if (st.phase === 'Running' && ready) return { status: 'running', reason: null };
   const scheduled = Boolean(pod.spec?.nodeName) || st.conditions?.some((c) => c.type === 'PodScheduled' && c.status === 'True') === true;
