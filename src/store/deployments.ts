@@ -141,11 +141,8 @@ export async function commandDesiredState(q: Queryable, id: string, desired: Run
 export type TrafficCommand = 'promote' | 'abort';
 
 /**
- * Records an operator's promote or abort for the strategy workflow of a deployment still on its
- * way (a canary or blue-green); undefined when there is none (a rolling one, or one finished).
- */
-/**
- * Stores a promote or abort for a canary or blue-green still walking. Only under its first
+ * Records an operator's promote or abort for a canary or blue-green still walking; undefined
+ * when there is none (a rolling one, or one finished). Only under its first
  * desired-state generation: any accepted stop ends the walk for good (a start after it brings
  * the instances back without walking), so a command then would be accepted and never acted on.
  */

@@ -217,7 +217,10 @@ async function checkSignals(deps: StrategyDeps, walk: Walk, analysis: Analysis |
   const failed = progress.state === 'failed' ? `canary instance failed in ${progress.reason}` : progress.state === 'stopped' ? STOPPED_BY_OPERATOR : null;
   deps.metrics.analysed('instances', failed ? 'fail' : progress.state === 'waiting' ? 'inconclusive' : 'pass');
   const offline = deps.offline ? await deps.offline(deps.regions, startedAt) : { offline: [], reason: null };
-  const result = analysis && !failed && Date.now() >= queryDueAt ? await judgeAnalysis(deps, { deploymentId: id, stableId: walk.stable, regions: d?.regions ?? [], ...(since !== undefined ? { since } : {}) }, analysis) : null;
+  // One clock reading decides both whether the query is due and what the check's time is: two
+  // could straddle a deadline, and a hold whose only query was due there would pass unjudged.
+  const now = Date.now();
+  const result = analysis && !failed && now >= queryDueAt ? await judgeAnalysis(deps, { deploymentId: id, stableId: walk.stable, regions: d?.regions ?? [], ...(since !== undefined ? { since } : {}) }, analysis) : null;
   const notReady = progress.state === 'waiting' ? progress.waitingFor.join(', ') : null;
-  return { now: Date.now(), command: d?.trafficCommand ?? null, failed, notReady, analysis: result, changed, offline: { regions: offline.offline, reason: offline.reason } };
+  return { now, command: d?.trafficCommand ?? null, failed, notReady, analysis: result, changed, offline: { regions: offline.offline, reason: offline.reason } };
 }

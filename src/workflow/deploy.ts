@@ -83,6 +83,8 @@ export function deployService(deps: DeployDeps) {
   const { sql } = deps;
   return defineObject(DEPLOY_SERVICE, {
     exclusive: {
+      // Over 80 lines on purpose: its journaled steps, in this order, are what a replay must
+      // meet; read in one place, a reordering shows.
       deploy: handler({ input: DeployInput, output: DeployOutput }, async (ctx, input) => {
         const id = ctx.key;
         const d = await ctx.run('load', async () => {
@@ -132,9 +134,12 @@ export function deployService(deps: DeployDeps) {
             }
             return ids;
           });
-          // A start after a stop brings instances back as they were: no traffic walk again.
+          // A start after a stop brings instances back as they were: no traffic walk again. Nor
+          // does a first run that began after a stop and a start: walks happen only under a
+          // deployment's first desired-state generation (store: requestTrafficCommand).
           const strategy = strategyOf(d.strategy);
-          const walks = strategy.type !== 'rolling' && !input.restart;
+          const resumed = input.restart || (strategy.type !== 'rolling' && (d.generation ?? 0) > 0);
+          const walks = strategy.type !== 'rolling' && !resumed;
           const calls = ctx.all(sentinelIds.map((sid) => planSpan('sentinel.deploy', { 'sentinel.id': sid, 'deployment.id': id }, () => ctx.call(deps.sentinel, 'deploy', {}, { key: sid }))));
           // A run whose load step predates generations replays a journal without the race's
           // entries: it waits for its sentinels as it did (the journal decides, not the code).
@@ -148,7 +153,7 @@ export function deployService(deps: DeployDeps) {
           await waitForInstances(ctx, deps, id, d.regions);
 
           await ctx.runTx('status-network', (tx) => deployments.setDeploymentStatus(tx, id, 'network').then(() => null));
-          await ctx.runTx('domains', (tx) => markReady(tx, deps, id, d.environmentId, input.restart));
+          await ctx.runTx('domains', (tx) => markReady(tx, deps, id, d.environmentId, resumed));
           return { deploymentId: id, status: 'ready' as const, error: null };
         } catch (err) {
           const reason = err instanceof TimeoutError ? 'timed out waiting for instances' : (err as Error).message;
@@ -230,7 +235,7 @@ async function walkTraffic(
   strategy: Exclude<Strategy, { type: 'rolling' }>,
 ): Promise<StrategyOutcome> {
   const sdeps = strategyDeps(deps, d);
-  const start = await ctx.runTx('traffic-start', (tx) => startWalk(tx, sdeps, id, d.environmentId));
+  const start = await ctx.runTx('traffic-start', (tx) => startWalk(tx, sdeps, id, d.environmentId, d.generation));
   const walk = walkOf(id, d.environmentId, start, d.generation);
   // (A run from before generations waited for its instances first: its journal says so.)
   if (start.command === 'abort' && d.generation !== undefined) return rollBack(ctx, sdeps, walk, 'aborted by operator');

@@ -102,10 +102,13 @@ export function walkOf(id: string, environmentId: string, start: WalkStart, gene
  * deployment (the one other deployment with traffic, running and ready), and the new one in the
  * table at weight 0. Without such a stable the walk has nothing to split with or return to.
  */
-export async function startWalk(tx: TxSql, deps: StrategyDeps, id: string, environmentId: string): Promise<WalkStart> {
+export async function startWalk(tx: TxSql, deps: StrategyDeps, id: string, environmentId: string, generation?: number): Promise<WalkStart> {
   const table = await lockTraffic(tx, environmentId, deps.apexDomain);
   const d = await deployments.lockDeployment(tx, id);
-  if (d?.desiredState === 'stopped') throw new TerminalError('stopped before it became ready', { code: 'ERR_DEPLOY_STOPPED' });
+  // Stopped, or stopped and started again, since the run began (while it built or waited for
+  // its sentinels): no walk. The start's own run brings it up without walking (deploy.ts), and
+  // a walk under a generation that moved on would take commands the store no longer accepts.
+  if (d?.desiredState === 'stopped' || (d && superseded(d, generation))) throw new TerminalError('stopped before it became ready', { code: 'ERR_DEPLOY_STOPPED' });
   const command = (await deployments.getDeployment(tx, id))?.trafficCommand ?? null;
   const others = table.filter((b) => b.deploymentId !== id);
   const states = new Map((await deployments.runStates(tx, others.map((b) => b.deploymentId))).map((s) => [s.id, s]));
