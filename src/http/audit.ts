@@ -85,11 +85,13 @@ function targetOf(req: FastifyRequest): AuditTarget {
 
 /**
  * How many rows callers without a known credential may write: each source address `perSource`
- * a minute, all of them together `total`. The audit table is bounded (the oldest rows go first),
- * so one row per refused anonymous call let anyone who can reach the port write rows at will and
- * push the real ones out, at a database insert per request. Past the budget a refusal is only
- * counted (the HTTP metrics count every 401 too) and summed up in one log line a minute.
+ * a minute, all of them together `total`. Rows are kept for the whole retention, so one row per
+ * refused anonymous call let anyone who can reach the port grow the table at will, at a
+ * database insert per request. Past the budget a refusal is only counted (the HTTP metrics count
+ * every 401 too) and summed up in one log line a minute.
  */
+const MAX_DROPPED_SOURCES = 10_000;
+
 export class AnonymousAuditBudget {
   private window = 0;
   private readonly used = new Map<string, number>();
@@ -110,7 +112,8 @@ export class AnonymousAuditBudget {
     const n = this.used.get(source) ?? 0;
     if (n >= this.limits.perSource || this.total >= this.limits.total) {
       this.dropped.calls++;
-      this.dropped.sources.add(source);
+      // Counted up to a cap: a flood from many addresses must not grow this set without end.
+      if (this.dropped.sources.size < MAX_DROPPED_SOURCES) this.dropped.sources.add(source);
       return false;
     }
     this.used.set(source, n + 1);

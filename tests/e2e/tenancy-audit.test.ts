@@ -61,8 +61,8 @@ test('refusals without a known credential write rows within a budget per source;
   const before = await count();
   for (let i = 0; i < 40; i++) assert.equal((await t.api('/v1/deployments', { token: 'not-a-token', body: {} })).status, 401);
   const written = (await count()) - before;
-  // The first test of this file spent a few of this minute's ten; a flood writes no more.
-  assert.ok(written >= 1 && written <= 10, `${written} rows for 40 anonymous refusals`);
+  // At most ten a minute (twenty if the loop crossed into the next minute); a flood writes no more.
+  assert.ok(written >= 1 && written <= 20, `${written} rows for 40 anonymous refusals`);
   const reader = await makeKey(t, { workspaceId: A.workspaceId }, ['deployments.read']);
   await oneRow(() => t.api('/v1/audit', { token: reader.key }), 'GET /v1/audit', 'denied', 403);
 });

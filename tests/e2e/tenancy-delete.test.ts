@@ -58,7 +58,7 @@ test('a create racing the deletion of its environment is refused, leaving no dep
   await stack.db.sql.begin(async (tx) => {
     await tx`SELECT id FROM environments WHERE id = 'env-race' FOR UPDATE`;
     created = stack.api('/v1/deployments', { body: { image: 'nginx:1.27', regions: ['us-east-1'], replicas: 1, environmentId: 'env-race' } });
-    await until(async () => (await stack.db.sql`SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted`)[0]!.n > 0, 5_000, 'the create waiting for the lock');
+    await until(async () => (await stack.db.sql`SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND (relation = 'environments'::regclass OR locktype = 'transactionid')`)[0]!.n > 0, 5_000, 'the create waiting for the lock');
     await tx`UPDATE environments SET deleted_at = now() WHERE id = 'env-race'`;
   });
   const r = await created!;
