@@ -77,8 +77,17 @@ export function generate(spec: Spec = readSourceSpec()): string {
   return JSON.stringify(doc) + '\n';
 }
 
+// `--check` (the build): fail on a stale file instead of rewriting it, so a build (and npm test,
+// which builds first) never hides a generated file that was not committed.
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const text = generate();
-  writeFileSync(OUTPUT, text);
-  console.log(`wrote ${OUTPUT} (${text.length} bytes)`);
+  if (process.argv.includes('--check')) {
+    if (readFileSync(OUTPUT, 'utf8') !== text) {
+      console.error(`${OUTPUT} is not what the vendored spec makes: run npm run gen:openapi and commit it`);
+      process.exit(1);
+    }
+  } else {
+    writeFileSync(OUTPUT, text);
+    console.log(`wrote ${OUTPUT} (${text.length} bytes)`);
+  }
 }

@@ -10,7 +10,7 @@
 // allowPrivilegeEscalation from v1.8, capabilities_restricted from v1.22, runAsUser from
 // v1.23, seccompProfile_restricted from v1.19 (before it, seccompProfile_baseline checked the
 // alpha seccomp annotations, not the fields); from v1.25 Windows pods (spec.os.name=windows)
-// are exempt from the four Linux-only restricted checks. A restricted check that stands in for
+// are exempt from the Linux-only restricted checks (those with `windowsExemptSince`). A restricted check that stands in for
 // a baseline one (capabilities, seccomp, restricted volumes for hostPath) replaces it at
 // restricted from its own first version. `latest`, and any version past the newest check
 // version, is judged by the newest checks.
