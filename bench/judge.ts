@@ -140,7 +140,9 @@ function runScenario(sc: Scenario, seed: number, countRule: boolean) {
   let causedByDegradation = 0;
   for (let i = 0; i < RUNS; i++) {
     const d = decide(sc.make(rng(seed * 100_003 + i)), countRule);
-    if (d.failedAt !== null && sc.twin && decide(sc.twin(rng(seed * 100_003 + i)), countRule).failedAt === null) causedByDegradation++;
+    // Caused by the degradation: the run failed before its twin (same draws, no degradation)
+    // did, if the twin failed at all.
+    if (d.failedAt !== null && sc.twin && d.failedAt < (decide(sc.twin(rng(seed * 100_003 + i)), countRule).failedAt ?? Infinity)) causedByDegradation++;
     if (d.failedAt !== null) failedAt.push(d.failedAt);
     if (d.earlyAt !== null) earlyAt.push(d.earlyAt);
     inconclusive += d.inconclusive;

@@ -182,7 +182,9 @@ try {
     if (p.exitCode !== null || p.signalCode !== null) continue;
     const exited = new Promise((r) => p.once('exit', r));
     p.kill('SIGTERM');
-    await Promise.race([exited, sleep(10_000).then(() => p.kill('SIGKILL'))]);
+    const kill = setTimeout(() => p.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(kill);
   }
   await pg.stop();
 }

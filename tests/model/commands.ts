@@ -92,7 +92,8 @@ class DesiredState implements Cmd {
   toString = () => `${this.state === 'running' ? 'start' : 'stop'}(#${this.i})`;
 }
 
-/** A stop and a start a few milliseconds apart (a script, or two operators): the start is last. */
+/** A stop and a start a few milliseconds apart (a script, or two operators): sent in that order,
+ *  applied in either (their answers say which). */
 class StopThenStart implements Cmd {
   constructor(readonly i: number) {}
   check = hasDeployments;

@@ -140,17 +140,18 @@ export class Driver {
    */
   async retire(environmentId: string): Promise<boolean> {
     const ids = await this.stack.db.sql<{ id: string }[]>`SELECT id FROM deployments WHERE environment_id = ${environmentId}`;
-    for (const { id } of ids) await this.api(`/v1/deployments/${id}/stop`, {}).catch(() => undefined);
+    // Always the stack's own ctrl: the commands' alternation between replicas stays as replayed.
+    for (const { id } of ids) await this.api(`/v1/deployments/${id}/stop`, {}, 'POST', this.stack.ctrl).catch(() => undefined);
     for (const until = Date.now() + PREPARE_MS; Date.now() < until; await new Promise((r) => setTimeout(r, 200))) {
-      const r = await this.api(`/v1/environments/${environmentId}`, undefined, 'DELETE').catch(() => undefined);
+      const r = await this.api(`/v1/environments/${environmentId}`, undefined, 'DELETE', this.stack.ctrl).catch(() => undefined);
       if (r?.status === 200 || r?.status === 404) return true;
     }
     return false;
   }
 
   /** Requests alternate between the two replicas, as behind a load balancer. */
-  async api(path: string, body?: unknown, method = body === undefined ? 'GET' : 'POST'): Promise<Answer> {
-    const ctrl = this.turn++ % 2 === 0 ? this.stack.ctrl : this.second;
+  async api(path: string, body?: unknown, method = body === undefined ? 'GET' : 'POST', to?: { url: string }): Promise<Answer> {
+    const ctrl = to ?? (this.turn++ % 2 === 0 ? this.stack.ctrl : this.second);
     const r = await fetch(ctrl.url + path, {
       method,
       headers: { authorization: `Bearer ${this.stack.adminToken}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
