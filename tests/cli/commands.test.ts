@@ -116,7 +116,7 @@ test('deployments stop, start, rollback --wait, promote', async () => {
   assert.equal(stop.stdout, `deployment ${readyId}: desired state stopped\n`);
   assert.equal((await stack.api(`/v1/deployments/${readyId}`)).body.desiredState, 'stopped');
   const start = json((await runCli(['deployments', 'start', readyId, '--json'])).stdout);
-  assert.deepEqual(start, { id: readyId, desiredState: 'running', changed: true });
+  assert.deepEqual(start, { id: readyId, desiredState: 'running', changed: true, generation: 2 });
 
   const rb = await runCli(['deployments', 'rollback', readyId, '--wait']);
   assert.equal(rb.code, 0, rb.stderr + rb.stdout);
