@@ -44,10 +44,9 @@ export interface ApplyControllerOptions {
   gcConcurrency?: number;
   /**
    * After every successful apply; `wrote` says whether any object had to be sent (false: all
-   * skipped as unchanged), `uids` the uids of the resource's objects as they now are. krane
-   * uses it to clear an earlier apply-failure report and to resend the pods those objects own.
-   */
-  onApplied?(ref: ResourceRef, wrote: boolean, uids: ReadonlySet<string>): void;
+   * skipped as unchanged), `uids` its objects' uids now, `state` what was applied. krane clears
+   * failure reports, stamps pod reports with the state's generation, resends the owned pods. */
+  onApplied?(ref: ResourceRef, wrote: boolean, uids: ReadonlySet<string>, state: ApplyState): void;
   /** After every successful delete of a resource's objects (clears an earlier failure report). */
   onDeleted?(ref: ResourceRef): void;
   /** After an object was deleted and created again because a field it changes is immutable. */
@@ -236,7 +235,7 @@ export class ApplyController implements ResourceController {
     const stale = this.inventory.byResource(refKey(ref)).filter((e) => !wanted.has(objectKey(toObj(e))));
     for (const e of sortForDelete(stale)) await this.deleteEntry(e);
     const uids = new Set(this.inventory.byResource(refKey(ref)).flatMap((e) => (e.uid ? [e.uid] : [])));
-    this.opts.onApplied?.(ref, sent.length > 0, uids);
+    this.opts.onApplied?.(ref, sent.length > 0, uids, state);
     return sent;
   }
 

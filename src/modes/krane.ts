@@ -103,6 +103,8 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
     breaker: { resetTimeoutMs: tuning.breakerResetMs },
   });
   const outcomes = new ApplyOutcomes(reporter);
+  /** Per deployment, the desired-state generation krane last applied (its pod reports carry it). */
+  const appliedGenerations = new Map<string, number>();
   const controller = new ApplyController({
     api,
     region: cfg.region,
@@ -118,12 +120,19 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
     // Half the resync interval: every periodic full sync finds the inventory older than this
     // and re-lists before trusting any hash, so a resync always verifies against the cluster.
     verifyAfterMs: Math.max(1, Math.floor(resyncMs / 2)),
-    onApplied: (ref, wrote, uids) => {
+    onApplied: (ref, wrote, uids, state) => {
       outcomes.applied(ref, wrote);
+      if (ref.type !== 'deployment_topology') return;
+      // Pod reports from now on are made under this generation (src/kube/status/instances.ts).
+      if (state.kind === 'deployment' && state.generation !== undefined) appliedGenerations.set(ref.id, state.generation);
+      else appliedGenerations.delete(ref.id);
       // ctrl counts pods reported after the topology's last change; these may not change again.
-      if (ref.type === 'deployment_topology') instancesWatch.resend(ref.id, uids);
+      instancesWatch.resend(ref.id, uids);
     },
-    onDeleted: (ref) => outcomes.deleted(ref),
+    onDeleted: (ref) => {
+      if (ref.type === 'deployment_topology') appliedGenerations.delete(ref.id);
+      outcomes.deleted(ref);
+    },
     onRecreated: (ref, why) => outcomes.recreated(ref, why),
     gcMaxFraction: cfg.gcMaxFraction,
     onGc: (status) => reporter.gc(status),
@@ -139,6 +148,7 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
     },
     isLeader: () => elector?.isLeader ?? true,
     currentOwner: (deploymentId) => controller.workloadOwner(deploymentId),
+    appliedGeneration: (deploymentId) => appliedGenerations.get(deploymentId),
   });
   const autoscalerWatch = new AutoscalerStatusWatcher({
     api, namespace: WORKLOAD_NAMESPACE, sink: reporter, logger: watchLogger, relistIntervalMs: resyncMs, minBackoffMs: tuning.minBackoffMs,

@@ -206,8 +206,9 @@ export async function deploymentProgress(q: Queryable, id: string): Promise<Regi
            json_agg(json_build_object('podName', i.pod_name, 'reason', i.reason) ORDER BY i.pod_name)
              FILTER (WHERE i.status = 'failed') AS failed
     FROM deployment_topology t
+    JOIN deployments d ON d.id = t.deployment_id
     LEFT JOIN instances i ON i.deployment_id = t.deployment_id AND i.region = t.region
-      AND (t.desired_status <> 'running' OR i.updated_at >= t.updated_at)
+      AND (t.desired_status <> 'running' OR (i.updated_at >= t.updated_at AND (d.desired_generation = 0 OR i.generation = d.desired_generation)))
     WHERE t.deployment_id = ${id}
     GROUP BY t.deployment_id, t.region, t.desired_status, t.replicas
     ORDER BY t.region`;

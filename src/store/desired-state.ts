@@ -31,6 +31,8 @@ export interface TopologyDesiredRow extends ScopeCols {
   /** { minReplicas, maxReplicas, cpuUtilization } of an autoscaled deployment; null otherwise. */
   autoscaling?: { minReplicas: number; maxReplicas: number; cpuUtilization: number } | null;
   desiredStatus: DesiredStatus;
+  /** The deployment's desired-state generation (sql/0009); optional for rows built by hand. */
+  desiredGeneration?: number;
 }
 
 export interface SentinelDesiredRow extends ScopeCols {
@@ -65,7 +67,8 @@ export type DesiredRows =
 
 const topologyCols = (q: Queryable) => q`
   t.deployment_id, t.region, d.workspace_id, d.project_id, d.app_id, d.environment_id, d.image,
-  t.replicas, d.cpu_millicores, d.memory_mib, d.port, d.command, d.env, d.read_only_root_filesystem, d.autoscaling, t.desired_status`;
+  t.replicas, d.cpu_millicores, d.memory_mib, d.port, d.command, d.env, d.read_only_root_filesystem, d.autoscaling, t.desired_status,
+  d.desired_generation::int AS desired_generation`;
 const sentinelCols = (q: Queryable) => q`
   id, workspace_id, project_id, app_id, environment_id, region, image, replicas, cpu_millicores, memory_mib, desired_state`;
 const ciliumCols = (q: Queryable) => q`id, workspace_id, project_id, app_id, environment_id, region, desired_state`;

@@ -14,6 +14,8 @@ export interface Instance {
   reason: string | null;
   cpuMillicores: number;
   memoryMib: number;
+  /** The desired-state generation krane had applied when it saw the pod (sql/0017). */
+  generation?: number | null;
   updatedAt: Date;
 }
 
@@ -21,11 +23,11 @@ export type NewInstance = Omit<Instance, 'updatedAt'>;
 
 export async function upsertInstance(q: Queryable, i: NewInstance): Promise<void> {
   await q`
-    INSERT INTO instances (deployment_id, region, pod_name, address, status, reason, cpu_millicores, memory_mib)
-    VALUES (${i.deploymentId}, ${i.region}, ${i.podName}, ${i.address}, ${i.status}, ${i.reason}, ${i.cpuMillicores}, ${i.memoryMib})
+    INSERT INTO instances (deployment_id, region, pod_name, address, status, reason, cpu_millicores, memory_mib, generation)
+    VALUES (${i.deploymentId}, ${i.region}, ${i.podName}, ${i.address}, ${i.status}, ${i.reason}, ${i.cpuMillicores}, ${i.memoryMib}, ${i.generation ?? null})
     ON CONFLICT (deployment_id, region, pod_name) DO UPDATE
       SET address = EXCLUDED.address, status = EXCLUDED.status, reason = EXCLUDED.reason,
-          cpu_millicores = EXCLUDED.cpu_millicores, memory_mib = EXCLUDED.memory_mib, updated_at = now()`;
+          cpu_millicores = EXCLUDED.cpu_millicores, memory_mib = EXCLUDED.memory_mib, generation = EXCLUDED.generation, updated_at = now()`;
 }
 
 export async function deleteInstance(q: Queryable, deploymentId: string, region: string, podName: string): Promise<void> {
@@ -43,14 +45,14 @@ export async function upsertInstances(q: Queryable, rows: NewInstance[]): Promis
   const list = [...byKey.values()];
   if (!list.length) return 0;
   const res = await q`
-    INSERT INTO instances (deployment_id, region, pod_name, address, status, reason, cpu_millicores, memory_mib)
+    INSERT INTO instances (deployment_id, region, pod_name, address, status, reason, cpu_millicores, memory_mib, generation)
     SELECT * FROM unnest(
       ${list.map((r) => r.deploymentId)}::text[], ${list.map((r) => r.region)}::text[], ${list.map((r) => r.podName)}::text[],
       ${list.map((r) => r.address) as string[]}::text[], ${list.map((r) => r.status)}::text[], ${list.map((r) => r.reason) as string[]}::text[],
-      ${list.map((r) => r.cpuMillicores)}::int[], ${list.map((r) => r.memoryMib)}::int[])
+      ${list.map((r) => r.cpuMillicores)}::int[], ${list.map((r) => r.memoryMib)}::int[], ${list.map((r) => r.generation ?? null) as number[]}::int[])
     ON CONFLICT (deployment_id, region, pod_name) DO UPDATE
       SET address = EXCLUDED.address, status = EXCLUDED.status, reason = EXCLUDED.reason,
-          cpu_millicores = EXCLUDED.cpu_millicores, memory_mib = EXCLUDED.memory_mib, updated_at = now()`;
+          cpu_millicores = EXCLUDED.cpu_millicores, memory_mib = EXCLUDED.memory_mib, generation = EXCLUDED.generation, updated_at = now()`;
   return res.count;
 }
 

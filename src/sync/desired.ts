@@ -42,6 +42,7 @@ export function topologyState(r: TopologyDesiredRow): DesiredState {
     env: r.env,
     readOnlyRootFilesystem: r.readOnlyRootFilesystem ?? false,
     ...(r.autoscaling ? { autoscaling: r.autoscaling } : {}),
+    ...(r.desiredGeneration !== undefined ? { generation: r.desiredGeneration } : {}),
   };
 }
 

@@ -135,12 +135,12 @@ test('resend reports a deployment\'s pods again though nothing changed (krane ca
   }
 });
 
-test('a pod whose StatefulSet is not the deployment\'s current one is reported pending, never running or failed', async () => {
+test('a pod whose StatefulSet is not the deployment\'s current one is reported pending, never running or failed; reports carry the applied generation', async () => {
   const seen: InstanceReport[] = [];
   const sink: StatusSink = { instance: (r) => void seen.push(r), sentinel: () => {}, apply: () => {}, gc: () => {} };
   // krane made a new StatefulSet of the same name (a stop, then a start): these pods are the old one's.
   let current: string | null | undefined = 'uid-of-the-new-statefulset';
-  const watcher = new InstanceStatusWatcher({ api, namespace: 'unkey', sink, logger, relistIntervalMs: 60_000, minBackoffMs: 10, currentOwner: () => current });
+  const watcher = new InstanceStatusWatcher({ api, namespace: 'unkey', sink, logger, relistIntervalMs: 60_000, minBackoffMs: 10, currentOwner: () => current, appliedGeneration: () => 2 });
   watcher.start();
   try {
     const ctl = controller(api);
@@ -155,6 +155,8 @@ test('a pod whose StatefulSet is not the deployment\'s current one is reported p
     const sts = await api.get({ apiVersion: 'apps/v1', kind: 'StatefulSet', namespace: 'unkey', name: 'dep-replaced' });
     current = sts!.metadata!.uid!;
     await until(() => (watcher.resend('dep-replaced', new Set([current!])), seen.at(-1)?.status === 'running'));
+    // Every report carries the generation krane had applied when it made it.
+    assert.ok(seen.filter((r) => r.deploymentId === 'dep-replaced').every((r) => r.generation === 2));
   } finally {
     await watcher.stop();
   }

@@ -201,6 +201,18 @@ test('progress of a running region counts only instances reported since its topo
   assert.deepEqual(await counts(), ['0 running, 1 failed'], 'a report after the change counts, whatever it says');
   await instances.upsertInstance(sql, { ...pod, status: 'running' });
   assert.deepEqual(await counts(), ['1 running, 0 failed']);
+  // An operator's stop and start (generation 2): a report arriving after the start counts only
+  // when krane made it under the start's generation. One made before krane applied the start
+  // (a relist, a report buffered across a krane restart) describes a pod that may be going.
+  await deployments.commandDesiredState(sql, d.id, 'stopped');
+  await deployments.commandDesiredState(sql, d.id, 'running');
+  await topology.setTopologyStatus(sql, d.id, 'running');
+  await instances.upsertInstance(sql, { ...pod, status: 'running' });
+  assert.deepEqual(await counts(), ['0 running, 0 failed'], 'a report without the generation does not count');
+  await instances.upsertInstances(sql, [{ ...pod, status: 'running', generation: 1 }]);
+  assert.deepEqual(await counts(), ['0 running, 0 failed'], 'nor one made under the stop');
+  await instances.upsertInstances(sql, [{ ...pod, status: 'running', generation: 2 }]);
+  assert.deepEqual(await counts(), ['1 running, 0 failed'], 'one made under the start counts');
 });
 
 test('domains: assign, move environment domains, pinned domains stay', async () => {

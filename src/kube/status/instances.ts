@@ -29,6 +29,9 @@ export interface InstanceWatcherOptions {
   /** The uid of the deployment's StatefulSet as krane knows it (ApplyController#workloadOwner):
    *  null when there is none, undefined when krane does not know yet. */
   currentOwner?: (deploymentId: string) => string | null | undefined;
+  /** The deployment's desired-state generation krane last applied, stamped on each report:
+   *  ctrl counts a restarted deployment's pods only from reports made under its generation. */
+  appliedGeneration?: (deploymentId: string) => number | undefined;
 }
 
 /**
@@ -149,7 +152,9 @@ export class InstanceStatusWatcher {
    * restarted deployment given all traffic on such a pod).
    */
   private report(pod: V1Pod, deleted = false): InstanceReport | undefined {
-    const r = instanceReport(pod, deleted);
+    const observed = instanceReport(pod, deleted);
+    const generation = observed && this.o.appliedGeneration?.(observed.deploymentId);
+    const r = observed && generation !== undefined ? { ...observed, generation } : observed;
     if (!r || deleted || r.status === 'pending') return r;
     const current = this.o.currentOwner?.(r.deploymentId);
     if (current === undefined || current === ownerOf(pod)) return r;

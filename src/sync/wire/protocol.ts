@@ -45,6 +45,9 @@ export const DeploymentApply = z.object({
     .object({ minReplicas: z.number().int().min(1), maxReplicas: z.number().int().min(1), cpuUtilization: z.number().int().min(1).max(100) })
     .nullable()
     .optional(),
+  /** The deployment's desired-state generation (a stop and a start each move it); krane stamps
+   *  its pod reports with the one it applied. Absent from a ctrl before the field. */
+  generation: z.number().int().min(0).optional(),
 });
 export type DeploymentApply = z.infer<typeof DeploymentApply>;
 
@@ -147,6 +150,9 @@ export const InstanceReport = z.object({
   memoryMib: int32().min(0),
   /** True when the pod is gone: ctrl removes the instance row. */
   deleted: z.boolean().default(false),
+  /** The deployment's desired-state generation krane had applied when it observed the pod
+   *  (DeploymentApply.generation); absent when it had applied none, or from an older krane. */
+  generation: z.number().int().min(0).optional(),
 });
 export type InstanceReport = z.infer<typeof InstanceReport>;
 
