@@ -57,6 +57,11 @@ test('abort: settled when rolled back, without share, the stable at 100%; never 
   assert.equal(M.abortSettled(d, snap()), false);
   const done = snap({ table: [{ deploymentId: 's', weight: 100 }], deployments: { ...snap().deployments, c: { status: 'rolled_back', desiredState: 'stopped', error: 'aborted by operator' } } });
   assert.equal(M.abortSettled(d, done), true);
+  // A rolling deploy that became ready meanwhile holds the environment instead: settled too.
+  const rolledOver = { ...done, table: [{ deploymentId: 'r', weight: 100 }], deployments: { ...done.deployments, r: { status: 'ready', desiredState: 'running', error: null } } };
+  assert.equal(M.abortSettled(d, rolledOver), true);
+  // But not while the canary itself, or something not ready, still has a share.
+  assert.equal(M.abortSettled(d, { ...rolledOver, table: [{ deploymentId: 'r', weight: 80 }, { deploymentId: 'c', weight: 20 }] }), false);
   assert.deepEqual(rules(M.abortViolations(m, snap())), ['abort-before-traffic']);
   assert.deepEqual(M.abortViolations(m, done), []);
   // A start accepted after the abort restarts it: the operator's newer decision.

@@ -220,7 +220,11 @@ export function abortSettled(d: ModelDeployment, s: Snapshot): boolean {
   if (weightOf(s, d.id) > 0) return false;
   const st = d.stable ? s.deployments[d.stable] : undefined;
   const stableServes = st && st.status === 'ready' && st.desiredState === 'running';
-  return !stableServes || weightOf(s, d.stable!) === 100;
+  // A rolling deploy that became ready meanwhile (a rollback made just before the canary, say)
+  // rightly took the environment from the stable: all traffic on serving others is settled too.
+  // The long run found the model blaming the abort for it (rollback → create(canary) → abort).
+  const servedByOthers = s.table.length > 0 && s.table.every((b) => b.deploymentId !== d.id && s.deployments[b.deploymentId]?.status === 'ready');
+  return !stableServes || weightOf(s, d.stable!) === 100 || servedByOthers;
 }
 
 export function stableViolations(m: Model, s: Snapshot): Violation[] {
