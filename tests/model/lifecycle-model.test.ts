@@ -78,6 +78,13 @@ test('stable: untouched while the newest walk is under way, unless the operator 
   assert.deepEqual(M.stableViolations(M.desiredAccepted(model(), 's', 'stopped'), stableStopped), []);
   const restarting = snap({ deployments: { ...snap().deployments, s: { status: 'deploying', desiredState: 'running', error: null } } });
   assert.deepEqual(M.stableViolations(M.desiredAccepted(model(), 's', 'running'), restarting), []);
+  // An earlier blue-green of the same stable switched and scaled it down: that walk's to do.
+  let m = M.created(M.initialModel(), { id: 's', kind: 'rolling', failureLimit: Infinity, query: 'qs', stable: null });
+  m = M.created(m, { id: 'bg', kind: 'blue-green', failureLimit: 2, query: 'qb', stable: 's' });
+  m = M.created(m, { id: 'c', kind: 'canary', failureLimit: 2, query: 'qc', stable: 's' });
+  const switched = { ...stableStopped, deployments: { ...stableStopped.deployments, bg: { status: 'ready', desiredState: 'running', error: null } } };
+  assert.deepEqual(M.stableViolations(m, switched), []);
+  assert.deepEqual(rules(M.stableViolations(m, { ...switched, deployments: { ...switched.deployments, bg: { status: 'deploying', desiredState: 'running', error: null } } })), ['stable']);
 });
 
 test('offline: a walk does not move forward while a region is offline throughout', () => {

@@ -235,6 +235,10 @@ export function stableViolations(m: Model, s: Snapshot): Violation[] {
   if (!real || TERMINAL.has(real.status)) return [];
   // The operator stopped or started it (a start restarts it): theirs to touch.
   if (m.deployments.find((d) => d.id === newest.stable)?.desired) return [];
+  // An earlier canary or blue-green with the same stable switched meanwhile: stopping its old
+  // stable was that walk's to do (the newest then walks against it, or fails its conflict
+  // check). The long run found the model blaming a blue-green's scale-down on the newest walk.
+  if (m.deployments.some((d) => d !== newest && d.kind !== 'rolling' && d.stable === newest.stable && s.deployments[d.id]?.status === 'ready')) return [];
   const st = s.deployments[newest.stable];
   if (st && (st.desiredState !== 'running' || st.status !== 'ready')) {
     return [{ rule: 'stable', message: `${newest.stable}, the stable of ${newest.id} (${real.status}), is ${st.status}, desired ${st.desiredState}, before the switch` }];
