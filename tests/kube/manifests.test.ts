@@ -195,8 +195,9 @@ test('field coverage: every field of every desired-state message reaches the man
     [CiliumPolicyApply as unknown as ZodObject, policyState()],
   ];
   for (const [schema, base] of cases) {
-    // autoscaling (an object that switches the HPA on) has its own coverage in autoscaler.test.ts.
-    const fields = Object.keys(schema.shape).filter((k) => k !== 'action' && k !== 'kind' && k !== 'autoscaling');
+    // autoscaling (an object that switches the HPA on) has its own coverage in autoscaler.test.ts;
+    // generation only stamps krane's pod reports, and must not reach the manifests (below).
+    const fields = Object.keys(schema.shape).filter((k) => k !== 'action' && k !== 'kind' && k !== 'autoscaling' && k !== 'generation');
     assert.ok(fields.length >= 6);
     const before = JSON.stringify(buildObjects(base));
     for (const f of fields) {
@@ -205,6 +206,9 @@ test('field coverage: every field of every desired-state message reaches the man
       assert.notEqual(JSON.stringify(buildObjects(changed)), before, `${base.kind}.${f} does not reach the manifests`);
     }
   }
+  // A stop and a start move the generation: the objects (and their pods) must stay as they are.
+  const d = deploymentState();
+  assert.equal(JSON.stringify(buildObjects({ ...d, generation: 7 } as ApplyState)), JSON.stringify(buildObjects(d)));
 });
 
 test('object names: ids pass through; anything else maps to a distinct valid name', () => {
