@@ -11,7 +11,7 @@
 // (or `node --import tsx --test tests/model/lifecycle.test.ts` with the same variables).
 // FC_NUM_RUNS sets the number of sequences (50 here; `npm run test:model` runs 1,000).
 // UNKEY_INFRA_MODEL_STRICT=1 fails on the known defects' rules too (lifecycle-model.ts).
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import * as M from './lifecycle-model';
@@ -27,6 +27,11 @@ const MAX_COMMANDS = Number(process.env.FC_MAX_COMMANDS ?? 5);
 const SETTLE_MS = 30_000;
 
 const driver = await Driver.start();
+// This file's process must end when its test does. In one CI-like run the test passed and the
+// process stayed, idle, with some handle of the in-process stack still open after every close,
+// and the whole suite waited on it; I did not find the handle in the time left. Ten seconds after
+// the file's hooks ran (its results are reported by then), it exits. TODO: find the handle.
+after(() => void setTimeout(() => process.exit(), 10_000).unref());
 const queries = { next: 0 };
 const known: M.Violation[] = [];
 let sequences = 0;
