@@ -232,9 +232,10 @@ export class ApplyController implements ResourceController {
     // Objects this resource had before but no longer needs (e.g. an environment's gossip objects
     // after an environment move) go now rather than waiting for the next GC.
     const wanted = new Set(objects.map(objectKey));
-    const stale = this.inventory.byResource(refKey(ref)).filter((e) => !wanted.has(objectKey(toObj(e))));
+    const owned = this.inventory.byResource(refKey(ref));
+    const stale = owned.filter((e) => !wanted.has(objectKey(toObj(e))));
     for (const e of sortForDelete(stale)) await this.deleteEntry(e);
-    const uids = new Set(this.inventory.byResource(refKey(ref)).flatMap((e) => (e.uid ? [e.uid] : [])));
+    const uids = new Set(owned.flatMap((e) => (e.uid && wanted.has(objectKey(toObj(e))) ? [e.uid] : [])));
     this.opts.onApplied?.(ref, sent.length > 0, uids, state);
     return sent;
   }
