@@ -64,6 +64,9 @@ export class ProgressiveLane {
     const status = await this.#ended(id);
     if (status === 'ready') this.#stable = id;
     this.#busy = null;
+    // The lane's first walk follows its stable at once: left to the workload's random turns, a slow
+    // machine (CI: the stables ready late in the 20 s run) ended a schedule with no walk judged.
+    if (!strategy && status === 'ready' && !this.signal.aborted) await this.act(rand);
   }
 
   /** Polls the deployment (not recorded as workload calls) until it ends or the workload stops. */
