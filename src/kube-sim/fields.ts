@@ -246,7 +246,10 @@ export function serverSideApply(
     entries.some((e) => e !== mine && e.subresource !== 'status' && entryPaths(e).has(p) && !(taken.get(e)?.has(p) ?? false));
   // Shallowest first: a removed list item goes as a whole (its key fields locate it), and its
   // own fields are then skipped.
-  const removed = [...previous].filter((p) => !appliedPaths.has(p) && !othersOwn(p)).sort((a, b) => a.length - b.length);
+  // A path the apply now reaches into (an empty map earlier, keys under it now) is not removed:
+  // deleting it would take the new keys with it.
+  const appliedUnder = (p: string) => [...appliedPaths.keys()].some((q) => q.startsWith(p + SEP));
+  const removed = [...previous].filter((p) => !appliedPaths.has(p) && !othersOwn(p) && !appliedUnder(p)).sort((a, b) => a.length - b.length);
   const gone: string[] = [];
   for (const p of removed) {
     if (gone.some((g) => p.startsWith(g + SEP))) continue;

@@ -86,6 +86,20 @@ test('server-side apply: shared ownership for equal values, conflicts for differ
   assert.equal(c.object.spec.replicas, 1);
 });
 
+test('server-side apply: a map applied empty, then with a key by the same manager, keeps the key', () => {
+  const ns = (labels: Record<string, string>) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'n', labels } }) as KubeObject;
+  const t = '2026-01-01T00:00:00Z';
+  const a = serverSideApply(undefined, ns({}), 'one', false, t);
+  const live = { ...a.object, metadata: { ...a.object.metadata, managedFields: a.managedFields } } as KubeObject;
+  // The empty map's own path was owned; the key under it replaces it, it does not remove it.
+  const b = serverSideApply(live, ns({ team: 'a' }), 'one', false, t);
+  assert.deepEqual(b.object.metadata.labels, { team: 'a' });
+  const live2 = { ...b.object, metadata: { ...b.object.metadata, managedFields: b.managedFields } } as KubeObject;
+  // And back: applying the empty map again removes the key the manager no longer applies.
+  const c = serverSideApply(live2, ns({}), 'one', false, t);
+  assert.deepEqual(c.object.metadata.labels ?? {}, {});
+});
+
 test('int-or-percent rounding like the deployment controller', () => {
   assert.equal(intOrPercent('25%', 3, true), 1);
   assert.equal(intOrPercent('25%', 3, false), 0);
