@@ -29,6 +29,8 @@ export interface SentinelObserved {
   health: SentinelHealth;
   /** sentinelSpecHash of the spec krane last saw fully rolled out; null until it reports one. */
   observedSpecHash: string | null;
+  /** krane's observation time (ms, strictly increasing per krane); absent from older kranes. */
+  observedAt?: number | undefined;
 }
 
 export interface Sentinel extends Scope, SentinelDesired, SentinelObserved {
@@ -99,11 +101,16 @@ export async function setSentinelDeployStatus(q: Queryable, id: string, status: 
 
 /** Records what krane saw. Scoped by region so an agent can only write its own region's rows. */
 export async function updateSentinelObserved(q: Queryable, id: string, region: string, o: SentinelObserved): Promise<Sentinel | undefined> {
+  const at = o.observedAt ?? null;
   const [row] = await q<Sentinel[]>`
     UPDATE sentinels SET available_replicas = ${o.availableReplicas}, updated_replicas = ${o.updatedReplicas},
            ready_replicas = ${o.readyReplicas}, observed_generation = ${o.observedGeneration},
-           running_image = ${o.runningImage}, health = ${o.health}, observed_spec_hash = ${o.observedSpecHash}, updated_at = now()
-    WHERE id = ${id} AND region = ${region} RETURNING ${columns(q)}`;
+           running_image = ${o.runningImage}, health = ${o.health}, observed_spec_hash = ${o.observedSpecHash},
+           observed_at = COALESCE(${at}::float8, observed_at), updated_at = now()
+    WHERE id = ${id} AND region = ${region}
+      -- An older observation that arrives late keeps the newer one (sql/0018).
+      AND (${at}::float8 IS NULL OR observed_at IS NULL OR observed_at <= ${at}::float8)
+    RETURNING ${columns(q)}`;
   return row;
 }
 

@@ -161,7 +161,15 @@ export class StatusReporter implements StatusSink {
   }
 
   sentinel(s: SentinelStatus): void {
-    this.put('sentinels', { kind: 'sentinel', key: `sentinel/${s.sentinelId}`, value: s });
+    this.put('sentinels', { kind: 'sentinel', key: `sentinel/${s.sentinelId}`, value: { ...s, observedAt: this.stamp() } });
+  }
+
+  private lastStamp = 0;
+  /** The observation's time for ctrl's ordering of reports: the wall clock, never repeating or
+   *  going back within this krane (two observations in one millisecond, a clock step back). */
+  private stamp(): number {
+    this.lastStamp = Math.max(Date.now(), this.lastStamp + 0.001);
+    return this.lastStamp;
   }
 
   apply(r: ApplyReport): void {

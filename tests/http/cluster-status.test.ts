@@ -104,6 +104,25 @@ test('sentinel observed fields are written; a sentinel apply failure fails a pro
   assert.equal(after.health, 'unhealthy');
 });
 
+test('a sentinel report krane made earlier that arrives later does not overwrite the newer one', async () => {
+  const report = (image: string, observedAt?: number) =>
+    post('/v1/cluster/sentinels/status', east, {
+      region: 'us-east-1',
+      sentinels: [{ sentinelId: 'snt-east', availableReplicas: 1, updatedReplicas: 1, readyReplicas: 1, observedGeneration: 4, runningImage: image, health: 'healthy', ...(observedAt ? { observedAt } : {}) }],
+    });
+  const t = Date.now();
+  assert.equal((await report('s:new', t + 10)).statusCode, 200);
+  // Accepted (krane is not to retry it), but older than what the row holds: ignored.
+  assert.equal((await report('s:old', t)).statusCode, 200);
+  assert.equal((await sentinels.getSentinel(sql, 'snt-east'))!.runningImage, 's:new');
+  assert.equal((await report('s:newest', t + 20)).statusCode, 200);
+  assert.equal((await sentinels.getSentinel(sql, 'snt-east'))!.runningImage, 's:newest');
+  // A krane from before the stamp: applied as it comes.
+  assert.equal((await report('s:unstamped')).statusCode, 200);
+  assert.equal((await sentinels.getSentinel(sql, 'snt-east'))!.runningImage, 's:unstamped');
+  assert.equal((await report('s:x', -1)).statusCode, 400, 'a stamp must be a positive time');
+});
+
 test('a deployment apply failure is stored as data the workflow sees, and outcomes apply in the order listed', async () => {
   await newDeployment('dep-bad', ['us-east-1']);
   const resource = { type: 'deployment_topology', id: 'dep-bad', region: 'us-east-1' };

@@ -62,7 +62,9 @@ test('ctrl down: states are kept (latest wins), the breaker opens, and all is de
   r.breaker.on('close', () => events.push('close'));
   r.instance(inst('dep-a-0', 'pending', 'ContainerCreating'));
   r.instance(inst('dep-a-1', 'pending'));
+  const before = Date.now();
   r.sentinel({ sentinelId: 'snt-a', availableReplicas: 0, updatedReplicas: 0, readyReplicas: 0, observedGeneration: 1, runningImage: null, health: 'unknown', specHash: null });
+  const sentAfter = Date.now() + 1;
   await until(() => r.breakerState() === 'open');
   // newer states replace older ones for the same pod while ctrl is down
   r.instance(inst('dep-a-0', 'running'));
@@ -83,6 +85,8 @@ test('ctrl down: states are kept (latest wins), the breaker opens, and all is de
     );
     const sentinels = ctrl.bodies.filter((b) => b.path === '/v1/cluster/sentinels/status').flatMap((b) => b.body.sentinels);
     assert.equal(sentinels.length, 1);
+    // Stamped when observed (not when sent), so ctrl can order a late report behind a newer one.
+    assert.ok(sentinels[0].observedAt >= before && sentinels[0].observedAt < sentAfter, `observedAt ${sentinels[0].observedAt}`);
     assert.ok(ctrl.bodies.every((b) => b.body.region === 'us-east-1'));
   } finally {
     await r.close();

@@ -229,6 +229,14 @@ export const SentinelStatus = z.object({
    * observed that spec and the rollout to it is complete; null otherwise (or when it is gone).
    */
   specHash: z.string().max(128).nullable().default(null),
+  /**
+   * When krane observed this (its clock, ms since the epoch, strictly increasing per krane): ctrl
+   * keeps the newest, so a report that reaches it after a later one cannot overwrite it. Absent
+   * from an older krane (its reports are applied as they come); an older ctrl ignores it. Two
+   * kranes of a region (HA) stamp with their own clocks: a takeover waits out the Lease, seconds,
+   * far more than the skew of NTP-synced nodes, so the new leader's reports are the newer.
+   */
+  observedAt: z.number().positive().finite().optional(),
 });
 export type SentinelStatus = z.infer<typeof SentinelStatus>;
 
