@@ -248,7 +248,8 @@ export function serverSideApply(
   // own fields are then skipped.
   // A path the apply now reaches into (an empty map earlier, keys under it now) is not removed:
   // deleting it would take the new keys with it.
-  const appliedUnder = (p: string) => [...appliedPaths.keys()].some((q) => q.startsWith(p + SEP));
+  const appliedKeys = [...appliedPaths.keys()];
+  const appliedUnder = (p: string) => appliedKeys.some((q) => q.startsWith(p + SEP));
   const removed = [...previous].filter((p) => !appliedPaths.has(p) && !othersOwn(p) && !appliedUnder(p)).sort((a, b) => a.length - b.length);
   const gone: string[] = [];
   for (const p of removed) {

@@ -235,7 +235,7 @@ export class ApplyController implements ResourceController {
     const owned = this.inventory.byResource(refKey(ref));
     const stale = owned.filter((e) => !wanted.has(objectKey(toObj(e))));
     for (const e of sortForDelete(stale)) await this.deleteEntry(e);
-    const uids = new Set(owned.flatMap((e) => (e.uid && wanted.has(objectKey(toObj(e))) ? [e.uid] : [])));
+    const uids = new Set(owned.flatMap((e) => (e.uid && !stale.includes(e) ? [e.uid] : [])));
     this.opts.onApplied?.(ref, sent.length > 0, uids, state);
     return sent;
   }
