@@ -5,6 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
+import { Registry } from 'prom-client';
 import { z } from 'zod';
 import { testDb } from '../../helpers/db';
 import { defineService, handler, type Context } from '../../../src/workflow/engine';
@@ -82,7 +83,9 @@ const Lossy = defineService('lossy', {
 // lease also lapses on its own, and a step then rightly runs again).
 /** The engine's log lines: a stale execution's refused write is logged (at debug). */
 const logLines: string[] = [];
+const registry = new Registry();
 const engine = testEngine(db.sql, {
+  registry,
   workerId: 'lossy',
   leaseMs: 10_000,
   pollMs: 50,
@@ -117,7 +120,11 @@ async function lostUnder(name: 'inStep' | 'between' | 'combined', staleActed: (i
   // Positive evidence that the stale execution met its lost lease before the check below.
   await waitFor('the stale execution acted', async () => staleActed(id));
   assert.deepEqual(caught, [], 'no LeaseLostError reached the handler');
+  // Each takeover is one lease lost, counted once however the stale copy learnt of it.
+  takeovers++;
+  assert.equal((await registry.getSingleMetric('engine_leases_lost_total')!.get()).values[0]!.value, takeovers);
 }
+let takeovers = 0;
 
 const writeRefused = (id: string) => logLines.some((l) => l.includes(id) && l.includes('engine write refused'));
 
