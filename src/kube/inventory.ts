@@ -60,6 +60,12 @@ export function entryFrom(o: KubernetesObject): InventoryEntry {
 
 export class Inventory {
   private entries = new Map<string, InventoryEntry>();
+  /**
+   * Object keys by the resource they belong to. Every apply asks for its resource's objects; a
+   * scan of every entry made that quadratic: with 5,000 sentinels (30,000 objects) a full sync
+   * spent seconds in it and stalled krane past its Lease's renew deadline.
+   */
+  private keysByResource = new Map<string, Set<string>>();
   private loadedAt = -Infinity;
   private loading: Promise<void> | undefined;
 
@@ -88,6 +94,8 @@ export class Inventory {
       );
       for (const l of lists) for (const o of l.items) if (isManaged(o.metadata?.labels)) next.set(objectKey(o), entryFrom(o));
       this.entries = next;
+      this.keysByResource = new Map();
+      for (const [key, e] of next) this.index(key, e.resource);
       this.loadedAt = started;
     })().finally(() => {
       this.loading = undefined;
@@ -106,16 +114,36 @@ export class Inventory {
   }
 
   set(o: KubernetesObject): void {
-    this.entries.set(objectKey(o), entryFrom(o));
+    const key = objectKey(o);
+    const e = entryFrom(o);
+    const was = this.entries.get(key)?.resource;
+    if (was !== e.resource) this.unindex(key, was);
+    this.entries.set(key, e);
+    this.index(key, e.resource);
   }
 
   /** Drops what is known about one object, so the next apply checks it with a GET. */
   forget(key: string): void {
-    this.entries.delete(key);
+    this.remove(key);
   }
 
   remove(key: string): void {
+    this.unindex(key, this.entries.get(key)?.resource);
     this.entries.delete(key);
+  }
+
+  private index(key: string, resource: string | undefined): void {
+    if (resource === undefined) return;
+    let keys = this.keysByResource.get(resource);
+    if (!keys) this.keysByResource.set(resource, (keys = new Set()));
+    keys.add(key);
+  }
+
+  private unindex(key: string, resource: string | undefined): void {
+    if (resource === undefined) return;
+    const keys = this.keysByResource.get(resource);
+    keys?.delete(key);
+    if (keys?.size === 0) this.keysByResource.delete(resource);
   }
 
   /** Forgets the last full list, so the next ensureFresh lists again (used after a restart-like event). */
@@ -124,7 +152,7 @@ export class Inventory {
   }
 
   byResource(resource: string): InventoryEntry[] {
-    return [...this.entries.values()].filter((e) => e.resource === resource);
+    return [...(this.keysByResource.get(resource) ?? [])].map((k) => this.entries.get(k)!);
   }
 
   all(): InventoryEntry[] {
