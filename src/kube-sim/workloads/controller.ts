@@ -17,6 +17,7 @@ import type { SimApi } from '../sim-api';
 import { SimError } from '../status';
 import type { KubeObject, StoredEvent } from '../types';
 import { selectorMatches } from '../validate';
+import { SelectorIndex } from './selector-index';
 import { deploymentComplete, deploymentStatus, minAvailable, planDeployment, rolloutProgress, type Progress } from './deployment';
 import type { EventRecorder } from './events';
 import { pdbStatus } from './pdb';
@@ -63,6 +64,7 @@ export class WorkloadController {
   /** Per workload uid: the API's message for its last refused pod create. */
   private readonly createErrors = new Map<string, string>();
   private readonly pods: PodRunner;
+  private readonly selectors = new SelectorIndex();
   private nextNode = 0;
   private stopped = false;
 
@@ -74,6 +76,8 @@ export class WorkloadController {
     private readonly logger: Logger,
   ) {
     this.pods = new PodRunner(api, store, events, opts.readyDelayMs);
+    // Built with the store (sim.ts), before any object: every pod and budget reaches the
+    // label index through onEvent.
     store.onChange((def, ev) => this.onEvent(def, ev));
   }
 
@@ -112,23 +116,26 @@ export class WorkloadController {
       return;
     }
     if (def === PDB) {
+      this.selectors.budgetChanged(ns, o.metadata.name!, ev.type === 'DELETED' ? undefined : (o.spec?.selector ?? {}));
       if (ev.type !== 'DELETED') this.enqueue(PDB, ns, o.metadata.name!);
       return;
     }
     if (def !== POD) return;
+    const labels = o.metadata.labels ?? {};
+    const before = ev.type === 'MODIFIED' ? ev.previous?.metadata.labels : undefined;
+    this.selectors.podChanged(ns, o.metadata.name!, ev.type === 'DELETED' ? labels : before, ev.type === 'DELETED' ? undefined : labels);
     if (ev.type === 'ADDED') this.pods.start(o);
     if (ev.type === 'DELETED') this.pods.end(o);
     const owner = controllerOf(o);
     if (owner?.kind === 'StatefulSet') this.enqueue(STS, ns, owner.name);
     else if (owner?.kind === 'Deployment') this.enqueue(DEPLOY, ns, owner.name);
-    // Only the budgets whose selector takes this pod (now or before the change) can move.
-    // Requeueing every budget of the namespace on every pod event, each then scanning every
-    // pod, made a 1,000-sentinel fleet cubic: seconds of CPU per wave in the benchmark.
-    const labels = o.metadata.labels ?? {};
-    const before = ev.type === 'MODIFIED' ? ev.previous?.metadata.labels : undefined;
-    for (const pdb of this.store.values(PDB, ns)) {
-      const sel = pdb.spec?.selector ?? {};
-      if (selectorMatches(sel, labels) || (before && selectorMatches(sel, before))) this.enqueue(PDB, ns, pdb.metadata.name!);
+    // Only the budgets whose selector takes this pod (now or before the change) can move; the
+    // label index names the candidates (selector-index.ts says why it must not scan).
+    const candidates = this.selectors.budgetsFor(ns, labels);
+    if (before) for (const b of this.selectors.budgetsFor(ns, before)) candidates.add(b);
+    for (const name of candidates) {
+      const sel = this.store.get(PDB, ns, name)?.spec?.selector ?? {};
+      if (selectorMatches(sel, labels) || (before && selectorMatches(sel, before))) this.enqueue(PDB, ns, name);
     }
   }
 
@@ -377,7 +384,9 @@ export class WorkloadController {
     const pdb = this.store.get(PDB, ns, name);
     if (!pdb) return;
     const selector = pdb.spec?.selector ?? {};
-    const pods = [...this.store.values(POD, ns)].filter((p) => selectorMatches(selector, p.metadata.labels ?? {}));
+    const names = this.selectors.podsFor(ns, selector);
+    const candidates = names ? [...names].flatMap((n) => this.store.get(POD, ns, n) ?? []) : [...this.store.values(POD, ns)];
+    const pods = candidates.filter((p) => selectorMatches(selector, p.metadata.labels ?? {}));
     const status = pdbStatus({
       spec: pdb.spec,
       generation: pdb.metadata.generation,
