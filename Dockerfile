@@ -3,6 +3,8 @@
 FROM node:20-bookworm-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
+# npm ci's postinstall patches the PostgreSQL driver (scripts/patch-postgres.mjs says why).
+COPY scripts/patch-postgres.mjs ./scripts/
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json ./
 COPY scripts ./scripts

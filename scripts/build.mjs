@@ -3,11 +3,14 @@
 // no files beside it.
 import { build } from 'esbuild';
 import { buildWeb } from './build-web.mjs';
+import { patchPostgres } from './patch-postgres.mjs';
 import { readdirSync, readFileSync, chmodSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+// The bundle must never carry the unpatched driver, even after `npm ci --ignore-scripts`.
+patchPostgres(root);
 const sqlDir = join(root, 'sql');
 const migrations = readdirSync(sqlDir)
   .filter((f) => /^\d{4}_[a-z0-9_]+\.sql$/.test(f))
