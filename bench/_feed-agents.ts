@@ -1,15 +1,19 @@
 // Child process of bench/feed.ts: runs N krane watchers against one ctrl, so the agents' JSON
-// parsing does not share ctrl's event loop. Reports over IPC: `ready` once every watcher
-// completed its first snapshot (with how long that took), and on request the wall-clock time
-// each watcher's handler saw each deployment id.
-import { createLogger } from '../src/log';
+// parsing does not share ctrl's event loop. Agent i watches regions[i % regions.length].
+// Reports over IPC: `ready` once every watcher completed its first snapshot (with how long that
+// took), `count` (deliveries recorded so far, for the bench's drain), and on request the
+// wall-clock time each watcher's handler saw each deployment id, with the stream failures and
+// deferred polls since recording began and why the failures happened.
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
 import { Watcher } from '../src/sync/watcher';
 import type { ResourceController } from '../src/sync/wire';
 
-const cfg = JSON.parse(process.argv[2]!) as { url: string; token: string; region: string; agents: number; waitSeconds: number };
+const cfg = JSON.parse(process.argv[2]!) as { url: string; regions: { region: string; token: string }[]; agents: number; waitSeconds: number };
 const now = () => performance.timeOrigin + performance.now();
 const seen = new Map<string, number[]>();
 let recording = false;
+let deliveries = 0;
 let cpu0 = process.cpuUsage();
 
 const controller: ResourceController = {
@@ -19,27 +23,34 @@ const controller: ResourceController = {
     let a = seen.get(ref.id);
     if (!a) seen.set(ref.id, (a = []));
     a.push(t);
+    deliveries++;
   },
   async delete() {},
   async gc() {},
 };
 
-const logger = createLogger('silent');
-const watchers = Array.from(
-  { length: cfg.agents },
-  () =>
-    new Watcher({
-      controlPlaneUrl: cfg.url,
-      token: cfg.token,
-      region: cfg.region,
-      controller,
-      logger,
-      waitSeconds: cfg.waitSeconds,
-      backoffMinMs: 200,
-      backoffMaxMs: 500,
-      concurrency: 16,
-    }),
-);
+// Warnings are the watchers' failures: counted by message and cause, so a run with stream
+// failures says what they were.
+const reasons = new Map<string, number>();
+const sink = new Writable({
+  write(chunk: Buffer, _enc, done) {
+    if (recording) {
+      for (const l of chunk.toString().split('\n')) {
+        if (!l) continue;
+        const j = JSON.parse(l) as { msg?: string; err?: { message?: string } };
+        const k = `${j.msg}: ${(j.err?.message ?? '').slice(0, 80)}`;
+        reasons.set(k, (reasons.get(k) ?? 0) + 1);
+      }
+    }
+    done();
+  },
+});
+const logger = pino({ level: 'warn' }, sink);
+const watchers = Array.from({ length: cfg.agents }, (_, i) => {
+  const { region, token } = cfg.regions[i % cfg.regions.length]!;
+  return new Watcher({ controlPlaneUrl: cfg.url, token, region, controller, logger, waitSeconds: cfg.waitSeconds, backoffMinMs: 200, backoffMaxMs: 500, concurrency: 16 });
+});
+const sum = (f: (w: Watcher) => number) => watchers.reduce((s, w) => s + f(w), 0);
 const t0 = now();
 const done: number[] = [];
 for (const w of watchers) w.start();
@@ -47,18 +58,29 @@ const tick = setInterval(() => {
   for (let i = 0; i < watchers.length; i++) if (done[i] === undefined && watchers[i]!.stats.snapshotsCompleted > 0) done[i] = now() - t0;
   if (done.filter((x) => x !== undefined).length === watchers.length) {
     clearInterval(tick);
-    process.send!({ type: 'ready', snapshotMs: Math.max(...done), failures: watchers.reduce((s, w) => s + w.stats.failures, 0) });
+    process.send!({ type: 'ready', snapshotMs: Math.max(...done), failures: sum((w) => w.stats.failures) });
   }
 }, 5);
 
+let base = { failures: 0, deferred: 0 };
 process.on('message', async (m: { type: string }) => {
   if (m.type === 'record') {
     recording = true;
     cpu0 = process.cpuUsage();
+    base = { failures: sum((w) => w.stats.failures), deferred: sum((w) => w.stats.deferred) };
     process.send!({ type: 'recording' });
+  } else if (m.type === 'count') {
+    process.send!({ type: 'count', deliveries });
   } else if (m.type === 'report') {
     const cpu = process.cpuUsage(cpu0);
-    process.send!({ type: 'report', seen: Object.fromEntries(seen), failures: watchers.reduce((s, w) => s + w.stats.failures, 0), deferred: watchers.reduce((s, w) => s + w.stats.deferred, 0), cpuMs: (cpu.user + cpu.system) / 1000 });
+    process.send!({
+      type: 'report',
+      seen: Object.fromEntries(seen),
+      failures: sum((w) => w.stats.failures) - base.failures,
+      deferred: sum((w) => w.stats.deferred) - base.deferred,
+      failureReasons: Object.fromEntries(reasons),
+      cpuMs: (cpu.user + cpu.system) / 1000,
+    });
   } else if (m.type === 'stop') {
     await Promise.all(watchers.map((w) => w.stop()));
     process.exit(0);

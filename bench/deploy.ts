@@ -9,7 +9,8 @@
 // process that counts spans and discards them.
 // `--concurrent 1000`: instead, N deployments created at once (issue 28) on one stack; reports
 // create → ready p50/p99, the total, the most connections ctrl held (its pool is bounded at 10),
-// CPU and database transactions per deploy, and whether any deploy failed.
+// how long a query waited for one of them (a probe through ctrl's pool), the engine leases
+// lost, CPU and database transactions per deploy, and whether any deploy failed.
 // Prints one JSON object on the last stdout line.
 import { createServer } from 'node:http';
 import { parseArgs } from 'node:util';
@@ -106,6 +107,12 @@ async function create(stack: StackHandle): Promise<{ id: string; t0: number }> {
   return { id: ((await r.json()) as { id: string }).id, t0 };
 }
 
+/** ctrl's engine_leases_lost_total: executions dropped because their lease lapsed or was taken. */
+async function leasesLost(stack: StackHandle): Promise<number> {
+  const text = await (await fetch(`${stack.ctrl.url}/metrics`)).text();
+  return Number(/^engine_leases_lost_total(?:\{[^}]*\})? (\d+)/m.exec(text)?.[1] ?? NaN);
+}
+
 /** N deploys created at once: each one's create → ready, watched with one query per poll. */
 async function concurrent(n: number) {
   const stack = await stackUp();
@@ -122,7 +129,14 @@ async function concurrent(n: number) {
     const readyMs: number[] = [];
     const failed: string[] = [];
     let maxConnections = 0;
+    // A trivial query through ctrl's own pool, timed each round: beyond its own few
+    // milliseconds it is the wait for a free connection, which every step of a workflow shares.
+    const probeMs: number[] = [];
+    const leasesLost0 = await leasesLost(stack);
     while (start.size > 0) {
+      const p0 = performance.now();
+      await sql`SELECT 1`;
+      probeMs.push(performance.now() - p0);
       const rows = await sql<{ id: string; status: string; error: string | null }[]>`SELECT id, status, error FROM deployments WHERE id = ANY(${[...start.keys()]}::text[]) AND status IN ('ready', 'failed')`;
       const now = performance.now();
       for (const r of rows) {
@@ -148,6 +162,8 @@ async function concurrent(n: number) {
       failed: failed.length,
       failedSample: failed.slice(0, 3),
       ctrlMaxConnections: maxConnections,
+      poolWaitProbeMs: summary(probeMs),
+      engineLeasesLost: (await leasesLost(stack)) - leasesLost0,
       // ctrl, both simulators and both kranes share this process: the whole system's CPU.
       cpuMsPerDeploy: Math.round((cpu.user + cpu.system) / 1000 / n),
       dbTransactionsPerDeploy: Math.round((((await xacts()) - x0) / n) * 10) / 10,

@@ -11,11 +11,20 @@
 //   pg_stat_database), agents re-polling every 10 s.
 // - `--agents 10000` runs only that many agents (no full sync); `--replicas 2` serves them from
 //   two ctrl feeds on one database behind a round-robin TCP balancer (as a load balancer in
-//   front of ctrl replicas would), and kills one replica halfway through the changes: its agents
+//   front of ctrl replicas would; in a child process, bench/_balancer.ts, so its copying is not
+//   counted as ctrl's), and kills one replica halfway through the changes: its agents
 //   reconnect through the balancer to the other and must miss nothing (catch-up reported).
+// - `--regions K` spreads the agents over K regions (agent i on region i mod K) and the changes
+//   over them in turn: K = agents is the fleet's real shape, one leading krane per cluster,
+//   where a change reaches one agent. `--changes` and `--gap-ms` set how many changes and how
+//   far apart (default 40, 100 ms: 10 per second).
+// - After the last change the bench waits until every agent has seen every change of its region
+//   or `--drain-s` (30) passes: `missing` counts deliveries that never came, not late ones.
+// - Per change: ctrl's CPU, its database statements, and the bytes ctrl wrote to agents (also
+//   per agent), so a regression shows which part grew.
 // Prints progress on stderr and one JSON object on the last line of stdout.
 import { fork, type ChildProcess } from 'node:child_process';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { parseArgs } from 'node:util';
 import { join } from 'node:path';
 import postgres from 'postgres';
@@ -26,16 +35,35 @@ import { createDb, migrate, type Sql } from '../src/store';
 import { upsertTopology } from '../src/store/topology';
 import { createFeed } from '../src/sync/feed';
 import { startPostgres } from '../tests/helpers/postgres';
-import { balancer } from '../tests/helpers/balancer';
 
 const logger = createLogger('silent');
 const say = (msg: string) => process.stderr.write(`[bench:feed] ${msg}\n`);
 const now = () => performance.timeOrigin + performance.now();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const TOKENS = { bench: 'bench-token-0000000000', 'bulk-10k': 'bench-token-10k-000000', 'bulk-100k': 'bench-token-100k-00000' };
-const CHANGES = 40;
-const CHANGE_GAP_MS = Number(process.env.BENCH_FEED_GAP_MS ?? 100);
-const args = parseArgs({ options: { agents: { type: 'string' }, replicas: { type: 'string', default: '1' } } }).values;
+const args = parseArgs({
+  options: {
+    agents: { type: 'string' },
+    replicas: { type: 'string', default: '1' },
+    regions: { type: 'string', default: '1' },
+    changes: { type: 'string', default: '40' },
+    'gap-ms': { type: 'string', default: process.env.BENCH_FEED_GAP_MS ?? '100' },
+    'drain-s': { type: 'string', default: '30' },
+  },
+}).values;
+const positive = (name: keyof typeof args) => {
+  const n = Number(args[name]);
+  if (!(Number.isInteger(n) && n >= 1)) throw new Error(`--${name} must be a positive integer (got ${args[name]})`);
+  return n;
+};
+const CHANGES = positive('changes');
+const CHANGE_GAP_MS = Number(args['gap-ms']);
+if (!(CHANGE_GAP_MS >= 0)) throw new Error(`--gap-ms must be a number of milliseconds (got ${args['gap-ms']})`);
+const DRAIN_MS = positive('drain-s') * 1000;
+const REGION_COUNT = positive('regions');
+/** The regions the propagation agents watch: `bench` alone, or `fleet-0` … `fleet-K-1`. */
+const FEED_REGIONS = REGION_COUNT === 1 ? ['bench'] : Array.from({ length: REGION_COUNT }, (_, i) => `fleet-${i}`);
+const TOKENS: Record<string, string> = { bench: 'bench-token-0000000000', 'bulk-10k': 'bench-token-10k-000000', 'bulk-100k': 'bench-token-100k-00000' };
+for (const r of FEED_REGIONS) TOKENS[r] ??= `bench-token-${r.padStart(16, '0')}`;
 // --agents 10000 (or BENCH_FEED_AGENTS=1000) runs only that phase and skips full sync.
 const ONLY_AGENTS = args.agents ?? process.env.BENCH_FEED_AGENTS;
 const AGENT_COUNTS = ONLY_AGENTS ? ONLY_AGENTS.split(',').map(Number) : [1, 100, 1000];
@@ -66,6 +94,16 @@ async function startReplica() {
   const auth = new AgentAuth({ sql, logger, configured: TOKENS });
   await auth.start();
   const { app } = await buildCtrlApp({ sql, logger, routes: [clusterFeedRoutes({ sql, feed, auth })] });
+  // Bytes written to agents: closed sockets' counts summed, open ones read when asked.
+  const open = new Set<Socket>();
+  let closedBytes = 0;
+  app.server.on('connection', (s: Socket) => {
+    open.add(s);
+    s.once('close', () => {
+      open.delete(s);
+      closedBytes += s.bytesWritten;
+    });
+  });
   await app.listen({ host: '127.0.0.1', port: 0 });
   let alive = true;
   return {
@@ -73,6 +111,7 @@ async function startReplica() {
     get alive() {
       return alive;
     },
+    bytesWritten: () => [...open].reduce((n, s) => n + s.bytesWritten, closedBytes),
     /** As a crashed process: every open stream cut at once, nothing ended politely. */
     async kill() {
       alive = false;
@@ -88,8 +127,25 @@ type Replica = Awaited<ReturnType<typeof startReplica>>;
 
 const replicas: Replica[] = [];
 for (let i = 0; i < REPLICAS; i++) replicas.push(await startReplica());
-const lb = REPLICAS > 1 ? await balancer(() => replicas.filter((r) => r.alive).map((r) => r.port)) : null;
+/** Replicas taken out of the balancer before they are killed. */
+const retired = new Set<Replica>();
+const livePorts = () => replicas.filter((r) => r.alive && !retired.has(r)).map((r) => r.port);
+const lb = REPLICAS > 1 ? await startBalancer() : null;
 const ctrlUrl = lb?.url ?? `http://127.0.0.1:${replicas[0]!.port}`;
+
+/** The balancer's child: told the live ports, acknowledging each list before it is relied on. */
+async function startBalancer() {
+  const child = fork(join(import.meta.dirname, '_balancer.ts'), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const reply = () => new Promise<any>((resolve) => child.once('message', resolve));
+  const { url: lbUrl } = (await reply()) as { url: string };
+  const setPorts = async (ports: number[]) => {
+    const acked = reply();
+    child.send({ ports });
+    await acked;
+  };
+  await setPorts(livePorts());
+  return { url: lbUrl, setPorts, close: () => child.kill() };
+}
 
 async function seedDeployments(prefix: string, n: number, region?: string) {
   await admin`
@@ -109,8 +165,9 @@ interface Agents {
   stop(): Promise<void>;
 }
 
-async function startAgents(region: keyof typeof TOKENS, agents: number, waitSeconds = 10): Promise<Agents> {
-  const child = fork(join(import.meta.dirname, '_feed-agents.ts'), [JSON.stringify({ url: ctrlUrl, token: TOKENS[region], region, agents, waitSeconds })], {
+async function startAgents(regions: string[], agents: number, waitSeconds = 10): Promise<Agents> {
+  const assigned = regions.map((region) => ({ region, token: TOKENS[region]! }));
+  const child = fork(join(import.meta.dirname, '_feed-agents.ts'), [JSON.stringify({ url: ctrlUrl, regions: assigned, agents, waitSeconds })], {
     execArgv: ['--import', 'tsx'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
@@ -170,57 +227,104 @@ const idle: Record<string, unknown> = {};
 let depSeq = 0;
 await seedDeployments('dep-b', 3 * CHANGES);
 
-for (const n of AGENT_COUNTS) {
-  say(`starting ${n} agents`);
-  const agents = await startAgents('bench', n);
+interface Report {
+  seen: Record<string, number[]>;
+  failures: number;
+  deferred: number;
+  failureReasons: Record<string, number>;
+  cpuMs: number;
+}
+
+/** Waits until the agents have recorded `expected` deliveries or the drain limit passes. */
+async function drain(agents: Agents, expected: number): Promise<void> {
+  const until = Date.now() + DRAIN_MS;
+  while (Date.now() < until) {
+    const { deliveries } = await agents.request<{ deliveries: number }>('count', 'count');
+    if (deliveries >= expected) return;
+    await sleep(100);
+  }
+}
+
+// Over 80 lines: one measured phase (changes, the replica kill, the drain, the figures) reads
+// as one sequence; its parts are one use each.
+async function propagate(n: number): Promise<void> {
+  say(`starting ${n} agents on ${FEED_REGIONS.length} region(s)`);
+  const agents = await startAgents(FEED_REGIONS, n);
   await sleep(1_000);
   say(`idle window with ${n} agents`);
   idle[`agents${n}`] = await idleLoad();
   await agents.request('record', 'recording');
-  const commits = new Map<string, number>();
+  /** Agents per region: agent i watches FEED_REGIONS[i mod K]. */
+  const agentsOn = (k: number) => Math.floor(n / FEED_REGIONS.length) + (k < n % FEED_REGIONS.length ? 1 : 0);
+  const commits = new Map<string, { at: number; receivers: number }>();
   const ctrlCpu0 = process.cpuUsage();
+  const statements0 = statements;
+  const bytes0 = replicas.reduce((b, r) => b + r.bytesWritten(), 0);
   let killedAt: number | null = null;
   const afterKill = new Set<string>();
   for (let i = 0; i < CHANGES; i++) {
-    if (REPLICAS > 1 && i === CHANGES / 2) {
+    if (REPLICAS > 1 && i === Math.floor(CHANGES / 2)) {
       say(`killing replica 0 of ${REPLICAS}`);
       killedAt = now();
+      // No new connection goes to it first: a load balancer's health check takes it out too.
+      retired.add(replicas[0]!);
+      await lb!.setPorts(livePorts());
       await replicas[0]!.kill();
     }
     const id = `dep-b${depSeq++}`;
+    const k = i % FEED_REGIONS.length;
     if (killedAt !== null) afterKill.add(id);
-    await upsertTopology(admin, { deploymentId: id, region: 'bench', workspaceId: 'default', replicas: 1 });
-    commits.set(id, now());
+    await upsertTopology(admin, { deploymentId: id, region: FEED_REGIONS[k]!, workspaceId: 'default', replicas: 1 });
+    commits.set(id, { at: now(), receivers: agentsOn(k) });
     await sleep(CHANGE_GAP_MS);
   }
-  await sleep(1_500);
+  await drain(agents, [...commits.values()].reduce((s, c) => s + c.receivers, 0));
   const ctrlCpu = process.cpuUsage(ctrlCpu0);
-  const report = await agents.request<{ seen: Record<string, number[]>; failures: number; deferred: number; cpuMs: number }>('report', 'report');
+  const statementsRun = statements - statements0;
+  const bytes = replicas.reduce((b, r) => b + r.bytesWritten(), 0) - bytes0;
+  const report = await agents.request<Report>('report', 'report');
   const lat: number[] = [];
   const latAfterKill: number[] = [];
   let missing = 0;
-  for (const [id, t] of commits) {
+  for (const [id, c] of commits) {
     const got = report.seen[id] ?? [];
-    missing += n - got.length;
-    for (const at of got) (afterKill.has(id) ? latAfterKill : lat).push(at - t);
+    missing += c.receivers - got.length;
+    for (const at of got) (afterKill.has(id) ? latAfterKill : lat).push(at - c.at);
   }
   // With a replica killed: the changes after the kill, measured from their commit, include the
   // reconnect of the killed replica's agents; the worst of them is the catch-up.
   if (killedAt !== null) result.replicaKill = { replicas: REPLICAS, changesAfterKill: afterKill.size, p50Ms: pct(latAfterKill, 50), p99Ms: pct(latAfterKill, 99), catchUpMs: pct(latAfterKill, 100) };
   lat.push(...latAfterKill);
-  propagation[`agents${n}`] = { p50Ms: pct(lat, 50), p99Ms: pct(lat, 99), maxMs: pct(lat, 100), samples: lat.length, missing, streamFailures: report.failures, deferredPolls: report.deferred,
-    // CPU spent per change during the run: ctrl (this process, writer included) and all agents.
-    ctrlCpuMsPerChange: round((ctrlCpu.user + ctrlCpu.system) / 1000 / CHANGES), agentsCpuMsPerChange: round(report.cpuMs / CHANGES) };
+  propagation[`agents${n}`] = {
+    regions: FEED_REGIONS.length,
+    p50Ms: pct(lat, 50),
+    p99Ms: pct(lat, 99),
+    maxMs: pct(lat, 100),
+    samples: lat.length,
+    missing,
+    streamFailures: report.failures,
+    ...(report.failures ? { failureReasons: report.failureReasons } : {}),
+    deferredPolls: report.deferred,
+    // Per change during the run and its drain: ctrl (this process, writer included) and all agents.
+    ctrlCpuMsPerChange: round((ctrlCpu.user + ctrlCpu.system) / 1000 / CHANGES),
+    agentsCpuMsPerChange: round(report.cpuMs / CHANGES),
+    // ctrl's statements (tail polls, writes of the bench's own topology upserts excluded: they use the admin pool).
+    statementsPerChange: round(statementsRun / CHANGES),
+    bytesPerChange: Math.round(bytes / CHANGES),
+    bytesPerAgent: Math.round(bytes / n),
+  };
   say(`propagation with ${n} agents: ${JSON.stringify(propagation[`agents${n}`])}`);
   await agents.stop();
 }
+
+for (const n of AGENT_COUNTS) await propagate(n);
 
 const fullSync: Record<string, unknown> = {};
 for (const [region, n] of ONLY_AGENTS ? [] : ([['bulk-10k', 10_000], ['bulk-100k', 100_000]] as const)) {
   say(`seeding ${n} resources`);
   await seedDeployments(`dep-${region}-`, n, region);
   await admin`ANALYZE`;
-  const agents = await startAgents(region, 1);
+  const agents = await startAgents([region], 1);
   fullSync[`resources${n / 1000}k`] = { ms: round(agents.ready.snapshotMs), failures: agents.ready.failures };
   say(`full sync of ${n}: ${agents.ready.snapshotMs.toFixed(0)} ms`);
   await agents.stop();

@@ -8,12 +8,15 @@
 // one per region by default (--clusters shared: one for both): in this process, 10,000
 // sentinels' pod churn starved the kranes' heartbeats and ctrl rightly took the regions for
 // offline. Each child's peak RSS and CPU are reported too.
+// BENCH_LOG_DIR=DIR keeps ctrl's and the kranes' logs (at info) there; BENCH_CPU_PROF_DIR=DIR
+// has the cluster children write CPU profiles there.
 // --web: then opens the finished rollout's page in headless Chromium and reports webRenderMs
 // (bench/_web-render.ts says exactly what is timed; target under 1 s).
 // Prints one JSON object on the last stdout line.
 import { performance } from 'node:perf_hooks';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { createWriteStream, mkdirSync, openSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { startPostgres, freePort } from '../tests/helpers/postgres';
@@ -26,6 +29,11 @@ const args = parseArgs({
   options: { sentinels: { type: 'string', default: '1000' }, clusters: { type: 'string', default: 'per-region' }, web: { type: 'boolean', default: false } },
 }).values;
 const REGIONS = ['us-east-1', 'eu-west-1'];
+/** BENCH_LOG_DIR: ctrl's and the kranes' logs at info go there (ctrl.log, krane-REGION.log). */
+const LOG_DIR = process.env.BENCH_LOG_DIR;
+if (LOG_DIR) mkdirSync(LOG_DIR, { recursive: true });
+/** BENCH_CPU_PROF_DIR: the cluster children write V8 CPU profiles there when they exit. */
+const PROF_DIR = process.env.BENCH_CPU_PROF_DIR;
 /** The fleet: environments × 2 regions, one sentinel in each. */
 const ENVIRONMENTS = Math.ceil(Number(args.sentinels) / REGIONS.length);
 const FLEET = ENVIRONMENTS * REGIONS.length;
@@ -67,14 +75,28 @@ function assertAlive(): void {
 async function startClusters(): Promise<{ child: ChildProcess; regions: string[] }[]> {
   return Promise.all(
     GROUPS.map(async (regions) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', new URL('./_kube-sim-child.ts', import.meta.url).pathname], {
+      const prof = PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROF_DIR}`] : [];
+      const child = spawn(process.execPath, [...prof, '--import', 'tsx', new URL('./_kube-sim-child.ts', import.meta.url).pathname], {
         stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
-        env: { ...cleanEnv(), BENCH_CONTROL_PLANE: url, BENCH_REGIONS: JSON.stringify(regions.map((region) => ({ region, token: tokens[region] }))) },
+        env: {
+          ...cleanEnv(),
+          BENCH_CONTROL_PLANE: url,
+          BENCH_REGIONS: JSON.stringify(regions.map((region) => ({ region, token: tokens[region] }))),
+          ...(LOG_DIR ? { BENCH_KRANE_LOG_LEVEL: 'info' } : {}),
+        },
       });
       procs.push(child);
       names.set(child, `cluster child for ${regions.join(', ')}`);
+      // Every line is read (an unread pipe would fill and block the child's logging); after the
+      // first, they are the kranes' logs, kept with BENCH_LOG_DIR.
+      const lines = createInterface(child.stdout!);
+      if (LOG_DIR) {
+        const log = createWriteStream(join(LOG_DIR, `krane-${regions.join('+')}.log`));
+        let first = true;
+        lines.on('line', (l) => (first ? (first = false) : log.write(l + '\n')));
+      } else lines.resume();
       await new Promise<string>((resolve, reject) => {
-        createInterface(child.stdout!).once('line', resolve);
+        lines.once('line', resolve);
         child.once('exit', (code) => reject(new Error(`cluster child for ${regions.join(', ')} exited with ${code}`)));
       });
       return { child, regions };
@@ -114,9 +136,9 @@ const ctrl = spawn(process.execPath, [ensureBundle(), 'ctrl'], {
     UNKEY_INFRA_ADMIN_TOKEN: adminToken,
     UNKEY_INFRA_AGENT_TOKENS: REGIONS.map((r) => `${r}=${tokens[r]}`).join(','),
     UNKEY_INFRA_LISTEN: `127.0.0.1:${port}`,
-    UNKEY_INFRA_LOG_LEVEL: 'warn',
+    UNKEY_INFRA_LOG_LEVEL: LOG_DIR ? 'info' : 'warn',
   }),
-  stdio: ['ignore', 'inherit', 'inherit'],
+  stdio: ['ignore', LOG_DIR ? openSync(join(LOG_DIR, 'ctrl.log'), 'w') : 'inherit', 'inherit'],
 });
 procs.push(ctrl);
 names.set(ctrl, 'ctrl');
