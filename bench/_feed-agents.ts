@@ -9,7 +9,10 @@ import { pino } from 'pino';
 import { Watcher } from '../src/sync/watcher';
 import type { ResourceController } from '../src/sync/wire';
 
-const cfg = JSON.parse(process.argv[2]!) as { url: string; regions: { region: string; token: string }[]; agents: number; waitSeconds: number };
+// The config comes over IPC: 10,000 regions' tokens are too long for a command line (E2BIG).
+const cfg = await new Promise<{ url: string; regions: { region: string; token: string }[]; agents: number; waitSeconds: number }>((resolve) =>
+  process.once('message', (m: { type: string; config: never }) => resolve(m.config)),
+);
 const now = () => performance.timeOrigin + performance.now();
 const seen = new Map<string, number[]>();
 let recording = false;

@@ -28,7 +28,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { parseArgs } from 'node:util';
 import { join } from 'node:path';
 import postgres from 'postgres';
-import { AgentAuth, buildCtrlApp } from '../src/http';
+import { AgentAuth, buildCtrlApp, LISTEN_BACKLOG } from '../src/http';
 import { clusterFeedRoutes } from '../src/http/cluster-feed';
 import { createLogger } from '../src/log';
 import { createDb, migrate, type Sql } from '../src/store';
@@ -104,7 +104,7 @@ async function startReplica() {
       closedBytes += s.bytesWritten;
     });
   });
-  await app.listen({ host: '127.0.0.1', port: 0 });
+  await app.listen({ host: '127.0.0.1', port: 0, backlog: LISTEN_BACKLOG });
   let alive = true;
   return {
     port: (app.server.address() as AddressInfo).port,
@@ -167,10 +167,8 @@ interface Agents {
 
 async function startAgents(regions: string[], agents: number, waitSeconds = 10): Promise<Agents> {
   const assigned = regions.map((region) => ({ region, token: TOKENS[region]! }));
-  const child = fork(join(import.meta.dirname, '_feed-agents.ts'), [JSON.stringify({ url: ctrlUrl, regions: assigned, agents, waitSeconds })], {
-    execArgv: ['--import', 'tsx'],
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
+  const child = fork(join(import.meta.dirname, '_feed-agents.ts'), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  child.send({ type: 'config', config: { url: ctrlUrl, regions: assigned, agents, waitSeconds } });
   const next = (type: string) =>
     new Promise<any>((resolve, reject) => {
       const on = (m: any) => {

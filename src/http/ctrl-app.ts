@@ -12,6 +12,13 @@ import { healthRoutes, type ReadinessCheck } from './health';
 import { createRegistry, instrumentHttp, metricsRoute, type Registry } from './metrics';
 import { webRoutes } from '../web';
 
+/**
+ * ctrl's accept queue. Node's default (511) overflowed when thousands of agents reconnected at
+ * once (every long poll is its own connection): a dropped SYN costs its agent 1 to 7 s of
+ * retransmits. The kernel caps it at net.core.somaxconn (4096 on current kernels).
+ */
+export const LISTEN_BACKLOG = 4096;
+
 /** Connection limits (src/config.ts has their defaults and why). */
 export interface ConnectionLimits {
   /** The whole request (headers and body) must arrive within this. */

@@ -5,7 +5,7 @@ import { buildToolEnv, type CtrlConfig } from '../config';
 import { createLogger, type Logger } from '../log';
 import { setTimeout as delay } from 'node:timers/promises';
 import { apiKeys, createDb, migrate, pendingMigrations, type Sql } from '../store';
-import { AgentAuth, buildCtrlApp, createRegistry, tokensEqual } from '../http';
+import { AgentAuth, buildCtrlApp, createRegistry, LISTEN_BACKLOG, tokensEqual } from '../http';
 import { KeyAuth } from '../http/keys';
 import { auditHook } from '../http/audit';
 import { startAuditCleanup } from '../workflow/audit-cleanup';
@@ -134,7 +134,7 @@ export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}):
     });
     stages.app = () => app.close();
     const listen = async () => {
-      await app.listen({ host: cfg.listen.host, port: cfg.listen.port });
+      await app.listen({ host: cfg.listen.host, port: cfg.listen.port, backlog: LISTEN_BACKLOG });
       const url = boundUrl(app.server, cfg.listen.host);
       logger.info({ url }, 'ctrl listening');
       return url;

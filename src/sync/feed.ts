@@ -76,6 +76,14 @@ export interface Feed {
 
 /** Below the 60 s idle timeout common to load balancers, so the `end` line gets through them. */
 export const DEFAULT_WAIT_LIMIT_MS = 55_000;
+/**
+ * Each stream ends up to this fraction of its wait early, at random. Agents that connected
+ * together (every agent after a ctrl restart) would otherwise reconnect together every wait,
+ * for ever: in the 10,000-agent benchmark each round overflowed the listen queue, and an agent
+ * whose SYN was dropped waited 1 to 7 s of retransmits for its next poll (changes to it with
+ * it). The Kubernetes API server spreads its watch timeouts the same way.
+ */
+export const WAIT_JITTER = 0.2;
 /** Idle lines keep proxies from closing the connection and let agents notice a dead one. */
 export const DEFAULT_HEARTBEAT_MS = 10_000;
 /** A day of changes: agents down longer than that do one full sync, which is cheap. */
@@ -219,7 +227,7 @@ export function createFeed(opts: FeedOptions): Feed {
           admitted.cut.signal.removeEventListener('abort', abort);
         };
         const signal = both.signal;
-        const waitMs = Math.min(req.waitMs ?? waitLimitMs, waitLimitMs);
+        const waitMs = Math.min(req.waitMs ?? waitLimitMs, waitLimitMs) * (1 - WAIT_JITTER * Math.random());
         const p = runStream(deps, { region: req.region, from, waitMs, signal, releaseSnapshotSlot: releaseSlot }, out).finally(() => {
           unhook();
           done();

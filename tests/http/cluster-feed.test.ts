@@ -144,3 +144,25 @@ test('one agent token may hold a bounded number of streams: past it 429 with Ret
     return r.status === 200;
   }, 20_000, 'a freed stream slot');
 });
+
+test('streams end up to a fifth of their wait early, at random, so agents that connected together do not reconnect together', async () => {
+  const s = await startFeedServer(db.url, { waitLimitMs: 2_000, heartbeatMs: 500, maxStreamsPerToken: 100 } as never);
+  try {
+    // From a cursor: twenty full syncs at once would queue for the four snapshot slots.
+    const first = await readFeed(s.url, TOKENS['us-east-1'], { wait: '0.1' });
+    const cursor = first.lines.find((l) => l.type === 'snapshot_end').cursor as string;
+    const lasted = await Promise.all(
+      Array.from({ length: 20 }, async () => {
+        const t0 = performance.now();
+        const r = await readFeed(s.url, TOKENS['us-east-1'], { wait: '2', cursor });
+        assert.equal(r.lines.at(-1)?.type, 'end');
+        return performance.now() - t0;
+      }),
+    );
+    // Without the spread every stream lasts its whole 2 s; with it half end before 1.8 s.
+    assert.ok(lasted.some((ms) => ms < 1_900), `some stream ended early: ${lasted.map(Math.round).join(', ')}`);
+    assert.ok(lasted.every((ms) => ms >= 1_600 && ms < 3_000), `every stream within [1.6 s, its wait + slack): ${lasted.map(Math.round).join(', ')}`);
+  } finally {
+    await s.close();
+  }
+});
