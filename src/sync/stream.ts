@@ -13,6 +13,7 @@ import { stateFor, stateMap, statesOf } from './desired';
 import type { BufferedChange } from './buffer';
 import { refKey, type DesiredState, type StreamLine } from './wire';
 import type { Tailer } from './tailer';
+import type { Closing } from './closing';
 
 /** Rows per snapshot fetch and per table catch-up page: one JSON write of a few hundred KB. */
 const PAGE = 1_000;
@@ -43,7 +44,7 @@ export interface StreamDeps {
    */
   snapshotDeadlineMs: number;
   /** Set when ctrl shuts down: streams end with their cursor at the next opportunity. */
-  closing: AbortSignal;
+  closing: Closing;
 }
 
 export interface StreamRequest {
@@ -124,7 +125,7 @@ export async function runStream(deps: StreamDeps, req: StreamRequest, out: LineS
   const waitAbort = new AbortController();
   const onAbort = () => waitAbort.abort();
   req.signal.addEventListener('abort', onAbort, { once: true });
-  deps.closing.addEventListener('abort', onAbort, { once: true });
+  const offClosing = deps.closing.subscribe(onAbort);
   try {
     while (!stopped() && tailer.epoch === epoch) {
       const now = Date.now();
@@ -154,7 +155,7 @@ export async function runStream(deps: StreamDeps, req: StreamRequest, out: LineS
     }
   } finally {
     req.signal.removeEventListener('abort', onAbort);
-    deps.closing.removeEventListener('abort', onAbort);
+    offClosing();
   }
   if (out.closed || req.signal.aborted) throw new StreamAborted('client went away');
   // After an epoch change the old-epoch cursor makes the agent's next request a 410.

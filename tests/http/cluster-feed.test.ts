@@ -145,7 +145,7 @@ test('one agent token may hold a bounded number of streams: past it 429 with Ret
   }, 20_000, 'a freed stream slot');
 });
 
-test('streams end up to a fifth of their wait early, at random, so agents that connected together do not reconnect together', async () => {
+test('streams end up to half their wait early, at random, so agents that connected together do not reconnect together', async () => {
   const s = await startFeedServer(db.url, { waitLimitMs: 2_000, heartbeatMs: 500, maxStreamsPerToken: 100 } as never);
   try {
     // From a cursor: twenty full syncs at once would queue for the four snapshot slots.
@@ -159,9 +159,9 @@ test('streams end up to a fifth of their wait early, at random, so agents that c
         return performance.now() - t0;
       }),
     );
-    // Without the spread every stream lasts its whole 2 s; with it half end before 1.8 s.
+    // Without the spread every stream lasts its whole 2 s; with it most end before 1.9 s.
     assert.ok(lasted.some((ms) => ms < 1_900), `some stream ended early: ${lasted.map(Math.round).join(', ')}`);
-    assert.ok(lasted.every((ms) => ms >= 1_600 && ms < 3_000), `every stream within [1.6 s, its wait + slack): ${lasted.map(Math.round).join(', ')}`);
+    assert.ok(lasted.every((ms) => ms >= 1_000 && ms < 3_000), `every stream within [1 s, its wait + slack): ${lasted.map(Math.round).join(', ')}`);
   } finally {
     await s.close();
   }
