@@ -21,7 +21,9 @@ export async function balancer(ports: () => number[]): Promise<{ url: string; cl
     }
     client.pipe(upstream).pipe(client);
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  // A real load balancer's accept queue is deep: with Node's default (511), 5,000 agents
+  // reconnecting at once after a replica dies had their SYNs dropped and waited 1-3 s of retransmits.
+  await new Promise<void>((r) => server.listen({ port: 0, host: '127.0.0.1', backlog: 4096 }, () => r()));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     close() {
