@@ -63,11 +63,15 @@ test('a canary at 3× its stable error ratio, both under any fixed threshold, is
   assert.ok(c.shift.low > 0.1 * c.baseline.median && c.shift.low <= c.shift.estimate && c.shift.estimate <= c.shift.high, JSON.stringify(c.shift));
   assert.ok(done.error.includes(c.reason), `${done.error} quotes ${c.reason}`);
   // The first check came an interval after the canary got traffic, over that interval: it had
-  // samples (under minSamples 20 here: inconclusive, never a pass), not an empty window.
+  // samples, not an empty window; under minSamples (20) it is inconclusive, never a pass. On a
+  // loaded machine the check can come late enough (the interval is 300 ms) to have 20 already:
+  // then it judges, and it must not pass.
   const first = done.analysis.checks[0];
-  assert.equal(first.verdict, 'inconclusive');
-  assert.match(first.reason, /too few samples/);
   assert.ok(first.canary.n >= 5 && first.baseline.n >= 5, `the first check read the first interval: ${JSON.stringify(first)}`);
+  if (Math.min(first.canary.n, first.baseline.n) < 20) {
+    assert.equal(first.verdict, 'inconclusive');
+    assert.match(first.reason, /too few samples/);
+  } else assert.notEqual(first.verdict, 'pass');
   assert.ok(analysisEvents(canary).some((e) => e.judge === 'compare' && e.verdict === 'fail' && e.pValue === c.pValue && e.baseline?.deploymentId === stable));
   // Both series were read per region, with the template filled in for each deployment.
   for (const r of BOTH) for (const id of [stable, canary]) assert.ok(prom.queries.some((q) => q.query === `app_error_ratio{deployment="${id}",region="${r}"}`), `${id} in ${r}`);
