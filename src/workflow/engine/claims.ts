@@ -27,8 +27,6 @@ export interface ClaimsOptions {
   held(): ExecutionCore[];
   /** After each poll: the worker checks waits whose outcome may have been written elsewhere. */
   afterPoll(): Promise<void>;
-  /** Counts a running execution dropped at renewal (its lease lapsed or was taken over). */
-  leaseLost(): void;
 }
 
 export class Claims {
@@ -156,10 +154,7 @@ export class Claims {
       const renewed = await store.renewLeases(this.#o.sql, held.map((e) => e.id), epochs, this.#o.leaseMs);
       this.#renewFailed = false;
       held.forEach((e, i) => {
-        if (!renewed.has(e.id) && e.state === 'running' && e.epoch === epochs[i]) {
-          this.#o.leaseLost();
-          e.detach(new LeaseLostError(e.id));
-        }
+        if (!renewed.has(e.id) && e.state === 'running' && e.epoch === epochs[i]) e.detach(new LeaseLostError(e.id));
       });
     } catch (err) {
       this.#renewFailed = true;

@@ -40,6 +40,8 @@ export interface Runtime {
   onSuspended(exec: ExecutionCore, dueAt: number | null): void;
   onResumed(exec: ExecutionCore): void;
   onFinished(exec: ExecutionCore, finish: store.FinishResult | null, outcome: Outcome | null): void;
+  /** An execution that held the lease learnt it had lost it (for engine_leases_lost_total). */
+  onLeaseLost(): void;
 }
 
 export type Outcome = { status: 'completed'; result: string } | { status: 'failed' | 'cancelled'; error: StoredFailure };
@@ -359,6 +361,10 @@ export abstract class ExecutionCore {
 
   #detach(reason: unknown): void {
     if (this.state === 'detached' || this.state === 'finished') return;
+    // Counted here, however it was learnt (a refused write, a renewal, a takeover notice, a
+    // re-claim): each path drops the execution, so a loss is counted once. A parked copy held
+    // no lease to lose.
+    if (reason instanceof LeaseLostError && (this.state === 'running' || this.state === 'suspending')) this._rt.onLeaseLost();
     this.state = 'detached';
     this.#fatal ??= reason instanceof Error ? reason : new LeaseLostError(this.id);
     // Awaits stay unsettled for good: the handler just stops here (and is garbage collected)

@@ -101,7 +101,6 @@ export class Worker implements Runtime {
       free: () => this.#concurrency - this.#active(),
       dispatch: (row) => void this.#dispatch(row),
       held: () => [...this.#running].filter((e) => e.state === 'running' || e.state === 'suspending'),
-      leaseLost: () => this.#metrics.leaseLost(),
       afterPoll: async () => {
         // Every wait not settled by an execution running here: the work may finish anywhere.
         const waiting = this.#results.ids().filter((id) => !this.runsHere(id));
@@ -147,8 +146,13 @@ export class Worker implements Runtime {
     return rest.length;
   }
 
-  resolveAwakeable = (id: string, value: unknown): Promise<boolean> => this.#client.resolveAwakeable(id, value);
-  rejectAwakeable = (id: string, reason: string): Promise<boolean> => this.#client.rejectAwakeable(id, reason);
+  resolveAwakeable(id: string, value: unknown): Promise<boolean> {
+    return this.#client.resolveAwakeable(id, value);
+  }
+
+  rejectAwakeable(id: string, reason: string): Promise<boolean> {
+    return this.#client.rejectAwakeable(id, reason);
+  }
 
   /** Why this worker is not ready, or null. */
   problem(): string | null {
@@ -271,7 +275,7 @@ export class Worker implements Runtime {
     const def = this.#defs.get(target.service);
     const h = def && resolveHandler(def, target.handler);
     const exec = new Execution(this, target, journal);
-    this.#dropStale(this.#executions.get(target.id));
+    this.#executions.get(target.id)?.detach(new LeaseLostError(target.id));
     this.#executions.set(target.id, exec);
     this.#running.add(exec);
     if (!h || h.kind !== target.kind) {
@@ -358,14 +362,13 @@ export class Worker implements Runtime {
       // Another process took over an invocation this one held: drop the stale copy.
       const [, id, previous, epoch] = payload.split(':');
       const exec = id && previous === this.workerId ? this.#executions.get(id) : undefined;
-      if (exec && exec.epoch < Number(epoch)) this.#dropStale(exec);
+      if (exec && exec.epoch < Number(epoch)) exec.detach(new LeaseLostError(exec.id));
     }
   }
 
-  /** Drops a stale copy of an invocation; one still running had lost its lease: counted. */
-  #dropStale(exec: ExecutionCore | undefined): void {
-    if (exec && this.runsHere(exec.id)) this.#metrics.leaseLost();
-    exec?.detach(new LeaseLostError(exec.id));
+  /** Not while stopping: the leases of executions still running then are handed back, not lost. */
+  onLeaseLost(): void {
+    if (!this.#stopping) this.#metrics.leaseLost();
   }
 
   /** An execution of `id` runs in this process now (it will settle local waiters itself). */

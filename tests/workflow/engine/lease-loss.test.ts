@@ -148,3 +148,25 @@ test('a lease lost under all() and orTimeout() reaches no handler code', async (
   await lostUnder('combined', writeRefused);
   assert.equal(ran.get('last'), 1);
 });
+
+test('a lease lost and learnt only from a refused write is counted once', async () => {
+  caught.length = 0;
+  entered = latch();
+  gate = latch();
+  const before = await leasesLost();
+  const { id } = await engine.send(Lossy, 'inStep', {});
+  await entered.opened;
+  // Taken over with no notice and no re-claim due here: the stale step's write is what tells.
+  await db.sql`UPDATE engine_invocations SET lease_epoch = lease_epoch + 1, lease_owner = 'elsewhere', due_at = now() + interval '1 hour' WHERE id = ${id}`;
+  gate.open();
+  await waitFor('the stale write refused', async () => writeRefused(id));
+  assert.equal(await leasesLost(), before + 1);
+  // Due again: this engine claims it afresh and finishes it, and nothing more is counted.
+  entered = latch();
+  gate = latch();
+  gate.open();
+  await db.sql`UPDATE engine_invocations SET due_at = now() WHERE id = ${id}`;
+  assert.equal(await withDeadline(engine.result(id), 'the invocation'), 'ok');
+  assert.equal(await leasesLost(), before + 1);
+  assert.deepEqual(caught, [], 'no LeaseLostError reached the handler');
+});
