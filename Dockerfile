@@ -9,6 +9,8 @@ RUN npm ci --no-audit --no-fund
 COPY tsconfig.json ./
 COPY scripts ./scripts
 COPY sql ./sql
+# The build embeds deploy/krane-rbac.yaml (the RBAC dev's simulated clusters apply).
+COPY deploy ./deploy
 COPY src ./src
 RUN npm run build
 

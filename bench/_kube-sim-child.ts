@@ -5,8 +5,9 @@
 // - bench:rollout: BENCH_REGIONS (JSON [{ region, token }]) and BENCH_CONTROL_PLANE set: one
 //   simulator (ready delay 0, pods ready at once) and one krane against it per region, each
 //   krane pulling from that control plane as a region's agent does.
-// Prints its simulators' URLs (space-separated) on the first stdout line once everything runs;
-// the kranes log on stdout after it at BENCH_KRANE_LOG_LEVEL (default silent).
+// Prints its simulators' URLs (space-separated) on one stdout line once everything runs; the
+// kranes log JSON lines on stdout too, before and after it, at BENCH_KRANE_LOG_LEVEL (default
+// silent).
 // Exits when the parent's IPC channel closes (bench:rollout spawns it with one), so a parent
 // that died without killing it does not leave a cluster and a krane running.
 import { DEFAULT_SIM_OPTIONS, KubeSim } from '../src/kube-sim';

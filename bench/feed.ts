@@ -243,8 +243,6 @@ async function drain(agents: Agents, expected: number): Promise<void> {
   }
 }
 
-// Over 80 lines: one measured phase (changes, the replica kill, the drain, the figures) reads
-// as one sequence; its parts are one use each.
 async function propagate(n: number): Promise<void> {
   say(`starting ${n} agents on ${FEED_REGIONS.length} region(s)`);
   const agents = await startAgents(FEED_REGIONS, n);

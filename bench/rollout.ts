@@ -53,6 +53,11 @@ const peakRssMib = (pid: number) => {
   return m ? Math.round(Number(m[1]) / 1024) : null;
 };
 
+/** ctrl's nodejs_heap_size_used_bytes, in MiB (0 when unreadable). */
+const heapUsedMib = async () => {
+  const text = await fetch(`${url}/metrics`).then((r) => r.text(), () => '');
+  return Math.round(Number(/^nodejs_heap_size_used_bytes(?:\{[^}]*\})? (\d+)/m.exec(text)?.[1] ?? 0) / 2 ** 20);
+};
 const api = (path: string, init: RequestInit = {}) =>
   fetch(`${url}${path}`, { ...init, headers: { authorization: `Bearer ${adminToken}`, ...(init.body ? { 'content-type': 'application/json' } : {}) } }).then((r) => r.json());
 
@@ -87,16 +92,13 @@ async function startClusters(): Promise<{ child: ChildProcess; regions: string[]
       });
       procs.push(child);
       names.set(child, `cluster child for ${regions.join(', ')}`);
-      // Every line is read (an unread pipe would fill and block the child's logging); after the
-      // first, they are the kranes' logs, kept with BENCH_LOG_DIR.
+      // Every line is read (an unread pipe would fill and block the child's logging). The
+      // kranes' JSON log lines (kept with BENCH_LOG_DIR) come before and after the line of URLs
+      // that says the child is up.
       const lines = createInterface(child.stdout!);
-      if (LOG_DIR) {
-        const log = createWriteStream(join(LOG_DIR, `krane-${regions.join('+')}.log`));
-        let first = true;
-        lines.on('line', (l) => (first ? (first = false) : log.write(l + '\n')));
-      } else lines.resume();
-      await new Promise<string>((resolve, reject) => {
-        lines.once('line', resolve);
+      const log = LOG_DIR ? createWriteStream(join(LOG_DIR, `krane-${regions.join('+')}.log`)) : undefined;
+      await new Promise<void>((resolve, reject) => {
+        lines.on('line', (l) => (l.startsWith('{') ? log?.write(l + '\n') : resolve()));
         child.once('exit', (code) => reject(new Error(`cluster child for ${regions.join(', ')} exited with ${code}`)));
       });
       return { child, regions };
@@ -161,10 +163,14 @@ try {
   const t0 = performance.now();
   const start = (await api('/v1/sentinel-rollouts', { method: 'POST', body: JSON.stringify({ image: 'sentinel:v2' }) })) as { waves: number[] };
   let current: { state: string; succeeded?: number; failed?: number; skippedOffline?: number } = { state: '' };
-  while (current.state !== 'completed' && current.state !== 'paused') {
+  // ctrl's V8 heap in use, sampled from its /metrics: against the peak RSS it says how much of
+  // the RSS is live data and how much is heap V8 has not handed back.
+  let heapUsedPeak = 0;
+  for (let i = 0; current.state !== 'completed' && current.state !== 'paused'; i++) {
     await sleep(100);
     assertAlive();
     current = (await api('/v1/sentinel-rollouts/current?limit=1')) as typeof current;
+    if (i % 10 === 0) heapUsedPeak = Math.max(heapUsedPeak, await heapUsedMib());
   }
   const totalMs = performance.now() - t0;
   const ctrlCpuMsPerSentinel = cpuMsPerSentinel(ctrl);
@@ -190,6 +196,7 @@ try {
       dbTransactionsPerSentinel: Math.round((dbTransactions * 100) / FLEET) / 100,
       fleetSeedToHealthyMs: Math.round(fleetReadyMs),
       ctrlPeakRssMib: peakRssMib(ctrl.pid!),
+      ctrlPeakHeapUsedMib: heapUsedPeak,
       clusterProcesses,
       benchPeakRssMib: Math.round(process.resourceUsage().maxRSS / 1024),
       ...(web ?? {}),

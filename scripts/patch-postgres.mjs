@@ -1,7 +1,7 @@
 // Patches postgres.js (porsager, 3.4.9, the newest release) where its transactions break under
 // load; run by `npm ci` (postinstall) and by scripts/build.mjs, idempotent.
 //
-// The defect (porsager/postgres#823, #1189; the fix proposed in #1218, unmerged): a
+// The defect (porsager/postgres#823, #1189; fixes proposed in #1207 and #1218, unmerged): a
 // transaction's BEGIN is written to a connection, but the hook that reserves the connection for
 // the transaction (onexecute) is skipped when the BEGIN fills that connection's pipeline
 // (max_pipeline) or the socket's buffer, since it is the last term of an && chain. sql.begin
@@ -9,7 +9,8 @@
 // while the connection goes back to the pool: unrelated statements run in it, hold their locks
 // and are never committed. Likewise a socket 'drain' returned a reserved connection to the pool
 // between a transaction's statements. The 10,000-sentinel rollout hit the first; the test is
-// tests/store/pg-driver.test.ts.
+// tests/store/pg-driver.test.ts (the BEGIN; the drain race needs a socket buffer filling at
+// the wrong instant and has no deterministic test).
 //
 // The patch: reserve whenever the BEGIN was written, and never hand a reserved connection to
 // the pool on drain. When a postgres.js upgrade changes these lines the script fails, so the
@@ -40,7 +41,7 @@ const PATCHES = [
     !query && onopen(connection)
   }`,
     to: `  function drain() {
-    // ${MARK} (porsager/postgres#823): a reserved connection is its transaction's, not the pool's.
+    // ${MARK} (porsager/postgres#823, as #1207): a reserved connection is its transaction's, not the pool's.
     !query && !connection.reserved && onopen(connection)
   }`,
   },
