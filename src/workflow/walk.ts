@@ -136,10 +136,25 @@ export async function startWalk(tx: TxSql, deps: StrategyDeps, id: string, envir
  */
 export async function guardStep(tx: TxSql, deps: StrategyDeps, walk: Walk): Promise<'abort' | 'stopped' | null> {
   const table = await lockTraffic(tx, walk.environmentId, deps.apexDomain);
-  const d = await deployments.lockDeployment(tx, walk.id);
+  const verdict = stepVerdict(await deployments.lockDeployment(tx, walk.id), walk, table);
+  if (verdict === 'changed') throw tableChanged(walk, table);
+  return verdict;
+}
+
+/**
+ * Pure: what guardStep decides. A stop and a start accepted since the walk began count as the
+ * stop (the rollback that follows yields to the start's run, rollBack#yieldsToStart), as they
+ * do in startWalk: the stop took the canary's entry out of the table, so judged by the table
+ * alone the walk failed on its own operator's stop and start (chaos seed 72).
+ */
+export function stepVerdict(
+  d: { trafficCommand: string | null; desiredState: string; desiredGeneration: number } | null | undefined,
+  walk: Pick<Walk, 'expected' | 'generation'>,
+  table: readonly Backend[],
+): 'abort' | 'stopped' | 'changed' | null {
   if (d?.trafficCommand === 'abort') return 'abort';
-  if (d?.desiredState === 'stopped') return 'stopped';
-  if (walk.expected && !sameTable(table, walk.expected)) throw tableChanged(walk, table);
+  if (d?.desiredState === 'stopped' || (d && superseded(d, walk.generation))) return 'stopped';
+  if (walk.expected && !sameTable(table, walk.expected)) return 'changed';
   return null;
 }
 

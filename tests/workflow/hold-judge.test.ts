@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { judgeCheck, type Check } from '../../src/workflow/canary';
-import { superseded, yieldsToStart } from '../../src/workflow/walk';
+import { stepVerdict, superseded, yieldsToStart } from '../../src/workflow/walk';
 import type { AnalysisResult } from '../../src/workflow/analysis';
 
 const fail: AnalysisResult = { verdict: 'fail', value: 0.9, reason: '0.9 is above the maximum 0.05' };
@@ -58,4 +58,17 @@ test('yieldsToStart: a rollback for the canary\'s own failed signal stands after
   assert.equal(yieldsToStart(restarted, 0, false), true, 'the stop\'s rollback yields to the start');
   assert.equal(yieldsToStart(restarted, 0, true), false, 'a failed analysis or instance rolls back anyway');
   assert.equal(yieldsToStart({ desiredState: 'running', desiredGeneration: 0 }, 0, false), false, 'nothing accepted since');
+});
+
+test('stepVerdict: a stop and a start since the walk began are the stop, not a changed table (chaos seed 72)', () => {
+  const walk = { expected: [{ deploymentId: 'stable', weight: 100 }, { deploymentId: 'canary', weight: 0 }], generation: 0 };
+  // The stop took the canary's entry (weight 0) out of the table; the start followed.
+  const withdrawn = [{ deploymentId: 'stable', weight: 100 }];
+  const row = (o: Partial<{ trafficCommand: string | null; desiredState: string; desiredGeneration: number }>) => ({ trafficCommand: null, desiredState: 'running', desiredGeneration: 0, ...o });
+  assert.equal(stepVerdict(row({ desiredGeneration: 2 }), walk, withdrawn), 'stopped', 'stopped and started since');
+  assert.equal(stepVerdict(row({ desiredState: 'stopped', desiredGeneration: 1 }), walk, withdrawn), 'stopped', 'stopped');
+  assert.equal(stepVerdict(row({ trafficCommand: 'abort', desiredGeneration: 2 }), walk, withdrawn), 'abort', 'an abort first');
+  assert.equal(stepVerdict(row({}), walk, withdrawn), 'changed', 'someone else changed the table');
+  assert.equal(stepVerdict(row({}), walk, walk.expected), null, 'the walk\'s own table');
+  assert.equal(stepVerdict(row({ desiredGeneration: 2 }), { ...walk, generation: undefined }, walk.expected), null, 'a journal from before generations cannot tell');
 });
