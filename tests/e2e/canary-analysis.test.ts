@@ -4,7 +4,7 @@
 // ends. Skipped, saying so, where the binary is missing.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { testStack, until, routeWeights } from '../helpers/stack';
+import { testStack, until, routeWeights, deploymentIn } from '../helpers/stack';
 import { prometheusMissing, startGauge, startPrometheus } from '../helpers/prometheus';
 import { events } from '../../src/store';
 import type { LiveEvent } from '../../src/live-events';
@@ -25,11 +25,7 @@ async function create(strategy?: unknown): Promise<string> {
   assert.equal(r.status, 202, JSON.stringify(r.body));
   return r.body.id;
 }
-const finished = (id: string, ms = 30_000) =>
-  until(async () => {
-    const d = (await stack!.api(`/v1/deployments/${id}`)).body;
-    return ['ready', 'failed', 'rolled_back'].includes(d.status) ? d : undefined;
-  }, ms, `${id} finished`);
+const finished = (id: string, ms = 30_000) => deploymentIn(stack!, id, ['ready', 'failed', 'rolled_back'], ms);
 /** A gate that rolled a canary back quarantined its image (issue 25); the bad signal was the
  *  test's own, so the image is released for the next test. */
 async function release(): Promise<void> {

@@ -5,7 +5,7 @@
 // where the canary is bad. The series are log-normal noise (σ 0.3) around levels set per test.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { testStack, until, routeWeights } from '../helpers/stack';
+import { testStack, until, routeWeights, deploymentIn } from '../helpers/stack';
 import { noisy, startSeriesPrometheus, type Selector } from '../helpers/prometheus-series';
 import { events } from '../../src/store';
 import type { LiveEvent } from '../../src/live-events';
@@ -32,11 +32,7 @@ async function create(strategy?: unknown): Promise<string> {
   assert.equal(r.status, 202, JSON.stringify(r.body));
   return r.body.id;
 }
-const finished = (id: string, ms = 30_000) =>
-  until(async () => {
-    const d = (await stack.api(`/v1/deployments/${id}`)).body;
-    return ['ready', 'failed', 'rolled_back'].includes(d.status) ? d : undefined;
-  }, ms, `${id} finished`);
+const finished = (id: string, ms = 30_000) => deploymentIn(stack, id, ['ready', 'failed', 'rolled_back'], ms);
 const analysisEvents = (id: string) => seen.filter((e): e is Extract<LiveEvent, { type: 'deployment.analysis' }> => e.type === 'deployment.analysis' && e.deploymentId === id);
 
 let stable = await create();

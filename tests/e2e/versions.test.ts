@@ -3,7 +3,7 @@
 import { startStandInPrometheus } from '../helpers/prom-stand-in';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { testStack, until } from '../helpers/stack';
+import { testStack, until, deploymentIn } from '../helpers/stack';
 import { deployments, tenancy } from '../../src/store';
 import { startDeployWorkflow } from '../../src/workflow';
 
@@ -19,11 +19,7 @@ async function created(body: Record<string, unknown>): Promise<string> {
   assert.equal(r.status, 202, JSON.stringify(r.body));
   return r.body.id;
 }
-const finished = (id: string, ms = 30_000) =>
-  until(async () => {
-    const d = (await stack.api(`/v1/deployments/${id}`)).body;
-    return ['ready', 'failed', 'rolled_back', 'stopped'].includes(d.status) ? d : undefined;
-  }, ms, `${id} finished`);
+const finished = (id: string, ms = 30_000) => deploymentIn(stack, id, ['ready', 'failed', 'rolled_back', 'stopped'], ms);
 const rowCount = async () => (await stack.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM deployments`)[0]!.n;
 
 let v1 = '';

@@ -10,9 +10,12 @@ import { KubeClient } from '../../src/kube/client';
 import { SENTINEL_NAMESPACE } from '../../src/sync/wire';
 import { pino } from 'pino';
 import { basename } from 'node:path';
+import { Writable } from 'node:stream';
 
 export interface TestStack extends StackHandle {
   db: TestDb;
+  /** The stack's last warnings and errors (a ring of RECENT_LINES), for a failed wait to show. */
+  recentLog: string[];
   api(path: string, init?: { method?: string; body?: unknown; token?: string | null }): Promise<{ status: number; body: any }>;
 }
 
@@ -22,11 +25,12 @@ export async function testStack(opts: Partial<StackOptions> = {}): Promise<TestS
   // Opt-in diagnostics for a stall seen only in the full suite: the whole system's debug log,
   // one file per stack (named after the test file), instead of silence. Written synchronously,
   // so a process killed in the stall keeps its last lines; not redacted (test tokens are random).
-  const logger = logDir && !opts.logger
+  const recentLog: string[] = [];
+  const logger = opts.logger ?? (logDir
     ? pino({ level: 'debug' }, pino.destination({ dest: `${logDir}/${basename(process.argv[1] ?? 'stack')}-${db.url.split('/').pop()}.ndjson`, mkdir: true, sync: true }))
-    : undefined;
+    : ringLogger(recentLog));
   const stack = await startStack({
-    ...(logger ? { logger } : {}),
+    logger,
     databaseUrl: db.url,
     regions: ['us-east-1', 'eu-west-1'],
     readyDelayMs: 20,
@@ -46,6 +50,7 @@ export async function testStack(opts: Partial<StackOptions> = {}): Promise<TestS
   return {
     ...stack,
     db,
+    recentLog,
     async api(path, init = {}) {
       const headers: Record<string, string> = {};
       const token = init.token === undefined ? stack.adminToken : init.token;
@@ -62,8 +67,39 @@ export async function testStack(opts: Partial<StackOptions> = {}): Promise<TestS
   };
 }
 
+const RECENT_LINES = 30;
+
+/**
+ * Warnings and errors kept in memory: CI prints only a failed test's message, so a wait that
+ * ran out there can say what the stack complained of (`whatWasSeen`). Lines are cut to 400
+ * characters; the ring keeps the newest RECENT_LINES.
+ */
+function ringLogger(ring: string[]) {
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      for (const line of chunk.toString().split('\n')) if (line) ring.push(line.slice(0, 400));
+      ring.splice(0, Math.max(0, ring.length - RECENT_LINES));
+      done();
+    },
+  });
+  return pino({ level: 'warn' }, sink);
+}
+
 /** The shared poller with this folder's defaults (whole-system waits take longer). */
 export const until = <T>(fn: () => T | undefined | null | false | Promise<T | undefined | null | false>, ms = 15_000, what = 'condition') => poll(fn, ms, what, 25);
+
+/** Waits until deployment `id` is in one of `statuses`; a wait that runs out says what it saw. */
+export async function deploymentIn(stack: TestStack, id: string, statuses: string[], ms = 30_000): Promise<any> {
+  try {
+    return await until(async () => {
+      const d = (await stack.api(`/v1/deployments/${id}`)).body;
+      return statuses.includes(d.status) ? d : undefined;
+    }, ms, `${id} in ${statuses.join('/')}`);
+  } catch (err) {
+    // A flake seen only in CI must explain itself: CI shows the failed test's message alone.
+    throw new Error(`${(err as Error).message}; ${await whatWasSeen(stack, id)}`);
+  }
+}
 
 /** The deployment calls the strategy tests share: create one (rolling unless a strategy is
  *  given) in `regions`, and wait until it is in one of `statuses`, returning its detail. */
@@ -76,28 +112,22 @@ export function deploymentsOf(stack: TestStack, regions: string[], waitMs = 30_0
       if (r.status !== 202) throw new Error(`create answered ${r.status}: ${JSON.stringify(r.body)}`);
       return r.body.id;
     },
-    async status(id: string, statuses: string[], ms = waitMs) {
-      try {
-        return await until(async () => {
-          const d = (await stack.api(`/v1/deployments/${id}`)).body;
-          return statuses.includes(d.status) ? d : undefined;
-        }, ms, `${id} in ${statuses.join('/')}`);
-      } catch (err) {
-        // A wait that ran out says what it saw: a flake seen only in CI must explain itself.
-        throw new Error(`${(err as Error).message}; ${await whatWasSeen(stack, id)}`);
-      }
-    },
+    status: (id: string, statuses: string[], ms = waitMs) => deploymentIn(stack, id, statuses, ms),
   };
 }
 
-/** The deployment, its instances and its environment's sentinels, as one line for an error. */
-async function whatWasSeen(stack: TestStack, id: string): Promise<string> {
+/**
+ * The deployment, its instances, its environment's sentinels, the regions, the workflows not
+ * finished and the stack's recent warnings, as one line for an error.
+ */
+export async function whatWasSeen(stack: TestStack, id: string): Promise<string> {
   try {
     const d = (await stack.api(`/v1/deployments/${id}`)).body;
     const instances = await stack.db.sql`SELECT region, status FROM instances WHERE deployment_id = ${id}`;
-    const sentinels = await stack.db.sql`SELECT region, image, deploy_status, health, running_image, available_replicas FROM sentinels WHERE environment_id = ${d?.environmentId ?? ''}`;
+    const sentinels = await stack.db.sql`SELECT region, image, deploy_status, health, running_image, available_replicas, observed_at FROM sentinels WHERE environment_id = ${d?.environmentId ?? ''}`;
     const regions = await stack.db.sql`SELECT region, status, last_seen_at FROM region_liveness`;
-    return JSON.stringify({ deployment: d, instances, sentinels, regions });
+    const workflows = await stack.db.sql`SELECT service, handler, object_key, status, attempts, lease_owner, round(extract(epoch FROM due_at - now()))::int AS due_in_s FROM engine_invocations WHERE status NOT IN ('completed', 'failed', 'cancelled') LIMIT 20`;
+    return JSON.stringify({ deployment: d, instances, sentinels, regions, workflows, log: stack.recentLog });
   } catch (err) {
     return `(could not read what was seen: ${String(err)})`;
   }
