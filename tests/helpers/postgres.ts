@@ -21,7 +21,7 @@ import { freePort } from '../../src/net';
 
 export { freePort };
 
-export async function startPostgres(opts: { port?: number; dir?: string; keepDir?: boolean; durable?: boolean } = {}): Promise<PgServer> {
+export async function startPostgres(opts: { port?: number; dir?: string; keepDir?: boolean; durable?: boolean; settings?: Record<string, string> } = {}): Promise<PgServer> {
   const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'unkey-infra-pg-'));
   const port = opts.port ?? (await freePort());
   const pg = new EmbeddedPostgres({
@@ -36,7 +36,7 @@ export async function startPostgres(opts: { port?: number; dir?: string; keepDir
     onError: () => {},
     // fsync off: test data is disposable and fsync dominates commit latency on small VMs.
     // `durable` keeps PostgreSQL's defaults, for benchmarks that want real commit costs.
-    postgresFlags: [...(opts.durable ? [] : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']), '-c', 'max_connections=400'],
+    postgresFlags: [...(opts.durable ? [] : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']), '-c', 'max_connections=400', ...Object.entries(opts.settings ?? {}).flatMap(([k, v]) => ['-c', `${k}=${v}`])],
   });
   // A data directory kept from an earlier start (keepDir) is started as it is: a restart.
   if (!existsSync(join(dir, 'PG_VERSION'))) await pg.initialise();
