@@ -2,7 +2,7 @@
 // paged list and watch for the handful of kinds krane manages, with request counting for
 // metrics and the benchmark; and the one place that reads client errors (status code, Status
 // body, Retry-After) into the facts src/kube/classify.ts decides on.
-import { KubeConfig, KubernetesObjectApi, PatchStrategy, Watch, type KubernetesObject } from '@kubernetes/client-node';
+import { createConfiguration, KubeConfig, KubernetesObjectApi, PatchStrategy, ServerConfiguration, Watch, type KubernetesObject } from '@kubernetes/client-node';
 import type { ApiFailure } from './classify';
 
 /** The field manager every apply uses; ownership in managedFields is recorded under it. */
@@ -12,6 +12,15 @@ export const FIELD_MANAGER = 'krane';
  * larger pages make single responses big and slow to parse without saving many round trips.
  */
 const LIST_PAGE = 500;
+
+/**
+ * How long a request (not a watch) may take before krane gives up on it. The client library
+ * sets no limit, and a request on a connection that went silent (a black-holed API server, a
+ * dropped NAT entry) then never settles: krane's feed waits for its applies before it reads
+ * on, and its shutdown waits for them too, so one such request held the region for good. The
+ * API server ends its own requests at 60 s (--request-timeout), so past that no answer comes.
+ */
+export const REQUEST_TIMEOUT_MS = 70_000;
 
 export interface ObjectRef {
   apiVersion: string;
@@ -128,8 +137,11 @@ export class KubeClient {
   /** Requests sent, by verb. Read by metrics and the benchmark. */
   readonly counts: Record<Verb, number> = { apply: 0, get: 0, delete: 0, list: 0, watch: 0 };
 
-  constructor(readonly config: KubeConfig) {
-    this.objects = KubernetesObjectApi.makeApiClient(config);
+  constructor(
+    readonly config: KubeConfig,
+    opts: { requestTimeoutMs?: number } = {},
+  ) {
+    this.objects = objectApi(config, opts.requestTimeoutMs ?? REQUEST_TIMEOUT_MS);
     this.watcher = new Watch(config);
   }
 
@@ -199,5 +211,35 @@ export class KubeClient {
   ): Promise<AbortController> {
     this.counts.watch++;
     return this.watcher.watch(path, params, onEvent, done);
+  }
+}
+
+/** KubernetesObjectApi.makeApiClient, with every request given up after `timeoutMs`. */
+function objectApi(config: KubeConfig, timeoutMs: number): KubernetesObjectApi {
+  const cluster = config.getCurrentCluster();
+  if (!cluster) throw new Error('the kubeconfig has no current cluster');
+  return new ObjectApi(
+    config,
+    createConfiguration({
+      baseServer: new ServerConfiguration(cluster.server, {}),
+      authMethods: { default: config },
+      promiseMiddleware: [
+        {
+          pre: async (ctx) => {
+            ctx.setSignal(AbortSignal.timeout(timeoutMs));
+            return ctx;
+          },
+          post: async (res) => res,
+        },
+      ],
+    }),
+  );
+}
+
+/** Takes the kubeconfig's namespace as the default, as makeApiClient does (protected there). */
+class ObjectApi extends KubernetesObjectApi {
+  constructor(kc: KubeConfig, configuration: ConstructorParameters<typeof KubernetesObjectApi>[0]) {
+    super(configuration);
+    this.setDefaultNamespace(kc);
   }
 }
