@@ -10,6 +10,9 @@
 // offline. Each child's peak RSS and CPU are reported too.
 // BENCH_LOG_DIR=DIR keeps ctrl's and the kranes' logs (at info) there; BENCH_CPU_PROF_DIR=DIR
 // has the cluster children write CPU profiles there.
+// --ctrl-heap-mib N: ctrl runs with V8's old space capped at N MiB (--max-old-space-size), as
+// Node caps it by itself in a memory-limited container; unset, V8 sizes the heap from this
+// machine's memory and lets garbage pile up before a major collection.
 // --web: then opens the finished rollout's page in headless Chromium and reports webRenderMs
 // (bench/_web-render.ts says exactly what is timed; target under 1 s).
 // Prints one JSON object on the last stdout line.
@@ -26,7 +29,7 @@ import { newId } from '../src/ids';
 import { measureWebRender } from './_web-render';
 
 const args = parseArgs({
-  options: { sentinels: { type: 'string', default: '1000' }, clusters: { type: 'string', default: 'per-region' }, web: { type: 'boolean', default: false } },
+  options: { sentinels: { type: 'string', default: '1000' }, clusters: { type: 'string', default: 'per-region' }, web: { type: 'boolean', default: false }, 'ctrl-heap-mib': { type: 'string' } },
 }).values;
 const REGIONS = ['us-east-1', 'eu-west-1'];
 /** BENCH_LOG_DIR: ctrl's and the kranes' logs at info go there (ctrl.log, krane-REGION.log). */
@@ -39,6 +42,8 @@ const ENVIRONMENTS = Math.ceil(Number(args.sentinels) / REGIONS.length);
 const FLEET = ENVIRONMENTS * REGIONS.length;
 if (!Number.isInteger(ENVIRONMENTS) || ENVIRONMENTS < 1) throw new Error(`--sentinels must be a positive integer (got ${args.sentinels})`);
 if (args.clusters !== 'per-region' && args.clusters !== 'shared') throw new Error(`--clusters must be per-region or shared (got ${args.clusters})`);
+const CTRL_HEAP_MIB = args['ctrl-heap-mib'] === undefined ? undefined : Number(args['ctrl-heap-mib']);
+if (CTRL_HEAP_MIB !== undefined && !(Number.isInteger(CTRL_HEAP_MIB) && CTRL_HEAP_MIB >= 64)) throw new Error(`--ctrl-heap-mib must be a whole number of MiB, at least 64 (got ${args['ctrl-heap-mib']})`);
 /** Which regions each child process runs. */
 const GROUPS = args.clusters === 'shared' ? [REGIONS] : REGIONS.map((r) => [r]);
 
@@ -132,7 +137,7 @@ const port = await freePort();
 const url = `http://127.0.0.1:${port}`;
 const adminToken = 'bench-admin-token-rollout';
 const tokens = Object.fromEntries(REGIONS.map((r) => [r, `bench-${r}-agent-token`]));
-const ctrl = spawn(process.execPath, [ensureBundle(), 'ctrl'], {
+const ctrl = spawn(process.execPath, [...(CTRL_HEAP_MIB ? [`--max-old-space-size=${CTRL_HEAP_MIB}`] : []), ensureBundle(), 'ctrl'], {
   env: cleanEnv({
     UNKEY_INFRA_DATABASE_URL: pg.adminUrl,
     UNKEY_INFRA_ADMIN_TOKEN: adminToken,
@@ -201,6 +206,7 @@ try {
       benchPeakRssMib: Math.round(process.resourceUsage().maxRSS / 1024),
       ...(web ?? {}),
       ...(failedSample ? { failedSample } : {}),
+      ...(CTRL_HEAP_MIB ? { ctrlHeapMib: CTRL_HEAP_MIB } : {}),
       target: { totalMs: FLEET > 1000 ? 120_000 : 30_000, ...(FLEET > 1000 ? { ctrlPeakRssMib: 512 } : {}), ...(web ? { webRenderMs: 1000 } : {}) },
     }),
   );
