@@ -2,7 +2,7 @@
 // paged list and watch for the handful of kinds krane manages, with request counting for
 // metrics and the benchmark; and the one place that reads client errors (status code, Status
 // body, Retry-After) into the facts src/kube/classify.ts decides on.
-import { createConfiguration, KubeConfig, KubernetesObjectApi, PatchStrategy, ServerConfiguration, Watch, type KubernetesObject } from '@kubernetes/client-node';
+import { createConfiguration, KubeConfig, KubernetesObjectApi, PatchStrategy, ServerConfiguration, Watch, type Configuration, type KubernetesObject } from '@kubernetes/client-node';
 import type { ApiFailure } from './classify';
 
 /** The field manager every apply uses; ownership in managedFields is recorded under it. */
@@ -96,6 +96,9 @@ export function apiFailure(err: unknown): ApiFailure {
   let message: string;
   if (typeof status.message === 'string' && status.message) message = status.message;
   else if (typeof body === 'string') message = body.slice(0, 2048);
+  // A request given up by the timeout: node-fetch's own words ("The user aborted a request")
+  // would blame a user.
+  else if ((err as Error)?.name === 'AbortError') message = 'no answer from the API server within the request timeout';
   else message = (err as Error)?.message ?? String(err);
   return {
     status: httpStatus(err),
@@ -214,31 +217,37 @@ export class KubeClient {
   }
 }
 
+/**
+ * What `kc.makeApiClient` configures (the current cluster's server, the kubeconfig's
+ * credentials), with every request given up after `timeoutMs`. For any generated API class:
+ * krane's Lease clients use it too.
+ */
+export function timedConfiguration(kc: KubeConfig, timeoutMs: number): Configuration {
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) throw new Error('the kubeconfig has no current cluster');
+  return createConfiguration({
+    baseServer: new ServerConfiguration(cluster.server, {}),
+    authMethods: { default: kc },
+    promiseMiddleware: [
+      {
+        pre: async (ctx) => {
+          ctx.setSignal(AbortSignal.timeout(timeoutMs));
+          return ctx;
+        },
+        post: async (res) => res,
+      },
+    ],
+  });
+}
+
 /** KubernetesObjectApi.makeApiClient, with every request given up after `timeoutMs`. */
 function objectApi(config: KubeConfig, timeoutMs: number): KubernetesObjectApi {
-  const cluster = config.getCurrentCluster();
-  if (!cluster) throw new Error('the kubeconfig has no current cluster');
-  return new ObjectApi(
-    config,
-    createConfiguration({
-      baseServer: new ServerConfiguration(cluster.server, {}),
-      authMethods: { default: config },
-      promiseMiddleware: [
-        {
-          pre: async (ctx) => {
-            ctx.setSignal(AbortSignal.timeout(timeoutMs));
-            return ctx;
-          },
-          post: async (res) => res,
-        },
-      ],
-    }),
-  );
+  return new ObjectApi(config, timedConfiguration(config, timeoutMs));
 }
 
 /** Takes the kubeconfig's namespace as the default, as makeApiClient does (protected there). */
 class ObjectApi extends KubernetesObjectApi {
-  constructor(kc: KubeConfig, configuration: ConstructorParameters<typeof KubernetesObjectApi>[0]) {
+  constructor(kc: KubeConfig, configuration: Configuration) {
     super(configuration);
     this.setDefaultNamespace(kc);
   }

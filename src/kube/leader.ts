@@ -8,7 +8,7 @@
 import { CoordinationV1Api, CoreV1Api, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../log';
-import { httpStatus } from './client';
+import { httpStatus, timedConfiguration } from './client';
 
 export const LEASE_NAMESPACE = 'unkey';
 export const leaseName = (region: string) => `krane-${region}`;
@@ -48,11 +48,14 @@ export class LeaderElector {
   private deadline: NodeJS.Timeout | undefined;
 
   constructor(private readonly o: LeaderElectorOptions) {
-    this.api = o.kubeConfig.makeApiClient(CoordinationV1Api);
-    this.core = o.kubeConfig.makeApiClient(CoreV1Api);
     this.leaseMs = o.leaseMs ?? DEFAULT_LEASE_MS;
     this.retryMs = o.retryMs ?? DEFAULT_RETRY_MS;
     this.renewDeadlineMs = o.renewDeadlineMs ?? DEFAULT_RENEW_DEADLINE_MS;
+    // A round is given up at the renew deadline (withTimeout); its request is aborted then too,
+    // or every round on a silent link would leave a socket waiting.
+    const config = timedConfiguration(o.kubeConfig, this.renewDeadlineMs);
+    this.api = new CoordinationV1Api(config);
+    this.core = new CoreV1Api(config);
   }
 
   get isLeader(): boolean {

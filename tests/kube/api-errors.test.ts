@@ -2,8 +2,7 @@
 // the simulator the way a real API server answers them.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type AddressInfo, type Socket } from 'node:net';
-import { PermanentError, type ResourceRef } from '../../src/sync/wire';
+import { PermanentError, RetryLaterError, type ResourceRef } from '../../src/sync/wire';
 import { KubeClient } from '../../src/kube/client';
 import { simKubeConfig } from '../../src/kube-sim';
 import { controller, faultProxy, startSim, statusBody, type FaultAnswer } from './helpers';
@@ -37,21 +36,18 @@ for (const [name, answer] of permanent) {
   });
 }
 
-test('a request the API server never answers is given up after the request timeout, as a retryable failure', async (t) => {
-  // Accepts the connection and reads, never answers: a black-holed API server. Without a limit
-  // the apply never settled, and krane's feed (which waits for its applies) stopped for good.
-  const sockets = new Set<Socket>();
-  const silent = createServer((s) => void sockets.add(s.on('data', () => {})));
-  await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
-  t.after(() => {
-    for (const s of sockets) s.destroy();
-    silent.close();
-  });
-  const api = new KubeClient(simKubeConfig(`http://127.0.0.1:${(silent.address() as AddressInfo).port}`), { requestTimeoutMs: 300 });
+test('a request the API server never answers is given up after the request timeout, as a retryable failure', async () => {
+  // The StatefulSet's PATCH is read and never answered (a black-holed API server); discovery
+  // and the rest reach the simulator. Without a limit the apply never settled, and krane's
+  // feed (which waits for its applies) stopped for good.
+  const proxy = await faultProxy(sim.url, (r) => (r.method === 'PATCH' && r.path.includes('/statefulsets/dep-silent') ? 'hang' : undefined));
+  const ctl = controller(new KubeClient(simKubeConfig(proxy.url), { requestTimeoutMs: 300 }));
   const started = Date.now();
-  await assert.rejects(controller(api).apply(depRef('dep-silent'), deploymentState({ deploymentId: 'dep-silent' })), (err: unknown) => {
-    assert.ok(!(err instanceof PermanentError), `a timeout is worth retrying: ${String(err)}`);
+  await assert.rejects(ctl.apply(depRef('dep-silent'), deploymentState({ deploymentId: 'dep-silent' })), (err: unknown) => {
+    assert.ok(err instanceof RetryLaterError, `a timeout is worth retrying: ${String(err)}`);
+    assert.match(String(err), /no answer from the API server within the request timeout/);
     return true;
   });
   assert.ok(Date.now() - started < 5_000, `gave up after ${Date.now() - started} ms`);
+  assert.ok(proxy.seen.some((r) => r.answered === 'hang'), 'the PATCH itself was the request given up');
 });

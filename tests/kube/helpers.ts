@@ -55,16 +55,18 @@ export interface FaultAnswer {
 /**
  * An HTTP proxy in front of the simulator that answers chosen requests itself, the way a real
  * API server would (quota 403, 413, etcd's "request is too large" 500, 409, 429 with
- * Retry-After): krane's handling of answers the simulator does not give.
+ * Retry-After), or never ('hang'): krane's handling of answers the simulator does not give.
  */
-export async function faultProxy(target: string, rule: (req: { method: string; path: string; body: string }) => FaultAnswer | undefined) {
-  const seen: { method: string; path: string; answered: number | 'sim' }[] = [];
+export async function faultProxy(target: string, rule: (req: { method: string; path: string; body: string }) => FaultAnswer | 'hang' | undefined) {
+  const seen: { method: string; path: string; answered: number | 'sim' | 'hang' }[] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', async () => {
       const body = Buffer.concat(chunks).toString();
       const answer = rule({ method: req.method!, path: req.url!, body });
+      // 'hang': the request is read and never answered, as over a link that went silent.
+      if (answer === 'hang') return void seen.push({ method: req.method!, path: req.url!, answered: 'hang' });
       if (answer) {
         seen.push({ method: req.method!, path: req.url!, answered: answer.status });
         const text = typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body);

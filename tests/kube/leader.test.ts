@@ -7,6 +7,9 @@ import { startSim } from '../kube-sim/helpers';
 import { until } from '../helpers/wait';
 import { LeaderElector, LEASE_NAMESPACE, leaseName } from '../../src/kube/leader';
 import pino from 'pino';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { simKubeConfig } from '../../src/kube-sim';
 import { createLogger } from '../../src/log';
 
 const fx = await startSim();
@@ -124,4 +127,32 @@ test('two replicas starting at once: the one that loses the race to create the L
   assert.notEqual(a.e.isLeader, b.e.isLeader, 'exactly one leads');
   assert.deepEqual(lines.filter((l) => l.includes('lease request failed')), [], 'a lost create race is not logged as a failure');
   await Promise.all([a.e.stop(), b.e.stop()]);
+});
+
+test('a Lease request on a silent link is aborted with its round, not left open', async (t) => {
+  // An API server that reads requests and never answers. Each round is given up at the renew
+  // deadline; before, its request stayed open, and a silent link gained a socket every round.
+  const server = createServer(() => {});
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.after(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  const e = new LeaderElector({
+    kubeConfig: simKubeConfig(`http://127.0.0.1:${(server.address() as AddressInfo).port}`),
+    region: 'silent',
+    identity: 'krane-silent',
+    logger,
+    retryMs: 50,
+    renewDeadlineMs: 100,
+    leaseMs: 300,
+    onStartedLeading: () => {},
+    onStoppedLeading: () => {},
+  });
+  e.start();
+  await new Promise((r) => setTimeout(r, 1_500));
+  const open = await new Promise<number>((r) => server.getConnections((_err, n) => r(n)));
+  await e.stop();
+  assert.equal(e.isLeader, false);
+  assert.ok(open <= 3, `${open} connections left open after about ten rounds`);
 });
