@@ -43,13 +43,15 @@ const concurrency = process.env.UNKEY_INFRA_TEST_CONCURRENCY ?? '3';
 // (most of ours) silently lost them: 9 tests of 836 never ran.
 // No file comes near 7 minutes in a whole run; the long model run (FC_NUM_RUNS) turns the limit off.
 const FILE_TIMEOUT_S = Number(process.env.UNKEY_INFRA_TEST_FILE_TIMEOUT_S ?? (process.env.FC_NUM_RUNS ? 0 : 420));
+if (!(Number.isInteger(FILE_TIMEOUT_S) && FILE_TIMEOUT_S >= 0)) throw new Error(`UNKEY_INFRA_TEST_FILE_TIMEOUT_S must be a whole number of seconds, 0 for none (got ${process.env.UNKEY_INFRA_TEST_FILE_TIMEOUT_S})`);
 
 // The feed sends a change only once every older write transaction on the whole server has ended
 // (pg_snapshot_xmin is cluster-wide), so on the shared server one session left idle inside a
 // transaction, by any file, would hold back every other file's feed: their deployments wait for
-// agents that never hear of them. The server ends such a session after 15 s, which no test needs
-// (files that hold transactions open on purpose run on a server of their own: testDb isolated),
-// and the file that left it sees the error instead of the others timing out.
+// agents that never hear of them. The server ends such a session after 15 s, and the file that
+// left it sees the error instead of the others timing out. Tests that hold a transaction open
+// on purpose, while they poll for the effect, raise it for that transaction (SET LOCAL) or run
+// on a server of their own (testDb isolated).
 const server = await startPostgres({ settings: { idle_in_transaction_session_timeout: '15s' } });
 let code = 1;
 const stop = async () => {

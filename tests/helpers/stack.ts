@@ -120,13 +120,13 @@ export function deploymentsOf(stack: TestStack, regions: string[], waitMs = 30_0
  * The deployment, its instances, its environment's sentinels, the regions, the workflows not
  * finished and the stack's recent warnings, as one line for an error.
  */
-export async function whatWasSeen(stack: TestStack, id: string): Promise<string> {
+async function whatWasSeen(stack: TestStack, id: string): Promise<string> {
   try {
     const d = (await stack.api(`/v1/deployments/${id}`)).body;
     const instances = await stack.db.sql`SELECT region, status FROM instances WHERE deployment_id = ${id}`;
     const sentinels = await stack.db.sql`SELECT region, image, deploy_status, health, running_image, available_replicas, observed_at FROM sentinels WHERE environment_id = ${d?.environmentId ?? ''}`;
     const regions = await stack.db.sql`SELECT region, status, last_seen_at FROM region_liveness`;
-    const workflows = await stack.db.sql`SELECT service, handler, object_key, status, attempts, lease_owner, round(extract(epoch FROM due_at - now()))::int AS due_in_s FROM engine_invocations WHERE status NOT IN ('completed', 'failed', 'cancelled') LIMIT 20`;
+    const workflows = await stack.db.sql`SELECT service, handler, object_key, status, attempts, lease_owner, round(extract(epoch FROM due_at - now()))::int AS due_in_s FROM engine_invocations WHERE status NOT IN ('completed', 'failed', 'cancelled') ORDER BY created_at LIMIT 20`;
     return JSON.stringify({ deployment: d, instances, sentinels, regions, workflows, log: stack.recentLog });
   } catch (err) {
     return `(could not read what was seen: ${String(err)})`;

@@ -25,6 +25,9 @@ test('a tick does not announce offline over a heartbeat that committed after its
   const hb = await heartbeat;
   try {
     await hb`BEGIN`;
+    // Idle in its transaction while the tick waits on it: not to be ended by the shared test
+    // server's 15 s limit on a slow machine (tests/run.ts).
+    await hb`SET LOCAL idle_in_transaction_session_timeout = '60s'`;
     await hb`UPDATE region_liveness SET last_seen_at = now() WHERE region = 'us-east-1'`;
     const ticking = registry.tick();
     // The tick has read (the row lock does not block reads) and waits on the lock to write.

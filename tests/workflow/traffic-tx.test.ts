@@ -102,6 +102,9 @@ test('a canary\'s switch and a promote of its stable, queued on the same table, 
   const blocker = await sql.reserve();
   try {
     await blocker`BEGIN`;
+    // It waits idle in its transaction while the others queue (two polls of up to 10 s): past
+    // the shared test server's 15 s limit on a slow machine (tests/run.ts).
+    await blocker`SET LOCAL idle_in_transaction_session_timeout = '60s'`;
     await blocker`SELECT 1 FROM environment_routes WHERE environment_id = ${env} FOR UPDATE`;
     const walk = { id: canary, environmentId: env, stable, expected: [{ deploymentId: stable, weight: 90 }, { deploymentId: canary, weight: 10 }] };
     const switched = withTx(sql, (tx) => completeSwitch(tx, sdeps, walk));
@@ -137,6 +140,7 @@ test('each traffic transaction waits for the table before it locks any deploymen
     let pending: Promise<unknown> | undefined;
     try {
       await blocker`BEGIN`;
+      await blocker`SET LOCAL idle_in_transaction_session_timeout = '60s'`;
       await blocker`SELECT 1 FROM environment_routes WHERE environment_id = ${env} FOR UPDATE`;
       pending = run().catch(() => {});
       await until(async () => (await lockWaiters()) === 1, 10_000, `${name} waiting`);
