@@ -11,7 +11,7 @@
 // BENCH_LOG_DIR=DIR keeps ctrl's and the kranes' logs (at info) there; BENCH_CPU_PROF_DIR=DIR
 // has the cluster children write CPU profiles there.
 // --ctrl-heap-mib N: ctrl runs with V8's old space capped at N MiB (--max-old-space-size), as
-// Node caps it by itself in a memory-limited container; unset, V8 sizes the heap from this
+// production should set it under ctrl's memory limit; unset, V8 sizes the heap from this
 // machine's memory and lets garbage pile up before a major collection.
 // --web: then opens the finished rollout's page in headless Chromium and reports webRenderMs
 // (bench/_web-render.ts says exactly what is timed; target under 1 s).
