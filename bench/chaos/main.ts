@@ -1,8 +1,8 @@
 // Runs N chaos schedules one after another (each on a fresh cluster sharing one PostgreSQL
 // server) and aggregates them into the report bench:chaos prints last.
-import { existsSync, rmSync } from 'node:fs';
-import { execFileSync } from 'node:child_process';
-import { join, resolve } from 'node:path';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { ensureBundle } from '../../tests/helpers/bundle';
 import { KEEP_DB, runDir, startCluster, startServer } from './cluster';
 import type { Violation } from './invariants';
 import { percentile, runSchedule, type ScheduleResult } from './run';
@@ -39,13 +39,13 @@ export interface ChaosReport {
 
 /** Enough to see the kinds of 5xx answers without drowning the report in a long run. */
 const SHOWN_SERVER_ERRORS = 20;
-const ROOT = resolve(import.meta.dirname, '..', '..');
 
-/** The built single-file program; built here when missing so the harness runs real processes. */
+/**
+ * The built single-file program, rebuilt when missing or older than the sources (as the tests'
+ * helper does): a stale bundle was once measured silently, the sources' fix not in it.
+ */
 export function bundlePath(): string {
-  const bundle = join(ROOT, 'dist', 'unkey-infra.mjs');
-  if (!existsSync(bundle)) execFileSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')], { stdio: 'ignore' });
-  return bundle;
+  return ensureBundle();
 }
 
 export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
