@@ -30,6 +30,7 @@ import { can, inScope, type Principal } from '../permissions';
 import { principalOf } from './scope';
 import { EventsQuery } from './schemas';
 import { parse } from './parse';
+import { tooSlow, type Backlog } from './slow-client';
 
 export const EVENTS_PATH = '/v1/events';
 /** The neutral subprotocol the server selects (the web view offers it first). */
@@ -88,12 +89,6 @@ export const selectProtocol = (offered: Set<string>): string | false => (offered
 
 /** Options for @fastify/websocket's ws server. */
 export const websocketServerOptions = { maxPayload: EVENT_MAX_PAYLOAD_BYTES, handleProtocols: selectProtocol };
-
-/**
- * A client that reads slower than events arrive is disconnected once this much is queued,
- * rather than letting its buffer grow without bound in ctrl's memory.
- */
-const MAX_BUFFERED_BYTES = 1 << 20;
 
 /** Scopes remembered by id (deployments, sentinels, environments): one lookup per id, not per event. */
 const SCOPE_CACHE_MAX = 50_000;
@@ -181,8 +176,10 @@ export function eventRoutes(deps: { hub: EventHub; keys?: KeyAuth; workflows: { 
         held.set(holder, (held.get(holder) ?? 0) + 1);
         const q = parse(EventsQuery, req.query, 'query');
         const p = principalOf(req);
+        // A reader that stays behind is cut, not one a burst left behind for a moment (slow-client.ts).
+        const backlog: Backlog = { overSince: undefined };
         const send = (e: LiveEvent) => {
-          if (socket.bufferedAmount > MAX_BUFFERED_BYTES) {
+          if (tooSlow(backlog, socket.bufferedAmount, Date.now())) {
             socket.close(1013, 'client too slow');
             return;
           }
