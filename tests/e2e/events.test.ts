@@ -115,9 +115,12 @@ test('a client that stops reading is cut off (1013 "client too slow") while a re
   const slow = await listen({ type: 'deployment.region' });
   let closed: { code: number; reason: string } | undefined;
   slow.ws.on('close', (code, reason) => (closed = { code, reason: String(reason) }));
+  // Listening from the start: a close during the flood is the one to name.
+  let fastClosed = 'open';
+  fast.ws.on('close', (code, why) => (fastClosed = `closed ${code} ${String(why)}`));
   slow.ws.pause();
   // Near NOTIFY's 8000-byte cap, so 4,000 events (28 MB) outgrow every buffer between ctrl and
-  // the paused client (kernel send and receive buffers, then ctrl's 16 MiB hard cap: a reader
+  // the paused client (kernel send and receive buffers, then ctrl's 4 MiB hard cap: a reader
   // only behind for a moment is not cut, src/http/api/slow-client.ts).
   const reason = 'x'.repeat(7000);
   const batch = 100;
@@ -126,8 +129,6 @@ test('a client that stops reading is cut off (1013 "client too slow") while a re
     const list: LiveEvent[] = Array.from({ length: batch }, (_, j) => ({ type: 'deployment.region', deploymentId: `dep-flood-${i * batch + j}`, region: 'us-east-1', wanted: 1, running: 0, failed: 0, reason }));
     await events.publishEvents(stack.db.sql, list);
   }
-  let fastClosed = 'open';
-  fast.ws.on('close', (code, why) => (fastClosed = `closed ${code} ${String(why)}`));
   const total = batch * batches;
   const flood = () => fast.seen().filter((e) => e.type === 'deployment.region' && e.deploymentId.startsWith('dep-flood-')).length;
   await until(() => flood() === total || fastClosed !== 'open', 60_000, 'every event on the reading socket, or its close');

@@ -1,6 +1,7 @@
 // When an event socket's reader is cut as too slow (src/http/api/slow-client.ts): one that stays
 // behind, not one a burst left behind for a moment. The rule before (more than 1 MiB queued at
-// any send) cut the reading socket of tests/e2e/events.test.ts in a loaded CI run.
+// any send) is the likeliest reason the reading socket of tests/e2e/events.test.ts fell short
+// in a loaded CI run (not confirmed).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ALLOWANCE_BYTES, HARD_CAP_BYTES, SLOW_FOR_MS, tooSlow, type Backlog } from '../../src/http/api/slow-client';
