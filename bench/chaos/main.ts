@@ -40,17 +40,10 @@ export interface ChaosReport {
 /** Enough to see the kinds of 5xx answers without drowning the report in a long run. */
 const SHOWN_SERVER_ERRORS = 20;
 
-/**
- * The built single-file program, rebuilt when missing or older than the sources (as the tests'
- * helper does): a stale bundle was once measured silently, the sources' fix not in it.
- */
-export function bundlePath(): string {
-  return ensureBundle();
-}
-
 export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
   const log = o.log ?? (() => {});
-  const bundle = bundlePath();
+  // Rebuilt when older than the sources: a stale bundle was once measured silently.
+  const bundle = ensureBundle();
   const dir = runDir();
   const pg = await startServer(dir);
   const results: ScheduleResult[] = [];

@@ -144,7 +144,7 @@ export class KubeClient {
     readonly config: KubeConfig,
     opts: { requestTimeoutMs?: number } = {},
   ) {
-    this.objects = objectApi(config, opts.requestTimeoutMs ?? REQUEST_TIMEOUT_MS);
+    this.objects = new ObjectApi(config, timedConfiguration(config, opts.requestTimeoutMs ?? REQUEST_TIMEOUT_MS));
     this.watcher = new Watch(config);
   }
 
@@ -240,12 +240,8 @@ export function timedConfiguration(kc: KubeConfig, timeoutMs: number): Configura
   });
 }
 
-/** KubernetesObjectApi.makeApiClient, with every request given up after `timeoutMs`. */
-function objectApi(config: KubeConfig, timeoutMs: number): KubernetesObjectApi {
-  return new ObjectApi(config, timedConfiguration(config, timeoutMs));
-}
-
-/** Takes the kubeconfig's namespace as the default, as makeApiClient does (protected there). */
+/** KubernetesObjectApi as makeApiClient builds it, on a given configuration: the kubeconfig's
+ *  namespace is the default (setDefaultNamespace is protected). */
 class ObjectApi extends KubernetesObjectApi {
   constructor(kc: KubeConfig, configuration: Configuration) {
     super(configuration);
