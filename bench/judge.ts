@@ -8,8 +8,8 @@
 // reaches the same verdicts. RUNS=n overrides the runs per scenario. One JSON object printed last.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { compareSeries, type CompareInput, type CompareOptions } from '../src/workflow/judge';
-import { queryRange } from '../src/workflow/range-query';
+import { compareSeries, type CompareInput, type CompareOptions } from '../src/workflow/progressive/judge';
+import { queryRange } from '../src/workflow/progressive/range-query';
 
 const RUNS = Number(process.env.RUNS ?? 400);
 /** A 100 s step checked every 10 s. */

@@ -7,7 +7,7 @@ import { z } from 'zod';
 export const regionPattern = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 
 /** `HOST[:PORT],…` (IPv6 in brackets) → hosts that outbound requests may reach over plain http
- *  and at private addresses; see src/workflow/outbound.ts. */
+ *  and at private addresses; see src/workflow/outbound/policy.ts. */
 export function parseOutboundAllow(value: string): { host: string; port: number | null }[] | string {
   const out: { host: string; port: number | null }[] = [];
   for (const entry of value.split(',').map((s) => s.trim()).filter(Boolean)) {

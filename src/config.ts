@@ -173,7 +173,7 @@ export const schemas = {
     adminToken,
     agentTokens,
     noMigrate: boolFromString.default(false),
-    /** Shell command that builds an image from a build context (see src/workflow/build.ts). */
+    /** Shell command that builds an image from a build context (see src/workflow/deploy/build.ts). */
     buildCommand: z.string().optional(),
     deployTimeout: duration('5m'),
     /** How long a crashed replica's workflows wait before another replica resumes them. */
@@ -303,7 +303,7 @@ export function runsInCluster(env: NodeJS.ProcessEnv = process.env): boolean {
   return Boolean(env.KUBERNETES_SERVICE_HOST);
 }
 
-/** What a build command inherits from ctrl's environment (src/workflow/build.ts): PATH to
+/** What a build command inherits from ctrl's environment (src/workflow/deploy/build.ts): PATH to
  *  find its tools and HOME for their own configuration (registry credentials); nothing else. */
 export function buildToolEnv(env: NodeJS.ProcessEnv = process.env): { PATH?: string | undefined; HOME?: string | undefined } {
   return { PATH: env.PATH, HOME: env.HOME };

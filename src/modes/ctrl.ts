@@ -14,7 +14,7 @@ import { clusterStatusRoutes } from '../http/cluster-status';
 import { clusterHeartbeatRoutes, trackFeedStreams } from '../http/cluster-heartbeat';
 import { regionRoutes } from '../http/api/regions';
 import { offlineCheck, RegionRegistry } from '../workflow/regions';
-import { rolloutRegions } from '../workflow/rollout-regions';
+import { rolloutRegions } from '../workflow/fleet/rollout-regions';
 import { createEventHub, publicApiRoutes, type EventSocketOptions } from '../http/api';
 import { createFeed, type FeedOptions } from '../sync/feed';
 import { createEngine, type Engine, type EngineOptions } from '../workflow/engine';

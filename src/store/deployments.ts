@@ -31,7 +31,7 @@ export interface NewDeployment extends Scope {
   rolledBackFrom?: string | null;
   /** W3C traceparent of the deployment's workflow span (null: tracing was off). */
   traceparent?: string | null;
-  /** The strategy as the API accepted it (src/workflow/strategy.ts reads it); null: rolling. */
+  /** The strategy as the API accepted it (src/workflow/progressive/strategy.ts reads it); null: rolling. */
   strategy?: unknown;
   /** Unique within the environment (src/store/versions.ts); absent: the next `v<N>`. */
   version?: string | undefined;

@@ -26,7 +26,7 @@ export interface WaveCount {
 
 /**
  * Places every running sentinel not yet on `image` into a wave, in id order, by cumulative
- * percentage: wave i ends at ceil(n × p_i / 100), as computeWaves (src/workflow/waves.ts) does
+ * percentage: wave i ends at ceil(n × p_i / 100), as computeWaves (src/workflow/fleet/waves.ts) does
  * in memory, and empty waves are dropped (dense_rank). One statement, so the fleet it counts is
  * the fleet it places. Rows of earlier rollouts go. Returns the sizes of the waves and how many
  * running sentinels were already on the image.

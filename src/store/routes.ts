@@ -89,7 +89,7 @@ export async function getRoutes(q: Queryable, environmentId: string): Promise<Ro
 
 /**
  * Locks the table for a read-modify-write (a canary step reads the weights it changes). The row
- * is the environment's traffic lock (src/workflow/traffic.ts states the lock order), so an
+ * is the environment's traffic lock (src/workflow/progressive/traffic.ts states the lock order), so an
  * environment that never had traffic gets an empty one first: locking a row that does not exist
  * would lock nothing, and two first writers would meet only at their INSERT, after each had
  * locked other rows. The empty row is in no region, so it needs no change row.

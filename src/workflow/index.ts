@@ -1,42 +1,30 @@
 // Workflows: the durable services that move deployments and sentinels toward their desired
-// state, built on the engine in ./engine (which knows nothing about deployments).
+// state, built on the engine in ./engine (which knows nothing about deployments). One subfolder
+// per capability, each with its own note:
 //
-// - deploy.ts: DeployService, object keyed by deployment id: pending → ready/failed, or, with a
-//   canary or blue-green strategy, → ready/rolled_back through canary.ts / blue-green.ts (the
-//   traffic walk runs inside the same invocation, so promote/abort reach it as a stored command
-//   plus a wake-up of its shared notifyInstances); walk.ts: the traffic transactions both share
-//   (start, switch, rollback), each comparing the table with what the walk last wrote.
-// - strategy.ts: the strategy schema and duration parsing; traffic.ts: routing-table changes,
-//   the pure canary split, and the one lock order of every transaction that touches the table
-//   with deployments (the table first); analysis.ts: the Prometheus gate (pure judgement + one query).
-//   judgement.ts: one analysis check, threshold (analysis.ts) or compare (issue 27: the canary's
-//   series against its stable's per region, read by range-query.ts, judged by the pure judge/),
-//   with its evidence stored and announced.
-// - sentinel.ts: SentinelService, object keyed by sentinel id: merge config, wait for krane to
-//   report convergence (NotifyReady, shared), 10-minute timeout by default.
-// - desired-state.ts: DesiredStateService, object keyed by deployment id: stop / start.
-// - rollout.ts: SentinelRolloutService, object keyed by `singleton`: fleet image rollouts in
-//   waves (waves.ts computeWaves), resume / cancel / rollbackAll; slack.ts posts progress.
-// - outbound.ts, outbound-post.ts: where ctrl's own outbound requests (webhooks) may go, and
-//   the one sender that enforces it on the connection itself.
-// - secrets.ts: which workflow data are credentials, redacted in invocation views.
-// - spec.ts: the deployment spec (API body, createDeployment input, rollback copy) in one schema.
-// - status-hooks.ts: what a krane status report wakes (a waiting deploy, a sentinel deploy).
-// - commands.ts: create / rollback / promote / start / stop as the API calls them, and the
-//   recovery sweep for deployments whose workflow never started. Each takes an `alongside`
-//   callback its caller's audit row rides on, in the transaction that makes the change.
-// - progress.ts, build.ts: the pure readiness rule and the pluggable image builder.
-// - wait.ts: waiting on krane's reports: awakeable + periodic re-check + deadline, and an
-//   optional offline check that ends the wait when a region stays offline past the grace.
-// - regions.ts: the region registry (liveness, lag, leader; `region.status` announced once
-//   across replicas), the known-region check and the offline check; rollout-regions.ts: what
-//   rollouts ask about regions (offline sentinels are skipped; failed-but-written are reverted).
-// - audit-cleanup.ts: the audit trail's retention sweep (--audit-retention), on every replica.
+// - deploy/: a deployment's life. DeployService (pending → ready/failed), the stop/start
+//   service, the commands the API calls (create, rollback, promote, start, stop, the recovery
+//   sweep), admission (features, quotas, regions), the spec schema, builds, and waiting on
+//   krane's reports.
+// - progressive/: traffic as desired state. The canary and blue-green walks, the routing-table
+//   transactions and their lock order, the strategy schema, analysis (threshold and the
+//   comparing judge in progressive/judge/) and the quarantine of rolled-back images.
+// - fleet/: sentinels. SentinelService (merge config, wait for convergence), the fleet rollout
+//   in waves, what rollouts ask about regions, and its Slack posts.
+// - outbound/: ctrl's own outbound requests (where webhooks and Prometheus queries may go, the
+//   one sender that enforces it on the connection) and which workflow data are credentials.
+//
+// Beside them, shared by several: status-hooks.ts (what a krane status report wakes: a waiting
+// deploy, a sentinel deploy), regions.ts (the region registry: liveness, lag, leader;
+// `region.status` announced once across replicas; the known-region and offline checks),
+// metrics.ts, audit-cleanup.ts (the audit trail's retention sweep, on every replica), and this
+// file, which registers every service with the engine.
 //
 // Imports the kernel, store, ./engine, tracing and sync's wire and liveness; never http, cli,
 // modes, web or kube-sim (.dependency-cruiser.cjs, workflows-know-no-transport). Imported by
 // http (routes call commands and the region registry) and modes/ctrl.ts; ./engine may not
-// import this code back, which keeps the engine free of deployments.
+// import this code back, which keeps the engine free of deployments. Subfolders import each
+// other's files directly, never through these index files, so no index sits in a cycle.
 //
 // Keying: everything about one deployment runs on its key in arrival order; different
 // deployments run concurrently. State rows and outbox rows are written only inside runTx steps,
@@ -44,35 +32,35 @@
 import type { Logger } from '../log';
 import type { Sql } from '../store';
 import type { Engine } from './engine';
-import type { Builder } from './build';
-import { deployService, type DeployServiceDef } from './deploy';
-import { desiredStateService, type DesiredStateServiceDef } from './desired-state';
-import { sentinelService, type SentinelServiceDef } from './sentinel';
+import type { Builder } from './deploy/build';
+import { deployService, type DeployServiceDef } from './deploy/deploy';
+import { desiredStateService, type DesiredStateServiceDef } from './deploy/desired-state';
+import { sentinelService, type SentinelServiceDef } from './fleet/sentinel';
 import { statusHooks, type StatusHooks } from './status-hooks';
-import { rolloutService, type RolloutServiceDef } from './rollout';
-import { slackNotifier, type SlackNotifierDef } from './slack';
-import type { OutboundPolicy } from './outbound';
+import { rolloutService, type RolloutServiceDef } from './fleet/rollout';
+import { slackNotifier, type SlackNotifierDef } from './fleet/slack';
+import type { OutboundPolicy } from './outbound/policy';
 import { noMetrics, type WorkflowMetrics } from './metrics';
-import type { CommandDeps } from './commands';
-import type { Feature } from './features';
+import type { CommandDeps } from './deploy/commands';
+import type { Feature } from './deploy/features';
 
-export * from './build';
-export * from './commands';
-export * from './deploy';
-export * from './desired-state';
-export * from './progress';
-export * from './sentinel';
+export * from './deploy/build';
+export * from './deploy/commands';
+export * from './deploy/deploy';
+export * from './deploy/desired-state';
+export * from './deploy/progress';
+export * from './fleet/sentinel';
 export * from './status-hooks';
-export * from './rollout';
-export * from './slack';
-export * from './outbound';
-export * from './outbound-post';
-export * from './secrets';
-export * from './waves';
+export * from './fleet/rollout';
+export * from './fleet/slack';
+export * from './outbound/policy';
+export * from './outbound/post';
+export * from './outbound/secrets';
+export * from './fleet/waves';
 export * from './metrics';
 
 import type { OfflineCheck } from './regions';
-import type { RolloutRegions } from './rollout-regions';
+import type { RolloutRegions } from './fleet/rollout-regions';
 
 export interface WorkflowConfig {
   builder: Builder;
@@ -91,7 +79,7 @@ export interface WorkflowConfig {
   metrics?: WorkflowMetrics;
   /** Ends deploy and sentinel waits on a region offline past the grace (src/workflow/regions.ts). */
   offline?: OfflineCheck;
-  /** Lets fleet rollouts skip offline regions' sentinels (src/workflow/rollout-regions.ts). */
+  /** Lets fleet rollouts skip offline regions' sentinels (src/workflow/fleet/rollout-regions.ts). */
   rolloutRegions?: RolloutRegions;
   /** Regions of a deploy naming none whose environment has none (--default-regions). */
   defaultRegions?: readonly string[];

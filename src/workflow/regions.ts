@@ -67,7 +67,7 @@ export async function assertKnownRegions(q: Queryable, names: readonly string[],
 export type OfflineCheck = (regions: readonly string[], startedAt: number) => Promise<{ offline: string[]; reason: string | null }>;
 
 /**
- * The check deploy and sentinel waits run on each re-check (src/workflow/wait.ts), and a
+ * The check deploy and sentinel waits run on each re-check (src/workflow/deploy/wait.ts), and a
  * canary's or blue-green's holds on each check (canary.ts: no promotion while a target region is
  * offline, since its instance rows are what krane last said, not what runs): a region offline
  * (or never seen) for longer than the grace, counted from the later of when it went quiet and

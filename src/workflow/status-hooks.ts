@@ -11,10 +11,10 @@ import type { Logger } from '../log';
 import { deployments, events, sentinels, type Sql } from '../store';
 import type { LiveEvent } from '../store/events';
 import type { Engine } from './engine';
-import type { DeployServiceDef } from './deploy';
-import type { SentinelServiceDef } from './sentinel';
-import { sentinelConverged } from './sentinel';
-import { evaluateProgress } from './progress';
+import type { DeployServiceDef } from './deploy/deploy';
+import type { SentinelServiceDef } from './fleet/sentinel';
+import { sentinelConverged } from './fleet/sentinel';
+import { evaluateProgress } from './deploy/progress';
 
 export interface StatusHooks {
   deploymentsReported(region: string, deploymentIds: string[]): Promise<void>;

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConfigError, loadConfig, parseDuration } from '../../src/config';
 import { durationArg } from '../../src/cli/options';
-import { Strategy } from '../../src/workflow/strategy';
+import { Strategy } from '../../src/workflow/progressive/strategy';
 
 const ctrl = { databaseUrl: 'postgres://x/y', adminToken: 'admin-token-0123456789' };
 

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { REGION, testCtrl } from './helpers';
-import { parseDuration } from '../../src/workflow/strategy';
+import { parseDuration } from '../../src/workflow/progressive/strategy';
 
 // The Prometheus hosts these strategies name are plain http: allowed explicitly, as operators must.
 const t = await testCtrl({ outboundAllow: 'p:9090,prometheus:9090' });

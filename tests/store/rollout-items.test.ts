@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { testDb } from '../helpers/db';
 import { rolloutItems, sentinels, withTx } from '../../src/store';
-import { computeWaves } from '../../src/workflow/waves';
+import { computeWaves } from '../../src/workflow/fleet/waves';
 
 const db = await testDb();
 const sql = db.sql;

@@ -12,7 +12,7 @@ import { CreateDeploymentBody, IdParams, ListDeploymentsQuery, RollbackBody } fr
 import { parse } from './parse';
 import type { RegionRegistry } from '../../workflow/regions';
 import { traceIdOf } from '../../tracing';
-import { strategyOf } from '../../workflow/strategy';
+import { strategyOf } from '../../workflow/progressive/strategy';
 import { auditAlongside } from '../audit';
 import { inScope } from '../permissions';
 import { principalOf, visible } from './scope';

@@ -24,6 +24,7 @@ import { openApiRoute } from './openapi';
 import { rolloutRoutes } from './rollouts';
 import { trafficRoutes } from './traffic';
 import { versionRoutes } from './versions';
+import { featureRoutes } from './features';
 
 export { createEventHub, type EventHub, type EventSocketOptions } from './events';
 export { openApiDocument } from './openapi';
@@ -60,6 +61,7 @@ export function publicApiRoutes(deps: PublicApiDeps) {
       keyRoutes(deps)(v1);
       auditRoutes(deps)(v1);
       versionRoutes(deps.workflows.commands)(v1);
+      featureRoutes(deps.workflows.commands)(v1);
     });
   };
 }

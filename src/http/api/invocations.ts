@@ -1,11 +1,11 @@
 // /v1/invocations: the engine's operator views (list, one with its journal, cancel). Secrets
-// the workflows carry (webhook URLs, env values) are redacted (src/workflow/secrets.ts). A key
+// the workflows carry (webhook URLs, env values) are redacted (src/workflow/outbound/secrets.ts). A key
 // sees the invocations of deployments and sentinels of its scope only (others are 404 or left
 // out); fleet rollouts' invocations are the admin token's.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { notFound } from '../../errors';
 import { tenancy, type Sql } from '../../store';
-import { redactInvocation } from '../../workflow/secrets';
+import { redactInvocation } from '../../workflow/outbound/secrets';
 import type { Engine, InvocationView } from '../../workflow/engine';
 import { inScope } from '../permissions';
 import { IdParams, ListInvocationsQuery } from './schemas';

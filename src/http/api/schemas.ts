@@ -2,13 +2,13 @@
 // field (a typo like `replica`) is a 400 naming it, not a silently ignored setting.
 import { z } from 'zod';
 import { regionPattern } from '../../config';
-import { DeploymentSpec, imageRef, text, VERSION_PATTERN } from '../../workflow/spec';
+import { DeploymentSpec, imageRef, text, VERSION_PATTERN } from '../../workflow/deploy/spec';
 
-export { DEFAULT_CPU_MILLICORES, DEFAULT_MEMORY_MIB, DEFAULT_PORT, DEFAULT_REPLICAS } from '../../workflow/spec';
+export { DEFAULT_CPU_MILLICORES, DEFAULT_MEMORY_MIB, DEFAULT_PORT, DEFAULT_REPLICAS } from '../../workflow/deploy/spec';
 
 const region = z.string().regex(regionPattern, 'must be a DNS-safe region name like us-east-1');
 
-/** POST /v1/deployments: the deployment spec itself (src/workflow/spec.ts), one source for its shape. */
+/** POST /v1/deployments: the deployment spec itself (src/workflow/deploy/spec.ts), one source for its shape. */
 export const CreateDeploymentBody = DeploymentSpec;
 export type CreateDeploymentBody = DeploymentSpec;
 

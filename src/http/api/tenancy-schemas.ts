@@ -2,7 +2,7 @@
 // schemas like the rest of the API (schemas.ts): an unknown field is a 400 naming it.
 import { z } from 'zod';
 import { parseDuration, regionPattern } from '../../config';
-import { text } from '../../workflow/spec';
+import { text } from '../../workflow/deploy/spec';
 import { PERMISSIONS } from '../permissions';
 
 /** Ids given by the caller become label values and parts of hostnames: DNS-safe, short. */

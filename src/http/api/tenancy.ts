@@ -13,7 +13,7 @@ import { newId } from '../../ids';
 import { apiKeys, removeEnvironment, tenancy, withTx, type Queryable, type TxSql } from '../../store';
 import type { Workflows } from '../../workflow';
 import { assertKnownRegions } from '../../workflow/regions';
-import { environmentHostname } from '../../workflow/traffic';
+import { environmentHostname } from '../../workflow/progressive/traffic';
 import { auditInTx } from '../audit';
 import { forbiddenPermission } from '../permissions';
 import { conflictOnDuplicate, principalOf, visible } from './scope';

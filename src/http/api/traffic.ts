@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { visible } from './scope';
 import { routes, tenancy } from '../../store';
 import type { Workflows } from '../../workflow';
-import { environmentHostname } from '../../workflow/traffic';
+import { environmentHostname } from '../../workflow/progressive/traffic';
 import { IdParams } from './schemas';
 import { parse } from './parse';
 

@@ -1,19 +1,18 @@
 // An environment's history and what seed 001 builds on it (issue 25): versions, rollback to a
-// version, the quarantined images; and each workspace's feature flags. Handlers validate, then
+// version, the quarantined images (the workspace's feature flags are in features.ts). Handlers validate, then
 // call the store or a command (src/workflow); a rollback is a new deployment like any other.
 // Like every route: a permission each (routes.write ones name their audit action), an
 // environment or workspace outside a key's scope is a 404, and each change's audit row commits
 // with it (the rollback's in its deployment's insert, the others in their own transaction).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { notFound } from '../../errors';
-import { features, quarantine, tenancy, versions, withTx, type Sql } from '../../store';
+import { quarantine, tenancy, versions, withTx, type Sql } from '../../store';
 import { auditAlongside, auditInTx } from '../audit';
 import { visible } from './scope';
-import { deploymentByVersion } from '../../workflow/admission';
+import { deploymentByVersion } from '../../workflow/deploy/admission';
 import { rollbackTo, type CommandDeps } from '../../workflow';
 import { deployments } from '../../store';
-import { effectiveFeatures, type Feature } from '../../workflow/features';
-import { EnvironmentRollbackBody, FeaturesBody, IdParams, QuarantineParams, VersionsQuery } from './schemas';
+import { EnvironmentRollbackBody, IdParams, QuarantineParams, VersionsQuery } from './schemas';
 import { parse } from './parse';
 
 async function environmentOr404(sql: Sql, req: FastifyRequest, id: string) {
@@ -21,17 +20,10 @@ async function environmentOr404(sql: Sql, req: FastifyRequest, id: string) {
   return visible(req, env && { ...env, environmentId: env.id }, 'environment', id);
 }
 
-/** A workspace the caller may see (a key: its own), or the same 404 as a missing one. */
-async function workspaceOr404(sql: Sql, req: FastifyRequest, id: string) {
-  const w = await tenancy.getWorkspace(sql, id);
-  visible(req, w && { workspaceId: w.id }, 'workspace', id);
-}
-
 const READ = { config: { permission: 'deployments.read' as const } };
 
 export function versionRoutes(cmd: CommandDeps) {
   const sql = cmd.sql;
-  const defaults: readonly Feature[] = cmd.defaultFeatures ?? features.FEATURES;
   return (app: FastifyInstance) => {
     app.get('/v1/environments/:id/versions', READ, async (req) => {
       const { id } = parse(IdParams, req.params, 'params');
@@ -65,25 +57,6 @@ export function versionRoutes(cmd: CommandDeps) {
         await auditInTx(tx, req, { id: `${id}/${quarantine.quarantineKey(image)}`, workspaceId: env.workspaceId, projectId: env.projectId, environmentId: id });
       });
       return { environmentId: id, image: quarantine.quarantineKey(image), released: true };
-    });
-
-    app.get('/v1/workspaces/:id/features', READ, async (req) => {
-      const { id } = parse(IdParams, req.params, 'params');
-      await workspaceOr404(sql, req, id);
-      return { workspaceId: id, features: effectiveFeatures(await features.getFeatures(sql, id), defaults) };
-    });
-
-    // Admin only (unscoped): a workspace's flags are what its operator was sold, not its own choice.
-    app.put('/v1/workspaces/:id/features', { config: { permission: 'environments.write', unscoped: true, action: 'workspace.features' } }, async (req) => {
-      const { id } = parse(IdParams, req.params, 'params');
-      const body = parse(FeaturesBody, req.body, 'body');
-      await workspaceOr404(sql, req, id);
-      const stored = await withTx(sql, async (tx) => {
-        const row = await features.setFeatures(tx, id, body);
-        await auditInTx(tx, req, { id, workspaceId: id });
-        return row;
-      });
-      return { workspaceId: id, features: effectiveFeatures(stored, defaults) };
     });
   };
 }

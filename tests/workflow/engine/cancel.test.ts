@@ -1,13 +1,13 @@
 // Cancellation must always reach the handler as CancelledError, so its finally blocks run: also
 // when the cancel arrives while a step runs and older timers are still pending, when it fails
-// the timer of an orTimeout, and inside the workflows' wait loop (src/workflow/wait.ts), which
+// the timer of an orTimeout, and inside the workflows' wait loop (src/workflow/deploy/wait.ts), which
 // treats a timeout as "check again".
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { z } from 'zod';
 import { testDb } from '../../helpers/db';
 import { CancelledError, handler, TerminalError } from '../../../src/workflow/engine';
-import { notifyHandler, openWaiter } from '../../../src/workflow/wait';
+import { notifyHandler, openWaiter } from '../../../src/workflow/deploy/wait';
 import { testEngine, waitFor, withDeadline } from './helpers';
 
 const db = await testDb();

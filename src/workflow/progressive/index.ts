@@ -1,0 +1,17 @@
+// Progressive delivery: traffic is desired state, moved in steps and judged at each.
+//
+// - canary.ts, blue-green.ts: the two walks, run inside the deployment's DeployService
+//   invocation; walk.ts: the traffic transactions both share (start, switch, rollback), each
+//   comparing the table with what the walk last wrote, so another writer's change is noticed.
+// - traffic.ts: routing-table changes, the pure canary split, and the one lock order of every
+//   transaction that touches the table with deployments (the table first).
+// - strategy.ts: the strategy schema and duration parsing.
+// - analysis.ts: the Prometheus threshold gate (pure judgement + one query); judgement.ts: one
+//   analysis check, threshold or compare (the canary's series against its stable's per region,
+//   read by range-query.ts, judged by the pure judge/), with its evidence stored and announced.
+// - quarantine.ts: rolled-back images, refused per environment unless forced.
+//
+// Keying: the walk holds its deployment's key; every table write takes the environment's
+// traffic lock first.
+export * from './strategy';
+export * from './traffic';
