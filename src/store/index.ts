@@ -9,7 +9,8 @@
 // - routes.ts: each environment's routing table (traffic as desired state).
 // - desired-state.ts: the desired-state reads behind the change feed (a region's snapshot,
 //   desired state of many resources); changes.ts: the outbox; events.ts: live events over
-//   NOTIFY, published in the writer's transaction; system.ts: the feed epoch and the oldest
+//   NOTIFY, published in the writer's transaction; system.ts: the feed epoch, the database
+//   history it belongs to (fenceFeed renews it after a failover or restore) and the oldest
 //   open transaction on the server; agent-tokens.ts: region-scoped agent tokens, stored
 //   hashed, revocations announced by NOTIFY; regions.ts: the known regions (from agent tokens)
 //   and their agents' liveness rows (region_liveness); api-keys.ts: scoped API keys (hashed,

@@ -143,7 +143,9 @@ export function createFeed(opts: FeedOptions): Feed {
   };
   let timer: NodeJS.Timeout | undefined;
   let cleaning: Promise<number> | undefined;
-  let seenXmax: Position = { txid: '0', id: '0' };
+  // The highest xmax seen, per epoch: a new epoch (restore, failover) is a new history whose
+  // transaction ids may be lower.
+  let seenXmax = { epoch: '', xmax: { txid: '0', id: '0' } as Position };
 
   const cleanup = () => {
     cleaning ??= deleteExpired(sql, ttl)
@@ -160,14 +162,15 @@ export function createFeed(opts: FeedOptions): Feed {
   /** A resumable position for a wire cursor, or a 400/410 that makes the agent start over. */
   async function resume(raw: string): Promise<{ epoch: string; position: Position }> {
     const c = parseCursor(raw);
-    if (c.epoch !== tailer.epoch) throw gone('cursor belongs to another feed epoch (database restored?): start over with a full sync');
+    if (c.epoch !== tailer.epoch) throw gone('cursor belongs to another feed epoch (database restored or failed over?): start over with a full sync');
     // Past the buffer's head only (every position the tailer handed out is settled, so older),
-    // and past the highest xmax seen so far: xmax only grows while this process runs (a
-    // restore means stopping ctrl), so each agent costs one query, not one per poll, when its
-    // cursor is an empty feed's (xmin, 0) boundary ahead of the buffer's head.
-    if (comparePositions(c, tailer.buffer.head) > 0 && comparePositions(c, seenXmax) > 0) {
-      seenXmax = { txid: await snapshotXmax(sql), id: '0' };
-      if (comparePositions(c, seenXmax) > 0) {
+    // and past the highest xmax seen so far in this epoch: xmax only grows within one history
+    // (a failover or restore renews the epoch), so each agent costs one query, not one per
+    // poll, when its cursor is an empty feed's (xmin, 0) boundary ahead of the buffer's head.
+    if (seenXmax.epoch !== c.epoch) seenXmax = { epoch: c.epoch, xmax: { txid: '0', id: '0' } };
+    if (comparePositions(c, tailer.buffer.head) > 0 && comparePositions(c, seenXmax.xmax) > 0) {
+      seenXmax = { epoch: c.epoch, xmax: { txid: await snapshotXmax(sql), id: '0' } };
+      if (comparePositions(c, seenXmax.xmax) > 0) {
         throw gone('cursor is ahead of this database (restored from an older backup?): start over with a full sync');
       }
     }

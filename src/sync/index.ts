@@ -13,6 +13,9 @@
 //   by bytes: streams behind it read the table), and wakes the streams of the regions
 //   touched. Desired state for buffered rows is loaded once and shared by every stream of the
 //   region. It also measures settle lag; settle.ts names the blocking backend past a threshold.
+//   The epoch follows the database's history: every poll checks that the epoch was issued on
+//   this history (system identifier and timeline; sql/0030_feed_history.sql) and renews it
+//   when not (a promoted standby, a restore), so no cursor of a lost history is ever resumed.
 // - feed.ts holds the stream policy: cursor checks (other epoch, from the future, older than
 //   retention: 410), a per-holder (agent token) stream limit (429) and cut(), and fair,
 //   bounded snapshot slots (slots.ts, 503 past the region's queue).
