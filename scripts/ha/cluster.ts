@@ -9,13 +9,14 @@
 // twice; a process exit of ours kills what is left, so a failed test leaves nothing running.
 // Waits are on conditions Patroni reports (who leads, who streams, who is synchronous), each
 // with a generous deadline that only catches a cluster that never gets there.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chownSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { freePort } from '../../src/net';
+import postgres from 'postgres';
 import { etcdArgs, FAST_TIMING, haproxyConfig, patroniConfig, pgbouncerConfig, pgbouncerUserlist, type Credentials, type Ports, type Timing } from './config';
+import { chownTree, killPid, Proc, runAs, waitFor } from './processes';
 
 export interface HaClusterOptions {
   /** PostgreSQL nodes (each under Patroni); the first one becomes the first primary. */
@@ -101,50 +102,12 @@ export function postgresBinDir(): string {
   return dir;
 }
 
-/** uid/gid to run as: `postgres` when we are root, else ourselves. */
-function runAs(): { uid: number; gid: number } | undefined {
-  if (process.getuid?.() !== 0) return undefined;
-  const id = (flag: string) => Number(spawnSync('id', [flag, 'postgres'], { encoding: 'utf8' }).stdout.trim());
-  const uid = id('-u');
-  if (!Number.isInteger(uid) || uid <= 0) throw new Error('running as root needs a `postgres` user (the postgresql package creates it)');
-  return { uid, gid: id('-g') };
-}
-
-function chownTree(path: string, who: { uid: number; gid: number } | undefined): void {
-  if (!who) return;
-  chownSync(path, who.uid, who.gid);
-  if (statSync(path).isDirectory()) for (const f of readdirSync(path)) chownTree(join(path, f), who);
-}
-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function waitFor<T>(what: string, ms: number, fn: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + ms;
-  let last: unknown;
-  for (let delay = 50; ; delay = Math.min(delay * 2, 500)) {
-    try {
-      const v = await fn();
-      if (v !== undefined) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms${last ? ` (last error: ${(last as Error).message})` : ''}`);
-    await sleep(delay);
-  }
-}
 
 async function getJson(url: string): Promise<{ status: number; body: any }> {
   const r = await fetch(url, { signal: AbortSignal.timeout(3_000) });
   const text = await r.text();
   return { status: r.status, body: text ? JSON.parse(text) : null };
-}
-
-interface Proc {
-  name: string;
-  cmd: string;
-  args: string[];
-  child?: ChildProcess;
-  starts: number;
 }
 
 // Over 80 lines: the cluster's processes in start order and the handle's operations, which
@@ -179,36 +142,22 @@ export async function startHaCluster(o: HaClusterOptions = {}): Promise<HaCluste
   };
   const scope = `unkey-ha-${randomBytes(3).toString('hex')}`;
   const procs = new Map<string, Proc>();
-
-  const launch = (p: Proc) => {
-    p.starts++;
-    const log = openSync(join(dir, 'logs', `${p.name}.${p.starts}.log`), 'a');
-    p.child = spawn(p.cmd, p.args, {
-      stdio: ['ignore', log, log],
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, LANG: 'C.UTF-8' },
-      ...(who ?? {}),
-    });
-    p.child.on('error', () => {});
-  };
-  const running = (p: Proc | undefined) => !!p?.child && p.child.exitCode === null && p.child.signalCode === null;
   const add = (name: string, cmd: string, args: string[]) => {
-    const p: Proc = { name, cmd, args, starts: 0 };
+    const p = new Proc(name, cmd, args, join(dir, 'logs'), who, dir);
     procs.set(name, p);
-    launch(p);
+    p.start();
     return p;
   };
+  const running = (name: string) => !!procs.get(name)?.running;
 
-  const nodes: HaNode[] = nodePorts.map((p, i) => {
-    const ndir = join(dir, `node${i}`);
-    return {
-      name: `node${i}`,
-      index: i,
-      pgPort: p.pg,
-      restPort: p.rest,
-      dir: ndir,
-      url: (db = database) => `postgres://${credentials.superuser.username}:${credentials.superuser.password}@127.0.0.1:${p.pg}/${db}`,
-    };
-  });
+  const nodes: HaNode[] = nodePorts.map((p, i) => ({
+    name: `node${i}`,
+    index: i,
+    pgPort: p.pg,
+    restPort: p.rest,
+    dir: join(dir, `node${i}`),
+    url: (db = database) => `postgres://${credentials.superuser.username}:${credentials.superuser.password}@127.0.0.1:${p.pg}/${db}`,
+  }));
   const postmasterPid = (n: HaNode): number | undefined => {
     try {
       const pid = Number(readFileSync(join(n.dir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
@@ -217,92 +166,76 @@ export async function startHaCluster(o: HaClusterOptions = {}): Promise<HaCluste
       return undefined;
     }
   };
-  const killPid = (pid: number | undefined) => {
-    if (!pid) return;
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  };
-  // Whatever happens to this process, no PostgreSQL or Patroni of ours outlives it.
-  const onExit = () => {
-    for (const p of procs.values()) if (running(p)) killPid(p.child!.pid);
-    for (const n of nodes) killPid(postmasterPid(n));
-  };
-  process.once('exit', onExit);
+  // A postmaster outlives a killed Patroni: whatever happens to this process, none of ours does.
+  const killPostmasters = () => nodes.forEach((n) => killPid(postmasterPid(n)));
+  process.once('exit', killPostmasters);
 
   let stopped = false;
   const stop = async () => {
     if (stopped) return;
     stopped = true;
-    // Patroni stops its PostgreSQL on SIGTERM (fast shutdown); what is still there after a
-    // grace (a hung Patroni, an orphaned postmaster of a killed one) is killed.
-    const graceful = [...procs.values()].filter(running).map(
-      (p) =>
-        new Promise<void>((resolve) => {
-          p.child!.once('exit', () => resolve());
-          p.child!.kill('SIGTERM');
-        }),
-    );
-    await Promise.race([Promise.all(graceful), sleep(20_000)]);
-    onExit();
-    process.off('exit', onExit);
+    // Patroni stops its PostgreSQL on SIGTERM (fast shutdown); what is still there after the
+    // grace (a hung Patroni, the orphaned postmaster of a killed one) is killed.
+    await Promise.all([...procs.values()].map((p) => p.stop('SIGTERM', 20_000)));
+    killPostmasters();
+    process.off('exit', killPostmasters);
     if (!o.keepDir && !o.dir) rmSync(dir, { recursive: true, force: true });
+  };
+
+  const nodeNamed = (name: string) => {
+    const n = nodes.find((x) => x.name === name);
+    if (!n) throw new Error(`no node ${name}`);
+    return n;
+  };
+  const rest = (n: HaNode, path: string) => getJson(`http://127.0.0.1:${n.restPort}${path}`);
+  const members = async (): Promise<MemberView[]> => {
+    for (const n of nodes) {
+      if (!running(n.name)) continue;
+      try {
+        const r = await rest(n, '/cluster');
+        if (r.status === 200 && Array.isArray(r.body?.members)) return r.body.members;
+      } catch {
+        // try the next node
+      }
+    }
+    return [];
+  };
+  const leader = async () => (await members()).find((m) => m.role === 'leader' && m.state === 'running')?.name;
+  // Primary means its own REST API says so (not only etcd): it accepts writes now.
+  const waitLeader = (not?: string) =>
+    waitFor(`a primary${not ? ` other than ${not}` : ''}`, waitMs, async () => {
+      const l = await leader();
+      if (!l || l === not) return undefined;
+      return (await rest(nodeNamed(l), '/primary')).status === 200 ? l : undefined;
+    });
+  const waitStandby = async (name: string): Promise<void> => {
+    await waitFor(`${name} streaming${o.synchronous ? ' as synchronous standby' : ''}`, waitMs, async () => {
+      const n = nodeNamed(name);
+      if ((await rest(n, '/replica')).status !== 200) return undefined;
+      if (o.synchronous && (await rest(n, '/sync')).status !== 200) return undefined;
+      return true;
+    });
+  };
+  const startNode = (n: HaNode) => {
+    mkdirSync(n.dir, { recursive: true, mode: 0o700 });
+    const cfg = patroniConfig({
+      scope, name: n.name, dir: n.dir, binDir, ports, index: n.index, credentials, synchronous: !!o.synchronous,
+      timing: o.timing ?? FAST_TIMING, durable: !!o.durable, parameters: o.parameters, maximumLagOnFailover: o.maximumLagOnFailover,
+    });
+    writeFileSync(join(n.dir, 'patroni.yml'), JSON.stringify(cfg, null, 2), { mode: 0o600 });
+    chownTree(n.dir, who);
+    add(n.name, 'patroni', [join(n.dir, 'patroni.yml')]);
   };
 
   try {
     chownTree(dir, who);
     add('etcd', 'etcd', etcdArgs(dir, ports));
     await waitFor('etcd healthy', waitMs, async () => ((await getJson(`http://127.0.0.1:${ports.etcdClient}/health`)).body?.health === 'true' ? true : undefined));
-
-    const startNode = (n: HaNode) => {
-      mkdirSync(n.dir, { recursive: true, mode: 0o700 });
-      const cfg = patroniConfig({ scope, name: n.name, dir: n.dir, binDir, ports, index: n.index, credentials, synchronous: !!o.synchronous, timing: o.timing ?? FAST_TIMING, durable: !!o.durable, parameters: o.parameters, maximumLagOnFailover: o.maximumLagOnFailover });
-      writeFileSync(join(n.dir, 'patroni.yml'), JSON.stringify(cfg, null, 2), { mode: 0o600 });
-      chownTree(n.dir, who);
-      add(n.name, 'patroni', [join(n.dir, 'patroni.yml')]);
-    };
-    const rest = (n: HaNode, path: string) => getJson(`http://127.0.0.1:${n.restPort}${path}`);
-
-    const members = async (): Promise<MemberView[]> => {
-      for (const n of nodes) {
-        if (!running(procs.get(n.name))) continue;
-        try {
-          const r = await rest(n, '/cluster');
-          if (r.status === 200 && Array.isArray(r.body?.members)) return r.body.members;
-        } catch {
-          // try the next node
-        }
-      }
-      return [];
-    };
-    const leader = async () => (await members()).find((m) => m.role === 'leader' && m.state === 'running')?.name;
-    const nodeNamed = (name: string) => {
-      const n = nodes.find((x) => x.name === name);
-      if (!n) throw new Error(`no node ${name}`);
-      return n;
-    };
-    // Primary means its own REST API says so (not only etcd): it accepts writes now.
-    const waitLeader = (not?: string) =>
-      waitFor(`a primary${not ? ` other than ${not}` : ''}`, waitMs, async () => {
-        const l = await leader();
-        if (!l || l === not) return undefined;
-        return (await rest(nodeNamed(l), '/primary')).status === 200 ? l : undefined;
-      });
-    const waitStandby = async (name: string): Promise<void> => {
-      await waitFor(`${name} streaming${o.synchronous ? ' as synchronous standby' : ''}`, waitMs, async () => {
-        const n = nodeNamed(name);
-        if ((await rest(n, '/replica')).status !== 200) return undefined;
-        if (o.synchronous && (await rest(n, '/sync')).status !== 200) return undefined;
-        return true;
-      });
-    };
-
+    // node0 first, alone, so it is the first primary; the database ctrl uses is created on it
+    // (standbys copy it), then the standbys join.
     startNode(nodes[0]!);
     const first = await waitLeader();
-    // The database ctrl uses, created once on the first primary (standbys copy it).
-    const { default: postgres } = await import('postgres');
+    if (first !== nodes[0]!.name) throw new Error(`expected node0 to lead first, got ${first}`);
     const admin = postgres(nodes[0]!.url('postgres'), { max: 1, onnotice: () => {} });
     try {
       await admin.unsafe(`CREATE DATABASE ${database}`);
@@ -314,7 +247,7 @@ export async function startHaCluster(o: HaClusterOptions = {}): Promise<HaCluste
 
     writeFileSync(join(dir, 'haproxy.cfg'), haproxyConfig(ports));
     add('haproxy', 'haproxy', ['-db', '-f', join(dir, 'haproxy.cfg')]);
-    writeFileSync(join(dir, 'pgbouncer.ini'), pgbouncerConfig(dir, ports, database));
+    writeFileSync(join(dir, 'pgbouncer.ini'), pgbouncerConfig({ dir, port: ports.pgbouncer, upstream: { host: '127.0.0.1', port: ports.haproxyPrimary }, admin: credentials.superuser.username }));
     writeFileSync(join(dir, 'userlist.txt'), pgbouncerUserlist([credentials.superuser]), { mode: 0o600 });
     chownTree(dir, who);
     add('pgbouncer', 'pgbouncer', [join(dir, 'pgbouncer.ini')]);
@@ -338,7 +271,7 @@ export async function startHaCluster(o: HaClusterOptions = {}): Promise<HaCluste
       waitStandby,
       async switchover(candidate) {
         const from = await waitLeader();
-        const to = candidate ?? nodes.find((n) => n.name !== from && running(procs.get(n.name)))?.name;
+        const to = candidate ?? nodes.find((n) => n.name !== from && running(n.name))?.name;
         if (!to) throw new Error('no standby to switch over to');
         await waitStandby(to);
         const r = await fetch(`http://127.0.0.1:${nodeNamed(from).restPort}/switchover`, {
@@ -352,33 +285,25 @@ export async function startHaCluster(o: HaClusterOptions = {}): Promise<HaCluste
       },
       async kill(name) {
         const n = nodeNamed(name);
-        const p = procs.get(name)!;
         const pm = postmasterPid(n);
-        if (running(p)) {
-          const exited = new Promise<void>((resolve) => p.child!.once('exit', () => resolve()));
-          killPid(p.child!.pid);
-          await exited;
-        }
+        await procs.get(name)!.stop('SIGKILL', 0);
         killPid(pm);
-        // The postmaster is gone when its pid no longer answers a signal 0.
+        // The postmaster is gone when its pid no longer takes a signal 0.
         await waitFor(`${name}'s postmaster gone`, waitMs, async () => {
-          if (!pm) return true;
           try {
-            process.kill(pm, 0);
-            return undefined;
+            if (pm) process.kill(pm, 0);
+            return pm ? undefined : true;
           } catch {
             return true;
           }
         });
       },
       async start(name) {
-        const p = procs.get(name)!;
-        if (!running(p)) launch(p);
+        procs.get(name)!.start();
       },
-      isRunning: (name) => running(procs.get(name)),
+      isRunning: running,
       stop,
     };
-    if (first !== nodes[0]!.name) throw new Error(`expected node0 to lead first, got ${first}`);
     // HAProxy and PgBouncer are up when a session through each lands on the primary.
     for (const [what, u] of [['HAProxy', cluster.primaryUrl], ['PgBouncer', cluster.poolerUrl]] as const) {
       await waitFor(`${what} reaches the primary`, waitMs, async () => {

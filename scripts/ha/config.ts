@@ -111,6 +111,9 @@ export function patroniConfig(n: NodeSpec): Record<string, unknown> {
       data_dir: `${n.dir}/data`,
       bin_dir: n.binDir,
       pgpass: `${n.dir}/pgpass`,
+      // A new standby copies the primary with pg_basebackup, which by default waits for a
+      // spread checkpoint: 100 s here for a freshly created database. A fast one takes a second.
+      basebackup: [{ checkpoint: 'fast' }],
       authentication: {
         superuser: c.superuser,
         replication: c.replication,
@@ -187,20 +190,21 @@ listen stats
 }
 
 /**
- * PgBouncer in transaction mode in front of HAProxy's primary port. Clients must not use
- * prepared statements through it (PgBouncer 1.18 cannot carry them across server
- * connections: ctrl's URL says `prepare=false`) and must LISTEN on a direct session.
+ * PgBouncer in transaction mode in front of `upstream` (HAProxy's primary port in the cluster),
+ * for every database name (`*`). Clients must not use prepared statements through it
+ * (PgBouncer 1.18 cannot carry them across server connections: ctrl's URL says
+ * `prepare=false`) and must LISTEN on a direct session (ctrl's --database-direct-url).
  */
-export function pgbouncerConfig(dir: string, ports: Ports, database: string): string {
+export function pgbouncerConfig(o: { dir: string; port: number; upstream: { host: string; port: number }; admin: string }): string {
   return `[databases]
-${database} = host=127.0.0.1 port=${ports.haproxyPrimary} dbname=${database}
+* = host=${o.upstream.host} port=${o.upstream.port}
 
 [pgbouncer]
 listen_addr = 127.0.0.1
-listen_port = ${ports.pgbouncer}
+listen_port = ${o.port}
 unix_socket_dir =
 auth_type = scram-sha-256
-auth_file = ${dir}/userlist.txt
+auth_file = ${o.dir}/userlist.txt
 pool_mode = transaction
 max_client_conn = 2000
 ; ctrl holds 10 pooled connections per replica; 40 server connections serve four replicas
@@ -212,7 +216,7 @@ server_login_retry = 1
 ; A server connection that broke with the old primary is dropped, not handed to a client.
 server_check_delay = 0
 ignore_startup_parameters = extra_float_digits
-admin_users = ${'postgres'}
+admin_users = ${o.admin}
 `;
 }
 

@@ -12,9 +12,30 @@ export interface DbOptions {
   max?: number;
   /** Application name shown in pg_stat_activity, to tell ctrl, krane tools and tests apart. */
   applicationName?: string;
+  /**
+   * Where LISTEN goes, when `url` is a pooler in transaction mode (PgBouncer): there a session
+   * lasts one transaction, so a LISTEN made through it hears nothing afterwards. Everything
+   * else (queries, transactions, NOTIFY) still goes through `url`.
+   */
+  listenUrl?: string;
 }
 
 export function createDb(url: string, opts: DbOptions = {}): Sql {
+  const pool = client(url, opts);
+  if (!opts.listenUrl || opts.listenUrl === url) return pool;
+  // postgres.js runs every LISTEN of a client on one session of its own, made from the
+  // client's URL: the pool's listen is the direct client's, and ending the pool ends both.
+  const direct = client(opts.listenUrl, { ...opts, max: 1 });
+  const endPool = pool.end.bind(pool);
+  return Object.assign(pool, {
+    listen: direct.listen,
+    end: async (o?: { timeout?: number }) => {
+      await Promise.all([endPool(o), direct.end(o)]);
+    },
+  });
+}
+
+function client(url: string, opts: DbOptions): Sql {
   return postgres(url, {
     max: opts.max ?? 10,
     // Notices (e.g. "relation already exists, skipping") are noise in our logs.
@@ -35,4 +56,27 @@ export function withTx<T>(sql: Sql, fn: (tx: TxSql) => Promise<T>): Promise<T> {
 
 export async function ping(sql: Sql): Promise<void> {
   await sql`SELECT 1`;
+}
+
+/** Channel of listenWorks's own round trip; nothing else listens on it. */
+const SELF_CHANNEL = 'unkey_infra_listen_check';
+
+/**
+ * Whether a NOTIFY sent through the pool reaches the client's LISTEN session within `ms`.
+ * Through a pooler in transaction mode without a direct listen URL it does not, and every
+ * doorbell (feed, engine wake-ups, token revocations) would be silently lost.
+ */
+export async function listenWorks(sql: Sql, ms: number): Promise<boolean> {
+  const token = `${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}`;
+  let heard!: () => void;
+  const got = new Promise<boolean>((resolve) => (heard = () => resolve(true)));
+  const l = await sql.listen(SELF_CHANNEL, (payload) => payload === token && heard());
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await sql.notify(SELF_CHANNEL, token);
+    return await Promise.race([got, new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)))]);
+  } finally {
+    clearTimeout(timer);
+    await l.unlisten();
+  }
 }

@@ -16,6 +16,7 @@ import { Closing } from './closing';
 import { FairSlots } from './slots';
 import { runStream, type LineSink, type StreamDeps } from './stream';
 import { Tailer, DEFAULT_POLL_MS } from './tailer';
+import { DEFAULT_READ_LAG_MAX_MS, newSnapshotReadStats, type SnapshotReadStats } from './snapshot-source';
 import type { Registry } from 'prom-client';
 
 export interface FeedOptions {
@@ -35,6 +36,10 @@ export interface FeedOptions {
   snapshotDeadlineMs?: number;
   maxStreamsPerToken?: number;
   settleLagMaxMs?: number;
+  /** A hot standby's pool that full syncs read when it has caught up (--database-read-url). */
+  readSql?: Sql;
+  /** Longest a full sync waits for the standby before reading the primary (DEFAULT_READ_LAG_MAX_MS). */
+  readLagMaxMs?: number;
 }
 
 export interface OpenRequest {
@@ -57,6 +62,8 @@ export interface OpenStream {
 
 export interface Feed {
   readonly tailer: Tailer;
+  /** Where full syncs were read (standby or primary), counted since start. */
+  readonly snapshotReads: SnapshotReadStats;
   /**
    * Checks everything that must fail before the response starts (cursor epoch, future and
    * retention: 400/410; the holder's stream limit: 429; a full snapshot queue: 503) and admits
@@ -140,6 +147,7 @@ export function createFeed(opts: FeedOptions): Feed {
     writeStallMs: stallMs,
     snapshotDeadlineMs: opts.snapshotDeadlineMs ?? DEFAULT_SNAPSHOT_DEADLINE_MS,
     closing,
+    snapshots: { primary: sql, standby: opts.readSql, maxLagMs: opts.readLagMaxMs ?? DEFAULT_READ_LAG_MAX_MS, logger, stats: newSnapshotReadStats() },
   };
   let timer: NodeJS.Timeout | undefined;
   let cleaning: Promise<number> | undefined;
@@ -251,10 +259,12 @@ export function createFeed(opts: FeedOptions): Feed {
     settleLagSeconds: () => settle.lagMs / 1000,
     settleBlocked: () => (settle.blocked ? 1 : 0),
     snapshotsQueued: () => slots.queued,
+    snapshotReads: () => deps.snapshots.stats,
   };
   const pollMs = opts.pollMs ?? DEFAULT_POLL_MS;
   return {
     tailer,
+    snapshotReads: deps.snapshots.stats,
     open,
     cleanup,
     cut(holder) {

@@ -11,11 +11,10 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startHaCluster, type HaCluster } from '../../scripts/ha/cluster';
 import { FaultProxy } from '../../bench/chaos/proxy';
-import { createDb } from '../../src/store';
-import { Watcher } from '../../src/sync/watcher';
 import { KubeClient } from '../../src/kube/client';
 import { WORKLOAD_NAMESPACE } from '../../src/sync/wire';
-import { deploymentIn, testStack, until } from '../helpers/stack';
+import { deploymentIn, until } from '../helpers/stack';
+import { haStack } from './stack';
 
 const REGION = 'us-east-1';
 /** Transaction ids the lost history takes: far more than the new primary writes between its
@@ -36,23 +35,9 @@ const cluster: HaCluster = await startHaCluster({
   // this test is about what ctrl does after a lossy failover, not about Patroni's limit.
   maximumLagOnFailover: 256 * 1024 * 1024,
 });
-after(() => cluster.stop());
-after(() => proxy?.close());
-
-const sql = createDb(cluster.primaryUrl, { max: 2, applicationName: 'unkey-infra-test' });
-after(() => sql.end({ timeout: 1 }));
-const watchers: Watcher[] = [];
-const stack = await testStack({
-  db: { name: cluster.database, url: cluster.primaryUrl, adminUrl: cluster.nodes[0]!.url('postgres'), sql },
+const { stack, sql, watchers } = await haStack(cluster, {
   regions: [REGION],
-  krane: {
-    tuning: { minBackoffMs: 50, reporterRetryMs: 100, breakerResetMs: 500 },
-    createWatcher: (o) => {
-      const w = new Watcher({ ...o, backoffMinMs: 50, backoffMaxMs: 500 });
-      watchers.push(w);
-      return w;
-    },
-  },
+  closeFirst: [async () => proxy?.close()],
 });
 
 const kube = () => new KubeClient(stack.regions.get(REGION)!.sim.sim.kubeConfig());
