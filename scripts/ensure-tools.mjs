@@ -13,6 +13,13 @@ const TOOLS = [
   { bin: 'kubectl', pkg: 'kubectl' },
   { bin: 'promtool', pkg: 'prometheus' },
   { bin: 'prometheus', pkg: 'prometheus' },
+  // tests/ha: a real highly available PostgreSQL (scripts/ha): Debian's server binaries under
+  // Patroni, with etcd, HAProxy and PgBouncer.
+  { bin: 'pg_ctlcluster', pkg: 'postgresql' },
+  { bin: 'patroni', pkg: 'patroni' },
+  { bin: 'etcd', pkg: 'etcd-server' },
+  { bin: 'haproxy', pkg: 'haproxy' },
+  { bin: 'pgbouncer', pkg: 'pgbouncer' },
 ];
 
 const onPath = (bin) =>

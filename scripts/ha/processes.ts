@@ -77,7 +77,8 @@ export class Proc {
     const log = openSync(join(this.logDir, `${this.name}.${this.starts}.log`), 'a');
     this.child = spawn(this.cmd, this.args, {
       stdio: ['ignore', log, log],
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: this.home, LANG: 'C.UTF-8' },
+      // Debian puts haproxy and pgbouncer in /usr/sbin, which a user's PATH may lack.
+      env: { PATH: `${process.env.PATH ?? '/usr/bin:/bin'}:/usr/sbin:/sbin`, HOME: this.home, LANG: 'C.UTF-8' },
       ...(this.who ?? {}),
     });
     this.child.on('error', () => {});
