@@ -18,7 +18,9 @@
 //   analysis-checks.ts: the evidence of every canary analysis verdict (issue 27).
 // - versions.ts, quarantine.ts, features.ts: each environment's version history (unique index +
 //   counter row), its quarantined images, and workspace feature flags (issue 25);
-//   autoscalers.ts: what krane reports of autoscaled deployments' HorizontalPodAutoscalers.
+//   autoscalers.ts: what krane reports of autoscaled deployments' HorizontalPodAutoscalers;
+//   idempotency.ts: the Idempotency-Key of API calls that create (issue 35), recorded in the
+//   call's own transaction.
 //
 // pg_snapshot_xmin is cluster-wide: any long transaction on the same PostgreSQL server (even in
 // another database) holds the feed back until it ends.
@@ -60,3 +62,4 @@ export * as versions from './versions';
 export * as quarantine from './quarantine';
 export * as features from './features';
 export * as autoscalers from './autoscalers';
+export * as idempotency from './idempotency';

@@ -5,6 +5,7 @@ import type { ClientFlags } from '../client';
 import { usageError, EXIT_OK } from '../errors';
 import type { CommandContext } from './context';
 import { followDeployment } from './follow';
+import { newIdempotencyKey } from '../retry';
 
 export interface DeployOptions extends ClientFlags {
   image?: string;
@@ -139,7 +140,8 @@ export async function deployCommand(o: DeployOptions, ctx: CommandContext): Prom
   };
   const strategy = strategyFromFlags(o);
   if (strategy) Object.assign(body, { strategy });
-  const created = await client.post<{ id: string; status: string; regions?: string[]; version?: string }>('/v1/deployments', body);
+  // Retried through a failover: the key makes a repeat answer with the deployment the first call made.
+  const created = await client.post<{ id: string; status: string; regions?: string[]; version?: string }>('/v1/deployments', body, { retry: true, idempotencyKey: newIdempotencyKey() });
   if (!o.wait) {
     ctx.io.out(o.json ? `${JSON.stringify(created, null, 2)}\n` : `${created.id}\n`);
     return EXIT_OK;

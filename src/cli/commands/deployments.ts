@@ -6,6 +6,7 @@ import type { DeploymentDetail, DeploymentSummary } from '../api-types';
 import { deploymentDetail, deploymentsTable } from '../render';
 import type { CommandContext } from './context';
 import { followDeployment } from './follow';
+import { newIdempotencyKey } from '../retry';
 
 export interface JsonFlag extends ClientFlags {
   json?: boolean;
@@ -30,7 +31,8 @@ export async function deploymentsGet(id: string, o: JsonFlag, ctx: CommandContex
 }
 
 export async function deploymentsSetDesired(id: string, desired: 'stop' | 'start', o: JsonFlag, ctx: CommandContext): Promise<number> {
-  const r = await (await ctx.client(o)).post<{ id: string; desiredState: string; changed: boolean }>(path(id, `/${desired}`));
+  // Level-triggered: sending it twice leaves the same desired state, so it rides out a failover.
+  const r = await (await ctx.client(o)).post<{ id: string; desiredState: string; changed: boolean }>(path(id, `/${desired}`), undefined, { retry: true });
   if (o.json) printJson(ctx, r);
   else ctx.io.out(`deployment ${r.id}: desired state ${r.desiredState}${r.changed ? '' : ' (already)'}\n`);
   return EXIT_OK;
@@ -38,7 +40,7 @@ export async function deploymentsSetDesired(id: string, desired: 'stop' | 'start
 
 export async function deploymentsRollback(id: string, o: JsonFlag & { wait?: boolean; timeout?: number }, ctx: CommandContext): Promise<number> {
   const client = await ctx.client(o);
-  const r = await client.post<{ id: string; status: string; rolledBackFrom: string }>(path(id, '/rollback'));
+  const r = await client.post<{ id: string; status: string; rolledBackFrom: string }>(path(id, '/rollback'), undefined, { retry: true, idempotencyKey: newIdempotencyKey() });
   if (!o.wait) {
     if (o.json) printJson(ctx, r);
     else ctx.io.out(`${r.id}\n`);

@@ -15,6 +15,14 @@ function queryParams(schema: z.ZodObject) {
 }
 
 const idParam = { name: 'id', in: 'path', required: true, schema: { type: 'string' } };
+/** src/http/idempotency.ts: a retried create answers with what the first call made. */
+const idempotencyKey = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description: 'a retry with the same key answers with the deployment the first call created (a day; another request with the key is 422)',
+  schema: { type: 'string', pattern: '^[A-Za-z0-9._:-]{8,128}$' },
+};
 const errorSchema = {
   type: 'object',
   properties: {
@@ -45,13 +53,13 @@ export function openApiDocument(): Record<string, unknown> {
     security: [{ bearer: [] }],
     paths: {
       '/v1/deployments': {
-        post: { summary: 'create a deployment', requestBody: body(CreateDeploymentBody), responses: accepted('created; the deploy workflow runs') },
+        post: { summary: 'create a deployment', parameters: [idempotencyKey], requestBody: body(CreateDeploymentBody), responses: accepted('created; the deploy workflow runs') },
         get: { summary: 'list deployments of an environment', parameters: queryParams(ListDeploymentsQuery), responses: ok('deployments') },
       },
       '/v1/deployments/{id}': { get: { summary: 'status, regions, instances, domains, steps', parameters: [idParam], responses: ok('deployment') } },
       '/v1/deployments/{id}/stop': { post: { summary: 'stop (desired state stopped)', parameters: [idParam], responses: ok('stopped') } },
       '/v1/deployments/{id}/start': { post: { summary: 'start a stopped deployment', parameters: [idParam], responses: ok('starting') } },
-      '/v1/deployments/{id}/rollback': { post: { summary: 'new deployment from this one\'s config', parameters: [idParam], responses: accepted('rollback deployment created') } },
+      '/v1/deployments/{id}/rollback': { post: { summary: 'new deployment from this one\'s config', parameters: [idParam, idempotencyKey], responses: accepted('rollback deployment created') } },
       '/v1/deployments/{id}/promote': {
         post: { summary: 'point the environment\'s domains and traffic here; a canary or blue-green in progress skips to 100% (`promoting`)', parameters: [idParam], responses: ok('promoted') },
       },
