@@ -71,7 +71,8 @@ export interface HaCluster {
   primaryUrl: string;
   /** Through HAProxy's replica port: a streaming standby. */
   replicaUrl: string;
-  /** Through PgBouncer (transaction mode) to the primary; prepared statements off. */
+  /** Through PgBouncer (transaction mode) to the primary: ctrl's --database-url beside a
+   *  --database-direct-url (which makes ctrl talk to it as to a pooler: src/store/db.ts). */
   poolerUrl: string;
   /** Every node, `target_session_attrs=read-write`: what a client without HAProxy uses. */
   multiHostUrl: string;
@@ -263,7 +264,7 @@ export async function startHaCluster(o: HaClusterOptions = {}): Promise<HaCluste
       credentials,
       primaryUrl: url(ports.haproxyPrimary),
       replicaUrl: url(ports.haproxyReplica),
-      poolerUrl: url(ports.pgbouncer, '?prepare=false'),
+      poolerUrl: url(ports.pgbouncer),
       multiHostUrl: `postgres://${su.username}:${su.password}@${nodes.map((n) => `127.0.0.1:${n.pgPort}`).join(',')}/${database}?target_session_attrs=read-write`,
       members,
       leader,
@@ -307,7 +308,7 @@ export async function startHaCluster(o: HaClusterOptions = {}): Promise<HaCluste
     // HAProxy and PgBouncer are up when a session through each lands on the primary.
     for (const [what, u] of [['HAProxy', cluster.primaryUrl], ['PgBouncer', cluster.poolerUrl]] as const) {
       await waitFor(`${what} reaches the primary`, waitMs, async () => {
-        const s = postgres(u, { max: 1, onnotice: () => {}, connect_timeout: 3 });
+        const s = postgres(u, { max: 1, onnotice: () => {}, connect_timeout: 3, prepare: false });
         try {
           const [r] = await s`SELECT pg_is_in_recovery() AS standby`;
           return r!.standby === false ? true : undefined;

@@ -191,9 +191,9 @@ listen stats
 
 /**
  * PgBouncer in transaction mode in front of `upstream` (HAProxy's primary port in the cluster),
- * for every database name (`*`). Clients must not use prepared statements through it
- * (PgBouncer 1.18 cannot carry them across server connections: ctrl's URL says
- * `prepare=false`) and must LISTEN on a direct session (ctrl's --database-direct-url).
+ * for every database name (`*`). Clients must not use prepared statements or pipeline queries
+ * through it (PgBouncer 1.18 carries neither across server connections) and must LISTEN on a
+ * direct session: ctrl given --database-direct-url does all three (src/store/db.ts).
  */
 export function pgbouncerConfig(o: { dir: string; port: number; upstream: { host: string; port: number }; admin: string }): string {
   return `[databases]

@@ -11,7 +11,7 @@ import { chownTree, Proc, runAs, waitFor } from './processes';
 
 export interface PgBouncer {
   port: number;
-  /** URL of `database` through PgBouncer, prepared statements off (postgres.js's `prepare=false`). */
+  /** URL of `database` through PgBouncer (ctrl given --database-direct-url talks to it as to a pooler). */
   urlFor(database: string): string;
   /** PgBouncer's admin console (SHOW POOLS, SHOW STATS). */
   adminUrl: string;
@@ -27,7 +27,7 @@ export async function startPgBouncer(o: { upstream: { host: string; port: number
   writeFileSync(join(dir, 'userlist.txt'), pgbouncerUserlist([{ username: o.user, password: o.password }]), { mode: 0o600 });
   chownTree(dir, who);
   const proc = new Proc('pgbouncer', 'pgbouncer', [join(dir, 'pgbouncer.ini')], join(dir, 'logs'), who, dir);
-  const urlFor = (db: string) => `postgres://${encodeURIComponent(o.user)}:${encodeURIComponent(o.password)}@127.0.0.1:${port}/${db}?prepare=false`;
+  const urlFor = (db: string) => `postgres://${encodeURIComponent(o.user)}:${encodeURIComponent(o.password)}@127.0.0.1:${port}/${db}`;
   const stop = async () => {
     await proc.stop();
     rmSync(dir, { recursive: true, force: true });
@@ -35,7 +35,7 @@ export async function startPgBouncer(o: { upstream: { host: string; port: number
   proc.start();
   try {
     await waitFor('PgBouncer answers', o.waitMs ?? 60_000, async () => {
-      const s = postgres(urlFor('postgres'), { max: 1, onnotice: () => {}, connect_timeout: 3 });
+      const s = postgres(urlFor('postgres'), { max: 1, onnotice: () => {}, connect_timeout: 3, prepare: false });
       try {
         await s`SELECT 1`;
         return true;

@@ -1,6 +1,6 @@
 // ctrl through PgBouncer in transaction mode (issue 35): the pool goes through Debian's
-// PgBouncer 1.18 with prepared statements off (`prepare=false` in the URL), LISTEN goes to a
-// direct session (--database-direct-url). The e2e smoke runs through it: deploys in two regions
+// PgBouncer 1.18 without prepared statements and without pipelining, LISTEN goes to a direct
+// session (--database-direct-url, which tells ctrl its --database-url is such a pooler). The e2e smoke runs through it: deploys in two regions
 // (the engine's transactions, row locks and SKIP LOCKED claims, SET LOCAL-free by design), stop
 // and start, a rollback, a canary with a pause (durable timers), a sentinel fleet rollout (child
 // invocations and awakeables woken by NOTIFY), and the operator views. Without a direct URL,
@@ -15,6 +15,7 @@ import { until } from '../helpers/wait';
 import { loadConfig, ConfigError } from '../../src/config';
 import { startCtrl } from '../../src/modes/ctrl';
 import { createLogger } from '../../src/log';
+import { createDb } from '../../src/store';
 
 const db = await testDb();
 const direct = new URL(db.url);
@@ -36,6 +37,19 @@ async function transactionsThroughPgBouncer(): Promise<number> {
     await admin.end({ timeout: 1 });
   }
 }
+
+test('the pool through PgBouncer never pipelines: mixed concurrent queries all finish', { timeout: 120_000 }, async () => {
+  // With postgres.js's default pipelining, a query written behind a parameterless one lost its
+  // answers in PgBouncer 1.18 and waited for ever: this hung before createDb's pooled mode.
+  const pool = createDb(pooled, { listenUrl: db.url, max: 4, applicationName: 'unkey-infra-test' });
+  try {
+    const answers = await Promise.all(Array.from({ length: 300 }, (_, i) => (i % 2 ? pool`SELECT 1 AS v` : pool`SELECT ${i}::int AS v`)));
+    assert.equal(answers.length, 300);
+    assert.ok(answers.every((r) => r.length === 1));
+  } finally {
+    await pool.end({ timeout: 1 });
+  }
+});
 
 test('through a transaction pooler without --database-direct-url, ctrl refuses to start and says why', async () => {
   const cfg = loadConfig('ctrl', { databaseUrl: pooled, adminToken: 'a'.repeat(32), listen: '127.0.0.1:0', logLevel: 'silent' }, {});
