@@ -15,13 +15,30 @@
 // The patch: reserve whenever the BEGIN was written, and never hand a reserved connection to
 // the pool on drain. When a postgres.js upgrade changes these lines the script fails, so the
 // upgrade is reviewed against the upstream fix instead of silently shipping unpatched.
+//
+// The second defect (porsager/postgres#1154, #1186, #1216; fixes proposed in #1155, #1209 and
+// #1215, unmerged): a transaction whose connection closes (its backend terminated, a database
+// failover) rejects sql.begin(), but its callback goes on. Its next statement was written to a
+// connection with no socket, from a setImmediate, and the TypeError took the whole process down
+// (bench:failover died at the switchover); or, once the pool had reconnected that connection,
+// the statement ran on the new session outside any transaction, and so did a late COMMIT. The
+// patch: a transaction remembers that its connection closed and rejects every later statement
+// of it (and those it had queued) with that error; a write that finds no socket fails the
+// connection's queries instead of throwing; and a closed session's last query and error are
+// cleared, so the reconnected session's first query does not get the old backend's FATAL (an
+// unhandled rejection once the crash above was fixed); a session that dies while postgres.js
+// fetches its array types no longer leaves that promise's rejection unhandled (fatal in Node).
+// Test: tests/store/pg-driver-close.test.ts.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const MARK = 'unkey-infra patch';
+/** Each patch: the file it changes (in each of the three copies), the code it replaces, and the
+ *  code it puts there (which names the MARK, so a patch is applied once). */
 const PATCHES = [
   {
+    file: 'connection.js',
     from: `      return write(toBuffer(q))
         && !q.describeFirst
         && !q.cursorFn
@@ -37,6 +54,7 @@ const PATCHES = [
         && !q.options.onexecute`,
   },
   {
+    file: 'connection.js',
     from: `  function drain() {
     !query && onopen(connection)
   }`,
@@ -45,22 +63,106 @@ const PATCHES = [
     !query && !connection.reserved && onopen(connection)
   }`,
   },
+  {
+    file: 'connection.js',
+    from: `  function nextWrite(fn) {
+    const x = socket.write(chunk, fn)`,
+    to: `  function nextWrite(fn) {
+    // ${MARK} (porsager/postgres#1154, as #1209): no socket, the connection closed: its queries fail, nothing throws.
+    if (!socket) {
+      chunk = nextWriteTimer = null
+      error(Errors.connection('CONNECTION_CLOSED', options))
+      return false
+    }
+    const x = socket.write(chunk, fn)`,
+  },
+  {
+    file: 'connection.js',
+    from: `    !hadError && (query || sent.length) && error(Errors.connection('CONNECTION_CLOSED', options, socket))`,
+    to: `    !hadError && (query || sent.length) && error(Errors.connection('CONNECTION_CLOSED', options, socket))
+    // ${MARK} (porsager/postgres#1215): the next session starts clean; no query, answer or error of this one carries over.
+    query && queryError(query, Errors.connection('CONNECTION_CLOSED', options))
+    query = results = errorResponse = null
+    result = new Result()`,
+  },
+  {
+    file: 'connection.js',
+    from: `  async function fetchArrayTypes() {
+    needsTypes = false
+    const types = await new Query([`,
+    to: `  async function fetchArrayTypes() {
+    needsTypes = false
+    // ${MARK}: a session that dies while it fetches the types (a failover) fetches them on the
+    // next one; the rejection was unhandled and, in Node, fatal. Its first query is retried on reconnect.
+    const types = await fetchTypesQuery().catch(() => (needsTypes = true, null))
+    types && types.forEach(({ oid, typarray }) => addArrayType(oid, typarray))
+  }
+
+  function fetchTypesQuery() {
+    return new Query([`,
+  },
+  {
+    file: 'connection.js',
+    from: `    \`], [], execute)
+    types.forEach(({ oid, typarray }) => addArrayType(oid, typarray))
+  }`,
+    to: `    \`], [], execute)
+  }`,
+  },
+  {
+    file: 'index.js',
+    from: `    let savepoints = 0
+      , connection
+      , prepare = null`,
+    to: `    let savepoints = 0
+      , connection
+      , prepare = null
+      // ${MARK} (porsager/postgres#1216, as #1215): set when this transaction's connection closed.
+      , closedError = null`,
+  },
+  {
+    file: 'index.js',
+    from: `        new Promise((_, reject) => connection.onclose = reject)`,
+    to: `        new Promise((_, reject) => connection.onclose = (e) => {
+          // ${MARK} (porsager/postgres#1186): statements queued in the transaction fail with it.
+          closedError = e
+          while (queries.length) queries.shift().reject(e)
+          reject(e)
+        })`,
+  },
+  {
+    file: 'index.js',
+    from: `      function handler(q) {
+        q.catch(e => uncaughtError || (uncaughtError = e))
+        c.queue === full`,
+    to: `      function handler(q) {
+        q.catch(e => uncaughtError || (uncaughtError = e))
+        // ${MARK} (porsager/postgres#1216): never on a closed or reconnected session, outside the transaction.
+        if (closedError)
+          return q.reject(closedError)
+        c.queue === full`,
+  },
 ];
 
-/** Patches the three copies (ESM, CommonJS, Cloudflare); returns the files changed. */
+/** Applies every patch not yet applied to the three copies (ESM, CommonJS, Cloudflare);
+ *  returns the files changed. */
 export function patchPostgres(root = join(dirname(fileURLToPath(import.meta.url)), '..')) {
   const changed = [];
   for (const variant of ['src', 'cjs/src', 'cf/src']) {
-    const file = join(root, 'node_modules', 'postgres', variant, 'connection.js');
-    if (!existsSync(file)) throw new Error(`patch-postgres: ${file} is missing (is postgres installed?)`);
-    let text = readFileSync(file, 'utf8');
-    if (text.includes(MARK)) continue;
-    for (const p of PATCHES) {
-      if (!text.includes(p.from)) throw new Error(`patch-postgres: ${file} no longer has the code this patch replaces; review scripts/patch-postgres.mjs against the installed postgres version`);
-      text = text.replace(p.from, p.to);
+    for (const name of new Set(PATCHES.map((p) => p.file))) {
+      const file = join(root, 'node_modules', 'postgres', variant, name);
+      if (!existsSync(file)) throw new Error(`patch-postgres: ${file} is missing (is postgres installed?)`);
+      let text = readFileSync(file, 'utf8');
+      const before = text;
+      for (const p of PATCHES.filter((x) => x.file === name)) {
+        if (text.includes(p.to)) continue;
+        if (!text.includes(p.from)) throw new Error(`patch-postgres: ${file} no longer has the code this patch replaces; review scripts/patch-postgres.mjs against the installed postgres version`);
+        text = text.replace(p.from, p.to);
+      }
+      if (text === before) continue;
+      writeFileSync(file, text);
+      changed.push(file);
     }
-    writeFileSync(file, text);
-    changed.push(file);
   }
   return changed;
 }
