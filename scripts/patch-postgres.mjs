@@ -144,6 +144,25 @@ const PATCHES = [
   },
 ];
 
+// The third defect (porsager/postgres#1193; a fix proposed in #1214, unmerged): a server that
+// closes a new connection cleanly (FIN, no error) before its startup completes left the query
+// waiting for that connection pending for ever, while the connection reconnected at once, in a
+// loop with no delay. HAProxy does that on a port with no server up: ctrl's full syncs on
+// --database-read-url hung for good once the only standby had been promoted (bench:failover).
+// The patch: with no other host to try, the waiting query fails with CONNECTION_CLOSED and the
+// connection goes back to the pool like any closed one (multi-host URLs keep cycling their
+// hosts, as upstream does). Test: tests/store/pg-driver-startup-close.test.ts.
+PATCHES.push({
+  file: 'connection.js',
+  from: `    if (initial)
+      return reconnect()`,
+  to: `    // ${MARK} (porsager/postgres#1193): a clean close during startup fails the waiting query
+    // when there is no other host to try, instead of reconnecting at once for ever.
+    !hadError && initial && error(Errors.connection('CONNECTION_CLOSED', options))
+    if (initial)
+      return reconnect()`,
+});
+
 /** Applies every patch not yet applied to the three copies (ESM, CommonJS, Cloudflare);
  *  returns the files changed. */
 export function patchPostgres(root = join(dirname(fileURLToPath(import.meta.url)), '..')) {
