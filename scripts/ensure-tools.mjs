@@ -22,8 +22,12 @@ const TOOLS = [
   { bin: 'pgbouncer', pkg: 'pgbouncer' },
 ];
 
+/** Debian puts haproxy and pgbouncer in /usr/sbin, which a non-root PATH often lacks;
+ *  scripts/ha adds it to its children's PATH, so it counts here too. */
+const SEARCH = [...new Set([...(process.env.PATH ?? '').split(delimiter), '/usr/sbin'])];
+
 const onPath = (bin) =>
-  (process.env.PATH ?? '').split(delimiter).some((dir) => {
+  SEARCH.some((dir) => {
     try {
       accessSync(join(dir, bin), constants.X_OK);
       return true;
