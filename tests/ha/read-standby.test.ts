@@ -7,6 +7,7 @@
 // deploy. With the WAL flowing again, the next full sync reads the standby.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
+import postgres from 'postgres';
 import { startHaCluster } from '../../scripts/ha/cluster';
 import { FaultProxy } from '../../bench/chaos/proxy';
 import { KubeClient } from '../../src/kube/client';
@@ -51,6 +52,25 @@ async function fullSync(): Promise<void> {
   await until(() => w.stats.snapshotsCompleted > done, 60_000, 'full sync done');
 }
 
+const primarySql = postgres(cluster.primaryUrl, { max: 1, onnotice: () => {} });
+const standbySql = postgres(cluster.replicaUrl, { max: 1, onnotice: () => {} });
+after(async () => {
+  await primarySql.end({ timeout: 1 });
+  await standbySql.end({ timeout: 1 });
+});
+
+/**
+ * Waits until the standby has replayed everything the primary has written so far. A full sync
+ * then finds it past the feed's head (no change is written meanwhile), so which one serves the
+ * sync does not depend on how fast the machine replays: after the proxy passes WAL again, the
+ * standby may take longer than the full sync's one second of patience (a loaded machine, or a
+ * WAL receiver that reconnects after wal_retrieve_retry_interval, 5 s).
+ */
+async function standbyCaughtUp(): Promise<void> {
+  const lsn = (await primarySql<{ lsn: string }[]>`SELECT pg_current_wal_lsn()::text AS lsn`)[0]!.lsn;
+  await until(async () => (await standbySql<{ ok: boolean }[]>`SELECT pg_last_wal_replay_lsn() >= ${lsn}::pg_lsn AS ok`)[0]!.ok, 120_000, 'the standby replayed up to the primary');
+}
+
 const position = (cursor: string) => cursor.split(':').slice(1).map(BigInt) as [bigint, bigint];
 const notBefore = (a: string, b: string) => {
   const [x, y] = [position(a), position(b)];
@@ -62,6 +82,7 @@ test('a full sync reads the standby only when it has replayed past every cursor 
   assert.equal((await deploymentIn(stack, d0, ['ready', 'failed'], 60_000)).status, 'ready');
 
   // A standby that has caught up serves the full sync.
+  await standbyCaughtUp();
   const before = await snapshotReads();
   await fullSync();
   const caughtUp = await snapshotReads();
@@ -87,6 +108,7 @@ test('a full sync reads the standby only when it has replayed past every cursor 
   }
 
   // Replaying again, the standby catches up and serves the next full sync.
+  await standbyCaughtUp();
   await fullSync();
   assert.equal((await snapshotReads()).standby, caughtUp.standby + 1);
 });
