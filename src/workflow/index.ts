@@ -139,5 +139,5 @@ export function registerWorkflows(engine: Engine, sql: Sql, cfg: WorkflowConfig,
   const slack = engine.register(slackNotifier(cfg.outbound ? { outbound: cfg.outbound } : {}));
   const rollout = engine.register(rolloutService({ sql, sentinel, slack, regions: cfg.rolloutRegions }));
   const hooks = statusHooks({ sql, engine, deploy, sentinel, logger });
-  return { sentinel, deploy, desiredState, rollout, slack, hooks, commands: { sql, engine, deploy, desiredState, apexDomain: cfg.apexDomain, buildRoot: cfg.buildRoot, defaultRegions: cfg.defaultRegions, defaultFeatures: cfg.defaultFeatures } };
+  return { sentinel, deploy, desiredState, rollout, slack, hooks, commands: { sql, engine, deploy, desiredState, apexDomain: cfg.apexDomain, buildRoot: cfg.buildRoot, defaultRegions: cfg.defaultRegions, defaultFeatures: cfg.defaultFeatures, offline: cfg.offline } };
 }

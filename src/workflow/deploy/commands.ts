@@ -18,6 +18,7 @@ import { strategyOf } from '../progressive/strategy';
 import { assertFeatures, assertNotQuarantined, assertVersionFree, resolveRegions, versionTaken } from './admission';
 import type { Feature } from './features';
 import { versions } from '../../store';
+import type { OfflineCheck } from '../regions';
 
 export interface CommandDeps {
   sql: Sql;
@@ -31,6 +32,8 @@ export interface CommandDeps {
   defaultRegions?: readonly string[] | undefined;
   /** Feature flags of workspaces that never chose (--default-features); absent: all on. */
   defaultFeatures?: readonly Feature[] | undefined;
+  /** Which regions are offline: a promote into one is refused (src/workflow/regions.ts). */
+  offline?: OfflineCheck | undefined;
 }
 
 /** What createDeployment takes: the spec (src/workflow/deploy/spec.ts) after validation. */
@@ -165,6 +168,7 @@ export async function promoteDeployment(deps: CommandDeps, id: string, alongside
   const pending = await deployments.getDeployment(deps.sql, id);
   if (!pending) throw notFound('deployment', id);
   if (pending.status !== 'ready' && (await commandStrategy(deps, pending, 'promote', alongside))) return { deploymentId: id, hostnames: [], promoting: true };
+  await refuseOffline(deps, pending);
   return withTx(deps.sql, async (tx) => {
     // The environment's traffic lock before the deployment's row (the lock order of traffic.ts):
     // a canary's switch holds the table while it stops this deployment.
@@ -185,6 +189,20 @@ export async function promoteDeployment(deps: CommandDeps, id: string, alongside
     await alongside?.(tx, targetOf(pending));
     return { deploymentId: id, hostnames: (await domains.listDomains(tx, { deploymentId: id })).map((x) => x.hostname) };
   });
+}
+
+/**
+ * No promotion while a target region is offline (DESIGN section 11), by an operator as by a
+ * walk (which holds a stored promote until every region is back, canary.ts#judgeCheck): the
+ * region's krane would not hear of the new routes, and the deployment's instance rows there are
+ * what krane last said, not what runs. A refusal, not a wait: the same request succeeds once the
+ * region is back.
+ */
+async function refuseOffline(deps: CommandDeps, d: Deployment): Promise<void> {
+  if (!deps.offline) return;
+  const { offline } = await deps.offline(d.regions, Date.now());
+  if (offline.length === 0) return;
+  throw new AppError('ERR_PROMOTE_REGION_OFFLINE', `deployment ${d.id} runs in ${offline.join(', ')}, which ${offline.length === 1 ? 'is' : 'are'} offline: a promote waits until every region it runs in is back`);
 }
 
 export async function changeDesiredState(deps: CommandDeps, id: string, desired: 'running' | 'stopped', alongside?: Alongside): Promise<{ changed: boolean; generation?: number | undefined }> {

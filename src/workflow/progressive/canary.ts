@@ -89,16 +89,29 @@ export function judgeCheck(c: Check, before: HoldMemory, o: { deadline: number; 
   const failures = before.failures + (c.analysis?.verdict === 'fail' ? 1 : 0);
   const m = { failures, last };
   const end = (r: HoldResult | null) => ({ ...m, end: r });
+  const limit: HoldResult | null =
+    c.analysis?.verdict === 'fail' && failures >= o.failureLimit
+      ? { kind: 'fail', reason: `analysis failed: ${c.analysis.reason} (${failures} of failureLimit ${o.failureLimit} checks failed)`, signal: true }
+      : null;
+  // The limit first (issue 33): whatever else this check saw (a table changed by a stop, an
+  // abort, a promote), the image failed its analysis, and that verdict is about the image: the
+  // walk ends rolled back and the image is quarantined (unless an operator's abort or stop came
+  // too: walk.ts#rollBack). Judged after the rest, a changed table ended it `failed` and a stop
+  // and start brought the canary back `ready` with every check failed. Legacy walks replay the
+  // order they were journaled under.
+  if (limit && !o.legacy) return end(limit);
   if (c.command === 'abort') return end({ kind: 'abort' });
   if (c.failed) return end({ kind: 'fail', reason: c.failed, signal: c.failed !== STOPPED_BY_OPERATOR });
   if (c.changed) return end({ kind: 'changed', found: c.changed });
   if (c.offline?.reason) return end({ kind: 'fail', reason: c.offline.reason });
-  if (c.analysis?.verdict === 'fail' && failures >= o.failureLimit) {
-    return end({ kind: 'fail', reason: `analysis failed: ${c.analysis.reason} (${failures} of failureLimit ${o.failureLimit} checks failed)`, signal: true });
-  }
-  if (c.command === 'promote') return end({ kind: 'promote' });
+  if (limit) return end(limit);
+  // Nothing is promoted into a region that is offline or not ready, by an operator as by the
+  // analysis (promoteEarly): the promote stays stored and is taken at the first check that finds
+  // every target region online and ready (issue 33; it was taken at once, offline or not).
+  const everywhere = !c.notReady && !c.offline?.regions.length;
+  if (c.command === 'promote' && (everywhere || o.legacy)) return end({ kind: 'promote' });
   // promoteEarly: every region shown within tolerance, so the rest of the pause adds nothing.
-  if (c.analysis?.early && !c.notReady && !c.offline?.regions.length) return end({ kind: 'pass' });
+  if (c.analysis?.early && everywhere) return end({ kind: 'pass' });
   if (c.now < o.deadline) return end(null);
   if (c.notReady) return end({ kind: 'fail', reason: `not ready within the step: ${c.notReady}` });
   if (c.offline?.regions.length) return end(null);
