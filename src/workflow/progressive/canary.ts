@@ -33,7 +33,7 @@ import type { Backend } from '../../store/routes';
 import type { TrafficCommand } from '../../store/deployments';
 import { TimeoutError, type Context, type DurablePromise } from '../engine';
 import type { AnalysisResult } from './analysis';
-import { judgeAnalysis, type Judgement } from './judgement';
+import { judgeAnalysis, recordEvidence, type Evidence, type Judgement } from './judgement';
 import { evaluateProgress } from '../deploy/progress';
 import { ms, type Analysis, type CanaryStrategy } from './strategy';
 import { canarySplit, sameTable, setTraffic } from './traffic';
@@ -61,6 +61,9 @@ export interface Check {
   /** Target regions offline now, and why to give up (one offline past the grace); absent in
    *  journals from before holds checked liveness. */
   offline?: { regions: string[]; reason: string | null };
+  /** The analysis's evidence, recorded by the check's own evidence step (judgement.ts); absent
+   *  in journals from before it had one (their checks recorded it themselves). */
+  evidence?: Evidence;
 }
 
 /** What the walk's analysis found so far, over all its holds: derived from journaled checks. */
@@ -196,6 +199,8 @@ async function holdUntil(
   for (let k = 0; ; k++) {
     const due = nextQueryAt;
     const c = await ctx.run(`check-${label}-${k}`, () => checkSignals(deps, walk, analysis, due, h.startedAt, tally.since));
+    // Exactly once, and the evidence the check journaled (judgement.ts says why apart).
+    if (c.evidence) await ctx.runTx(`evidence-${label}-${k}`, (tx) => recordEvidence(tx, walk.id, c.evidence!));
     if (c.analysis) nextQueryAt = c.now + interval;
     const judged = judgeCheck(c, memory, { deadline, failureLimit, legacy });
     memory = judged;
@@ -218,9 +223,10 @@ async function holdUntil(
 /**
  * One check of a hold, journaled as a whole: the deployment's command and instances, the
  * table, the target regions' liveness, and (when due) the analysis (judgement.ts: threshold or
- * compare, both judged the same way here, judgeCheck).
+ * compare, both judged the same way here, judgeCheck). Reads only: it runs at least once, and
+ * its evidence is written by the step after it.
  */
-async function checkSignals(deps: StrategyDeps, walk: Walk, analysis: Analysis | undefined, queryDueAt: number, startedAt: number, since?: number): Promise<Check> {
+export async function checkSignals(deps: StrategyDeps, walk: Walk, analysis: Analysis | undefined, queryDueAt: number, startedAt: number, since?: number): Promise<Check> {
   const id = walk.id;
   const d = await deployments.getDeployment(deps.sql, id);
   // A read, not a lock: a change seen here is final (only the walk writes the table it expects).
@@ -233,7 +239,8 @@ async function checkSignals(deps: StrategyDeps, walk: Walk, analysis: Analysis |
   // One clock reading decides both whether the query is due and what the check's time is: two
   // could straddle a deadline, and a hold whose only query was due there would pass unjudged.
   const now = Date.now();
-  const result = analysis && !failed && now >= queryDueAt ? await judgeAnalysis(deps, { deploymentId: id, stableId: walk.stable, regions: d?.regions ?? [], ...(since !== undefined ? { since } : {}) }, analysis) : null;
+  const judged = analysis && !failed && now >= queryDueAt ? await judgeAnalysis(deps, { deploymentId: id, stableId: walk.stable, regions: d?.regions ?? [], ...(since !== undefined ? { since } : {}) }, analysis) : null;
   const notReady = progress.state === 'waiting' ? progress.waitingFor.join(', ') : null;
-  return { now, command: d?.trafficCommand ?? null, failed, notReady, analysis: result, changed, offline: { regions: offline.offline, reason: offline.reason } };
+  const checked = { now, command: d?.trafficCommand ?? null, failed, notReady, analysis: judged?.judgement ?? null, changed, offline: { regions: offline.offline, reason: offline.reason } };
+  return judged ? { ...checked, evidence: judged.evidence } : checked;
 }
