@@ -34,6 +34,7 @@ import { environmentHostname, lockTraffic, routeAllTo, withdrawTraffic } from '.
 import { runCanary } from '../progressive/canary';
 import { rollBack, startWalk, superseded, walkOf, type StrategyDeps, type StrategyOutcome } from '../progressive/walk';
 import { runBlueGreen } from '../progressive/blue-green';
+import type { ScaleDownServiceDef } from '../progressive/scale-down';
 import { strategyOf, type Strategy } from '../progressive/strategy';
 import { ALL_FEATURES, disabledFeature, requiredFeatures, workspaceFeatures, type Feature } from './features';
 import { quarantineFailure } from '../progressive/quarantine';
@@ -45,6 +46,8 @@ export interface DeployDeps {
   sql: Sql;
   builder: Builder;
   sentinel: SentinelServiceDef;
+  /** Blue-green's delayed scale-down of the deployment it switched from (progressive/scale-down.ts). */
+  scaleDown: ScaleDownServiceDef;
   /** Overall limit for instances to come up (DESIGN: default 5 minutes). */
   timeoutMs: number;
   /** Backstop re-check while waiting, in case a notification was lost. */
@@ -247,7 +250,7 @@ async function walkTraffic(
     const reason = err.code === 'ERR_DEPLOY_INSTANCES_FAILED' ? `canary instance failed in ${err.message}` : err.message;
     return rollBack(ctx, sdeps, walk, reason, err.code === 'ERR_DEPLOY_INSTANCES_FAILED');
   }
-  return strategy.type === 'canary' ? runCanary(ctx, sdeps, walk, strategy, start.command) : runBlueGreen(ctx, sdeps, walk, strategy, start.command);
+  return strategy.type === 'canary' ? runCanary(ctx, sdeps, walk, strategy, start.command) : runBlueGreen(ctx, sdeps, walk, strategy, start.command, deps.scaleDown);
 }
 
 const strategyDeps = (deps: DeployDeps, d: { regions: string[] }): StrategyDeps => ({
