@@ -23,6 +23,7 @@ import { cilium, deployments, domains, sentinels, tenancy, topology, type Sql } 
 import type { TxSql } from '../../store/db';
 import { newId } from '../../ids';
 import type { Builder } from './build';
+import { buildImage } from './build-step';
 import type { SentinelDeployOutput, SentinelServiceDef } from '../fleet/sentinel';
 import { evaluateProgress, type Progress } from './progress';
 import { notifyHandler, openWaiter } from './wait';
@@ -109,22 +110,36 @@ export function deployService(deps: DeployDeps) {
           // Journals from before flags carry no disabledFeature: they decided without them. A
           // start after a stop is no new deploy: it brings back what was already admitted.
           if (d.disabledFeature && !input.restart) throw new TerminalError(`feature ${d.disabledFeature} is disabled for workspace ${d.workspaceId}`, { code: 'ERR_FEATURE_DISABLED' });
+          // A start after a stop brings instances back as they were: no traffic walk again. Nor
+          // does a first run that began after a stop and a start: walks happen only under a
+          // deployment's first desired-state generation (store: requestTrafficCommand).
+          const strategy = strategyOf(d.strategy);
+          const resumed = input.restart || (strategy.type !== 'rolling' && (d.generation ?? 0) > 0);
+          const walks = strategy.type !== 'rolling' && !resumed;
+          // An operator's abort of a walk is honoured in every phase (DESIGN section 11): during
+          // the build (build-step.ts), before the topologies (createTopologies), while the
+          // sentinels come up (abortableSentinels) and after (walkTraffic). A run whose load step
+          // predates generations replays a journal without these reads.
+          const abortable = walks && d.generation !== undefined;
+          const aborted = async () => walkOutput(id, await rollBack(ctx, strategyDeps(deps, d), walkOf(id, d.environmentId, { stable: null, command: 'abort', table: [] }, d.generation), 'aborted by operator'));
           if (!d.image) {
             await ctx.runTx('status-building', (tx) => deployments.setDeploymentStatus(tx, id, 'building').then(() => null));
-            const image = await ctx.run(
+            const built = await ctx.run(
               'build',
               () =>
                 withSpan('deployment.build', { attributes, childOnly: true }, async () => {
                   const started = Date.now();
-                  const built = await deps.builder.build({ deploymentId: id, buildContext: d.buildContext! });
+                  const image = await buildImage({ sql, builder: deps.builder, deploymentId: id, buildContext: d.buildContext!, abortable });
                   deps.metrics.built((Date.now() - started) / 1000);
-                  return built;
+                  return image;
                 }),
               { maxAttempts: 2 },
             );
-            await ctx.runTx('image', (tx) => deployments.setDeploymentImage(tx, id, image).then(() => null));
+            // Journals from before aborts reached the build hold the image alone.
+            if (typeof built !== 'string') return await aborted();
+            await ctx.runTx('image', (tx) => deployments.setDeploymentImage(tx, id, built).then(() => null));
           }
-          await ctx.runTx('topologies', (tx) => createTopologies(tx, id, d));
+          if ((await ctx.runTx('topologies', (tx) => createTopologies(tx, id, d, abortable))) === 'aborted') return await aborted();
           const sentinelIds = await ctx.runTx('sentinels', async (tx) => {
             const env = await tenancy.getEnvironment(tx, d.environmentId);
             if (!env) throw new TerminalError(`environment ${d.environmentId} not found`, { code: 'ERR_DEPLOY_ENVIRONMENT' });
@@ -137,19 +152,11 @@ export function deployService(deps: DeployDeps) {
             }
             return ids;
           });
-          // A start after a stop brings instances back as they were: no traffic walk again. Nor
-          // does a first run that began after a stop and a start: walks happen only under a
-          // deployment's first desired-state generation (store: requestTrafficCommand).
-          const strategy = strategyOf(d.strategy);
-          const resumed = input.restart || (strategy.type !== 'rolling' && (d.generation ?? 0) > 0);
-          const walks = strategy.type !== 'rolling' && !resumed;
           const calls = ctx.all(sentinelIds.map((sid) => planSpan('sentinel.deploy', { 'sentinel.id': sid, 'deployment.id': id }, () => ctx.call(deps.sentinel, 'deploy', {}, { key: sid }))));
           // A run whose load step predates generations replays a journal without the race's
           // entries: it waits for its sentinels as it did (the journal decides, not the code).
-          const results = walks && d.generation !== undefined ? await abortableSentinels(ctx, deps, id, calls) : await calls;
-          if (results === 'aborted') {
-            return walkOutput(id, await rollBack(ctx, strategyDeps(deps, d), walkOf(id, d.environmentId, { stable: null, command: 'abort', table: [] }, d.generation), 'aborted by operator'));
-          }
+          const results = abortable ? await abortableSentinels(ctx, deps, id, calls) : await calls;
+          if (results === 'aborted') return await aborted();
           const bad = results.find((r) => r.status !== 'READY');
           if (bad) throw new TerminalError(`sentinel ${bad.sentinelId} not ready: ${bad.reason ?? 'failed'}`, { code: 'ERR_DEPLOY_SENTINEL' });
           if (strategy.type !== 'rolling' && walks) return walkOutput(id, await walkTraffic(ctx, deps, id, d, strategy));
@@ -317,17 +324,20 @@ async function cleanUp(tx: TxSql, deps: DeployDeps, id: string, err: unknown, re
 
 /**
  * The topology step: the deployment goes `deploying`, then one topology row (with its outbox
- * row) per region. Two spans, as seed 001 names them; the outbox rows carry events.emit's
+ * row) per region; `aborted` (writing nothing) when an abort of its walk came first. Two spans, as seed 001 names them; the outbox rows carry events.emit's
  * traceparent, so krane's deployment.apply.<region> spans become its children.
  */
-async function createTopologies(tx: TxSql, id: string, d: { regions: string[]; replicas: number }): Promise<null> {
+async function createTopologies(tx: TxSql, id: string, d: { regions: string[]; replicas: number }, abortable: boolean): Promise<'aborted' | null> {
   const attributes = { 'deployment.id': id, 'deployment.regions': d.regions };
   const row = await withSpan('deployment.topology.create', { attributes, childOnly: true }, async () => {
     const locked = await deployments.lockDeployment(tx, id);
     if (locked?.desiredState === 'stopped') throw new TerminalError('stopped before it became ready', { code: STOPPED });
+    // An abort accepted before this lock: no workload of the canary is ever asked for.
+    if (abortable && locked?.trafficCommand === 'abort') return 'aborted' as const;
     await deployments.setDeploymentStatus(tx, id, 'deploying');
     return locked!;
   });
+  if (row === 'aborted') return row;
   await withSpan('deployment.events.emit', { attributes, childOnly: true }, async () => {
     for (const region of d.regions) {
       await topology.upsertTopology(tx, { deploymentId: id, region, workspaceId: row.workspaceId, replicas: d.replicas, desiredStatus: 'running' });

@@ -12,7 +12,9 @@
 // - admission.ts: what a deploy may ask for (regions, features, versions); features.ts: the
 //   workspace feature flags, read once and journaled.
 // - spec.ts: the deployment spec (API body, createDeployment input, rollback copy) in one schema.
-// - build.ts: the pluggable image builder; progress.ts: the pure readiness rule.
+// - build.ts: the pluggable image builder (stopped by an abort signal); build-step.ts: the
+//   deploy's build step, which stops the build when the operator aborts the canary being built;
+//   progress.ts: the pure readiness rule.
 // - wait.ts: waiting on krane's reports: awakeable + periodic re-check + deadline, and an
 //   optional offline check that ends the wait when a region stays offline past the grace.
 //
