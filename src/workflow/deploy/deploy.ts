@@ -298,7 +298,8 @@ async function cleanUp(tx: TxSql, deps: DeployDeps, id: string, err: unknown, re
   // The traffic lock first (traffic.ts); a deployment never changes environment, so reading
   // which one before the lock is safe.
   const found = await deployments.getDeployment(tx, id);
-  if (found) await lockTraffic(tx, found.environmentId, deps.apexDomain);
+  // (A deleted environment has no table to lock, and its cleanup must still end the deployment.)
+  if (found && (await tenancy.getEnvironment(tx, found.environmentId))) await lockTraffic(tx, found.environmentId, deps.apexDomain);
   const row = await deployments.lockDeployment(tx, id);
   // Stopped and started again since this run began (whatever ended it: the stop itself, or the
   // table the stop changed under a walk): the start has queued a fresh deploy behind this one,
@@ -327,13 +328,16 @@ async function cleanUp(tx: TxSql, deps: DeployDeps, id: string, err: unknown, re
  * row) per region; `aborted` (writing nothing) when an abort of its walk came first. Two spans, as seed 001 names them; the outbox rows carry events.emit's
  * traceparent, so krane's deployment.apply.<region> spans become its children.
  */
-async function createTopologies(tx: TxSql, id: string, d: { regions: string[]; replicas: number }, abortable: boolean): Promise<'aborted' | null> {
+async function createTopologies(tx: TxSql, id: string, d: { regions: string[]; replicas: number; environmentId: string }, abortable: boolean): Promise<'aborted' | null> {
   const attributes = { 'deployment.id': id, 'deployment.regions': d.regions };
   const row = await withSpan('deployment.topology.create', { attributes, childOnly: true }, async () => {
     const locked = await deployments.lockDeployment(tx, id);
     if (locked?.desiredState === 'stopped') throw new TerminalError('stopped before it became ready', { code: STOPPED });
     // An abort accepted before this lock: no workload of the canary is ever asked for.
     if (abortable && locked?.trafficCommand === 'abort') return 'aborted' as const;
+    // Held against a deletion while the topologies are written (tenancy.shareEnvironment): a
+    // deployment of a deleted environment asks for no workload, and ends failed (issue 33).
+    if (!(await tenancy.shareEnvironment(tx, d.environmentId))) throw new TerminalError(`environment ${d.environmentId} was deleted`, { code: 'ERR_DEPLOY_ENVIRONMENT' });
     await deployments.setDeploymentStatus(tx, id, 'deploying');
     return locked!;
   });
