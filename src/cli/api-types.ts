@@ -60,6 +60,9 @@ export interface DeploymentDetail extends DeploymentSummary {
   domains: { hostname: string; kind: string }[];
   steps: { name: string; kind: string; status: string; failure: { message: string } | null; createdAt: string; completedAt: string | null }[];
   invocations: { id: string; handler: string; status: string; createdAt: string }[];
+  /** The environment's sentinels in the deployment's regions; one not `converged` did not hold
+   *  the deploy unless the deploy created it (absent from a ctrl before issue 33). */
+  sentinels?: { id: string; region: string; image: string; runningImage: string | null; deployStatus: string; health: string; converged: boolean }[];
 }
 
 export interface SentinelView {

@@ -140,18 +140,11 @@ export function deployService(deps: DeployDeps) {
             await ctx.runTx('image', (tx) => deployments.setDeploymentImage(tx, id, built).then(() => null));
           }
           if ((await ctx.runTx('topologies', (tx) => createTopologies(tx, id, d, abortable))) === 'aborted') return await aborted();
-          const sentinelIds = await ctx.runTx('sentinels', async (tx) => {
-            const env = await tenancy.getEnvironment(tx, d.environmentId);
-            if (!env) throw new TerminalError(`environment ${d.environmentId} not found`, { code: 'ERR_DEPLOY_ENVIRONMENT' });
-            const scope = { workspaceId: env.workspaceId, projectId: env.projectId, appId: env.appId, environmentId: env.id };
-            const ids: string[] = [];
-            for (const region of d.regions) {
-              const { sentinel } = await sentinels.ensureSentinel(tx, { id: newId('snt'), ...scope, region, ...deps.sentinelDefaults });
-              await cilium.ensureCiliumPolicy(tx, { id: newId('cnp'), ...scope, region });
-              ids.push(sentinel.id);
-            }
-            return ids;
-          });
+          const placed = await ctx.runTx('sentinels', (tx) => ensureSentinels(tx, deps, d));
+          // Seed 000: a deploy waits for the sentinels it created. An existing one is the
+          // environment's, maybe mid-rollout; it is shown on the deployment (its view), not
+          // waited for (issue 33). Journals from before hold every id, and waited for each.
+          const sentinelIds = Array.isArray(placed) ? (placed as string[]) : placed.created;
           const calls = ctx.all(sentinelIds.map((sid) => planSpan('sentinel.deploy', { 'sentinel.id': sid, 'deployment.id': id }, () => ctx.call(deps.sentinel, 'deploy', {}, { key: sid }))));
           // A run whose load step predates generations replays a journal without the race's
           // entries: it waits for its sentinels as it did (the journal decides, not the code).
@@ -321,6 +314,23 @@ async function cleanUp(tx: TxSql, deps: DeployDeps, id: string, err: unknown, re
   // with this status change (not after a timeout, a stop or a region outage).
   if (done && !stopped && err instanceof TerminalError && err.code === 'ERR_DEPLOY_INSTANCES_FAILED') await quarantineFailure(tx, done, reason);
   return stopped ? 'stopped' : 'failed';
+}
+
+/**
+ * The sentinels step: per target region, the environment's sentinel and gossip policy, created
+ * where missing; which ones this deploy created (and so waits for).
+ */
+async function ensureSentinels(tx: TxSql, deps: DeployDeps, d: { environmentId: string; regions: string[] }): Promise<{ created: string[]; existing: string[] }> {
+  const env = await tenancy.getEnvironment(tx, d.environmentId);
+  if (!env) throw new TerminalError(`environment ${d.environmentId} not found`, { code: 'ERR_DEPLOY_ENVIRONMENT' });
+  const scope = { workspaceId: env.workspaceId, projectId: env.projectId, appId: env.appId, environmentId: env.id };
+  const out = { created: [] as string[], existing: [] as string[] };
+  for (const region of d.regions) {
+    const { sentinel, created } = await sentinels.ensureSentinel(tx, { id: newId('snt'), ...scope, region, ...deps.sentinelDefaults });
+    await cilium.ensureCiliumPolicy(tx, { id: newId('cnp'), ...scope, region });
+    (created ? out.created : out.existing).push(sentinel.id);
+  }
+  return out;
 }
 
 /**
