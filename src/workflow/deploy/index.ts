@@ -5,6 +5,7 @@
 //   ready; with a canary or blue-green strategy it hands the walk to ../progressive in the same
 //   invocation (promote/abort reach it as a stored command plus a wake-up of its shared
 //   notifyInstances).
+// - steps.ts: the deploy's database steps (topologies, sentinels, domains when ready, cleanup).
 // - desired-state.ts: DesiredStateService, object keyed by deployment id: stop / start.
 // - commands.ts: create / rollback / promote / start / stop as the API calls them, and the
 //   recovery sweep for deployments whose workflow never started. Each takes an `alongside`
