@@ -50,7 +50,7 @@ async function inDeletedEnvironment(): Promise<{ id: string; environmentId: stri
   return { id, environmentId };
 }
 
-test('a start in a deleted environment is refused and brings nothing back; a stop there still answers', async () => {
+test('a start in a deleted environment is refused and brings nothing back; a stop there still answers, a promote is refused as not ready', async () => {
   const { id, environmentId } = await inDeletedEnvironment();
   const start = await stack.api(`/v1/deployments/${id}/start`, { method: 'POST' });
   assert.equal(start.status, 409, JSON.stringify(start.body));
@@ -60,6 +60,10 @@ test('a start in a deleted environment is refused and brings nothing back; a sto
   assert.equal(await running(id), 0, 'no topology runs');
   const stop = await stack.api(`/v1/deployments/${id}/stop`, { method: 'POST' });
   assert.equal(stop.status, 200, JSON.stringify(stop.body));
+  // A promote is refused for what it is (the model found it answering 422 on the missing table).
+  const promote = await stack.api(`/v1/deployments/${id}/promote`, { method: 'POST' });
+  assert.equal(promote.status, 409, JSON.stringify(promote.body));
+  assert.equal(promote.body.error.code, 'ERR_DEPLOYMENT_NOT_READY');
   assert.equal(await sweep(id), 0, 'nothing for the recovery sweep');
 });
 

@@ -168,6 +168,9 @@ export async function promoteDeployment(deps: CommandDeps, id: string, alongside
   const pending = await deployments.getDeployment(deps.sql, id);
   if (!pending) throw notFound('deployment', id);
   if (pending.status !== 'ready' && (await commandStrategy(deps, pending, 'promote', alongside))) return { deploymentId: id, hostnames: [], promoting: true };
+  // Read again under the lock below; refused here first, so a deployment of a deleted
+  // environment (never ready) gets this answer, not the missing table's (issue 33).
+  if (pending.status !== 'ready') throw notReady(pending);
   await refuseOffline(deps, pending);
   return withTx(deps.sql, async (tx) => {
     // The environment's traffic lock before the deployment's row (the lock order of traffic.ts):
@@ -175,7 +178,7 @@ export async function promoteDeployment(deps: CommandDeps, id: string, alongside
     await lockTraffic(tx, pending.environmentId, deps.apexDomain);
     const d = await deployments.lockDeployment(tx, id);
     if (!d) throw notFound('deployment', id);
-    if (d.status !== 'ready') throw new AppError('ERR_DEPLOYMENT_NOT_READY', `deployment ${id} is ${d.status}; only a ready deployment can be promoted`);
+    if (d.status !== 'ready') throw notReady(d);
     const env = await tenancy.getEnvironment(tx, d.environmentId);
     await domains.pointEnvironmentDomains(tx, d.environmentId, id);
     await domains.assignDomain(tx, {
@@ -190,6 +193,8 @@ export async function promoteDeployment(deps: CommandDeps, id: string, alongside
     return { deploymentId: id, hostnames: (await domains.listDomains(tx, { deploymentId: id })).map((x) => x.hostname) };
   });
 }
+
+const notReady = (d: { id: string; status: string }) => new AppError('ERR_DEPLOYMENT_NOT_READY', `deployment ${d.id} is ${d.status}; only a ready deployment can be promoted`);
 
 /**
  * No promotion while a target region is offline (DESIGN section 11), by an operator as by a
