@@ -127,6 +127,7 @@ export async function readDeletions(simUrl: string): Promise<{ entries: AuditEnt
 export async function readTraffic(sql: postgres.Sql): Promise<TrafficRow[]> {
   const rows = await sql<(Omit<TrafficRow, 'running'> & { running: Record<string, number> | null })[]>`
     SELECT r.environment_id AS "environmentId", b->>'deploymentId' AS "deploymentId", (b->>'weight')::int AS weight, d.status, d.desired_state AS "desiredState",
+           d.environment_id AS "deploymentEnvironmentId",
            (SELECT json_object_agg(t.region, (SELECT count(*) FROM instances i
                      WHERE i.deployment_id = t.deployment_id AND i.region = t.region AND i.status = 'running'))
               FROM deployment_topology t WHERE t.deployment_id = d.id AND t.desired_status = 'running') AS running

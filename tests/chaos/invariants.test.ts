@@ -78,14 +78,18 @@ test('percentile: nearest rank', () => {
   assert.equal(percentile([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 100), 10);
 });
 
-test('traffic rules: weights sum to 100, no stopped/failed/rolled-back backend, a share only when running everywhere', () => {
+test('traffic rules (the model\'s module): weights sum to 100, every entry a deployment of the environment, none stopped/failed/rolled back, a share only when running everywhere', () => {
   const row = (deploymentId: string, weight: number, o: Partial<TrafficRow> = {}): TrafficRow => ({ environmentId: 'e', deploymentId, weight, status: 'ready', desiredState: 'running', running: { a: 1, b: 1 }, ...o });
   const rules = (rows: TrafficRow[]) => trafficViolations(0, rows).map((v) => v.detail.rule);
   assert.deepEqual(rules([row('s', 80), row('c', 20, { status: 'network' })]), []);
   assert.deepEqual(rules([row('s', 100), row('g', 0, { status: 'deploying', running: { a: 0, b: 0 } })]), []);
-  assert.deepEqual(rules([row('s', 80)]), ['weights sum to 100']);
-  assert.deepEqual(rules([row('s', 100), row('c', 0, { status: 'rolled_back', desiredState: 'stopped' })]), ['no stopped, failed or rolled-back backend']);
-  assert.deepEqual(rules([row('s', 50), row('c', 50, { running: { a: 1, b: 0 } })]), ['a share only for a deployment ready in every region']);
+  assert.deepEqual(rules([row('s', 80)]), ['weights']);
+  assert.deepEqual(rules([row('s', 100), row('c', 0, { status: 'rolled_back', desiredState: 'stopped' })]), ['serving']);
+  assert.deepEqual(rules([row('s', 50), row('c', 50, { running: { a: 1, b: 0 } })]), ['ready']);
+  // An entry naming no deployment, or another environment's, is a broken table (the model and
+  // the harness once judged this differently: issue 33).
+  assert.deepEqual(rules([row('s', 100), row('gone', 0, { status: null, desiredState: null })]), ['backend']);
+  assert.deepEqual(rules([row('s', 100), row('x', 0, { deploymentEnvironmentId: 'other' })]), ['backend']);
   // Tables are judged per environment.
   assert.deepEqual(rules([row('s', 100), row('t', 100, { environmentId: 'f' })]), []);
 });

@@ -1,9 +1,11 @@
-// The deployment lifecycle checked by a model (issue 23): fast-check generates sequences of
-// operator commands and faults (create rolling/canary/blue-green, stop, start, abort, promote,
-// rollback, the metric good/bad/absent, a region's agent offline/online, krane and ctrl
-// restarts), runs them on the real stack (driver.ts) beside a pure model (lifecycle-model.ts),
-// and checks the rules after every command and, once the sequence ends and the faults heal, that
-// every deployment settles within SETTLE_MS.
+// The deployment lifecycle checked by a model (issues 23 and 33): fast-check generates sequences
+// of operator commands and faults (create rolling/canary/blue-green, fixed or autoscaled with a
+// busy or idle image, stop, start, abort, promote, rollback, the environment's deletion, the
+// metric good/bad/absent, a region's agent offline/online, krane and ctrl restarts), runs them
+// on the real stack (driver.ts) beside a pure model (lifecycle-model.ts), checks each answer
+// against the model's prediction (predict.ts) and the rules after every command and, once the
+// sequence ends and the faults heal, that every deployment settles and the clusters converge to
+// desired state, routes addressing the ready pods (convergence.ts), within SETTLE_MS.
 //
 // Seeded and replayable. On failure fast-check prints the seed, the path and the shrunk
 // sequence; replay it with
@@ -71,7 +73,11 @@ async function withStable(box: Box): Promise<void> {
   await settle(box, 'the first deployment ready');
 }
 
-/** Faults healed, the metric good; waits until every deployment is terminal or steady. */
+/**
+ * Faults healed, the metric good; waits until every deployment is terminal or steady, then until
+ * the clusters hold what desired state says, with routes that address the ready pods
+ * (convergence.ts): after krane and ctrl restarts, offline regions and deletions alike.
+ */
 async function settle(box: Box, what: string): Promise<void> {
   for (const r of box.m.offline) await driver.online(r);
   box.m = { ...box.m, offline: [] };
@@ -80,9 +86,15 @@ async function settle(box: Box, what: string): Promise<void> {
   for (;;) {
     const snap = await checkRules(box, driver);
     const open = M.unsettled(box.m, snap);
-    if (open.length === 0) return;
+    if (open.length === 0) break;
     if (Date.now() > deadline) await checkRules(box, driver, [{ rule: 'settle', message: `${what}: not terminal or steady ${SETTLE_MS} ms after the faults healed: ${open.join(', ')}` }]);
     await new Promise((r) => setTimeout(r, 50));
+  }
+  for (;;) {
+    const diverged = await driver.divergence();
+    if (diverged.length === 0) return;
+    if (Date.now() > deadline) await checkRules(box, driver, [{ rule: 'converge', message: `${what}: the clusters differ from desired state ${SETTLE_MS} ms after the faults healed: ${diverged.join('; ')}` }]);
+    await new Promise((r) => setTimeout(r, 100));
   }
 }
 
