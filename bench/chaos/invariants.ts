@@ -1,11 +1,14 @@
 // The harness's invariants as pure functions: observations in, violations out. The I/O that
 // gathers the observations lives in observe.ts; run.ts decides when to look. The traffic rules
 // are the lifecycle model's own module (tests/model/traffic-rules.ts), not a copy.
-import { showTable, tableBreaks, type BackendFacts } from '../../tests/model/traffic-rules';
+import { routesBreaks, showTable, tableBreaks, type BackendFacts, type Entry, type RoutedEntry } from '../../tests/model/traffic-rules';
 
 export interface DesiredSpec {
   replicas: number;
   image: string;
+  /** An autoscaled deployment (issue 33): `replicas` is its minimum, and any count up to this
+   *  maximum is what its autoscaler may run. */
+  maxReplicas?: number;
 }
 
 export interface Violation {
@@ -26,9 +29,10 @@ export function diffRegion(desired: ReadonlyMap<string, DesiredSpec>, actual: Re
   const out: string[] = [];
   for (const [key, want] of desired) {
     const have = actual.get(key);
+    const replicasOk = (n: number) => (want.maxReplicas === undefined ? n === want.replicas : n >= want.replicas && n <= want.maxReplicas);
     if (!have) out.push(`${key}: missing`);
-    else if (have.replicas !== want.replicas || have.image !== want.image) {
-      out.push(`${key}: has ${have.image}×${have.replicas}, wants ${want.image}×${want.replicas}`);
+    else if (!replicasOk(have.replicas) || have.image !== want.image) {
+      out.push(`${key}: has ${have.image}×${have.replicas}, wants ${want.image}×${want.replicas}${want.maxReplicas === undefined ? '' : `-${want.maxReplicas}`}`);
     }
   }
   for (const key of actual.keys()) if (!desired.has(key)) out.push(`${key}: not wanted but present`);
@@ -157,6 +161,23 @@ export function trafficViolations(t: number, rows: readonly TrafficRow[]): Viola
       out.push({ kind: 'traffic', detail: { at, environmentId, rule: b.rule, ...(b.deploymentId ? { deploymentId: b.deploymentId } : {}), message: b.message, table: showTable(table) } });
     }
   }
+  return out;
+}
+
+/**
+ * A region's routes against desired state and its pods: a ConfigMap for exactly the tables that
+ * apply there, with the table's weights, each entry with a share addressing exactly its ready
+ * pods (an autoscaler's included). Empty when they agree; judged once faults healed.
+ */
+export function diffRoutes(desired: ReadonlyMap<string, readonly Entry[]>, actual: ReadonlyMap<string, readonly RoutedEntry[]>, readyAddresses: (deploymentId: string) => readonly string[], region: string): string[] {
+  const out: string[] = [];
+  for (const [env, table] of desired) {
+    const have = actual.get(env);
+    if (!have) out.push(`routes/${env}: missing, wants ${showTable(table)}`);
+    else if (showTable(have) !== showTable(table)) out.push(`routes/${env}: has ${showTable(have)}, wants ${showTable(table)}`);
+    else out.push(...routesBreaks(region, have, readyAddresses).map((b) => `routes/${env}: ${b.message}`));
+  }
+  for (const env of actual.keys()) if (!desired.has(env)) out.push(`routes/${env}: not wanted but present`);
   return out;
 }
 

@@ -208,4 +208,21 @@ export class Driver {
     const want = await readDesired(this.stack, this.environmentId);
     return convergenceBreaks(want, readObjects(this.stack, this.environmentId));
   }
+
+  /** Regions whose krane holds a GC pass for an operator's confirmation (its brake). */
+  async gcHeld(): Promise<string[]> {
+    return (await this.stack.db.sql<{ region: string }[]>`SELECT region FROM krane_gc_status WHERE held`).map((r) => r.region);
+  }
+
+  /**
+   * What an operator does when krane's GC brake holds (`unkey-infra krane gc --confirm`): a krane
+   * that restarted after its region's environment was deleted full-syncs and finds every object
+   * of it undesired, which in the model's small clusters is more than the brake's half.
+   */
+  async confirmGc(region: string): Promise<number> {
+    const r = this.stack.regions.get(region)!;
+    const res = await fetch(`${r.krane.url}/gc/confirm`, { method: 'POST', headers: { authorization: `Bearer ${r.token}` }, signal: AbortSignal.timeout(CALL_DEADLINE_MS) });
+    if (!res.ok) throw new Error(`krane of ${region} refused the GC confirmation: ${res.status} ${await res.text()}`);
+    return ((await res.json()) as { approved: number }).approved;
+  }
 }

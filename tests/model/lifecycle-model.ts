@@ -64,6 +64,8 @@ export interface ModelDeployment {
   id: string;
   /** Position in the sequence's creates (for messages and the "newest" rule). */
   n: number;
+  /** The command number it was created at. */
+  createdAt: number;
   kind: Kind;
   failureLimit: number;
   /** The analysis query, unique per deployment, so the stand-in counts its failed checks. */
@@ -142,8 +144,8 @@ export interface Violation {
 
 export const tick = (m: Model): Model => ({ ...m, at: m.at + 1 });
 
-export function created(m: Model, d: Omit<ModelDeployment, 'desired' | 'abort' | 'n' | 'generationMoved' | 'image' | 'autoscale'> & Partial<Pick<ModelDeployment, 'image' | 'autoscale'>>): Model {
-  return { ...m, deployments: [...m.deployments, { image: 'nginx:1.27', autoscale: 'none', ...d, n: m.deployments.length, desired: null, abort: null, generationMoved: false }] };
+export function created(m: Model, d: Omit<ModelDeployment, 'desired' | 'abort' | 'n' | 'createdAt' | 'generationMoved' | 'image' | 'autoscale'> & Partial<Pick<ModelDeployment, 'image' | 'autoscale'>>): Model {
+  return { ...m, deployments: [...m.deployments, { image: 'nginx:1.27', autoscale: 'none', ...d, n: m.deployments.length, createdAt: m.at, desired: null, abort: null, generationMoved: false }] };
 }
 
 const update = (m: Model, id: string, f: (d: ModelDeployment) => ModelDeployment): Model => ({
@@ -271,6 +273,13 @@ export function desiredViolations(m: Model, s: Snapshot): Violation[] {
     // A later abort or a failing gate may stop it after a start; an earlier stop may not.
     if (d.desired.state === 'running' && real.desiredState === 'stopped' && /stopped by operator/.test(real.error ?? '') && !(d.abort && d.abort.at > d.desired.at)) {
       out.push({ rule: 'desired-overwritten', message: `${d.id}: a start was accepted last, yet the walk's rollback for an earlier stop left it ${real.status}, desired stopped` });
+    }
+    // Stopped with no reason after a start (issue 33, defect 6): only a walk that began after
+    // the start may stop it so (a canary's switch or a blue-green's scale-down of its stable);
+    // a blue-green's scale-down from before the start did it on main.
+    const replaced = m.deployments.some((x) => x.stable === d.id && x.kind !== 'rolling' && x.createdAt > d.desired!.at);
+    if (d.desired.state === 'running' && real.desiredState === 'stopped' && real.status === 'stopped' && !real.error && !replaced) {
+      out.push({ rule: 'desired-overwritten', message: `${d.id}: a start was accepted last and no walk began since, yet it is stopped` });
     }
   }
   return out;

@@ -133,3 +133,15 @@ test('convergence: the clusters hold what desired state says, autoscaled replica
   assert.deepEqual(convergenceBreaks(deleted, have({ statefulsets: {}, autoscalers: [], sentinels: 0, routes: null })), []);
   assert.equal(convergenceBreaks(deleted, have({ statefulsets: {}, sentinels: 0 })).length, 1, 'routes left behind');
 });
+
+test('desired: a deployment started last is not stopped by a blue-green\'s scale-down from before the start (defect 6)', () => {
+  let m = M.created(M.initialModel(), { id: 'blue', kind: 'rolling', failureLimit: Infinity, query: 'qb', stable: null });
+  m = M.created(M.tick(m), { id: 'green', kind: 'blue-green', failureLimit: Infinity, query: 'qg', stable: 'blue' });
+  m = M.desiredAccepted(M.tick(m), 'blue', 'stopped');
+  m = M.desiredAccepted(M.tick(m), 'blue', 'running');
+  const scaledDown = snap({ deployments: { blue: view('stopped', { desiredState: 'stopped' }), green: view('ready') } });
+  assert.deepEqual(rules(M.desiredViolations(m, scaledDown)), ['desired-overwritten']);
+  // A walk that began after the start may stop it (its switch, its own scale-down).
+  const later = M.created(M.tick(m), { id: 'next', kind: 'blue-green', failureLimit: Infinity, query: 'qn', stable: 'blue' });
+  assert.deepEqual(M.desiredViolations(later, scaledDown), []);
+});
