@@ -72,8 +72,9 @@ export interface ModelDeployment {
   query: string;
   /** The deployment serving 100% when this one was created (what an abort returns to). */
   stable: string | null;
-  /** The last accepted stop/start and the command number it was accepted at. */
-  desired: { state: 'running' | 'stopped'; at: number } | null;
+  /** The last accepted stop/start, the command number it was accepted at, and whether it
+   *  changed anything (a start of a running deployment decides nothing). */
+  desired: { state: 'running' | 'stopped'; at: number; changed?: boolean } | null;
   /** Command number of an accepted abort, the share the deployment had just before it, and
    *  whether its stable was serving then (without one a canary is a rolling deploy: an abort
    *  has nothing to return to, and the rules below do not judge it). */
@@ -155,7 +156,7 @@ const update = (m: Model, id: string, f: (d: ModelDeployment) => ModelDeployment
 
 /** An accepted stop or start; `changed`: it moved the desired state (and its generation). */
 export const desiredAccepted = (m: Model, id: string, state: 'running' | 'stopped', changed = true): Model =>
-  update(m, id, (d) => ({ ...d, desired: { state, at: m.at }, generationMoved: d.generationMoved || changed }));
+  update(m, id, (d) => ({ ...d, desired: { state, at: m.at, changed }, generationMoved: d.generationMoved || changed }));
 
 export const environmentDeleted = (m: Model): Model => ({ ...m, deleted: true });
 
@@ -274,11 +275,13 @@ export function desiredViolations(m: Model, s: Snapshot): Violation[] {
     if (d.desired.state === 'running' && real.desiredState === 'stopped' && /stopped by operator/.test(real.error ?? '') && !(d.abort && d.abort.at > d.desired.at)) {
       out.push({ rule: 'desired-overwritten', message: `${d.id}: a start was accepted last, yet the walk's rollback for an earlier stop left it ${real.status}, desired stopped` });
     }
-    // Stopped with no reason after a start (issue 33, defect 6): only a walk that began after
-    // the start may stop it so (a canary's switch or a blue-green's scale-down of its stable);
-    // a blue-green's scale-down from before the start did it on main.
+    // Stopped with no reason after a start that changed it (issue 33, defect 6): only a walk that
+    // began after the start may stop it so (a canary's switch or a blue-green's scale-down of its
+    // stable); a blue-green's scale-down from before the start did it on main. A start of a
+    // running deployment decided nothing (the first version of this rule blamed a canary's
+    // switch on one: create(canary), start(#0)).
     const replaced = m.deployments.some((x) => x.stable === d.id && x.kind !== 'rolling' && x.createdAt > d.desired!.at);
-    if (d.desired.state === 'running' && real.desiredState === 'stopped' && real.status === 'stopped' && !real.error && !replaced) {
+    if (d.desired.state === 'running' && d.desired.changed !== false && real.desiredState === 'stopped' && real.status === 'stopped' && !real.error && !replaced) {
       out.push({ rule: 'desired-overwritten', message: `${d.id}: a start was accepted last and no walk began since, yet it is stopped` });
     }
   }

@@ -144,4 +144,9 @@ test('desired: a deployment started last is not stopped by a blue-green\'s scale
   // A walk that began after the start may stop it (its switch, its own scale-down).
   const later = M.created(M.tick(m), { id: 'next', kind: 'blue-green', failureLimit: Infinity, query: 'qn', stable: 'blue' });
   assert.deepEqual(M.desiredViolations(later, scaledDown), []);
+  // A start of a running deployment changed nothing: the walk created before it may stop it.
+  let noop = M.created(M.initialModel(), { id: 'blue', kind: 'rolling', failureLimit: Infinity, query: 'qb', stable: null });
+  noop = M.created(M.tick(noop), { id: 'green', kind: 'canary', failureLimit: Infinity, query: 'qg', stable: 'blue' });
+  noop = M.desiredAccepted(M.tick(noop), 'blue', 'running', false);
+  assert.deepEqual(M.desiredViolations(noop, scaledDown), []);
 });
