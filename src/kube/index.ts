@@ -34,7 +34,8 @@
 // - status/: pod and sentinel status derivation and the watchers feeding the reporter.
 // - metrics.ts: Prometheus metrics over the counters above (and the GC brake).
 // - leader.ts: LeaderElector, Lease `krane-<region>` in namespace `unkey`; krane starts the feed
-//   watcher only while it leads (client-go's scheme: local observed time, resourceVersion writes).
+//   watcher only while it leads (client-go's scheme: local observed time, resourceVersion writes);
+//   its `epoch` (the Lease's transitions it wrote) orders the leader's sentinel reports.
 //
 // May import: the kernel (src/errors.ts, src/log.ts, src/net.ts), src/sync/wire (the protocol
 // and the interfaces it implements), packages. Never src/store (krane has no database), never
