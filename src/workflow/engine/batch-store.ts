@@ -2,7 +2,10 @@
 // completed steps, starts and finishes. Each member keeps its own fence and its own answer, as
 // the single-row statements of invocation-store.ts and journal-store.ts do; they are what
 // these run per member. Members travel as one JSON document (jsonb_to_recordset): values are
-// JSON already, so they are spliced in as they are rather than escaped and parsed twice.
+// JSON already, so they are spliced in as they are rather than escaped and parsed twice. Each
+// answers in ONE row (an aggregate): a member raising after others' rows were sent would leave
+// postgres.js 3.4.9 counting those rows into the next query on the connection (its row index
+// is reset on CommandComplete only), which then reads holes.
 import type { Queryable } from '../../store/db';
 import type { StoredFailure } from './errors';
 import { json, type FinishResult, type StartArgs, type StartResult } from './invocation-store';
@@ -30,7 +33,7 @@ export async function journalDoneMany(sql: Queryable, entries: readonly DoneWrit
     doc += `${i ? ',' : ''}{"n":${i},"i":${JSON.stringify(e.invocationId)},"e":${e.epoch | 0},"s":${e.seq | 0},"k":${JSON.stringify(e.kind)},"m":${JSON.stringify(e.name)},"v":${e.value ?? 'null'},"f":${json(e.failure) ?? 'null'}}`;
   }
   doc += ']';
-  const rows = await sql<{ n: number }[]>`
+  const [row] = await sql<{ ns: number[] }[]>`
     WITH b AS (SELECT * FROM jsonb_to_recordset(${doc}::text::jsonb) AS b(n int, i text, e int, s int, k text, m text, v jsonb, f jsonb)),
     fenced AS (SELECT b.* FROM b JOIN engine_invocations inv ON inv.id = b.i AND inv.lease_epoch = b.e AND inv.status = 'running'
                FOR KEY SHARE OF inv),
@@ -38,9 +41,9 @@ export async function journalDoneMany(sql: Queryable, entries: readonly DoneWrit
             SELECT i, s, k, m, 'done', nullif(v, 'null'), nullif(f, 'null'), now() FROM fenced
             ON CONFLICT (invocation_id, seq) DO NOTHING
             RETURNING invocation_id, seq)
-    SELECT fenced.n FROM fenced JOIN ins ON ins.invocation_id = fenced.i AND ins.seq = fenced.s`;
+    SELECT coalesce(array_agg(fenced.n), '{}') AS ns FROM fenced JOIN ins ON ins.invocation_id = fenced.i AND ins.seq = fenced.s`;
   const written = entries.map(() => false);
-  for (const r of rows) written[r.n] = true;
+  for (const n of row!.ns) written[n] = true;
   return written;
 }
 
@@ -61,14 +64,13 @@ export async function startMany(sql: Queryable, starts: readonly StartArgs[]): P
   doc += ']';
   // A function scan yields the document's rows in order, and each engine_start runs as its row
   // is produced: the order above is the order the keys are locked in.
-  const rows = await sql<{ n: number; r: StartResult }[]>`
-    SELECT x.n, engine_start(x.id, x.service, x.handler, x.key, x.kind, coalesce(x.input, 'null'::jsonb), x.idem, x.delay, x.worker, x.lease,
-                             x.parent, x.pepoch, x.pseq, x.pentry, x.pname) AS r
+  const [row] = await sql<{ rs: { n: number; r: StartResult }[] }[]>`
+    SELECT jsonb_agg(jsonb_build_object('n', x.n, 'r',
+             engine_start(x.id, x.service, x.handler, x.key, x.kind, coalesce(x.input, 'null'::jsonb), x.idem, x.delay, x.worker, x.lease,
+                          x.parent, x.pepoch, x.pseq, x.pentry, x.pname))) AS rs
       FROM jsonb_to_recordset(${doc}::text::jsonb) AS x(n int, id text, service text, handler text, key text, kind text, input jsonb, idem text,
                                                        delay int, worker text, lease int, parent text, pepoch int, pseq int, pentry text, pname text)`;
-  const out: StartResult[] = new Array(starts.length);
-  for (const r of rows) out[r.n] = r.r;
-  return out;
+  return inOrder(starts.length, row!.rs);
 }
 
 /** Exclusive starts first, by service and key: the order a batch locks key rows in. */
@@ -80,6 +82,13 @@ function lockOrder(a: { kind: string; service: string; key: string | null }, b: 
   const ka = a.key ?? '';
   const kb = b.key ?? '';
   return ka === kb ? 0 : ka < kb ? -1 : 1;
+}
+
+/** Answers back in the members' order. */
+function inOrder<R>(length: number, rs: readonly { n: number; r: R }[]): R[] {
+  const out = new Array<R>(length);
+  for (const { n, r } of rs) out[n] = r;
+  return out;
 }
 
 const q = (v: string | null): string => (v === null ? 'null' : JSON.stringify(v));
@@ -111,11 +120,9 @@ export async function finishMany(sql: Queryable, finishes: readonly FinishArgs[]
     doc += `${k ? ',' : ''}{"n":${n},"id":${q(f.id)},"epoch":${f.epoch | 0},"status":${q(f.status)},"result":${f.result ?? 'null'},"error":${json(f.error) ?? 'null'},"worker":${q(f.worker)},"lease":${f.leaseMs | 0}}`;
   }
   doc += ']';
-  const rows = await sql<{ n: number; r: FinishResult }[]>`
-    SELECT x.n, engine_finish(x.id, x.epoch, x.status, x.result, x.error, x.worker, x.lease) AS r
+  const [row] = await sql<{ rs: { n: number; r: FinishResult }[] }[]>`
+    SELECT jsonb_agg(jsonb_build_object('n', x.n, 'r', engine_finish(x.id, x.epoch, x.status, x.result, x.error, x.worker, x.lease))) AS rs
       FROM jsonb_to_recordset(${doc}::text::jsonb) AS x(n int, id text, epoch int, status text, result jsonb, error jsonb, worker text, lease int)`;
-  const out: FinishResult[] = new Array(finishes.length);
-  for (const r of rows) out[r.n] = r.r;
-  return out;
+  return inOrder(finishes.length, row!.rs);
 }
 
