@@ -73,15 +73,19 @@ export async function startMany(sql: Queryable, starts: readonly StartArgs[]): P
   return inOrder(starts.length, row!.rs);
 }
 
-/** Exclusive starts first, by service and key: the order a batch locks key rows in. */
-function lockOrder(a: { kind: string; service: string; key: string | null }, b: { kind: string; service: string; key: string | null }): number {
+/** Exclusive starts first, by service, key and idempotency key: the order a batch locks key
+ *  rows (and waits on another batch's new row with the same idempotency key) in. */
+function lockOrder(a: StartArgs, b: StartArgs): number {
   const ea = a.kind === 'exclusive' ? 0 : 1;
   const eb = b.kind === 'exclusive' ? 0 : 1;
   if (ea !== eb) return ea - eb;
   if (a.service !== b.service) return a.service < b.service ? -1 : 1;
   const ka = a.key ?? '';
   const kb = b.key ?? '';
-  return ka === kb ? 0 : ka < kb ? -1 : 1;
+  if (ka !== kb) return ka < kb ? -1 : 1;
+  const ia = a.idempotencyKey ?? '';
+  const ib = b.idempotencyKey ?? '';
+  return ia === ib ? 0 : ia < ib ? -1 : 1;
 }
 
 /** Answers back in the members' order. */
@@ -103,26 +107,24 @@ export interface FinishArgs {
   error: StoredFailure | null;
   worker: string | null;
   leaseMs: number;
-  /** The invocation's target, for the lock order. */
-  kind: string;
-  service: string;
-  key: string | null;
 }
 
-/** Finishes many invocations in one statement (group-commit.ts); answers in order. Finishing
- *  an exclusive invocation locks its key's row, so members go in key order, as starts do. */
+/** Finishes many invocations in one statement (group-commit.ts); answers in order. What two
+ *  concurrent batches can both lock is a calling parent's row (each member locks its own row,
+ *  its own key's and its key's next invocation, which no other running finish shares), so the
+ *  members go in their parents' order, the same in every batch (the subquery's order is the
+ *  order the aggregate calls engine_finish in). */
 export async function finishMany(sql: Queryable, finishes: readonly FinishArgs[]): Promise<FinishResult[]> {
-  const order = finishes.map((_, i) => i).sort((a, b) => lockOrder(finishes[a]!, finishes[b]!));
   let doc = '[';
-  for (let k = 0; k < order.length; k++) {
-    const n = order[k]!;
+  for (let n = 0; n < finishes.length; n++) {
     const f = finishes[n]!;
-    doc += `${k ? ',' : ''}{"n":${n},"id":${q(f.id)},"epoch":${f.epoch | 0},"status":${q(f.status)},"result":${f.result ?? 'null'},"error":${json(f.error) ?? 'null'},"worker":${q(f.worker)},"lease":${f.leaseMs | 0}}`;
+    doc += `${n ? ',' : ''}{"n":${n},"id":${q(f.id)},"epoch":${f.epoch | 0},"status":${q(f.status)},"result":${f.result ?? 'null'},"error":${json(f.error) ?? 'null'},"worker":${q(f.worker)},"lease":${f.leaseMs | 0}}`;
   }
   doc += ']';
   const [row] = await sql<{ rs: { n: number; r: FinishResult }[] }[]>`
     SELECT jsonb_agg(jsonb_build_object('n', x.n, 'r', engine_finish(x.id, x.epoch, x.status, x.result, x.error, x.worker, x.lease))) AS rs
-      FROM jsonb_to_recordset(${doc}::text::jsonb) AS x(n int, id text, epoch int, status text, result jsonb, error jsonb, worker text, lease int)`;
+      FROM (SELECT x.* FROM jsonb_to_recordset(${doc}::text::jsonb) AS x(n int, id text, epoch int, status text, result jsonb, error jsonb, worker text, lease int)
+                       LEFT JOIN engine_invocations i ON i.id = x.id
+             ORDER BY i.parent_id NULLS LAST, x.id) AS x`;
   return inOrder(finishes.length, row!.rs);
 }
-

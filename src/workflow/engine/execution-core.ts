@@ -133,7 +133,6 @@ export abstract class ExecutionCore {
   }
 
   async #finish(outcome: Outcome, retry: boolean): Promise<store.FinishResult> {
-    const t = this.target;
     const r = await this._rt.batches.finishes.submit({
       id: this.id,
       epoch: this.epoch,
@@ -142,9 +141,6 @@ export abstract class ExecutionCore {
       error: outcome.status === 'completed' ? null : outcome.error,
       worker: this._rt.claimWorker(),
       leaseMs: this._rt.leaseMs,
-      kind: t.kind,
-      service: t.service,
-      key: t.key,
     });
     if (r.ok || !retry) return r;
     // The first try may have committed: only this lease epoch can have finished it. What it

@@ -13,6 +13,10 @@
 // time, so only that member sees its error.
 import { isRetryableDbError } from '../../store/retryable';
 
+/** SQLSTATE class 40 (deadlock, serialization failure): PostgreSQL rolled the statement back,
+ *  so nothing of it committed and it can be sent again as it is. */
+const rolledBack = (err: unknown): boolean => typeof (err as { code?: unknown })?.code === 'string' && (err as { code: string }).code.startsWith('40');
+
 /** Sends members in one statement; answers in the members' order. */
 export type SendMany<I, O> = (members: readonly I[]) => Promise<readonly O[]>;
 
@@ -86,8 +90,9 @@ export class GroupCommit<I, O> {
       answers = await this.#send(batch.map((q) => q.member));
     } catch (err) {
       // A cut connection or an outage: every member retries on its own (its retry recognises
-      // what committed). Anything else is one member's: find it by sending each alone.
-      if (batch.length === 1 || isRetryableDbError(err)) {
+      // what committed). A deadlock or serialization failure rolled the whole statement back,
+      // and anything else is one member's: either way, send each alone.
+      if (batch.length === 1 || (isRetryableDbError(err) && !rolledBack(err))) {
         for (const q of batch) q.reject(err);
         return;
       }

@@ -13,7 +13,7 @@ import { createDb, type Sql } from '../../../src/store/db';
 import { defineService, handler } from '../../../src/workflow/engine';
 import { journalDoneMany, startMany, type DoneWrite } from '../../../src/workflow/engine/batch-store';
 import { GroupCommit } from '../../../src/workflow/engine/group-commit';
-import type { StartArgs } from '../../../src/workflow/engine/invocation-store';
+import { renewLeases, type StartArgs } from '../../../src/workflow/engine/invocation-store';
 import { FX_SCHEMA, fixtureDefs } from './fixtures/defs';
 import { testEngine, waitFor, withDeadline } from './helpers';
 
@@ -105,6 +105,36 @@ test("a start whose parent lost its lease fails alone; the batch's other starts 
   assert.equal((lost as PromiseRejectedResult).reason.code, 'UE001');
   const rows = await one<{ id: string }[]>`SELECT id FROM engine_invocations WHERE id IN ('inv-gc-ok', 'inv-gc-lost')`;
   assert.deepEqual(Array.from(rows, (r) => r.id), ['inv-gc-ok']);
+});
+
+test('a lease renewal does not wait for a row another statement holds (a finish in flight): both still held, the free one renewed', async () => {
+  await runningRow('inv-gc-renew-a', 1);
+  await runningRow('inv-gc-renew-b', 1);
+  await db.sql`UPDATE engine_invocations SET due_at = now() WHERE id IN ('inv-gc-renew-a', 'inv-gc-renew-b')`;
+  let release!: () => void;
+  const released = new Promise<void>((r) => (release = r));
+  let holding!: () => void;
+  const held = new Promise<void>((r) => (holding = r));
+  // A batch of finishes holding row a while it works through its other members.
+  const finishing = db.sql.begin(async (tx) => {
+    await tx`SELECT 1 FROM engine_invocations WHERE id = 'inv-gc-renew-a' FOR NO KEY UPDATE`;
+    holding();
+    await released;
+  });
+  await held;
+  // Waiting on row a would keep the renewal until the transaction ends, which it only does
+  // after the renewal answered (or the deadline gave up on it).
+  const deadline = setTimeout(release, 10_000);
+  const renewed = await renewLeases(db.sql, ['inv-gc-renew-a', 'inv-gc-renew-b'], [1, 1], 60_000);
+  const stillOpen = !(await Promise.race([finishing.then(() => true), Promise.resolve(false)]));
+  release();
+  clearTimeout(deadline);
+  await finishing;
+  assert.ok(stillOpen, 'the renewal answered while the other transaction still held the row');
+  assert.deepEqual([...renewed].sort(), ['inv-gc-renew-a', 'inv-gc-renew-b']);
+  const rows = await db.sql<{ id: string; later: boolean }[]>`
+    SELECT id, due_at > now() + interval '30 seconds' AS later FROM engine_invocations WHERE id IN ('inv-gc-renew-a', 'inv-gc-renew-b') ORDER BY id`;
+  assert.deepEqual(Array.from(rows, (r) => [r.id, r.later]), [['inv-gc-renew-a', false], ['inv-gc-renew-b', true]]);
 });
 
 /** The pool, except that the first journal batch of two or more members commits and then
