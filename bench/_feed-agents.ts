@@ -4,13 +4,15 @@
 // took), `count` (deliveries recorded so far, for the bench's drain), and on request the
 // wall-clock time each watcher's handler saw each deployment id, with the stream failures and
 // deferred polls since recording began and why the failures happened.
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { Watcher } from '../src/sync/watcher';
 import type { ResourceController } from '../src/sync/wire';
+import { startProfile } from './_profile';
 
 // The config comes over IPC: 10,000 regions' tokens are too long for a command line (E2BIG).
-const cfg = await new Promise<{ url: string; regions: { region: string; token: string }[]; agents: number; waitSeconds: number }>((resolve) =>
+const cfg = await new Promise<{ url: string; regions: { region: string; token: string }[]; agents: number; waitSeconds: number; profileDir?: string }>((resolve) =>
   process.once('message', (m: { type: string; config: never }) => resolve(m.config)),
 );
 const now = () => performance.timeOrigin + performance.now();
@@ -66,8 +68,10 @@ const tick = setInterval(() => {
 }, 5);
 
 let base = { failures: 0, deferred: 0 };
+let profiler: Awaited<ReturnType<typeof startProfile>> | null = null;
 process.on('message', async (m: { type: string }) => {
   if (m.type === 'record') {
+    if (cfg.profileDir) profiler = await startProfile();
     recording = true;
     cpu0 = process.cpuUsage();
     base = { failures: sum((w) => w.stats.failures), deferred: sum((w) => w.stats.deferred) };
@@ -76,6 +80,8 @@ process.on('message', async (m: { type: string }) => {
     process.send!({ type: 'count', deliveries });
   } else if (m.type === 'report') {
     const cpu = process.cpuUsage(cpu0);
+    await profiler?.stop(join(cfg.profileDir!, `agents-${cfg.agents}.cpuprofile`));
+    profiler = null;
     process.send!({
       type: 'report',
       seen: Object.fromEntries(seen),

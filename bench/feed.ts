@@ -21,7 +21,7 @@
 // - After the last change the bench waits until every agent has seen every change of its region
 //   or `--drain-s` (30) passes: `missing` counts deliveries that never came, not late ones.
 // - Per change: ctrl's CPU, its database statements, and the bytes ctrl wrote to agents (also
-//   per agent), so a regression shows which part grew.
+//   per agent), so a regression shows which part grew. BENCH_CPU_PROF_DIR profiles the agents.
 // Prints progress on stderr and one JSON object on the last line of stdout.
 import { fork, type ChildProcess } from 'node:child_process';
 import type { AddressInfo, Socket } from 'node:net';
@@ -35,6 +35,7 @@ import { createDb, migrate, type Sql } from '../src/store';
 import { upsertTopology } from '../src/store/topology';
 import { createFeed } from '../src/sync/feed';
 import { startPostgres } from '../tests/helpers/postgres';
+import { startProfile } from './_profile';
 
 const logger = createLogger('silent');
 const say = (msg: string) => process.stderr.write(`[bench:feed] ${msg}\n`);
@@ -70,6 +71,9 @@ const AGENT_COUNTS = ONLY_AGENTS ? ONLY_AGENTS.split(',').map(Number) : [1, 100,
 const REPLICAS = Number(args.replicas);
 if (!(REPLICAS >= 1 && REPLICAS <= 8)) throw new Error(`--replicas must be 1 to 8 (got ${args.replicas})`);
 const IDLE_WINDOW_MS = 10_000;
+/** BENCH_CPU_PROF_DIR=DIR: ctrl (this process) and the agents' child each write a CPU profile
+ *  of every propagation window (from the first change to the drain) there. */
+const PROFILE_DIR = process.env.BENCH_CPU_PROF_DIR;
 
 const pg = await startPostgres();
 const url = pg.urlFor('postgres');
@@ -168,7 +172,7 @@ interface Agents {
 async function startAgents(regions: string[], agents: number, waitSeconds = 10): Promise<Agents> {
   const assigned = regions.map((region) => ({ region, token: TOKENS[region]! }));
   const child = fork(join(import.meta.dirname, '_feed-agents.ts'), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  child.send({ type: 'config', config: { url: ctrlUrl, regions: assigned, agents, waitSeconds } });
+  child.send({ type: 'config', config: { url: ctrlUrl, regions: assigned, agents, waitSeconds, profileDir: PROFILE_DIR } });
   const next = (type: string) =>
     new Promise<any>((resolve, reject) => {
       const on = (m: any) => {
@@ -250,6 +254,7 @@ async function propagate(n: number): Promise<void> {
   say(`idle window with ${n} agents`);
   idle[`agents${n}`] = await idleLoad();
   await agents.request('record', 'recording');
+  const profiler = PROFILE_DIR ? await startProfile() : null;
   /** Agents per region: agent i watches FEED_REGIONS[i mod K]. */
   const agentsOn = (k: number) => Math.floor(n / FEED_REGIONS.length) + (k < n % FEED_REGIONS.length ? 1 : 0);
   const commits = new Map<string, { at: number; receivers: number }>();
@@ -275,6 +280,7 @@ async function propagate(n: number): Promise<void> {
     await sleep(CHANGE_GAP_MS);
   }
   await drain(agents, [...commits.values()].reduce((s, c) => s + c.receivers, 0));
+  await profiler?.stop(join(PROFILE_DIR!, `ctrl-${n}-agents.cpuprofile`));
   const ctrlCpu = process.cpuUsage(ctrlCpu0);
   const statementsRun = statements - statements0;
   const bytes = replicas.reduce((b, r) => b + r.bytesWritten(), 0) - bytes0;
