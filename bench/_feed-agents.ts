@@ -1,5 +1,6 @@
 // Child process of bench/feed.ts: runs N krane watchers against one ctrl, so the agents' JSON
-// parsing does not share ctrl's event loop. Agent i watches regions[i % regions.length].
+// parsing does not share ctrl's event loop. Agent i of this child (the fleet's agent offset + i)
+// watches regions[(offset + i) % regions.length]; bench:feed splits the fleet over --agent-processes.
 // Reports over IPC: `ready` once every watcher completed its first snapshot (with how long that
 // took), `count` (deliveries recorded so far, for the bench's drain), and on request the
 // wall-clock time each watcher's handler saw each deployment id, with the stream failures and
@@ -12,7 +13,7 @@ import type { ResourceController } from '../src/sync/wire';
 import { startProfile } from './_profile';
 
 // The config comes over IPC: 10,000 regions' tokens are too long for a command line (E2BIG).
-const cfg = await new Promise<{ url: string; regions: { region: string; token: string }[]; agents: number; waitSeconds: number; profileDir?: string }>((resolve) =>
+const cfg = await new Promise<{ url: string; regions: { region: string; token: string }[]; agents: number; offset?: number; waitSeconds: number; profileDir?: string }>((resolve) =>
   process.once('message', (m: { type: string; config: never }) => resolve(m.config)),
 );
 const now = () => performance.timeOrigin + performance.now();
@@ -52,7 +53,7 @@ const sink = new Writable({
 });
 const logger = pino({ level: 'warn' }, sink);
 const watchers = Array.from({ length: cfg.agents }, (_, i) => {
-  const { region, token } = cfg.regions[i % cfg.regions.length]!;
+  const { region, token } = cfg.regions[((cfg.offset ?? 0) + i) % cfg.regions.length]!;
   return new Watcher({ controlPlaneUrl: cfg.url, token, region, controller, logger, waitSeconds: cfg.waitSeconds, backoffMinMs: 200, backoffMaxMs: 500, concurrency: 16 });
 });
 const sum = (f: (w: Watcher) => number) => watchers.reduce((s, w) => s + f(w), 0);
@@ -80,7 +81,7 @@ process.on('message', async (m: { type: string }) => {
     process.send!({ type: 'count', deliveries });
   } else if (m.type === 'report') {
     const cpu = process.cpuUsage(cpu0);
-    await profiler?.stop(join(cfg.profileDir!, `agents-${cfg.agents}.cpuprofile`));
+    await profiler?.stop(join(cfg.profileDir!, `agents-${cfg.agents}-from-${cfg.offset ?? 0}.cpuprofile`));
     profiler = null;
     process.send!({
       type: 'report',
