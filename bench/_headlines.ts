@@ -99,7 +99,7 @@ export function compareFigures(values: Record<string, number[]>, baseline: Basel
 const round = (x: number) => Math.round(x * 100) / 100;
 
 export function formatTable(rows: readonly Row[], baseline: Baseline | null): string {
-  const head = ['figure', 'now', `last (${baseline ? `${baseline.recorded}, ${baseline.runs} run${baseline.runs === 1 ? '' : 's'}` : 'none recorded'})`, 'noise', 'change', 'verdict'];
+  const head = ['figure', 'now', `last (${baseline ? `${baseline.recorded}, ${baseline.runs} run${baseline.runs === 1 ? '' : 's'}` : 'none recorded'})`, 'spread', 'change', 'verdict'];
   const fmt = (v: number | null, unit: string) => (v === null ? '-' : `${v} ${unit}`);
   const body = rows.map((r) => [
     r.label,

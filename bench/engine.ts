@@ -1,4 +1,4 @@
-// `npm run bench:engine [-- --compare restate[,dbos]]`: the durable execution engine, on an
+// `npm run bench:engine [-- --compare restate[,dbos] [--quick]]`: the durable execution engine, on an
 // embedded PostgreSQL of its own. The shapes (_engine-shapes.ts) are issue 3's Restate / DBOS
 // measurements: a 10-step invocation (p50/p99, and per step), awakeable resolve -> handler
 // resumed (from HTTP and from another invocation), 10-step invocations a second from 50
@@ -23,8 +23,12 @@ const CONCURRENCY = 50;
 /** Alone: enough calls for JIT and the pool to settle; 300 samples make p99 the 3rd worst;
  *  200 awakeable samples keep that phase short; 4 s of throughput amortise the ramp-up. */
 const ALONE: ShapeOptions = { warmup: 50, latencyRuns: 300, awakeableRuns: 200, throughputMs: 4_000, concurrency: CONCURRENCY, rounds: 1 };
-/** Side by side: the same totals in three rounds per subject, so both meet the same load. */
-const SIDE_BY_SIDE: ShapeOptions = { ...ALONE, rounds: 3, throughputMs: 6_000 };
+/** Side by side: the same totals in three rounds per subject, so both meet the same load.
+ *  --quick: a smoke run of every shape (seconds, not a measurement). */
+const QUICK = process.argv.includes('--quick');
+const SIDE_BY_SIDE: ShapeOptions = QUICK
+  ? { warmup: 3, latencyRuns: 9, awakeableRuns: 3, throughputMs: 1_500, concurrency: CONCURRENCY, rounds: 3 }
+  : { ...ALONE, rounds: 3, throughputMs: 6_000 };
 
 function argList(name: string): string[] {
   const out: string[] = [];
