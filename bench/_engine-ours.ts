@@ -16,6 +16,8 @@ export interface Ours extends Subject {
   statements(): number;
 }
 
+// Over 80 lines: one subject's life (database, engine, handlers, the HTTP route, the shapes'
+// calls, stop), whose closures share the engine and the handlers' maps.
 export async function startOurs(server: { adminUrl: string; urlFor(db: string): string }, database: string, concurrency: number): Promise<Ours> {
   const admin = postgres(server.adminUrl, { max: 1, onnotice: () => {} });
   await admin.unsafe(`CREATE DATABASE ${database}`);

@@ -26,6 +26,7 @@ interface DbosApi {
   shutdown(): Promise<void>;
 }
 
+// Over 80 lines: one subject's life, whose closures share DBOS and the handlers' maps.
 export async function startDbos(server: { adminUrl: string; urlFor(db: string): string }, database: string, poolSize: number): Promise<Subject & { version: string }> {
   const dir = ensurePeer(DBOS_PEER);
   const { DBOS } = peerRequire(dir)('@dbos-inc/dbos-sdk') as { DBOS: DbosApi };

@@ -24,6 +24,8 @@ interface RestateCtx {
   resolveAwakeable(id: string, payload: unknown): void;
 }
 
+// Over 80 lines: one subject's life (server, handlers, registration, the shapes' calls, stop),
+// whose closures share the server's ports and the handlers' maps.
 export async function startRestate(): Promise<Subject & { version: string }> {
   const dir = ensurePeer(RESTATE);
   const req = peerRequire(dir);
