@@ -1,16 +1,19 @@
 // Child process of bench/feed.ts: runs N krane watchers against one ctrl, so the agents' JSON
-// parsing does not share ctrl's event loop. Agent i watches regions[i % regions.length].
+// parsing does not share ctrl's event loop. Agent i of this child (the fleet's agent offset + i)
+// watches regions[(offset + i) % regions.length]; bench:feed splits the fleet over --agent-processes.
 // Reports over IPC: `ready` once every watcher completed its first snapshot (with how long that
 // took), `count` (deliveries recorded so far, for the bench's drain), and on request the
 // wall-clock time each watcher's handler saw each deployment id, with the stream failures and
 // deferred polls since recording began and why the failures happened.
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { Watcher } from '../src/sync/watcher';
 import type { ResourceController } from '../src/sync/wire';
+import { startProfile } from './_profile';
 
 // The config comes over IPC: 10,000 regions' tokens are too long for a command line (E2BIG).
-const cfg = await new Promise<{ url: string; regions: { region: string; token: string }[]; agents: number; waitSeconds: number }>((resolve) =>
+const cfg = await new Promise<{ url: string; regions: { region: string; token: string }[]; agents: number; offset?: number; waitSeconds: number; profileDir?: string }>((resolve) =>
   process.once('message', (m: { type: string; config: never }) => resolve(m.config)),
 );
 const now = () => performance.timeOrigin + performance.now();
@@ -50,7 +53,7 @@ const sink = new Writable({
 });
 const logger = pino({ level: 'warn' }, sink);
 const watchers = Array.from({ length: cfg.agents }, (_, i) => {
-  const { region, token } = cfg.regions[i % cfg.regions.length]!;
+  const { region, token } = cfg.regions[((cfg.offset ?? 0) + i) % cfg.regions.length]!;
   return new Watcher({ controlPlaneUrl: cfg.url, token, region, controller, logger, waitSeconds: cfg.waitSeconds, backoffMinMs: 200, backoffMaxMs: 500, concurrency: 16 });
 });
 const sum = (f: (w: Watcher) => number) => watchers.reduce((s, w) => s + f(w), 0);
@@ -66,8 +69,10 @@ const tick = setInterval(() => {
 }, 5);
 
 let base = { failures: 0, deferred: 0 };
+let profiler: Awaited<ReturnType<typeof startProfile>> | null = null;
 process.on('message', async (m: { type: string }) => {
   if (m.type === 'record') {
+    if (cfg.profileDir) profiler = await startProfile();
     recording = true;
     cpu0 = process.cpuUsage();
     base = { failures: sum((w) => w.stats.failures), deferred: sum((w) => w.stats.deferred) };
@@ -76,6 +81,8 @@ process.on('message', async (m: { type: string }) => {
     process.send!({ type: 'count', deliveries });
   } else if (m.type === 'report') {
     const cpu = process.cpuUsage(cpu0);
+    await profiler?.stop(join(cfg.profileDir!, `agents-${cfg.agents}-from-${cfg.offset ?? 0}.cpuprofile`));
+    profiler = null;
     process.send!({
       type: 'report',
       seen: Object.fromEntries(seen),

@@ -166,6 +166,9 @@ const ctrlLimits = {
   maxConnections: positiveInt(CTRL_LIMIT_DEFAULTS.maxConnections),
 };
 
+/** A Kubernetes resource quantity, as kube-sim's node options take it (a positive decimal and a suffix). */
+const QUANTITY = /^(?=.*[1-9])\d+(\.\d+)?(m|k|M|G|T|Ki|Mi|Gi|Ti)?$/;
+
 export const schemas = {
   ctrl: z.object({
     databaseUrl,
@@ -285,6 +288,13 @@ export const schemas = {
     logLevel,
     /** Serve no CiliumNetworkPolicy: a cluster without Cilium's CRD. */
     noCilium: boolFromString.default(false),
+    /**
+     * Nodes with room (seed 001's "resource limits"): any of these turns on the accounting of
+     * what pods request per node; absent, nodes have no limit (src/kube-sim/workloads/capacity.ts).
+     */
+    nodes: z.coerce.number().int().min(1).max(250).optional(),
+    nodeCpu: z.string().regex(QUANTITY, 'must be a quantity such as 4 or 3500m').optional(),
+    nodeMemory: z.string().regex(QUANTITY, 'must be a quantity such as 8Gi or 512Mi').optional(),
   }),
 };
 

@@ -155,6 +155,9 @@ program
   .option('--kubeconfig-out <file>', 'write a kubeconfig for clients here')
   .option('--log-level <level>', 'log level (default info)')
   .option('--no-cilium', "serve no CiliumNetworkPolicy (a cluster without Cilium's CRD)")
+  .option('--nodes <n>', 'nodes with room: pods take what they request from their node (default: nodes without limit)')
+  .option('--node-cpu <quantity>', "each node's allocatable CPU, e.g. 4 or 3500m (default 8; turns on the accounting)")
+  .option('--node-memory <quantity>', "each node's allocatable memory, e.g. 16Gi (default 32Gi; turns on the accounting)")
   .action(async (opts: Record<string, unknown>) => {
     const cfg = loadConfig('kubeSim', { ...opts, cilium: undefined, noCilium: opts.cilium === false ? true : undefined });
     const logger = createLogger(cfg.logLevel, { service: 'kube-sim' });

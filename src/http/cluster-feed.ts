@@ -88,6 +88,8 @@ function sinkFor(res: ServerResponse): LineSink {
     },
     write: (lines) => writeAll(serialize(lines)),
     writeSerialized: (lines) => writeAll(lines),
+    push: (chunk) => !closed() && res.write(chunk),
+    drained: () => (closed() || !res.writableNeedDrain ? Promise.resolve() : drained()),
   };
 }
 

@@ -22,6 +22,9 @@
 // - routes: a report that changes which pods of a deployment are running (Ready) in the region
 //   records a routes change for the tables naming it there, since the routes address those pods
 //   (issue 33: an autoscaler's extra pods get traffic).
+// - sentinels: observed fields, ordered by { leaseEpoch, seq } (krane's Lease transitions and
+//   its leader's counter): a report older than the row's is ignored. A wall-clock observedAt is
+//   kept for display only, and only within OBSERVED_AT_SKEW_MS of ctrl's clock.
 // - autoscalers: the HorizontalPodAutoscalers of autoscaled deployments, upserted by
 //   (deployment, region); `deleted` removes the row.
 // - POST /v1/cluster/region/status: the region's GC brake (held while krane waits for an
@@ -30,7 +33,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodType } from 'zod';
 import { forbidden, issuesToDetails, validationError } from '../errors';
 import { applyFailures, autoscalers, cilium, instances, routes, sentinels, withTx, type Sql } from '../store';
-import { DeploymentStatusReport, RegionStatusReport, SentinelStatusReport, type ApplyReport } from '../sync/wire';
+import { DeploymentStatusReport, RegionStatusReport, SentinelStatusReport, type ApplyReport, type SentinelStatus } from '../sync/wire';
 import { AgentAuth, assertAgentRegion } from './auth';
 import { withSpan } from '../tracing';
 
@@ -54,6 +57,24 @@ export interface ClusterStatusDeps {
  * lost report is older than any krane restart, so it still goes at the first set.
  */
 const INSTANCE_SET_MIN_AGE_MS = 5_000;
+
+/**
+ * How far krane's wall clock may be from ctrl's for its observedAt to be shown: NTP keeps nodes
+ * within a second; a minute leaves room for a node without it, and a value past that (1e308)
+ * says nothing true. It orders nothing either way.
+ */
+const OBSERVED_AT_SKEW_MS = 60_000;
+
+/** The store's form of a sentinel report: its order, and its time only when plausible. */
+function observedOf(s: SentinelStatus, now: number): sentinels.SentinelObserved {
+  const { sentinelId: _id, specHash, leaseEpoch, seq, observedAt, ...observed } = s;
+  return {
+    ...observed,
+    observedSpecHash: specHash,
+    observedAt: observedAt !== undefined && Math.abs(observedAt - now) <= OBSERVED_AT_SKEW_MS ? observedAt : null,
+    order: leaseEpoch !== undefined && seq !== undefined ? { epoch: leaseEpoch, seq } : undefined,
+  };
+}
 
 function parse<T>(schema: ZodType<T>, body: unknown): T {
   const r = schema.safeParse(body);
@@ -178,10 +199,8 @@ export function clusterStatusRoutes(deps: ClusterStatusDeps) {
       }
       const failed = standingFailures(report.applies);
       await linkedToApplies('sentinel.status.report', region, report.applies, () => withTx(sql, async (tx) => {
-        for (const s of report.sentinels) {
-          const { sentinelId, specHash, ...observed } = s;
-          await sentinels.updateSentinelObserved(tx, sentinelId, region, { ...observed, observedSpecHash: specHash });
-        }
+        const now = Date.now();
+        for (const s of report.sentinels) await sentinels.updateSentinelObserved(tx, s.sentinelId, region, observedOf(s, now));
         await applyFailures.recordApplyOutcomes(tx, region, outcomes(report.applies));
         for (const f of failed) if (f.resource.type === 'sentinel') await sentinels.markSentinelApplyFailed(tx, f.resource.id, region);
       }));

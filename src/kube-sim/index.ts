@@ -30,7 +30,8 @@
 //   termination); a write that changes nothing keeps its resourceVersion and emits no event;
 // - workloads/: the built-in controllers. Pure planners decide (statefulset.ts,
 //   deployment.ts, pdb.ts, scheduler.ts, pod-status.ts), controller.ts and pods.ts carry
-//   out (pods Ready after the ready delay, faults by image `crash`, `pullfail`, `slow`, `oom`
+//   out (pods bound to a node with room, capacity.ts with the `nodes` option, else nodes
+//   without limit; pods Ready after the ready delay, faults by image `crash`, `pullfail`, `slow`, `oom`
 //   or by the admin API; readiness and liveness probes against each image's contract in
 //   probes.ts; pods refused by admission are FailedCreate events and a Deployment's
 //   ReplicaFailure), events.ts writes core/v1 Events (bounded, repeats counted);
@@ -94,6 +95,8 @@ export { SimStats, type SimStatsSnapshot, type Verb } from './stats';
 export { FAULTS, faultFromImage, isPodReady, type Fault } from './workloads/pod-status';
 export { WorkloadController, templateHash, intOrPercent, type ControllerOptions } from './workloads/controller';
 export { HpaController, simulatedCpuLoad, type HpaOptions } from './workloads/hpa';
+export { NodePool } from './workloads/capacity';
+export { DEFAULT_NODE_SHAPE, fitErrorMessage, parseQuantity, type NodeShape } from './workloads/scheduler';
 export { validateObject, selectorMatches } from './validate';
 export { kubeconfigYaml, writeKubeconfig, simKubeConfig, SIM_TOKEN, SIM_CONTEXT, type KubeconfigUser } from './kubeconfig';
 export { ADMIN, serviceAccountInfo, type UserInfo } from './auth';

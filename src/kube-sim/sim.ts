@@ -22,6 +22,7 @@ import { WorkloadController } from './workloads/controller';
 import { HpaController } from './workloads/hpa';
 import { EventRecorder } from './workloads/events';
 import type { Fault } from './workloads/pod-status';
+import type { NodeShape } from './workloads/scheduler';
 
 export interface KubeSimOptions {
   /** Milliseconds from pod creation to Ready. */
@@ -50,6 +51,13 @@ export interface KubeSimOptions {
   hpaStabilizationScale: number;
   /** Install Cilium's CiliumNetworkPolicy CRD at start (false: a cluster without Cilium). */
   cilium: boolean;
+  /**
+   * The nodes and each one's allocatable CPU (millicores) and memory (bytes): pods take room
+   * from the node they are bound to, and one no node has room for stays Pending, Unschedulable
+   * (workloads/capacity.ts). Absent: nodes without limit (three of 8 cores and 32 GiB, a pod
+   * larger than one never fits), as a cluster autoscaler would make it look.
+   */
+  nodes?: NodeShape;
   logger: Logger;
 }
 
@@ -110,8 +118,8 @@ export class KubeSim implements SimHost {
     this.traffic = new TrafficControl(this.options.rateLimit);
     this.api = new SimApi(this.store, this.audit);
     this.events = new EventRecorder(this.store, this.options.eventLimit);
-    const { readyDelayMs, minReadyScale, progressDeadlineScale } = this.options;
-    this.controller = new WorkloadController(this.api, this.store, this.events, { readyDelayMs, minReadyScale, progressDeadlineScale }, this.logger);
+    const { readyDelayMs, minReadyScale, progressDeadlineScale, nodes } = this.options;
+    this.controller = new WorkloadController(this.api, this.store, this.events, { readyDelayMs, minReadyScale, progressDeadlineScale, nodes }, this.logger);
     this.autoscalers = new HpaController(this.api, this.store, this.events, { syncMs: this.options.hpaSyncMs, stabilizationScale: this.options.hpaStabilizationScale }, this.logger);
     this.quotas = new QuotaController(this.store, resourceForQuotaKey, (ns, name, status) => this.api.setStatus(QUOTA, ns, name, status));
     this.authn = new Authenticator(this.store, SIM_TOKEN);
@@ -212,7 +220,7 @@ export class KubeSim implements SimHost {
   info(): Record<string, unknown> {
     const counts: Record<string, number> = {};
     for (const r of RESOURCES) counts[r.plural] = this.store.count(r);
-    return { url: this.baseUrl, resourceVersion: String(this.store.resourceVersion), readyDelayMs: this.options.readyDelayMs, objects: counts };
+    return { url: this.baseUrl, resourceVersion: String(this.store.resourceVersion), readyDelayMs: this.options.readyDelayMs, objects: counts, nodes: { limited: this.options.nodes !== undefined, requested: this.controller.nodeUsage() } };
   }
 
   admin(method: string, path: string, body: unknown, query: URLSearchParams = new URLSearchParams()): { status: number; body: unknown } | undefined {

@@ -10,9 +10,13 @@
 //   lands out of order is waited for, never skipped.
 // - tailer.ts polls once per doorbell (NOTIFY from every change) or backstop tick, whatever
 //   the number of agents, appends to the buffer.ts (per-region index, bounded by entries and
-//   by bytes: streams behind it read the table), and wakes the streams of the regions
-//   touched. Desired state for buffered rows is loaded once and shared by every stream of the
-//   region. It also measures settle lag; settle.ts names the blocking backend past a threshold.
+//   by bytes: streams behind it read the table), and serves the streams waiting on the regions
+//   touched: fanout.ts pushes the new lines straight into their sockets (one chunk per group
+//   of streams at one position, one synchronous loop of writes), waking only a stream it
+//   cannot serve (its socket must drain, or it is behind the buffer) to read for itself.
+//   Desired state and the serialized line of a buffered row are built once and shared by every
+//   stream of the region. It also measures settle lag; settle.ts names the blocking backend
+//   past a threshold.
 // - feed.ts holds the stream policy: cursor checks (other epoch, from the future, older than
 //   retention: 410), a per-holder (agent token) stream limit (429) and cut(), and fair,
 //   bounded snapshot slots (slots.ts, 503 past the region's queue).

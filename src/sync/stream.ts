@@ -10,9 +10,9 @@ import { loadDesiredRows, readRegionSnapshot } from '../store/desired-state';
 import type { Position, FeedRow } from '../store/changes';
 import { comparePositions, encodeCursor, maxPosition } from './cursor';
 import { stateFor, stateMap, statesOf } from './desired';
-import type { BufferedChange } from './buffer';
-import { refKey, type DesiredState, type StreamLine } from './wire';
-import type { Tailer } from './tailer';
+import { coalesce, type BufferedChange } from './buffer';
+import type { DesiredState, StreamLine } from './wire';
+import type { PushTarget, Tailer } from './tailer';
 import type { Closing } from './closing';
 
 /** Rows per snapshot fetch and per table catch-up page: one JSON write of a few hundred KB. */
@@ -23,6 +23,11 @@ export interface LineSink {
   write(lines: StreamLine[]): Promise<void>;
   /** Writes lines already serialized (one JSON object each, no newline). */
   writeSerialized(lines: string[]): Promise<void>;
+  /** Writes a chunk of serialized lines (newline-terminated) now, for the tailer's push;
+   *  false when the socket must drain first (or is closed). */
+  push(chunk: string): boolean;
+  /** Resolves once the socket can take more (at once when it can). */
+  drained(): Promise<void>;
   readonly closed: boolean;
 }
 
@@ -60,12 +65,6 @@ export interface StreamRequest {
 
 /** Thrown inside a stream when it must stop without an `end` line (the agent treats it as cut). */
 export class StreamAborted extends Error {}
-
-function coalesce<T extends FeedRow>(rows: T[]): T[] {
-  const last = new Map<string, number>();
-  rows.forEach((r, i) => last.set(refKey({ type: r.resourceType, id: r.resourceId }), i));
-  return rows.filter((r, i) => last.get(refKey({ type: r.resourceType, id: r.resourceId })) === i);
-}
 
 function changeLines(epoch: string, region: string, rows: FeedRow[], states: DesiredState[]): StreamLine[] {
   return rows.map((r, i) => ({
@@ -126,6 +125,8 @@ export async function runStream(deps: StreamDeps, req: StreamRequest, out: LineS
   const onAbort = () => waitAbort.abort();
   req.signal.addEventListener('abort', onAbort, { once: true });
   const offClosing = deps.closing.subscribe(onAbort);
+  // Lent to the tailer while waiting: it pushes new changes straight into the socket.
+  const target: PushTarget = { pos, lastWrite, push: (chunk) => out.push(chunk) };
   try {
     while (!stopped() && tailer.epoch === epoch) {
       const now = Date.now();
@@ -142,8 +143,14 @@ export async function runStream(deps: StreamDeps, req: StreamRequest, out: LineS
           await write([{ type: 'heartbeat' }]);
           continue;
         }
-        const r = await tailer.wait(req.region, Math.min(untilHeartbeat, deadline - now), waitAbort.signal);
+        target.pos = pos;
+        target.lastWrite = lastWrite;
+        const r = await tailer.wait(req.region, Math.min(untilHeartbeat, deadline - now), waitAbort.signal, target);
+        pos = target.pos;
+        lastWrite = target.lastWrite;
         if (r === 'reset' || r === 'closed') break;
+        // A push filled the socket: the client takes it within the stall limit or is cut.
+        if (r === 'drain') await withinStall(out.drained(), deps.writeStallMs);
         continue;
       }
       const rows = coalesce<BufferedChange>(entries);

@@ -32,9 +32,13 @@ test('a pod is Pending, then Running and Ready after the ready delay', async () 
     });
     assert.ok(Date.now() - t0 >= READY_DELAY);
     await waitFor('ready event', () => watch.events.some((e) => ready(e.object)));
-    // Pending (scheduled, container being created) comes before Running and Ready.
+    // Pending, bound to a node by the scheduler (spec.nodeName and PodScheduled, as the binding
+    // sets them), the container being created, then Running and Ready.
     const phases = watch.events.map((e) => `${e.object.status?.phase}${ready(e.object) ? '+ready' : ''}${waiting(e.object) ? ':' + waiting(e.object) : ''}`);
-    assert.deepEqual(phases, ['Pending', 'Pending:ContainerCreating', 'Running+ready']);
+    assert.deepEqual(phases, ['Pending', 'Pending', 'Pending:ContainerCreating', 'Running+ready']);
+    assert.equal(watch.events[0]!.object.spec.nodeName, undefined);
+    assert.match(watch.events[1]!.object.spec.nodeName, /^kube-sim-node-\d$/);
+    assert.equal(watch.events[1]!.object.status.conditions.find((c: { type: string }) => c.type === 'PodScheduled')?.status, 'True');
   } finally {
     watch.stop();
   }

@@ -81,12 +81,13 @@ const RBAC_FOR: Record<string, string[]> = { apply: ['patch', 'create'], get: ['
 
 test('deploy/krane-rbac.yaml grants exactly what krane uses, and nothing cluster-wide', async () => {
   // A simulator of its own, so its request accounting holds only this krane's traffic: apply
-  // every kind (the deployment autoscaled, so its HPA too), watch statuses, then GC one
+  // every kind (the deployment autoscaled, so its HPA too, with a minimum of 2 that krane sets
+  // through /scale on a StatefulSet created at the default 1), watch statuses, then GC one
   // resource of each kind (deletes).
   const own = await startSim(30);
   const r = (type: ResourceRef['type'], id: string): ResourceRef => ({ type, id, region: 'us-east-1' });
   const items = [
-    { ref: r('deployment_topology', 'dep-rbac'), state: deploymentState({ deploymentId: 'dep-rbac', replicas: 1, autoscaling: { minReplicas: 1, maxReplicas: 2, cpuUtilization: 70 } }) },
+    { ref: r('deployment_topology', 'dep-rbac'), state: deploymentState({ deploymentId: 'dep-rbac', replicas: 2, autoscaling: { minReplicas: 2, maxReplicas: 3, cpuUtilization: 70 } }) },
     { ref: r('sentinel', 'snt-rbac'), state: sentinelState({ sentinelId: 'snt-rbac', environmentId: 'env-rbac', replicas: 1 }) },
     { ref: r('cilium_network_policy', 'cnp-rbac'), state: policyState({ policyId: 'cnp-rbac', environmentId: 'env-rbac' }) },
     { ref: r('environment_routes', 'env-rbac'), state: routesState({ environmentId: 'env-rbac' }) },

@@ -44,6 +44,20 @@ test('seed 001\'s creating: a pod scheduled whose container is not running yet; 
   assert.deepEqual(podState(pod({ phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }] })), { status: 'pending', reason: 'Unschedulable' });
 });
 
+test('seed 001\'s "Failed: resource limits": a pod no node has room for fails with the scheduler\'s words; other unschedulable pods wait', () => {
+  const cpu = '0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod..';
+  const memory = '0/3 nodes are available: 1 Insufficient cpu, 3 Insufficient memory. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod..';
+  const taint = '0/3 nodes are available: 3 node(s) had untolerated taint {node-class: sentinel}. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling..';
+  const unscheduled = (message: string) => pod({ phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message }] });
+  const cases: [string, V1Pod, { status: string; reason: string | null }][] = [
+    ['insufficient cpu', unscheduled(cpu), { status: 'failed', reason: `resource limits: ${cpu}` }],
+    ['insufficient memory', unscheduled(memory), { status: 'failed', reason: `resource limits: ${memory}` }],
+    ['an untolerated taint: another node may come', unscheduled(taint), { status: 'pending', reason: 'Unschedulable' }],
+    ['no message', pod({ phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }] }), { status: 'pending', reason: 'Unschedulable' }],
+  ];
+  for (const [name, p, want] of cases) assert.deepEqual(podState(p), want, name);
+});
+
 const { sim, api } = await startSim(50);
 const ref = (id: string): ResourceRef => ({ type: 'deployment_topology', id, region: 'us-east-1' });
 

@@ -22,8 +22,9 @@ import { deploymentComplete, deploymentStatus, minAvailable, planDeployment, rol
 import type { EventRecorder } from './events';
 import { pdbStatus } from './pdb';
 import { isPodReady, type Fault } from './pod-status';
+import { NodePool } from './capacity';
+import { DEFAULT_NODE_SHAPE, type NodeShape } from './scheduler';
 import { PodRunner } from './pods';
-import { NODES, unschedulableReason } from './scheduler';
 import { planStatefulSet, statefulSetStatus } from './statefulset';
 import { controllerOf, nowIso, randomSuffix, templateHash } from './util';
 
@@ -36,6 +37,8 @@ export interface ControllerOptions {
   minReadyScale: number;
   /** Multiplies progressDeadlineSeconds of Deployments (1 = real seconds). */
   progressDeadlineScale: number;
+  /** The nodes and their room (capacity.ts); absent: nodes without limit. */
+  nodes?: NodeShape | undefined;
 }
 
 /** First retry of a refused pod create, doubling per refusal up to the cap: quick for a
@@ -65,7 +68,6 @@ export class WorkloadController {
   private readonly createErrors = new Map<string, string>();
   private readonly pods: PodRunner;
   private readonly selectors = new SelectorIndex();
-  private nextNode = 0;
   private stopped = false;
 
   constructor(
@@ -75,7 +77,7 @@ export class WorkloadController {
     private readonly opts: ControllerOptions,
     private readonly logger: Logger,
   ) {
-    this.pods = new PodRunner(api, store, events, opts.readyDelayMs);
+    this.pods = new PodRunner(api, store, events, opts.readyDelayMs, new NodePool(opts.nodes ?? DEFAULT_NODE_SHAPE, opts.nodes !== undefined));
     // Built with the store (sim.ts), before any object: every pod and budget reaches the
     // label index through onEvent.
     store.onChange((def, ev) => this.onEvent(def, ev));
@@ -95,6 +97,11 @@ export class WorkloadController {
 
   listFaults(): { namespace: string; name: string; fault: Fault }[] {
     return this.pods.listFaults();
+  }
+
+  /** What the pods on each node request (capacity.ts). */
+  nodeUsage(): ReturnType<NodePool['usage']> {
+    return this.pods.nodes.usage();
   }
 
   /** The fault a container of `pod` runs under (for its synthetic logs). */
@@ -234,8 +241,7 @@ export class WorkloadController {
   private createPod(owner: KubeObject, name: string, extraLabels: Record<string, string>, extraSpec: Record<string, unknown>): boolean {
     const template = owner.spec.template ?? {};
     const spec = { ...structuredClone(template.spec ?? {}), ...extraSpec };
-    // The scheduler binds a pod that fits to a node; one that fits none stays unbound.
-    if (!unschedulableReason(spec)) spec.nodeName = `kube-sim-node-${this.nextNode++ % NODES}`;
+    // Created unbound: the scheduler (pods.ts, capacity.ts) binds it to a node with room.
     const pod = {
       apiVersion: 'v1',
       kind: 'Pod',

@@ -240,13 +240,25 @@ export const SentinelStatus = z.object({
    */
   specHash: z.string().max(128).nullable().default(null),
   /**
-   * When krane observed this (its clock, ms since the epoch, strictly increasing per krane): ctrl
-   * keeps the newest, so a report that reaches it after a later one cannot overwrite it. Absent
-   * from an older krane (its reports are applied as they come); an older ctrl ignores it. Two
-   * kranes of a region (HA) stamp with their own clocks: a takeover waits out the Lease, seconds,
-   * far more than the skew of NTP-synced nodes, so the new leader's reports are the newer.
+   * The order of reports, which every krane replica of the region agrees on (issue 33): the
+   * Lease's leaseTransitions when the reporting krane took the lead, and that leader's own
+   * counter, strictly increasing. ctrl keeps the greatest { leaseEpoch, seq }: a report that
+   * reaches it after a later one (a request held on a slow link, retried after a lost answer, or
+   * from a leader that lost its Lease) cannot overwrite it. Both or neither; absent from an older
+   * krane or one without leader election (applied as they come); an older ctrl ignores them.
+   */
+  leaseEpoch: int32().min(0).optional(),
+  seq: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
+  /**
+   * When krane observed this (its wall clock, ms since the epoch): shown, never used to order
+   * (clocks of different processes disagree). ctrl keeps it only within now ± 60 s.
    */
   observedAt: z.number().positive().finite().optional(),
+}).superRefine((s, ctx) => {
+  // Half an order cannot be compared: name the missing half.
+  if ((s.leaseEpoch === undefined) !== (s.seq === undefined)) {
+    ctx.addIssue({ code: 'custom', path: [s.leaseEpoch === undefined ? 'leaseEpoch' : 'seq'], message: 'leaseEpoch and seq come together' });
+  }
 });
 export type SentinelStatus = z.infer<typeof SentinelStatus>;
 

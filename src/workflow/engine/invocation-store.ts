@@ -237,15 +237,23 @@ export async function cancelInvocation(
   return row!.r;
 }
 
-/** Extends the leases this worker holds; returns the ids still held. */
+/** Extends the leases this worker holds; returns the ids still held. A row another statement
+ *  has locked (its finish, its suspension) is not waited for: it is still held if it is still
+ *  running under the epoch, and its own statement moves it on. Waiting would let a renewal
+ *  that locks many rows and a batch of finishes that locks many rows wait on each other in
+ *  opposite orders until the deadlock detector ends one a second later. */
 export async function renewLeases(sql: Queryable, ids: string[], epochs: number[], leaseMs: number): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
   const rows = await sql<{ id: string }[]>`
-    UPDATE engine_invocations i
-       SET due_at = now() + make_interval(secs => ${leaseMs}::int / 1000.0)
-      FROM unnest(${ids}::text[], ${epochs}::int[]) AS l(id, epoch)
-     WHERE i.id = l.id AND i.lease_epoch = l.epoch AND i.status = 'running'
-     RETURNING i.id`;
+    WITH l AS (SELECT * FROM unnest(${ids}::text[], ${epochs}::int[]) AS l(id, epoch)),
+    held AS (SELECT i.id FROM engine_invocations i JOIN l ON i.id = l.id AND i.lease_epoch = l.epoch AND i.status = 'running'),
+    locked AS (
+      SELECT i.id FROM engine_invocations i JOIN l ON i.id = l.id AND i.lease_epoch = l.epoch AND i.status = 'running'
+         FOR NO KEY UPDATE OF i SKIP LOCKED),
+    renewed AS (
+      UPDATE engine_invocations i SET due_at = now() + make_interval(secs => ${leaseMs}::int / 1000.0)
+        FROM locked WHERE i.id = locked.id)
+    SELECT id FROM held`;
   return new Set(rows.map((r) => r.id));
 }
 

@@ -42,13 +42,26 @@ export async function attemptStep(
 ): Promise<{ value: string | null; failure: StoredFailure | null }> {
   const maxAttempts = Math.max(1, opts.maxAttempts ?? DEFAULT_MAX_ATTEMPTS);
   let made = 0;
+  const attempt = (n: number): Promise<string> => {
+    // A dropped execution starts no further attempt of a body another owner now runs.
+    if (host.gone()) throw new AbortError(new LeaseLostError(host.invocationId));
+    made = n;
+    return bodyOutlivingOutages(host, name, () => fn(n));
+  };
+  // The first attempt runs without p-retry's machinery (most steps succeed at once, and a
+  // step's JavaScript is the engine's hot path); its failure is handed to p-retry as the
+  // failure of p-retry's own first attempt, so what follows (backoff, giving up) is p-retry's.
+  let first: unknown;
+  try {
+    return { value: await attempt(1), failure: null };
+  } catch (err) {
+    first = err;
+  }
   try {
     const value = await pRetry(
-      async (attempt) => {
-        // A dropped execution starts no further attempt of a body another owner now runs.
-        if (host.gone()) throw new AbortError(new LeaseLostError(host.invocationId));
-        made = attempt;
-        return bodyOutlivingOutages(host, name, () => fn(attempt));
+      async (n) => {
+        if (n === 1) throw first;
+        return attempt(n);
       },
       {
         retries: maxAttempts - 1,
