@@ -15,7 +15,10 @@
 //   register-tenancy.ts  the same for workspaces, projects, environments, keys and audit
 //   options.ts   flag value parsers (form only; ranges are the API's 400 to report)
 //   io.ts        output sinks: the process's streams, or memory for tests
-//   api-types.ts the JSON shapes the API answers with
+//   api.gen.ts   GENERATED (scripts/gen-api-types.ts) from ctrl's OpenAPI document: every route's
+//                parameters, bodies and answers, and a type per answer (DeploymentDetail, …)
+//   api-paths.ts those routes as call shapes: ApiClient.get/post/put/delete take a documented
+//                path template and return its answer's type
 //   dev-file.ts  dev.json's name and shape (`unkey-infra dev` writes it, client.ts reads it)
 //
 // Imports: the client talks to ctrl over HTTP only, so it imports none of the server's parts
@@ -36,6 +39,7 @@ export { ApiError, CliError, EXIT_FAILED, EXIT_OK, EXIT_UNKNOWN, EXIT_USAGE, for
 export { memoryIo, processIo, type Io } from './io';
 export { watchDeployment, DEFAULT_WATCH, type WatchOptions, type WatchResult } from './watch';
 export { applyEvent, fromDeployment, mergeSnapshot, TERMINAL_STATUSES, type ProgressState, type RegionState } from './progress';
-export type * from './api-types';
+export type * from './api.gen';
+export type { LiveEvent } from '../live-events';
 export * from './render';
 export * from './commands';

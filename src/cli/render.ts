@@ -1,7 +1,7 @@
 // Human output of the client commands: aligned tables, detail views, and the `--wait` progress
 // lines. Pure functions of their input (and `now` where ages are shown), so tests check the
 // text without a terminal.
-import type { DeploymentDetail, DeploymentSummary, InvocationDetail, InvocationSummary, SentinelView } from './api-types';
+import type { DeploymentDetail, DeploymentSummary, InvocationDetail, InvocationSummary, SentinelView } from './api.gen';
 import type { ProgressState, RegionState } from './progress';
 
 /** Columns separated by two spaces, every column but the last padded to its widest cell. */

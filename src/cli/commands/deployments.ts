@@ -2,7 +2,6 @@
 // /v1/deployments. --json prints the API's answer unchanged.
 import type { ClientFlags } from '../client';
 import { EXIT_OK } from '../errors';
-import type { DeploymentDetail, DeploymentSummary } from '../api-types';
 import { deploymentDetail, deploymentsTable } from '../render';
 import type { CommandContext } from './context';
 import { followDeployment } from './follow';
@@ -11,26 +10,25 @@ export interface JsonFlag extends ClientFlags {
   json?: boolean;
 }
 
-const path = (id: string, action = '') => `/v1/deployments/${encodeURIComponent(id)}${action}`;
 const printJson = (ctx: CommandContext, value: unknown) => ctx.io.out(`${JSON.stringify(value, null, 2)}\n`);
 
 export async function deploymentsLs(o: JsonFlag & { environment?: string; limit?: number }, ctx: CommandContext): Promise<number> {
   const client = await ctx.client(o);
-  const r = await client.get<{ deployments: DeploymentSummary[] }>('/v1/deployments', { environmentId: o.environment, limit: o.limit });
+  const r = await client.get('/v1/deployments', { query: { environmentId: o.environment, limit: o.limit } });
   if (o.json) printJson(ctx, r);
   else ctx.io.out(deploymentsTable(r.deployments, ctx.now()));
   return EXIT_OK;
 }
 
 export async function deploymentsGet(id: string, o: JsonFlag, ctx: CommandContext): Promise<number> {
-  const d = await (await ctx.client(o)).get<DeploymentDetail>(path(id));
+  const d = await (await ctx.client(o)).get('/v1/deployments/{id}', { path: { id } });
   if (o.json) printJson(ctx, d);
   else ctx.io.out(deploymentDetail(d, ctx.now()));
   return EXIT_OK;
 }
 
 export async function deploymentsSetDesired(id: string, desired: 'stop' | 'start', o: JsonFlag, ctx: CommandContext): Promise<number> {
-  const r = await (await ctx.client(o)).post<{ id: string; desiredState: string; changed: boolean }>(path(id, `/${desired}`));
+  const r = await (await ctx.client(o)).post(desired === 'stop' ? '/v1/deployments/{id}/stop' : '/v1/deployments/{id}/start', { path: { id } });
   if (o.json) printJson(ctx, r);
   else ctx.io.out(`deployment ${r.id}: desired state ${r.desiredState}${r.changed ? '' : ' (already)'}\n`);
   return EXIT_OK;
@@ -38,7 +36,7 @@ export async function deploymentsSetDesired(id: string, desired: 'stop' | 'start
 
 export async function deploymentsRollback(id: string, o: JsonFlag & { wait?: boolean; timeout?: number }, ctx: CommandContext): Promise<number> {
   const client = await ctx.client(o);
-  const r = await client.post<{ id: string; status: string; rolledBackFrom: string }>(path(id, '/rollback'));
+  const r = await client.post('/v1/deployments/{id}/rollback', { path: { id } });
   if (!o.wait) {
     if (o.json) printJson(ctx, r);
     else ctx.io.out(`${r.id}\n`);
@@ -49,7 +47,7 @@ export async function deploymentsRollback(id: string, o: JsonFlag & { wait?: boo
 }
 
 export async function deploymentsPromote(id: string, o: JsonFlag, ctx: CommandContext): Promise<number> {
-  const r = await (await ctx.client(o)).post<{ deploymentId: string; hostnames: string[]; promoting?: boolean }>(path(id, '/promote'));
+  const r = await (await ctx.client(o)).post('/v1/deployments/{id}/promote', { path: { id } });
   if (o.json) printJson(ctx, r);
   else if (r.promoting) ctx.io.out(`promoting ${r.deploymentId}: its canary or blue-green skips to 100%\n`);
   else ctx.io.out(`promoted ${r.deploymentId}${r.hostnames.length ? `\n${r.hostnames.map((h) => `  ${h}`).join('\n')}` : ''}\n`);
@@ -57,7 +55,7 @@ export async function deploymentsPromote(id: string, o: JsonFlag, ctx: CommandCo
 }
 
 export async function deploymentsAbort(id: string, o: JsonFlag, ctx: CommandContext): Promise<number> {
-  const r = await (await ctx.client(o)).post<{ deploymentId: string; aborting: boolean }>(path(id, '/abort'));
+  const r = await (await ctx.client(o)).post('/v1/deployments/{id}/abort', { path: { id } });
   if (o.json) printJson(ctx, r);
   else ctx.io.out(`aborting ${r.deploymentId}: traffic goes back to the stable deployment\n`);
   return EXIT_OK;

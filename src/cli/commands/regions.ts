@@ -6,22 +6,9 @@ import { age, table } from '../render';
 import type { CommandContext } from './context';
 import type { JsonFlag } from './deployments';
 
-/** One region as GET /v1/regions returns it (src/workflow/regions.ts#RegionView). */
-export interface RegionView {
-  name: string;
-  status: 'online' | 'offline' | 'never_seen';
-  lastSeenAt: string | null;
-  agent: { id: string | null; version: string | null; leader: boolean };
-  lag: { changes: number; seconds: number };
-  lastFullSyncAt: string | null;
-  objects: Record<string, number>;
-  /** Absent from a ctrl older than issue 24. */
-  drift?: { repaired: number; lastAt: string | null; lastObject: string | null };
-  failures?: { resourceType: string; resourceId: string; code: string; reason: string; failedAt: string }[];
-}
+import type { RegionView } from '../api.gen';
 
 function driftCell(d: RegionView['drift'], now: number): string {
-  if (!d) return '-';
   if (d.repaired === 0) return '0';
   return `${d.repaired} (last ${d.lastObject ?? '?'} ${age(d.lastAt, now)})`;
 }
@@ -37,16 +24,16 @@ export function regionsTable(list: RegionView[], now: number): string {
     r.agent.version ?? '-',
     age(r.lastFullSyncAt, now),
     driftCell(r.drift, now),
-    String(r.failures?.length ?? 0),
+    String(r.failures.length),
   ]);
-  const reasons = list.flatMap((r) => (r.failures ?? []).map((f) => `${r.name}: ${f.resourceType}/${f.resourceId} ${f.code}: ${f.reason}`));
+  const reasons = list.flatMap((r) => r.failures.map((f) => `${r.name}: ${f.resourceType}/${f.resourceId} ${f.code}: ${f.reason}`));
   const out = table(['REGION', 'STATUS', 'LAST SEEN', 'LAG', 'LEADER', 'VERSION', 'LAST FULL SYNC', 'DRIFT REPAIRED', 'FAILURES'], rows);
   return reasons.length ? `${out}\nfailures:\n${reasons.map((l) => `  ${l}`).join('\n')}\n` : out;
 }
 
 export async function regionsLs(o: JsonFlag, ctx: CommandContext): Promise<number> {
   const client = await ctx.client(o);
-  const list = await client.get<RegionView[]>('/v1/regions');
+  const list = await client.get('/v1/regions');
   if (o.json) ctx.io.out(`${JSON.stringify(list, null, 2)}\n`);
   else ctx.io.out(regionsTable(list, ctx.now()));
   return EXIT_OK;

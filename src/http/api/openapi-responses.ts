@@ -51,7 +51,7 @@ export const DeploymentSummary = named(
     version: z.string(),
     rollbackOf: Id.nullable(),
     autoscaling: z.strictObject({ minReplicas: z.number().int(), maxReplicas: z.number().int(), cpuUtilization: z.number().int() }).nullable(),
-    strategy: Strategy,
+    strategy: named('Strategy', Strategy),
     traceId: z.string().nullable(),
     createdAt: Timestamp,
     updatedAt: Timestamp,
@@ -264,8 +264,11 @@ export const RolloutSentinels = named(
     nextCursor: Id.nullable(),
   }),
 );
-/** What start, resume, cancel and rollback answer: the rollout's state after the call. */
-export const RolloutSummary = named('RolloutSummary', z.looseObject({ state: RolloutStateName }));
+/** What start, resume, cancel and rollback answer: the rollout's state after the call, its waves' sizes. */
+export const RolloutSummary = named(
+  'RolloutSummary',
+  z.strictObject({ state: RolloutStateName, rolloutId: Id.nullable(), waves: z.array(z.number().int()), reverted: z.number().int().optional() }),
+);
 export const InvocationQueued = named('InvocationQueued', z.strictObject({ invocationId: Id }));
 
 export const VersionList = named(
