@@ -1,8 +1,8 @@
 // `unkey-infra keys create|ls|revoke` and `unkey-infra audit ls`: scoped API keys and the audit
 // trail over /v1/keys and /v1/audit. A created key is printed once; ctrl keeps only its hash.
 import { CliError, EXIT_OK } from '../errors';
-import { clip, table } from '../render';
-import type { ApiKey } from '../api.gen';
+import { auditColumns, keyColumns } from '../columns';
+import { printList, type ListFlags } from './list';
 import type { BodyOf } from '../api-paths';
 import type { CommandContext } from './context';
 import type { JsonFlag } from './deployments';
@@ -37,15 +37,9 @@ export async function keysCreate(o: JsonFlag & { scope: string; permissions: str
   return EXIT_OK;
 }
 
-export async function keysLs(o: JsonFlag, ctx: CommandContext): Promise<number> {
-  const r = await (await ctx.client(o)).get('/v1/keys');
-  if (o.json) printJson(ctx, r);
-  else if (r.keys.length === 0) ctx.io.out('no keys\n');
-  else {
-    const scope = (s: ApiKey['scope']) => [s.workspaceId, s.projectId, s.environmentId].filter(Boolean).join('/');
-    ctx.io.out(table(['ID', 'NAME', 'SCOPE', 'PERMISSIONS', 'EXPIRES', 'REVOKED'], r.keys.map((k) => [k.id, clip(k.name, 30), scope(k.scope), k.permissions.join(','), k.expiresAt ?? '-', k.revokedAt ?? '-'])));
-  }
-  return EXIT_OK;
+export async function keysLs(o: ListFlags, ctx: CommandContext): Promise<number> {
+  const client = await ctx.client(o);
+  return printList(ctx, client, o, { fetch: () => client.get('/v1/keys'), rows: (r) => r.keys, columns: keyColumns, empty: 'no keys' });
 }
 
 export async function keysRevoke(id: string, o: JsonFlag, ctx: CommandContext): Promise<number> {
@@ -55,14 +49,13 @@ export async function keysRevoke(id: string, o: JsonFlag, ctx: CommandContext): 
   return EXIT_OK;
 }
 
-export async function auditLs(o: JsonFlag & { actor?: string; target?: string; action?: string; since?: string; limit?: number; cursor?: string }, ctx: CommandContext): Promise<number> {
-  const r = await (await ctx.client(o)).get('/v1/audit', { query: { actor: o.actor, target: o.target, action: o.action, since: o.since, limit: o.limit, cursor: o.cursor } });
-  if (o.json) printJson(ctx, r);
-  else if (r.entries.length === 0) ctx.io.out('no audit entries\n');
-  else {
-    const rows = r.entries.map((e) => [e.at, `${e.actor.type}:${e.actor.id ?? '-'}`, e.action, e.target ?? '-', e.outcome, e.sourceIp ?? '-']);
-    ctx.io.out(table(['AT', 'ACTOR', 'ACTION', 'TARGET', 'OUTCOME', 'SOURCE'], rows));
-    if (r.next) ctx.io.out(`more: --cursor ${r.next}\n`);
-  }
-  return EXIT_OK;
+export async function auditLs(o: ListFlags & { actor?: string; target?: string; action?: string; since?: string; limit?: number; cursor?: string }, ctx: CommandContext): Promise<number> {
+  const client = await ctx.client(o);
+  return printList(ctx, client, o, {
+    fetch: () => client.get('/v1/audit', { query: { actor: o.actor, target: o.target, action: o.action, since: o.since, limit: o.limit, cursor: o.cursor } }),
+    rows: (r) => r.entries,
+    columns: auditColumns,
+    empty: 'no audit entries',
+    footer: (r) => (r.next ? `more: --cursor ${r.next}\n` : ''),
+  });
 }

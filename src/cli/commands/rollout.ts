@@ -94,7 +94,9 @@ export async function rolloutStatus(o: JsonFlag & { watch?: boolean }, ctx: Comm
     onLost: (reason) => ctx.io.err(fallbackNotice(reason, pollMs)),
   });
   try {
-    while (ACTIVE.has(r.state)) {
+    // Until the rollout stops rolling, or the user interrupts.
+    ctx.signal.addEventListener('abort', () => wake?.(), { once: true });
+    while (ACTIVE.has(r.state) && !ctx.signal.aborted) {
       if (!missed) {
         await new Promise<void>((resolve) => {
           const timer = setTimeout(() => wake!(), pollMs);
@@ -105,6 +107,7 @@ export async function rolloutStatus(o: JsonFlag & { watch?: boolean }, ctx: Comm
           };
         });
       }
+      if (ctx.signal.aborted) break;
       missed = false;
       r = await read();
       draw();

@@ -1,16 +1,21 @@
 // `unkey-infra sentinels ls|deploy`: the per-environment, per-region proxies. deploy waits for
 // SentinelService's READY/FAILED answer (the server bounds the wait) unless --no-wait.
 import { EXIT_FAILED, EXIT_OK } from '../errors';
-import { sentinelsTable } from '../render';
+import { sentinelColumns } from '../columns';
+import { printList, type ListFlags } from './list';
 import type { CommandContext } from './context';
 import type { JsonFlag } from './deployments';
 
-export async function sentinelsLs(o: JsonFlag & { environment?: string; region?: string; limit?: number; after?: string }, ctx: CommandContext): Promise<number> {
+export async function sentinelsLs(o: ListFlags & { environment?: string; region?: string; limit?: number; after?: string }, ctx: CommandContext): Promise<number> {
   const client = await ctx.client(o);
-  const r = await client.get('/v1/sentinels', { query: { environmentId: o.environment, region: o.region, limit: o.limit, after: o.after } });
-  if (o.json) ctx.io.out(`${JSON.stringify(r, null, 2)}\n`);
-  else ctx.io.out(`${sentinelsTable(r.sentinels, ctx.now())}${r.next ? `more: --after ${r.next}\n` : ''}`);
-  return EXIT_OK;
+  return printList(ctx, client, o, {
+    fetch: () => client.get('/v1/sentinels', { query: { environmentId: o.environment, region: o.region, limit: o.limit, after: o.after } }),
+    rows: (r) => r.sentinels,
+    columns: sentinelColumns,
+    empty: 'no sentinels',
+    footer: (r) => (r.next ? `more: --after ${r.next}\n` : ''),
+    watch: { events: 'sentinel', key: (s) => s.id, item: (s) => s },
+  });
 }
 
 export async function sentinelsDeploy(id: string, o: JsonFlag & { image?: string; replicas?: number; wait?: boolean }, ctx: CommandContext): Promise<number> {

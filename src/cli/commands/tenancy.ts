@@ -2,7 +2,9 @@
 // tenancy routes (/v1/workspaces, /v1/projects, /v1/environments). --json prints the API's
 // answer unchanged. The token may be the admin token or an API key (`uik_…`).
 import { CliError, EXIT_OK } from '../errors';
-import { table } from '../render';
+import { renderList } from '../output';
+import { environmentColumns, workspaceColumns } from '../columns';
+import { printList, type ListFlags } from './list';
 import type { Environment, Project, Workspace } from '../api.gen';
 import type { ApiClient } from '../client';
 import type { CommandContext } from './context';
@@ -14,10 +16,10 @@ type Row = Workspace | Project | Environment;
 
 export type TenancyKind = 'workspaces' | 'projects' | 'environments';
 
-function rowsTable(kind: TenancyKind, rows: Row[]): string {
-  if (rows.length === 0) return `no ${kind}\n`;
-  if (kind === 'environments') return table(['ID', 'SLUG', 'REGIONS', 'HOSTNAME', 'CREATED'], (rows as Environment[]).map((r) => [r.id, r.slug, r.regions.join(',') || '-', r.hostname, r.createdAt]));
-  return table(['ID', 'NAME', 'CREATED'], (rows as (Workspace | Project)[]).map((r) => [r.id, r.name, r.createdAt]));
+/** One row as `ls` shows it. */
+function rowTable(kind: TenancyKind, r: Row, now: number): string {
+  if (kind === 'environments') return renderList('table', r, [r as Environment], environmentColumns, now, '');
+  return renderList('table', r, [r as Workspace | Project], workspaceColumns, now, '');
 }
 
 /** The parent a kind lives under: projects under a workspace, environments under a project. */
@@ -34,11 +36,12 @@ async function list(client: ApiClient, kind: TenancyKind, o: { workspace?: strin
   return client.get('/v1/projects/{id}/environments', { path: { id: parent(kind, o) } });
 }
 
-export async function tenancyLs(kind: TenancyKind, o: JsonFlag & { workspace?: string; project?: string }, ctx: CommandContext): Promise<number> {
-  const r = await list(await ctx.client(o), kind, o);
-  if (o.json) printJson(ctx, r);
-  else ctx.io.out(rowsTable(kind, r[kind] ?? []));
-  return EXIT_OK;
+export async function tenancyLs(kind: TenancyKind, o: ListFlags & { workspace?: string; project?: string }, ctx: CommandContext): Promise<number> {
+  const client = await ctx.client(o);
+  const fetch = () => list(client, kind, o);
+  const empty = `no ${kind}`;
+  if (kind === 'environments') return printList(ctx, client, o, { fetch, rows: (r) => (r.environments ?? []) as Environment[], columns: environmentColumns, empty });
+  return printList(ctx, client, o, { fetch, rows: (r) => (r[kind] ?? []) as (Workspace | Project)[], columns: workspaceColumns, empty });
 }
 
 export interface CreateFlags extends JsonFlag {
@@ -75,7 +78,7 @@ export async function tenancyGet(kind: TenancyKind, id: string, o: JsonFlag, ctx
         ? await client.get('/v1/projects/{id}', { path: { id } })
         : await client.get('/v1/environments/{id}', { path: { id } });
   if (o.json) printJson(ctx, r);
-  else ctx.io.out(rowsTable(kind, [r]));
+  else ctx.io.out(rowTable(kind, r, ctx.now()));
   return EXIT_OK;
 }
 

@@ -2,7 +2,9 @@
 // get|set` (issue 25): an environment's history, rollback by version, its quarantined images,
 // and a workspace's feature flags. Thin views over the API; --json prints its answer unchanged.
 import { EXIT_OK, usageError } from '../errors';
-import { age, clip, table } from '../render';
+import { table } from '../render';
+import { quarantineColumns, versionColumns } from '../columns';
+import { printList, type ListFlags } from './list';
 import type { CommandContext } from './context';
 import type { JsonFlag } from './deployments';
 import { followDeployment } from './follow';
@@ -11,20 +13,14 @@ import { followDeployment } from './follow';
 const env = (id: string | undefined) => ({ id: id ?? 'default' });
 const printJson = (ctx: CommandContext, value: unknown) => ctx.io.out(`${JSON.stringify(value, null, 2)}\n`);
 
-export async function deploymentsVersions(o: JsonFlag & { environment?: string; limit?: number }, ctx: CommandContext): Promise<number> {
-  const r = await (await ctx.client(o)).get('/v1/environments/{id}/versions', { path: env(o.environment), query: { limit: o.limit } });
-  if (o.json) printJson(ctx, r);
-  else if (r.versions.length === 0) ctx.io.out('no versions\n');
-  else {
-    const now = ctx.now();
-    ctx.io.out(
-      table(
-        ['VERSION', 'DEPLOYMENT', 'STATUS', 'IMAGE', 'CREATED', 'ROLLBACK OF', 'ROLLED BACK TO BY'],
-        r.versions.map((v) => [v.version, v.deploymentId, v.status, clip(v.image, 40), age(v.createdAt, now), v.rollbackOf?.version ?? '-', v.rolledBackBy.map((b) => b.version).join(',') || '-']),
-      ),
-    );
-  }
-  return EXIT_OK;
+export async function deploymentsVersions(o: ListFlags & { environment?: string; limit?: number }, ctx: CommandContext): Promise<number> {
+  const client = await ctx.client(o);
+  return printList(ctx, client, o, {
+    fetch: () => client.get('/v1/environments/{id}/versions', { path: env(o.environment), query: { limit: o.limit } }),
+    rows: (r) => r.versions,
+    columns: versionColumns,
+    empty: 'no versions',
+  });
 }
 
 export async function deploymentsRollbackToVersion(
@@ -41,12 +37,14 @@ export async function deploymentsRollbackToVersion(
   return followDeployment(ctx, client, r.id, { json: Boolean(o.json), timeoutMs: o.timeout });
 }
 
-export async function quarantineLs(o: JsonFlag & { environment?: string }, ctx: CommandContext): Promise<number> {
-  const r = await (await ctx.client(o)).get('/v1/environments/{id}/quarantine', { path: env(o.environment) });
-  if (o.json) printJson(ctx, r);
-  else if (r.images.length === 0) ctx.io.out('no quarantined images\n');
-  else ctx.io.out(table(['IMAGE', 'DEPLOYMENT', 'SINCE', 'REASON'], r.images.map((q) => [q.image, q.deploymentId, age(q.createdAt, ctx.now()), clip(q.reason, 80)])));
-  return EXIT_OK;
+export async function quarantineLs(o: ListFlags & { environment?: string }, ctx: CommandContext): Promise<number> {
+  const client = await ctx.client(o);
+  return printList(ctx, client, o, {
+    fetch: () => client.get('/v1/environments/{id}/quarantine', { path: env(o.environment) }),
+    rows: (r) => r.images,
+    columns: quarantineColumns,
+    empty: 'no quarantined images',
+  });
 }
 
 export async function quarantineRm(image: string, o: JsonFlag & { environment?: string }, ctx: CommandContext): Promise<number> {
