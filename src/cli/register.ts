@@ -38,6 +38,7 @@ import { usageError } from './errors';
 import { durationArg, envArg, floatArg, intArg, listArg, percentListArg } from './options';
 import { regionsLs } from './commands/regions';
 import { registerTenancyCommands } from './register-tenancy';
+import { registerCompletion } from './register-completion';
 
 export interface ClientCommandDeps {
   /** The process environment (UNKEY_INFRA_API, UNKEY_INFRA_TOKEN, UNKEY_INFRA_DATA_DIR); main passes process.env. */
@@ -270,4 +271,5 @@ export function registerClientCommands(program: Command, deps: ClientCommandDeps
   }
 
   registerTenancyCommands(program, apiOptions, listOptions, action);
+  registerCompletion(program, { io: () => deps.io ?? processIo(), env: deps.env ?? {}, cwd: deps.cwd ?? process.cwd(), setExitCode });
 }
