@@ -42,6 +42,8 @@ export interface Runtime {
   onFinished(exec: ExecutionCore, finish: store.FinishResult | null, outcome: Outcome | null): void;
   /** An execution that held the lease learnt it had lost it (for engine_leases_lost_total). */
   onLeaseLost(): void;
+  /** A step's attempt failed and it is retried (for engine_step_retries_total). */
+  onStepRetry(service: string): void;
 }
 
 export type Outcome = { status: 'completed'; result: string } | { status: 'failed' | 'cancelled'; error: StoredFailure };

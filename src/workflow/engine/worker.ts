@@ -367,6 +367,10 @@ export class Worker implements Runtime {
   }
 
   /** Not while stopping: the leases of executions still running then are handed back, not lost. */
+  onStepRetry(service: string): void {
+    this.#metrics.stepRetried(service);
+  }
+
   onLeaseLost(): void {
     if (!this.#stopping) this.#metrics.leaseLost();
   }
