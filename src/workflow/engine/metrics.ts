@@ -82,7 +82,12 @@ export function engineMetrics(registry: Registry | undefined, sizes: () => { run
     },
   });
   return {
-    finished: (service, handler, status) => finished.inc({ service, handler, status }),
+    finished: (service, handler, status) => {
+      finished.inc({ service, handler, status });
+      // Every service that finished work has a retry series, at 0 until a step retries, so
+      // rate() and the dashboard see a flat line rather than no data.
+      retries.inc({ service }, 0);
+    },
     leaseLost: () => leasesLost.inc(),
     stepRetried: (service) => retries.inc({ service }),
   };
