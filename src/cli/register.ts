@@ -187,9 +187,10 @@ export function registerClientCommands(program: Command, deps: ClientCommandDeps
       .description("an environment's versions, newest first: deployment, image, status, rollbacks")
       .option('--environment <id>', 'environment (default "default")')
       .option('--limit <n>', 'at most this many (default 100)', intArg),
+    { watch: 'version' },
   ).action(action((ctx, o) => deploymentsVersions(o, ctx)));
   const quarantine = deployments.command('quarantine').description("images quarantined in an environment after they failed there");
-  listOptions(quarantine.command('ls').description('quarantined images with the deployment that failed and why').option('--environment <id>', 'environment (default "default")')).action(
+  listOptions(quarantine.command('ls').description('quarantined images with the deployment that failed and why').option('--environment <id>', 'environment (default "default")'), { watch: 'quarantined image' }).action(
     action((ctx, o) => quarantineLs(o, ctx)),
   );
   apiOptions(quarantine.command('rm').argument('<image>', 'image reference or digest').description('release an image: it may be deployed again').option('--environment <id>', 'environment (default "default")')).action(

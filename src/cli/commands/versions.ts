@@ -20,6 +20,8 @@ export async function deploymentsVersions(o: ListFlags & { environment?: string;
     rows: (r) => r.versions,
     columns: versionColumns,
     empty: 'no versions',
+    // A version's status moves with its deployment's events.
+    watch: { events: 'deployment', key: (v) => v.deploymentId, item: (v) => v },
   });
 }
 
@@ -44,6 +46,9 @@ export async function quarantineLs(o: ListFlags & { environment?: string }, ctx:
     rows: (r) => r.images,
     columns: quarantineColumns,
     empty: 'no quarantined images',
+    // An image is quarantined as its deployment is rolled back (a deployment event); a release
+    // has no event and shows at the next periodic read.
+    watch: { events: 'deployment', key: (q) => q.image, item: (q) => q },
   });
 }
 
