@@ -7,6 +7,8 @@ import { closeOnSignal } from './lifecycle';
 import { createTokenCommand, formatTokenTable, listTokensCommand, revokeTokenCommand, rotateEpochCommand, runMigrate, startCtrl, startDev, startKrane, startKubeSim } from './modes';
 import { registerClientCommands } from './cli';
 import { confirmKraneGc } from './cli/krane-gc';
+import { document, outputFormat, type OutputFormat } from './cli/output';
+import { exitCodeOf, formatError } from './cli/errors';
 
 const program = new Command('unkey-infra')
   .description('Pull-based deployment orchestrator for container workloads across Kubernetes clusters')
@@ -68,11 +70,20 @@ tokens
 tokens
   .command('ls')
   .description('list agent tokens: id, region, created, revoked (never the tokens)')
-  .option('--json', 'print JSON')
+  .option('--json', 'print JSON (-o json)')
+  .option('-o, --output <format>', 'table (default; wide is the same), json or yaml')
   .option('--database-url <url>', 'PostgreSQL URL (required)')
-  .action(async (opts: Record<string, unknown>) => {
+  .action(async (opts: { json?: boolean; output?: string } & Record<string, unknown>) => {
+    let format: OutputFormat;
+    try {
+      format = outputFormat(opts);
+    } catch (err) {
+      process.stderr.write(formatError(err));
+      process.exitCode = exitCodeOf(err);
+      return;
+    }
     const list = await listTokensCommand(loadConfig('dbCommand', opts));
-    process.stdout.write(opts.json ? `${JSON.stringify(list, null, 2)}\n` : formatTokenTable(list));
+    process.stdout.write(format === 'json' || format === 'yaml' ? document(JSON.parse(JSON.stringify(list)), format) : formatTokenTable(list));
   });
 tokens
   .command('revoke <id>')

@@ -4,7 +4,7 @@ import { boundUrl } from '../net';
 import { buildToolEnv, type CtrlConfig } from '../config';
 import { createLogger, type Logger } from '../log';
 import { setTimeout as delay } from 'node:timers/promises';
-import { apiKeys, createDb, migrate, pendingMigrations, type Sql } from '../store';
+import { apiKeys, createDb, migrate, pendingMigrations, registerPoolMetrics, type Sql } from '../store';
 import { AgentAuth, buildCtrlApp, createRegistry, LISTEN_BACKLOG, tokensEqual } from '../http';
 import { KeyAuth } from '../http/keys';
 import { auditHook } from '../http/audit';
@@ -19,7 +19,7 @@ import { createEventHub, publicApiRoutes, type EventSocketOptions } from '../htt
 import { createFeed, type FeedOptions } from '../sync/feed';
 import { createEngine, type Engine, type EngineOptions } from '../workflow/engine';
 import { engineTraceHooks, startTracing, tracingEnabled } from '../tracing';
-import { commandBuilder, noBuilder, registerWorkflows, startRecoverySweep, workflowMetrics, type Builder, type WorkflowConfig, type Workflows } from '../workflow';
+import { commandBuilder, noBuilder, registerRolloutMetrics, registerWorkflows, startRecoverySweep, workflowMetrics, type Builder, type WorkflowConfig, type Workflows } from '../workflow';
 
 export interface CtrlHandle {
   url: string;
@@ -98,10 +98,12 @@ export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}):
       logger.info({ applied: r.applied, skipped: r.skipped }, 'migrations done');
     }
     const registry = createRegistry({ service: 'ctrl' });
+    registerPoolMetrics(registry, sql);
     // Only with tracing on does the engine store and read trace carriers.
     const tracingOpt = tracingEnabled() ? { tracing: engineTraceHooks } : {};
     const engine = createEngine({ sql, logger: logger.child({ part: 'engine' }), registry, leaseMs: cfg.engineLease, ...tracingOpt, ...overrides.engine });
     const workflows = registerWorkflows(engine, sql, workflowConfig(cfg, overrides, logger, sql, workflowMetrics(registry, sql)), logger.child({ part: 'workflows' }));
+    registerRolloutMetrics(registry, { engine, def: workflows.rollout, sql });
     // One AgentAuth for the whole cluster API, so a revocation both refuses the token and cuts
     // its feed streams.
     const agentAuth = new AgentAuth({ sql, configured: cfg.agentTokens, adminToken: cfg.adminToken, logger: logger.child({ part: 'auth' }) });

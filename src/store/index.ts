@@ -1,7 +1,8 @@
 // The store: everything that talks SQL to PostgreSQL, apart from the workflow engine's own
 // tables (src/workflow/engine owns those).
 //
-// - db.ts: the porsager `postgres` client (camelCased result columns) and `withTx`.
+// - db.ts: the porsager `postgres` client (camelCased result columns) and `withTx`;
+//   pool-metrics.ts: how long a query waits for a pooled connection (db_pool_acquire_seconds).
 // - migrate.ts + migrations.ts: numbered files from sql/, each applied in its own transaction
 //   under an advisory lock, recorded with a checksum in schema_migrations.
 // - One module per table. Functions take a `Queryable` (the pool or an open transaction) so
@@ -32,6 +33,7 @@
 // (.dependency-cruiser.cjs, store-returns-rows). Imported by sync, workflow, http and modes; the
 // engine may take only db.ts and retryable.ts, and krane's src/kube none of it (no database).
 export * from './db';
+export { registerPoolMetrics } from './pool-metrics';
 export * from './retryable';
 export * from './tx';
 export * from './migrate';

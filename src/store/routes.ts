@@ -100,3 +100,12 @@ export async function lockRoutes(q: Queryable, r: { environmentId: string; works
   const [row] = await q<Routes[]>`SELECT * FROM environment_routes WHERE environment_id = ${r.environmentId} FOR UPDATE`;
   return row!;
 }
+
+/** The backends of every environment whose traffic is split between deployments (a canary or a
+ *  blue-green switch in progress): what the dashboard draws as canary traffic. */
+export async function splitBackends(q: Queryable): Promise<{ environmentId: string; deploymentId: string; weight: number }[]> {
+  return q<{ environmentId: string; deploymentId: string; weight: number }[]>`
+    SELECT r.environment_id, b->>'deploymentId' AS deployment_id, (b->>'weight')::int AS weight
+    FROM environment_routes r, jsonb_array_elements(r.backends) b
+    WHERE jsonb_array_length(r.backends) > 1`;
+}

@@ -10,8 +10,10 @@
 //   analysis check, threshold or compare (the canary's series against its stable's per region,
 //   read by range-query.ts, judged by the pure judge/), with its evidence stored and announced.
 // - quarantine.ts: rolled-back images, refused per environment unless forced.
+// - metrics.ts: split traffic weights and quarantined images as Prometheus gauges.
 //
 // Keying: the walk holds its deployment's key; every table write takes the environment's
 // traffic lock first.
 export * from './strategy';
 export * from './traffic';
+export { registerProgressiveMetrics } from './metrics';
