@@ -17,7 +17,8 @@
 //     /v1/cluster (agent tokens, one region each; auth.ts's AgentAuth, one per process so a
 //     revocation cuts streams too): the change feed (policy in src/sync/feed.ts; http → sync
 //     only), desired-state lookups, krane's status reports and heartbeats. api/regions.ts:
-//     GET /v1/regions.
+//     GET /v1/regions. agent-text.ts: what stands for an agent's text in a log line (its
+//     length and a hash; the text itself never reaches a log).
 // - krane-app.ts: krane's own /livez, /readyz, /metrics.
 //
 // Imports the kernel, store, sync, workflow (the engine's types too), tracing and web (its
