@@ -32,11 +32,15 @@ export interface KeyAuthOptions {
   ratePerSecond?: number;
 }
 
-export type KeyCheck = { key: ApiKey } | { problem: 'unknown' | 'expired' };
+/** A live key, or why not: `revoked` and `expired` carry the key, so the refusal is recorded
+ *  under its id and scope (its workspace's auditors see it), not as an anonymous caller. */
+export type KeyCheck = { key: ApiKey } | { problem: 'unknown' } | { problem: 'expired' | 'revoked'; key: ApiKey };
 
 export class KeyAuth {
   private readonly known = new LRUCache<string, ApiKey>({ max: CACHE_MAX_ENTRIES, ttl: KEY_CACHE_MS });
   private readonly unknown = new LRUCache<string, true>({ max: CACHE_MAX_ENTRIES, ttl: UNKNOWN_KEY_CACHE_MS });
+  /** Revoked keys by hash: a revocation is final, so they are kept until evicted. */
+  private readonly dead = new LRUCache<string, ApiKey>({ max: CACHE_MAX_ENTRIES });
   private readonly revokedIds = new Set<string>();
   private readonly closers = new Map<string, Set<() => void>>();
   private readonly buckets = new LRUCache<string, { tokens: number; at: number }>({ max: CACHE_MAX_ENTRIES });
@@ -65,7 +69,11 @@ export class KeyAuth {
 
   private revoked(id: string): void {
     this.revokedIds.add(id);
-    for (const [k, v] of this.known.entries()) if (v.id === id) this.known.delete(k);
+    for (const [k, v] of this.known.entries()) {
+      if (v.id !== id) continue;
+      this.known.delete(k);
+      this.dead.set(k, v);
+    }
     const open = this.closers.get(id);
     this.closers.delete(id);
     this.opts.logger?.info({ keyId: id, open: open?.size ?? 0 }, 'api key revoked');
@@ -75,18 +83,24 @@ export class KeyAuth {
   async authenticate(token: string): Promise<KeyCheck> {
     await this.start();
     const h = apiKeys.hashKey(token);
+    const dead = this.dead.get(h);
+    if (dead) return { problem: 'revoked', key: dead };
     let key = this.known.get(h);
     if (!key) {
       if (this.unknown.get(h)) return { problem: 'unknown' };
       key = await apiKeys.lookupKey(this.opts.sql, token);
-      // A revocation may have arrived while the lookup was in flight.
-      if (!key || this.revokedIds.has(key.id)) {
+      if (!key) {
         this.unknown.set(h, true);
         return { problem: 'unknown' };
       }
+      // A revocation may have arrived while the lookup was in flight.
+      if (key.revokedAt || this.revokedIds.has(key.id)) {
+        this.dead.set(h, key);
+        return { problem: 'revoked', key };
+      }
       this.known.set(h, key);
     }
-    if (key.expiresAt && key.expiresAt.getTime() <= Date.now()) return { problem: 'expired' };
+    if (key.expiresAt && key.expiresAt.getTime() <= Date.now()) return { problem: 'expired', key };
     return { key };
   }
 

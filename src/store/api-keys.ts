@@ -43,9 +43,10 @@ export async function createKey(
   return { id, key, row: row! };
 }
 
-/** The live (not revoked) row of a clear key, expired ones included (the caller says why it refuses). */
+/** The row of a clear key, revoked and expired ones included: the caller refuses those, and
+ *  records the refusal under the key's id (issue 32: not as an anonymous caller). */
 export async function lookupKey(q: Queryable, key: string): Promise<ApiKey | undefined> {
-  const [row] = await q<ApiKey[]>`SELECT ${cols(q)} FROM api_keys WHERE key_hash = ${hashKey(key)} AND revoked_at IS NULL`;
+  const [row] = await q<ApiKey[]>`SELECT ${cols(q)} FROM api_keys WHERE key_hash = ${hashKey(key)}`;
   return row;
 }
 
