@@ -179,6 +179,18 @@ export async function scopesOf(q: Queryable, ids: readonly string[]): Promise<Ma
   return new Map(rows.map((r) => [r.id, { workspaceId: r.workspaceId, projectId: r.projectId, environmentId: r.environmentId }]));
 }
 
+/** The scope of one deployment, sentinel or environment, looked up in its own kind's table
+ *  (ids of different kinds may be equal; a live event names which kind it means). */
+export async function scopeOfKind(q: Queryable, kind: 'deployment' | 'sentinel' | 'environment', id: string): Promise<{ workspaceId: string; projectId: string; environmentId: string } | undefined> {
+  const rows =
+    kind === 'deployment'
+      ? await q<{ workspaceId: string; projectId: string; environmentId: string }[]>`SELECT workspace_id, project_id, environment_id FROM deployments WHERE id = ${id}`
+      : kind === 'sentinel'
+        ? await q<{ workspaceId: string; projectId: string; environmentId: string }[]>`SELECT workspace_id, project_id, environment_id FROM sentinels WHERE id = ${id}`
+        : await q<{ workspaceId: string; projectId: string; environmentId: string }[]>`SELECT workspace_id, project_id, id AS environment_id FROM environments WHERE id = ${id} AND deleted_at IS NULL`;
+  return rows[0];
+}
+
 /** An environment's own regions (where a deploy naming none goes); null when it has none. */
 export async function environmentRegions(q: Queryable, id: string): Promise<string[] | null> {
   const [row] = await q<{ regions: string[] | null }[]>`SELECT regions FROM environments WHERE id = ${id}`;

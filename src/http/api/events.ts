@@ -90,29 +90,35 @@ export const selectProtocol = (offered: Set<string>): string | false => (offered
 /** Options for @fastify/websocket's ws server. */
 export const websocketServerOptions = { maxPayload: EVENT_MAX_PAYLOAD_BYTES, handleProtocols: selectProtocol };
 
-/** Scopes remembered by id (deployments, sentinels, environments): one lookup per id, not per event. */
+/** Scopes remembered by kind and id (deployments, sentinels, environments): one lookup per id, not per event. */
 const SCOPE_CACHE_MAX = 50_000;
 /** WebSocket close code for a revoked credential (4000-4999: the application's own). */
 const CLOSE_REVOKED = 4401;
 
 type ScopeRow = { workspaceId: string; projectId: string; environmentId: string };
 
-/** Whether a key may see an event; reads the scope of what it names (cached). */
+/**
+ * Whether a key may see an event; reads the scope of what it names (cached). The cache is keyed by
+ * kind and id: ids of different kinds live in different tables, and an environment sharing a
+ * deployment's id (made before chosen ids were checked, or by hand) must not lend the
+ * deployment its scope.
+ */
 function eventFilter(sql: Sql, cache: LRUCache<string, ScopeRow>) {
-  const scopeOf = async (id: string, env: boolean): Promise<ScopeRow | false> => {
-    const hit = cache.get(id);
+  const scopeOf = async (kind: 'deployment' | 'sentinel' | 'environment', id: string): Promise<ScopeRow | false> => {
+    const key = `${kind}:${id}`;
+    const hit = cache.get(key);
     if (hit) return hit;
-    const row = env ? await tenancy.getEnvironment(sql, id) : (await tenancy.scopesOf(sql, [id])).get(id);
+    const row = await tenancy.scopeOfKind(sql, kind, id);
     if (!row) return false;
     // Only what exists is remembered: a scope never changes, an absence may end.
     const v = { workspaceId: row.workspaceId, projectId: row.projectId, environmentId: row.environmentId };
-    cache.set(id, v);
+    cache.set(key, v);
     return v;
   };
   return async (p: Principal, e: LiveEvent): Promise<boolean> => {
     if (p.type === 'admin') return true;
     if (e.type === 'region.status') return can(p, 'regions.read');
-    const named = 'deploymentId' in e ? scopeOf(e.deploymentId, false) : 'sentinelId' in e ? scopeOf(e.sentinelId, false) : 'environmentId' in e ? scopeOf(e.environmentId, true) : null;
+    const named = 'deploymentId' in e ? scopeOf('deployment', e.deploymentId) : 'sentinelId' in e ? scopeOf('sentinel', e.sentinelId) : 'environmentId' in e ? scopeOf('environment', e.environmentId) : null;
     const s = named ? await named : false;
     return !!s && inScope(p, s);
   };

@@ -9,7 +9,7 @@ import { apiKeys, tenancy, withTx } from '../../store';
 import type { ApiKey } from '../../store/api-keys';
 import type { Workflows } from '../../workflow';
 import { auditInTx } from '../audit';
-import { forbiddenPermission, PERMISSIONS, permissionsBeyond, scopeOf, scopeWithin, type KeyScope } from '../permissions';
+import { forbiddenPermission, inScope, PERMISSIONS, permissionsBeyond, scopeOf, scopeWithin, type KeyScope, type Principal } from '../permissions';
 import { principalOf, visible } from './scope';
 import { IdParams } from './schemas';
 import { CreateKeyBody } from './tenancy-schemas';
@@ -26,18 +26,31 @@ const view = (k: ApiKey) => ({
   revokedAt: k.revokedAt,
 });
 
-/** The scope as stored, after checking each level exists, lies in the one above and is visible. */
-async function checkedScope(sql: Workflows['commands']['sql'], s: { workspaceId: string; projectId?: string | undefined; environmentId?: string | undefined }): Promise<KeyScope | string> {
-  if (!(await tenancy.getWorkspace(sql, s.workspaceId))) return `scope.workspaceId: workspace ${s.workspaceId} not found`;
+/**
+ * The scope as stored, after checking each level exists, lies in the one above and is visible to
+ * the caller; otherwise the field and its problem. Visibility is judged with existence, so a key
+ * asking about something outside its scope hears exactly what it would for an id that never
+ * existed (issue 32: naming another tenant's environment once answered with that tenant's
+ * project id). A workspace other than a key's own is not even looked up.
+ */
+async function checkedScope(
+  sql: Workflows['commands']['sql'],
+  p: Principal,
+  s: { workspaceId: string; projectId?: string | undefined; environmentId?: string | undefined },
+): Promise<KeyScope | { field: string; message: string }> {
+  const ws = s.workspaceId;
+  const own = p.type === 'key' ? p.scope : null;
+  if ((own && own.workspaceId !== ws) || !(await tenancy.getWorkspace(sql, ws))) return { field: 'scope.workspaceId', message: `workspace ${ws} not found` };
   const env = s.environmentId ? await tenancy.getEnvironment(sql, s.environmentId) : undefined;
-  if (s.environmentId && !env) return `scope.environmentId: environment ${s.environmentId} not found`;
+  const envMissing = { field: 'scope.environmentId', message: `environment ${s.environmentId} not found` };
+  if (s.environmentId && (!env || env.workspaceId !== ws || !inScope(p, env))) return envMissing;
   const projectId = s.projectId ?? env?.projectId ?? null;
   if (projectId) {
-    const p = await tenancy.getProject(sql, projectId);
-    if (!p || p.workspaceId !== s.workspaceId) return `scope.projectId: project ${projectId} not found in workspace ${s.workspaceId}`;
+    const prj = await tenancy.getProject(sql, projectId);
+    if (!prj || prj.workspaceId !== ws || (own?.projectId && own.projectId !== projectId)) return { field: 'scope.projectId', message: `project ${projectId} not found` };
   }
-  if (env && (env.workspaceId !== s.workspaceId || env.projectId !== projectId)) return `scope.environmentId: environment ${s.environmentId} is not in that workspace and project`;
-  return { workspaceId: s.workspaceId, projectId, environmentId: s.environmentId ?? null };
+  if (env && env.projectId !== projectId) return envMissing;
+  return { workspaceId: ws, projectId, environmentId: s.environmentId ?? null };
 }
 
 export function keyRoutes(deps: { workflows: Workflows }) {
@@ -46,12 +59,8 @@ export function keyRoutes(deps: { workflows: Workflows }) {
     app.post('/v1/keys', { config: { permission: 'keys.write', action: 'key.create' } }, async (req, reply) => {
       const body = parse(CreateKeyBody, req.body, 'body');
       const p = principalOf(req);
-      const scope = await checkedScope(sql, body.scope);
-      if (typeof scope === 'string') {
-        const [field, message] = scope.split(': ');
-        // A key asking about a workspace it cannot see learns nothing more than "not found".
-        throw validationError(`invalid request body: ${field}`, [{ field: field!, message: message! }]);
-      }
+      const scope = await checkedScope(sql, p, body.scope);
+      if ('field' in scope) throw validationError(`invalid request body: ${scope.field}`, [scope]);
       if (p.type === 'key' && !scopeWithin(p.scope, scope)) throw validationError('invalid request body: scope', [{ field: 'scope', message: 'must lie within the creating key\'s own scope' }]);
       const beyond = permissionsBeyond(p, body.permissions);
       if (beyond.length) throw forbiddenPermission(beyond[0]!, `a key cannot grant permissions it does not hold: ${beyond.join(', ')}`);
