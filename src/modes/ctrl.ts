@@ -4,7 +4,7 @@ import { boundUrl } from '../net';
 import { buildToolEnv, type CtrlConfig } from '../config';
 import { createLogger, type Logger } from '../log';
 import { setTimeout as delay } from 'node:timers/promises';
-import { apiKeys, createDb, migrate, pendingMigrations, type Sql } from '../store';
+import { apiKeys, createDb, hostnameClaims, migrate, pendingMigrations, type Sql } from '../store';
 import { AgentAuth, buildCtrlApp, createRegistry, LISTEN_BACKLOG, tokensEqual } from '../http';
 import { KeyAuth } from '../http/keys';
 import { auditHook } from '../http/audit';
@@ -152,6 +152,8 @@ export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}):
     // still accepts them; a revoked one stays revoked (and is logged as refused).
     await agentAuth.start();
     await keys.start();
+    // The apex is the platform's name: claimed here, so no environment can hold it (issue 32).
+    if (!(await hostnameClaims.claimPlatformHostname(sql, cfg.apexDomain))) logger.warn({ hostname: cfg.apexDomain }, 'the apex domain is held by an environment from before hostname claims');
 
     await engine.start();
     stages.engine = () => engine.stop();

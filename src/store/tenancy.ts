@@ -111,11 +111,6 @@ export async function slugTaken(q: Queryable, appId: string, slug: string): Prom
   return !!row;
 }
 
-export async function hostnameTaken(q: Queryable, hostname: string): Promise<boolean> {
-  const [row] = await q`SELECT 1 FROM environments WHERE hostname = ${hostname} AND deleted_at IS NULL`;
-  return !!row;
-}
-
 /**
  * What still runs in the environments: deployments on their way or running (not failed, stopped,
  * superseded or rolled back, or with a region still running), and sentinels mid-deploy. A
