@@ -30,6 +30,7 @@ program
   .option('--deploy-timeout <duration>', 'how long a deploy waits for instances (default 5m)')
   .option('--sentinel-timeout <duration>', 'how long a sentinel deploy waits to converge (default 10m)')
   .option('--sentinel-image <image>', 'image of newly created sentinels')
+  .option('--sentinel-images <list>', 'images sentinels may run: REPOSITORY, REPOSITORY@sha256:… or sha256:…, comma-separated (default: any set by the admin token)')
   .option('--agent-offline-after <duration>', 'a region with no sign of life from its agent this long is offline (default 30s)')
   .option('--offline-grace <duration>', 'how long a deploy waits for an offline region before failing (default 60s)')
   .option('--apex-domain <domain>', 'parent domain of generated hostnames (default unkey.local)')
@@ -172,6 +173,7 @@ program
   .option('--listen <host:port>', 'ctrl API address (default 127.0.0.1:7070)')
   .option('--ready-delay <ms>', 'milliseconds until a simulated pod is Ready (default 1000)')
   .option('--outbound-allow <hosts>', 'HOST[:PORT],… that outbound requests (Prometheus, Slack) may reach over http or at private addresses')
+  .option('--sentinel-images <list>', 'as ctrl: images sentinels may run (must allow the default sentinel image)')
   .option('--otlp-endpoint <url>', 'export traces over OTLP/HTTP to this base URL (default: off; also OTEL_EXPORTER_OTLP_ENDPOINT)')
   .option('--log-level <level>', 'log level (default warn)')
   .action(async (opts: Record<string, unknown>) => {

@@ -129,7 +129,7 @@ export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}):
         clusterHeartbeatRoutes({ sql, auth: agentAuth, regions }),
         regionRoutes({ adminToken: cfg.adminToken, keys, regions }),
         clusterStatusRoutes({ sql, auth: agentAuth, hooks: workflows.hooks }),
-        publicApiRoutes({ adminToken: cfg.adminToken, workflows, engine, hub, outbound: { allow: cfg.outboundAllow }, regions, keys, events: overrides.events }),
+        publicApiRoutes({ adminToken: cfg.adminToken, workflows, engine, hub, outbound: { allow: cfg.outboundAllow }, regions, keys, events: overrides.events, sentinelImages: cfg.sentinelImages }),
       ],
     });
     stages.app = () => app.close();

@@ -11,6 +11,7 @@ import type { FastifyInstance } from 'fastify';
 import type { OutboundPolicy, Workflows } from '../../workflow';
 import type { Engine } from '../../workflow/engine';
 import type { KeyAuth } from '../keys';
+import type { ImageRule } from '../../image-allow';
 import { publicGuard } from './guard';
 import { tenancyRoutes } from './tenancy';
 import { keyRoutes } from './keys';
@@ -43,6 +44,8 @@ export interface PublicApiDeps {
   keys: KeyAuth;
   /** The event socket's ping interval and per-credential cap (tests shorten them). */
   events?: EventSocketOptions;
+  /** Images sentinels may run (--sentinel-images); empty or absent: any an unscoped credential sets. */
+  sentinelImages?: readonly ImageRule[] | undefined;
 }
 
 export function publicApiRoutes(deps: PublicApiDeps) {
