@@ -202,6 +202,9 @@ export const schemas = {
      *  what the CLI or the web view makes and low enough that one runaway script cannot crowd
      *  out every other client of a replica. */
     keyRateLimit: z.coerce.number().int('must be a whole number').min(0, 'must be at least 0').default(20),
+    /** Requests per second all keys of one workspace may make together on one replica (0: no
+     *  limit; issue 32). Five keys' worth: minting keys does not multiply a tenant's rate. */
+    workspaceRateLimit: z.coerce.number().int('must be a whole number').min(0, 'must be at least 0').default(100),
     defaultRegions: nameList('', badRegion, 'regions'),
     defaultFeatures: nameList<(typeof FEATURE_NAMES)[number]>(FEATURE_NAMES.join(','), badFeature, 'features'),
     otlpEndpoint,

@@ -42,6 +42,7 @@ program
   .option('--max-connections <n>', 'open connections at once; more are refused (default 10000)')
   .option('--audit-retention <duration>', 'audit rows older than this are deleted (default 90d)')
   .option('--key-rate-limit <n>', 'requests per second one API key may make on one replica; 0: no limit (default 20)')
+  .option('--workspace-rate-limit <n>', 'requests per second all keys of one workspace may make together on one replica; 0: no limit (default 100)')
   .option('--otlp-endpoint <url>', 'export traces over OTLP/HTTP to this base URL (default: off; also OTEL_EXPORTER_OTLP_ENDPOINT)')
   .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent (default info)')
   .option('--default-regions <regions>', 'regions of a deploy that names none and whose environment has none, as a,b,c')

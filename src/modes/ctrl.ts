@@ -41,8 +41,10 @@ export interface CtrlOverrides {
   recoverEveryMs?: number;
   /** How old a pending deployment must be before the sweep restarts it. */
   recoverAfterMs?: number;
-  /** The event WebSocket's ping interval and per-credential cap. */
+  /** The event WebSocket's ping interval and per-credential and per-workspace caps. */
   events?: EventSocketOptions;
+  /** A workspace's caps (live keys); tests make them small. */
+  tenantCaps?: { keysPerWorkspace?: number };
 }
 
 /** How often a ctrl started with --no-migrate checks whether the schema has caught up. */
@@ -106,7 +108,7 @@ export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}):
     // its feed streams.
     const agentAuth = new AgentAuth({ sql, configured: cfg.agentTokens, adminToken: cfg.adminToken, logger: logger.child({ part: 'auth' }) });
     stages.auth = () => agentAuth.close();
-    const keys = new KeyAuth({ sql, logger: logger.child({ part: 'keys' }), ratePerSecond: cfg.keyRateLimit });
+    const keys = new KeyAuth({ sql, logger: logger.child({ part: 'keys' }), ratePerSecond: cfg.keyRateLimit, workspaceRatePerSecond: cfg.workspaceRateLimit });
     stages.keys = () => keys.close();
     const feed = createFeed({ sql, logger: logger.child({ part: 'feed' }), ...overrides.feed });
     feed.registerMetrics(registry);
@@ -129,7 +131,7 @@ export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}):
         clusterHeartbeatRoutes({ sql, auth: agentAuth, regions }),
         regionRoutes({ adminToken: cfg.adminToken, keys, regions }),
         clusterStatusRoutes({ sql, auth: agentAuth, hooks: workflows.hooks }),
-        publicApiRoutes({ adminToken: cfg.adminToken, workflows, engine, hub, outbound: { allow: cfg.outboundAllow }, regions, keys, events: overrides.events, sentinelImages: cfg.sentinelImages }),
+        publicApiRoutes({ adminToken: cfg.adminToken, workflows, engine, hub, outbound: { allow: cfg.outboundAllow }, regions, keys, events: overrides.events, sentinelImages: cfg.sentinelImages, tenantCaps: overrides.tenantCaps }),
       ],
     });
     stages.app = () => app.close();

@@ -1,7 +1,9 @@
 // api_keys: scoped API keys for the public API (src/http/keys.ts authenticates them). Stored as
 // SHA-256 hashes like agent tokens; the clear key (`uik_` + 32 random bytes) is shown once, at
 // creation. A revocation is final and rings a doorbell (NOTIFY) so every ctrl replica forgets
-// the key and closes its open WebSockets and calls at once.
+// the key and closes its open WebSockets and calls at once. Keys form trees by created_by (a key
+// made by a key): a revocation takes the whole subtree (issue 32), so nothing a key handed out
+// outlives it.
 import { createHash, randomBytes } from 'node:crypto';
 import type { Queryable, Sql, TxSql } from './db';
 import { newId } from '../ids';
@@ -65,11 +67,33 @@ export async function listKeys(q: Queryable, scope: { workspaceId: string; proje
                      ORDER BY created_at DESC, id LIMIT 1000`;
 }
 
-/** Revokes a live key and notifies every replica; false when unknown or already revoked. */
-export async function revokeKey(q: Queryable, id: string): Promise<boolean> {
-  const r = await q`WITH upd AS (UPDATE api_keys SET revoked_at = now() WHERE id = ${id} AND revoked_at IS NULL RETURNING id)
-                    SELECT pg_notify(${KEY_REVOKED_CHANNEL}, id) FROM upd`;
-  return r.count === 1;
+/**
+ * Revokes a live key and every live key below it (the keys it created, and theirs), notifying
+ * every replica of each; `revoked` is false when the key itself was unknown or already revoked.
+ */
+export async function revokeKey(q: Queryable, id: string): Promise<{ revoked: boolean; descendants: string[] }> {
+  const rows = await q<{ id: string }[]>`
+    WITH RECURSIVE tree AS (
+      SELECT id FROM api_keys WHERE id = ${id}
+      UNION
+      SELECT k.id FROM api_keys k JOIN tree t ON k.created_by = t.id
+    ),
+    upd AS (UPDATE api_keys SET revoked_at = now() WHERE id IN (SELECT id FROM tree) AND revoked_at IS NULL RETURNING id)
+    SELECT id, pg_notify(${KEY_REVOKED_CHANNEL}, id) FROM upd`;
+  const ids = rows.map((r) => r.id);
+  return { revoked: ids.includes(id), descendants: ids.filter((x) => x !== id) };
+}
+
+/**
+ * Live keys of a workspace (not revoked, not expired), counted under a lock on the workspace's
+ * row, so two creations at once cannot both pass a cap at its last place. Call in the creating
+ * transaction.
+ */
+export async function countLiveKeysLocked(tx: TxSql, workspaceId: string): Promise<number> {
+  await tx`SELECT 1 FROM workspaces WHERE id = ${workspaceId} FOR UPDATE`;
+  const [row] = await tx<{ n: number }[]>`SELECT count(*)::int AS n FROM api_keys
+                                          WHERE workspace_id = ${workspaceId} AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())`;
+  return row!.n;
 }
 
 /** Revokes every live key of a workspace or a project (it is being deleted); returns their ids. */

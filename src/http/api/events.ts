@@ -10,9 +10,10 @@
 // never echoed back: the server selects `unkey-infra.events` when offered, otherwise nothing.
 // A key's socket carries only events of its scope (each event's deployment, sentinel or
 // environment is looked up once and remembered: scopes never change), `region.status` only with
-// regions.read, and no fleet rollout events; it is closed at once when the key is revoked.
+// regions.read, and no fleet rollout events; it is closed at once when the key is revoked or expires.
 //
-// Limits (SECURITY.md): EVENT_SOCKETS_PER_TOKEN sockets per credential (429 past it),
+// Limits (SECURITY.md): EVENT_SOCKETS_PER_TOKEN sockets per credential and
+// EVENT_SOCKETS_PER_WORKSPACE for all of a workspace's keys together (429 past either),
 // client messages up to EVENT_MAX_PAYLOAD_BYTES, and a ping every pingIntervalMs: a socket
 // whose pong has not come back by the next ping is dropped, so half-open connections (a
 // laptop closed, a NAT forgetting the flow) do not hold a slot for ever.
@@ -31,6 +32,7 @@ import { principalOf } from './scope';
 import { EventsQuery } from './schemas';
 import { parse } from './parse';
 import { tooSlow, type Backlog } from './slow-client';
+import { SocketQuota } from './socket-quota';
 
 export const EVENTS_PATH = '/v1/events';
 /** The neutral subprotocol the server selects (the web view offers it first). */
@@ -44,6 +46,11 @@ export const WS_TOKEN_PROTOCOL = 'base64url.bearer.';
  * pin thousands of sockets (each a fan-out target and a buffer) on one replica.
  */
 export const EVENT_SOCKETS_PER_TOKEN = 20;
+/**
+ * Live event sockets all keys of one workspace may hold on a replica: five keys' worth of the
+ * per-credential cap, so a tenant that mints keys gets no more of a replica's sockets than that.
+ */
+export const EVENT_SOCKETS_PER_WORKSPACE = 100;
 /** Client → server messages: clients send nothing we read; 64 KiB bounds what a frame costs. */
 export const EVENT_MAX_PAYLOAD_BYTES = 64 * 1024;
 /**
@@ -56,6 +63,7 @@ export const EVENT_PING_INTERVAL_MS = 30_000;
 export interface EventSocketOptions {
   pingIntervalMs?: number;
   socketsPerToken?: number;
+  socketsPerWorkspace?: number;
 }
 
 export interface EventHub {
@@ -92,7 +100,7 @@ export const websocketServerOptions = { maxPayload: EVENT_MAX_PAYLOAD_BYTES, han
 
 /** Scopes remembered by kind and id (deployments, sentinels, environments): one lookup per id, not per event. */
 const SCOPE_CACHE_MAX = 50_000;
-/** WebSocket close code for a revoked credential (4000-4999: the application's own). */
+/** WebSocket close code for a revoked or expired credential (4000-4999: the application's own). */
 const CLOSE_REVOKED = 4401;
 
 type ScopeRow = { workspaceId: string; projectId: string; environmentId: string };
@@ -155,10 +163,12 @@ function heartbeat(intervalMs: number) {
 
 export function eventRoutes(deps: { hub: EventHub; keys?: KeyAuth; workflows: { commands: { sql: Sql } }; events?: EventSocketOptions }) {
   const allowed = eventFilter(deps.workflows.commands.sql, new LRUCache({ max: SCOPE_CACHE_MAX }));
-  const cap = deps.events?.socketsPerToken ?? EVENT_SOCKETS_PER_TOKEN;
-  const held = new Map<string, number>();
+  const quota = new SocketQuota({ perHolder: deps.events?.socketsPerToken ?? EVENT_SOCKETS_PER_TOKEN, perWorkspace: deps.events?.socketsPerWorkspace ?? EVENT_SOCKETS_PER_WORKSPACE });
+  const workspaceOf = (req: FastifyRequest) => {
+    const p = principalOf(req);
+    return p.type === 'key' ? p.scope.workspaceId : null;
+  };
   const pings = heartbeat(deps.events?.pingIntervalMs ?? EVENT_PING_INTERVAL_MS);
-  const full = (holder: string) => (held.get(holder) ?? 0) >= cap;
   return (app: FastifyInstance) => {
     app.addHook('onClose', async () => pings.stop());
     app.get(
@@ -169,17 +179,18 @@ export function eventRoutes(deps: { hub: EventHub; keys?: KeyAuth; workflows: { 
         // Validated before the upgrade, so a bad query or a full quota is a plain HTTP answer.
         preValidation: async (req) => {
           parse(EventsQuery, req.query, 'query');
-          if (full(holderOf(req))) throw new AppError('ERR_EVENTS_TOO_MANY_SOCKETS', `this credential holds ${cap} event sockets already; close one first`);
+          const refused = quota.refusal(holderOf(req), workspaceOf(req));
+          if (refused) throw new AppError('ERR_EVENTS_TOO_MANY_SOCKETS', refused);
         },
       },
       (socket: WebSocket, req) => {
         const holder = holderOf(req);
         // Two upgrades of one holder may both have passed preValidation.
-        if (full(holder)) {
-          socket.close(1013, 'too many event sockets for this credential');
+        if (quota.refusal(holder, workspaceOf(req))) {
+          socket.close(1013, 'too many event sockets for this credential or workspace');
           return;
         }
-        held.set(holder, (held.get(holder) ?? 0) + 1);
+        const unhold = quota.add(holder, workspaceOf(req));
         const q = parse(EventsQuery, req.query, 'query');
         const p = principalOf(req);
         // A reader that stays behind is cut, not one a burst left behind for a moment (slow-client.ts).
@@ -201,16 +212,15 @@ export function eventRoutes(deps: { hub: EventHub; keys?: KeyAuth; workflows: { 
             if (await allowed(p, e).catch(() => false)) send(e);
           });
         });
-        const revoke = p.type === 'key' && deps.keys ? deps.keys.hold(p.id, () => (socket.close(CLOSE_REVOKED, 'credential revoked'), setTimeout(() => socket.terminate(), 1_000).unref())) : () => {};
+        const revoke =
+          p.type === 'key' && deps.keys ? deps.keys.hold(p.id, (why) => (socket.close(CLOSE_REVOKED, `credential ${why}`), setTimeout(() => socket.terminate(), 1_000).unref()), p.expiresAt) : () => {};
         let released = false;
         const release = () => {
           unsubscribe();
           if (released) return;
           released = true;
           revoke();
-          const n = (held.get(holder) ?? 1) - 1;
-          if (n > 0) held.set(holder, n);
-          else held.delete(holder);
+          unhold();
         };
         socket.on('close', release);
         socket.on('error', release);

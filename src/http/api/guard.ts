@@ -7,7 +7,8 @@
 // that still has a body coming is answered with `connection: close`, so Node closes the socket
 // instead of reading and discarding the rest to keep the connection alive.
 //
-// A key's open calls are registered with KeyAuth, so a revocation ends them within moments:
+// A key's open calls are registered with KeyAuth, so a revocation or the key's expiry ends them
+// within moments:
 // WebSockets are closed by the event route (it holds them itself), other calls (a sentinel
 // deploy waiting for its result, say) have their connection destroyed.
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -44,6 +45,7 @@ export async function authenticate(req: FastifyRequest, deps: GuardDeps): Promis
     id: k.id,
     scope: { workspaceId: k.workspaceId, projectId: k.projectId, environmentId: k.environmentId },
     permissions: new Set(k.permissions.filter(isPermission) as Permission[]),
+    expiresAt: k.expiresAt,
   };
 }
 
@@ -53,12 +55,12 @@ export function publicGuard(deps: GuardDeps) {
       const p = await authenticate(req, deps);
       req.principal = p;
       if (p.type !== 'key') return;
-      deps.keys.take(p.id);
+      deps.keys.take(p.id, p.scope.workspaceId);
       const refused = accessProblem(p, req.routeOptions.config ?? {});
       if (refused) throw refused;
       // WebSockets are held by their route (closing one is a WebSocket close, not a reset).
       if (req.routeOptions.url !== EVENTS_PATH) {
-        const release = deps.keys.hold(p.id, () => req.raw.socket?.destroy());
+        const release = deps.keys.hold(p.id, () => req.raw.socket?.destroy(), p.expiresAt);
         reply.raw.once('close', release);
       }
     } catch (err) {

@@ -46,6 +46,8 @@ export interface PublicApiDeps {
   events?: EventSocketOptions;
   /** Images sentinels may run (--sentinel-images); empty or absent: any an unscoped credential sets. */
   sentinelImages?: readonly ImageRule[] | undefined;
+  /** A workspace's caps (live keys: KEYS_PER_WORKSPACE unless given). */
+  tenantCaps?: { keysPerWorkspace?: number | undefined } | undefined;
 }
 
 export function publicApiRoutes(deps: PublicApiDeps) {
