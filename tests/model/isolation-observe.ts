@@ -131,14 +131,26 @@ export async function hostnamesOf(world: World, t: Tenant): Promise<Set<string>>
 
 /**
  * What A can list of its own (workspaces, environments, deployments, sentinels, keys,
- * invocations), and what its event socket carried: none of it may name any of B's things. The
- * other half of isolation: B's observations are judged by comparison, A's by this.
+ * invocations), and what its event socket carried, as the set of ids they name (every `id` and
+ * `…Id` field): none may be one of B's things. The other half of isolation: B's observations
+ * are judged by comparison, A's by this. Free text (a hostname A gave) may repeat B's public
+ * ids; A chose it.
  */
-export async function aView(world: World, a: Tenant, events: unknown[]): Promise<string> {
+export async function aView(world: World, a: Tenant, events: unknown[]): Promise<Set<string>> {
   const key = a.keys[0]!.key;
   const get = async (path: string) => (await world.call(path, { token: key })).body;
   const envs = await get(`/v1/projects/${a.projectId}/environments`);
   const deps = [];
   for (const e of envs?.environments ?? []) deps.push(await get(`/v1/deployments?environmentId=${encodeURIComponent(e.id)}`));
-  return JSON.stringify({ workspaces: await get('/v1/workspaces'), envs, deps, sentinels: await get('/v1/sentinels?limit=1000'), keys: await get('/v1/keys'), invocations: await get('/v1/invocations?limit=1000'), events });
+  const ids = new Set<string>();
+  const walk = (x: unknown): void => {
+    if (Array.isArray(x)) return x.forEach(walk);
+    if (!x || typeof x !== 'object') return;
+    for (const [k, v] of Object.entries(x)) {
+      if ((k === 'id' || k.endsWith('Id') || k === 'key') && typeof v === 'string') ids.add(v);
+      else walk(v);
+    }
+  };
+  walk({ workspaces: await get('/v1/workspaces'), envs, deps, sentinels: await get('/v1/sentinels?limit=1000'), keys: await get('/v1/keys'), invocations: await get('/v1/invocations?limit=1000'), events });
+  return ids;
 }
