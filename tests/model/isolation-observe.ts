@@ -19,8 +19,21 @@ const ISO_TIME = /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})
 /** A generated id left after renaming: something B saw that is not B's. */
 export const FOREIGN_ID = /\b(dep|env|snt|ws|prj|app|key|cnp)-[a-z2-7]{16}\b/;
 
-/** The renaming of one tenant's ids, read from the database (the order things were made in). */
+/** Names given so far, per tenant: a sentinel or policy row goes with its environment, while
+ *  B's audit rows and answers keep naming it. */
+const given = new WeakMap<Tenant, Map<string, string>>();
+
+/** The renaming of one tenant's ids, read from the database (the order things were made in),
+ *  with every name given before kept. */
 export async function namesOf(world: World, t: Tenant): Promise<[string, string][]> {
+  const known = given.get(t) ?? new Map<string, string>();
+  given.set(t, known);
+  for (const [id, n] of await currentNames(world, t)) known.set(id, n);
+  // Longest first, so an id inside a longer name (a pod name) is replaced whole.
+  return [...known].sort((a, b) => b[0].length - a[0].length);
+}
+
+async function currentNames(world: World, t: Tenant): Promise<[string, string][]> {
   const sql = world.stack.db.sql;
   const ws = t.workspaceId;
   const pairs: [string, string][] = [[ws, 'W'], [t.projectId, 'P'], [t.ns, 'NS']];
@@ -32,8 +45,7 @@ export async function namesOf(world: World, t: Tenant): Promise<[string, string]
   for (const r of await sql<{ id: string; environmentId: string; region: string }[]>`SELECT id, environment_id, region FROM sentinels WHERE workspace_id = ${ws}`) pairs.push([r.id, `S:${envName.get(r.environmentId)}:${r.region}`]);
   for (const r of await sql<{ id: string; environmentId: string; region: string }[]>`SELECT id, environment_id, region FROM cilium_network_policies WHERE workspace_id = ${ws}`) pairs.push([r.id, `C:${envName.get(r.environmentId)}:${r.region}`]);
   for (const [i, r] of (await sql<{ id: string }[]>`SELECT id FROM api_keys WHERE workspace_id = ${ws} ORDER BY created_at, id`).entries()) pairs.push([r.id, `K${i + 1}`]);
-  // Longest first, so an id inside a longer name (a pod name) is replaced whole.
-  return pairs.sort((a, b) => b[0].length - a[0].length);
+  return pairs;
 }
 
 /** `v` renamed, without volatile keys, with every array sorted: the form two runs compare in. */
