@@ -3,9 +3,12 @@
 // tenancy, keys, the audit trail, and the OpenAPI document. Bodies, queries and params are
 // validated with the zod schemas in schemas.ts before any handler writes: a 400 names every bad
 // field. Long-running work is handed to workflows (src/workflow); handlers return as soon as it
-// is durable. Each route's config says what a key needs (permission, unscoped) and, for a
-// change, its audit action; handlers write the audit row in the change's transaction
-// (src/http/audit.ts).
+// is durable. Tenants are kept apart here (issue 32, SECURITY.md's Tenant isolation): scope
+// before existence (scope.ts), a key's sentinel image refused (sentinels.ts), chosen ids and
+// hostnames checked (tenancy-schemas.ts, tenancy.ts), key caps and trees (keys.ts), event
+// sockets per credential and per workspace (socket-quota.ts). Each route's config says what a
+// key needs (permission, unscoped) and, for a change, its audit action; handlers write the
+// audit row in the change's transaction (src/http/audit.ts).
 import websocket from '@fastify/websocket';
 import type { FastifyInstance } from 'fastify';
 import type { OutboundPolicy, Workflows } from '../../workflow';
