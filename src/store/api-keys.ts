@@ -85,12 +85,14 @@ export async function revokeKey(q: Queryable, id: string): Promise<{ revoked: bo
 }
 
 /**
- * Live keys of a workspace (not revoked, not expired), counted under a lock on the workspace's
- * row, so two creations at once cannot both pass a cap at its last place. Call in the creating
- * transaction.
+ * Live keys of a workspace (not revoked, not expired), counted under a transaction-scoped
+ * advisory lock of the workspace's, so two creations at once cannot both pass a cap at its last
+ * place. Advisory, not the workspace's row: a deletion holds the workspace's environments and
+ * then updates its row, and a creation holding the row while its insert waits for an
+ * environment would close a deadlock. Call in the creating transaction.
  */
 export async function countLiveKeysLocked(tx: TxSql, workspaceId: string): Promise<number> {
-  await tx`SELECT 1 FROM workspaces WHERE id = ${workspaceId} FOR UPDATE`;
+  await tx`SELECT pg_advisory_xact_lock(hashtext(${`api_keys:${workspaceId}`}))`;
   const [row] = await tx<{ n: number }[]>`SELECT count(*)::int AS n FROM api_keys
                                           WHERE workspace_id = ${workspaceId} AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())`;
   return row!.n;

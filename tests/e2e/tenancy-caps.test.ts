@@ -35,6 +35,13 @@ test('a workspace holds at most its cap of live keys; a revocation frees a place
   for (const k of [...keys.slice(0, 3), again]) assert.equal((await t.api(`/v1/keys/${k.id}`, { method: 'DELETE' })).status, 200);
 });
 
+test('keys made at once cannot pass the cap together', async () => {
+  const C = await makeTenant(t, 'c');
+  const answers = await Promise.all(Array.from({ length: 10 }, () => t.api('/v1/keys', { body: { name: 'at once', scope: { workspaceId: C.workspaceId }, permissions: ['deployments.read'] } })));
+  assert.deepEqual(answers.map((r) => r.status).sort(), [...Array(4).fill(201), ...Array(6).fill(409)], answers.map((r) => r.text).join('\n'));
+  assert.equal((await t.db.sql`SELECT count(*)::int AS n FROM api_keys WHERE workspace_id = ${C.workspaceId}`)[0]!.n, 4);
+});
+
 test("a workspace's keys share its event sockets: past the cap a 429, while another workspace opens its own", async () => {
   const k1 = await makeKey(t, { workspaceId: A.workspaceId }, ['deployments.read']);
   const k2 = await makeKey(t, { workspaceId: A.workspaceId }, ['deployments.read']);
