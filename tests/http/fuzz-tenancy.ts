@@ -13,6 +13,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { captureLogger, testCtrl, type TestCtrl } from './helpers';
 import { MARKER, endpointsOf, requestOf, type FuzzRequest } from './fuzz-gen';
+import { deployments, tenancy } from '../../src/store';
 
 const PERMISSIONS = ['deployments.read', 'deployments.write', 'environments.write', 'traffic.write', 'sentinels.write', 'rollouts.write', 'regions.read', 'invocations.read', 'invocations.write', 'audit.read', 'keys.write'];
 const LEVELS = ['workspace', 'project', 'environment'] as const;
@@ -38,8 +39,8 @@ interface Tenant {
   environmentId: string;
   /** Every id of the workspace (what the other workspace's answers must never name). */
   ids: string[];
-  /** Ids requests may name in their path: the keys' own scope and the keys themselves are left
-   *  out, so an accepted delete or revocation does not end the run's credentials. */
+  /** Ids requests may name in their path: the keys themselves are left out, so an accepted
+   *  revocation does not end the run's credentials. */
   targets: string[];
 }
 interface Cred {
@@ -54,9 +55,16 @@ async function tenant(t: TestCtrl, name: string): Promise<Tenant> {
   const prj = (await t.api(`/v1/workspaces/${ws}/projects`, { body: { name: 'api' } })).body.id as string;
   const env = (await t.api(`/v1/projects/${prj}/environments`, { body: { slug: 'production', hostname: `www.${name}.example` } })).body.id as string;
   const env2 = (await t.api(`/v1/projects/${prj}/environments`, { body: { slug: 'staging' } })).body.id as string;
+  // A deployment on its way keeps the environment (and so its project) from being deleted by the
+  // workspace's own keys, which would revoke the run's project and environment keys with it.
+  const appId = (await tenancy.projectApp(t.db.sql, prj))!;
+  await deployments.insertDeployment(t.db.sql, {
+    id: `dep-${name.replace(/[^a-z]/g, '').padEnd(16, 'z').slice(0, 16)}`, workspaceId: ws, projectId: prj, appId, environmentId: env,
+    image: 'nginx:1.27', buildContext: null, cpuMillicores: 100, memoryMib: 128, replicas: 1, port: 8080, command: [], env: {}, regions: ['us-east-1'],
+  });
   const victims: string[] = [];
   for (let i = 0; i < 3; i++) victims.push((await t.api('/v1/keys', { body: { name: 'victim', scope: { workspaceId: ws }, permissions: ['deployments.read'] } })).body.id);
-  return { workspaceId: ws, projectId: prj, environmentId: env, ids: [ws, prj, env, env2, ...victims], targets: [ws, env2, ...victims] };
+  return { workspaceId: ws, projectId: prj, environmentId: env, ids: [ws, prj, env, env2, ...victims], targets: [ws, prj, env, env2, ...victims] };
 }
 
 async function mint(t: TestCtrl, who: Tenant, tenantName: 'A' | 'B', perms: string[], level: (typeof LEVELS)[number]): Promise<Cred> {
@@ -109,7 +117,7 @@ export async function fuzzTenancy(runs: number, seed: number): Promise<TenancyFu
 
   const endpoints = endpointsOf((await t.api('/openapi.json', { token: null })).body).filter((e) => TENANCY_PATH.test(e.path));
   assert.ok(endpoints.length >= 14, `tenancy endpoints in the document: ${endpoints.length}`);
-  const ids = [...A.targets, ...B.ids, 'default'];
+  const ids = [...A.targets, ...B.targets, 'default'];
   const hostnames = ['www.fuzz-a.example', 'www.fuzz-b.example', 'unkey.local', `${A.ids[2]}.unkey.local`, 'dep-aaaaaaaaaaaaaaaa.unkey.local', 'fresh.example'];
   const hints = {
     workspaceId: fc.constantFrom(A.workspaceId, B.workspaceId, 'default'),
