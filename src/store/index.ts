@@ -15,7 +15,8 @@
 //   hashed, revocations announced by NOTIFY; regions.ts: the known regions (from agent tokens)
 //   and their agents' liveness rows (region_liveness); api-keys.ts: scoped API keys (hashed,
 //   revocations by NOTIFY); audit.ts: the audit trail, written in the caller's transaction;
-//   analysis-checks.ts: the evidence of every canary analysis verdict (issue 27).
+//   analysis-checks.ts: the evidence of every canary analysis verdict (issue 27);
+//   hostname-claims.ts: one owner per hostname, the database's key deciding (issue 32).
 // - versions.ts, quarantine.ts, features.ts: each environment's version history (unique index +
 //   counter row), its quarantined images, and workspace feature flags (issue 25);
 //   autoscalers.ts: what krane reports of autoscaled deployments' HorizontalPodAutoscalers.
@@ -47,6 +48,7 @@ export * as cilium from './cilium';
 export * as instances from './instances';
 export * as applyFailures from './apply-failures';
 export * as domains from './domains';
+export * as hostnameClaims from './hostname-claims';
 export * as routes from './routes';
 export * as agentTokens from './agent-tokens';
 export * as system from './system';

@@ -18,6 +18,7 @@ import { strategyOf } from '../progressive/strategy';
 import { assertFeatures, assertNotQuarantined, assertVersionFree, resolveRegions, versionTaken } from './admission';
 import type { Feature } from './features';
 import { versions } from '../../store';
+import { claimDeploymentHostname } from './hostnames';
 
 export interface CommandDeps {
   sql: Sql;
@@ -103,6 +104,7 @@ async function insertAndStart(
       traceparent: currentTraceparent(),
       strategy: input.strategy.type === 'rolling' ? null : input.strategy,
     });
+    await claimDeploymentHostname(tx, deps.apexDomain, row);
     await a.alongside?.(tx, targetOf(row));
     return row;
   }).catch(async (err: unknown) => {

@@ -37,6 +37,7 @@ import { runBlueGreen } from '../progressive/blue-green';
 import { strategyOf, type Strategy } from '../progressive/strategy';
 import { ALL_FEATURES, disabledFeature, requiredFeatures, workspaceFeatures, type Feature } from './features';
 import { quarantineFailure } from '../progressive/quarantine';
+import { assignOwnDomain, deploymentHostname } from './hostnames';
 
 export const DEPLOY_SERVICE = 'DeployService';
 export const INSTANCES_KEY = 'instances_awakeable';
@@ -201,7 +202,7 @@ async function markReady(tx: TxSql, deps: DeployDeps, id: string, environmentId:
   if (locked?.desiredState === 'stopped') throw new TerminalError('stopped before it became ready', { code: STOPPED });
   const env = await tenancy.getEnvironment(tx, environmentId);
   const base = { workspaceId: env!.workspaceId, environmentId: env!.id, deploymentId: id };
-  await domains.assignDomain(tx, { ...base, hostname: `${id}.${deps.apexDomain}`, kind: 'deployment' });
+  await assignOwnDomain(tx, { ...base, hostname: deploymentHostname(id, deps.apexDomain), kind: 'deployment' });
   const row = await deployments.setDeploymentStatus(tx, id, 'ready');
   // The environment's domain follows the newest ready deployment; an older one that
   // finishes late, or a restart, does not take it back (promote moves it explicitly).
@@ -211,7 +212,7 @@ async function markReady(tx: TxSql, deps: DeployDeps, id: string, environmentId:
   // A restart takes them back only when nothing serves the environment: its stop (or the stops
   // of every deployment that served it) emptied the table, and a start should end that outage.
   if ((!restart || table.length === 0) && !newerHolds) {
-    await domains.assignDomain(tx, { ...base, hostname: envHost, kind: 'environment' });
+    await assignOwnDomain(tx, { ...base, hostname: envHost, kind: 'environment' });
     // Traffic follows the domain: a rolling deploy that became ready takes all of it.
     await routeAllTo(tx, environmentId, deps.apexDomain, id);
   }

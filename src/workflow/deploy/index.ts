@@ -13,6 +13,8 @@
 //   workspace feature flags, read once and journaled.
 // - spec.ts: the deployment spec (API body, createDeployment input, rollback copy) in one schema.
 // - build.ts: the pluggable image builder; progress.ts: the pure readiness rule.
+// - hostnames.ts: hostname ownership (issue 32): the names an environment and a deployment are
+//   reached on, the ones a caller may not give, and their claims (one owner per name).
 // - wait.ts: waiting on krane's reports: awakeable + periodic re-check + deadline, and an
 //   optional offline check that ends the wait when a region stays offline past the grace.
 //
@@ -22,3 +24,4 @@ export * from './commands';
 export * from './deploy';
 export * from './desired-state';
 export * from './progress';
+export * from './hostnames';
