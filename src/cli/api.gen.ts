@@ -4442,6 +4442,7 @@ export interface components {
             id: string;
             /** @constant */
             revoked: true;
+            alsoRevoked: string[];
         };
         Principal: {
             /** @enum {string} */

@@ -43,7 +43,8 @@ export const ApiKey = named(
 /** The one answer that carries the key itself (`uik_…`). */
 export const ApiKeyCreated = named('ApiKeyCreated', ApiKey.extend({ key: z.string() }));
 export const ApiKeyList = named('ApiKeyList', z.strictObject({ keys: z.array(ApiKey) }));
-export const ApiKeyRevoked = named('ApiKeyRevoked', z.strictObject({ id: z.string(), revoked: z.literal(true) }));
+/** A revoked key, with the keys it had made (and they in turn), revoked with it: none outlives its creator. */
+export const ApiKeyRevoked = named('ApiKeyRevoked', z.strictObject({ id: z.string(), revoked: z.literal(true), alsoRevoked: z.array(z.string()) }));
 export const Principal = named(
   'Principal',
   z.strictObject({ type: z.enum(['admin', 'key']), id: z.string().nullable(), scope: KeyScope.nullable(), permissions: z.array(Permission), unscoped: z.boolean() }),
