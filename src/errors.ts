@@ -134,6 +134,10 @@ const REGISTRY = {
   ERR_TENANCY_CONFLICT: E(409),
   /** A deletion refused while something still runs in what it would delete. */
   ERR_TENANCY_BUSY: E(409),
+  /** A hostname another environment (or the platform) owns (issue 32): never re-pointed. */
+  ERR_HOSTNAME_TAKEN: E(409),
+  /** A workspace at one of its caps (live keys): free one first. */
+  ERR_TENANCY_LIMIT: E(409),
 } satisfies Record<`ERR_${string}`, ErrorSpec>;
 
 export type ErrorCode = keyof typeof REGISTRY;

@@ -36,6 +36,7 @@ import { applyFailures, autoscalers, cilium, instances, routes, sentinels, withT
 import { DeploymentStatusReport, RegionStatusReport, SentinelStatusReport, type ApplyReport, type SentinelStatus } from '../sync/wire';
 import { AgentAuth, assertAgentRegion } from './auth';
 import { withSpan } from '../tracing';
+import { agentTextFields } from './agent-text';
 
 export interface ClusterStatusDeps {
   sql: Sql;
@@ -173,9 +174,10 @@ export function clusterStatusRoutes(deps: ClusterStatusDeps) {
           await routes.backendsMoved(tx, region, [...moved]);
         }),
       );
-      for (const a of applies) if (a.outcome === 'succeeded' && a.recreated) req.log.warn({ resource: a.resource, why: a.recreated }, 'krane recreated an object for an immutable field change');
-      for (const f of standingFailures(applies)) req.log.warn({ deploymentId: f.resource.id, region, code: f.code, reason: f.reason }, 'krane could not apply deployment');
-      if (pruned.length) req.log.warn({ region, pods: pruned.slice(0, 20), count: pruned.length }, 'removed instance rows of pods krane no longer lists');
+      for (const a of applies) if (a.outcome === 'succeeded' && a.recreated) req.log.warn({ resource: a.resource, ...agentTextFields('why', a.recreated) }, 'krane recreated an object for an immutable field change');
+      for (const f of standingFailures(applies)) req.log.warn({ deploymentId: f.resource.id, region, code: f.code, ...agentTextFields('reason', f.reason) }, 'krane could not apply deployment');
+      // Pod names are the agent's text (reported earlier): the deployments they belonged to stand for them.
+      if (pruned.length) req.log.warn({ region, deployments: [...new Set(pruned.map((p) => p.deploymentId))].slice(0, 20), count: pruned.length }, 'removed instance rows of pods krane no longer lists');
       const woken = new Set([...ids.filter((id) => !gone.has(id)), ...pruned.map((p) => p.deploymentId)]);
       if (deps.hooks) await deps.hooks.deploymentsReported(region, [...woken]);
       return { accepted: { instances: upserts.length, deleted: deletes.length, ignored: report.instances.length - live.length, applies: applies.length, pruned: pruned.length } };
@@ -204,7 +206,7 @@ export function clusterStatusRoutes(deps: ClusterStatusDeps) {
         await applyFailures.recordApplyOutcomes(tx, region, outcomes(report.applies));
         for (const f of failed) if (f.resource.type === 'sentinel') await sentinels.markSentinelApplyFailed(tx, f.resource.id, region);
       }));
-      for (const f of failed) req.log.error({ resource: f.resource, code: f.code, reason: f.reason }, 'krane could not apply sentinel resource');
+      for (const f of failed) req.log.error({ resource: f.resource, code: f.code, ...agentTextFields('reason', f.reason) }, 'krane could not apply sentinel resource');
       if (deps.hooks) await deps.hooks.sentinelsReported(region, ids);
       return { accepted: { sentinels: report.sentinels.length, applies: report.applies.length } };
     });

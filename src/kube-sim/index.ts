@@ -5,7 +5,8 @@
 // strict where real clusters are strict, because every krane claim rests on it. Parts:
 // - resources.ts: the served kinds (core v1 Namespace/Service/Pod/ConfigMap/Secret/Event/
 //   ResourceQuota/ServiceAccount, apps/v1 StatefulSet/Deployment, policy/v1
-//   PodDisruptionBudget, coordination.k8s.io/v1 Lease, rbac.authorization.k8s.io/v1 roles and
+//   PodDisruptionBudget, networking.k8s.io/v1 NetworkPolicy (stored, not enforced),
+//   coordination.k8s.io/v1 Lease, rbac.authorization.k8s.io/v1 roles and
 //   bindings, apiextensions.k8s.io/v1 CustomResourceDefinition, authorization.k8s.io/v1
 //   SelfSubjectAccessReview, and the custom cilium.io/v2 CiliumNetworkPolicy) and discovery,
 //   with the status, scale (autoscaling/v1) and pods/log subresources;

@@ -12,7 +12,7 @@ import { buildKraneApp } from '../http/krane-app';
 import { KubeClient, loadKubeConfig } from '../kube/client';
 import { ApplyController } from '../kube/apply-controller';
 import { DriftWatch } from '../kube/drift';
-import { instanceStartupHistogram, registerFeedMetrics, registerKubeMetrics } from '../kube/metrics';
+import { instanceStartupHistogram, registerFeedMetrics, registerKubeMetrics, registerLeaderMetrics } from '../kube/metrics';
 import { AutoscalerStatusWatcher, InstanceStatusWatcher, SentinelStatusWatcher } from '../kube/status';
 import type { ResourceController } from '../sync/wire';
 import { SENTINEL_NAMESPACE, WORKLOAD_NAMESPACE, type DesiredState, type PermanentError, type ResourceRef } from '../sync/wire';
@@ -213,6 +213,7 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
         }, onStoppedLeading: stepDown })
     : undefined;
   if (watcher.stats) registerFeedMetrics(registry, watcher.stats);
+  registerLeaderMetrics(registry, () => elector?.isLeader ?? true);
   const reflectors = [instancesWatch.reflector, sentinelWatch.deployments, sentinelWatch.pods, ...Object.values(drift.reflectors), ...(credentials ? [credentials.reflector] : [])];
   const app = buildKraneApp({
     logger,

@@ -4,7 +4,7 @@
 // content: an action name, a target id, the actor's id, never a secret.
 import type { Queryable } from './db';
 
-export const AUDIT_OUTCOMES = ['ok', 'denied', 'invalid', 'failed'] as const;
+export const AUDIT_OUTCOMES = ['ok', 'denied', 'invalid', 'failed', 'limited'] as const;
 export type AuditOutcome = (typeof AUDIT_OUTCOMES)[number];
 export type ActorType = 'admin' | 'key' | 'agent' | 'anonymous';
 

@@ -123,3 +123,12 @@ export async function backendsMoved(q: Queryable, region: string, deploymentIds:
     return rows.map((r) => r.environmentId);
   });
 }
+
+/** The backends of every environment whose traffic is split between deployments (a canary or a
+ *  blue-green switch in progress): what the dashboard draws as canary traffic. */
+export async function splitBackends(q: Queryable): Promise<{ environmentId: string; deploymentId: string; weight: number }[]> {
+  return q<{ environmentId: string; deploymentId: string; weight: number }[]>`
+    SELECT r.environment_id, b->>'deploymentId' AS deployment_id, (b->>'weight')::int AS weight
+    FROM environment_routes r, jsonb_array_elements(r.backends) b
+    WHERE jsonb_array_length(r.backends) > 1`;
+}

@@ -54,6 +54,7 @@ export * from './fleet/sentinel';
 export * from './status-hooks';
 export * from './fleet/rollout';
 export * from './fleet/slack';
+export * from './fleet/rollout-metrics';
 export * from './outbound/policy';
 export * from './outbound/post';
 export * from './outbound/secrets';

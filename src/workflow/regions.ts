@@ -198,7 +198,7 @@ export class RegionRegistry {
           }
         },
       });
-    // One query per scrape for all five gauges: they collect one after another.
+    // One query per scrape for all six gauges: they collect one after another.
     let cached: { at: number; p: Promise<RegionView[]> } | undefined;
     const views = () => {
       if (!cached || Date.now() - cached.at > 1_000) cached = { at: Date.now(), p: this.list().catch(() => []) };
@@ -211,5 +211,7 @@ export class RegionRegistry {
     gauge('unkey_region_lag_changes', 'Settled changes of the region past its agent\'s committed cursor', (r) => r.lag.changes);
     gauge('unkey_region_lag_seconds', 'Age of the oldest change the region\'s agent has not committed', (r) => r.lag.seconds);
     gauge('unkey_region_streams', 'Open change-feed streams of the region on this ctrl replica', (r) => this.streamCount(r.name));
+    // What keeps a region from matching its desired state: the alert UnkeyDesiredStateRefused.
+    gauge('unkey_region_apply_failures', 'Desired states the region\'s cluster refused that no later apply cleared (at most 20 are counted)', (r) => r.failures.length);
   }
 }

@@ -169,8 +169,8 @@ test('revoking a key ends its call still waiting for a workflow (a sentinel depl
   const appId = (await t.db.sql`SELECT app_id FROM environments WHERE id = ${A.environmentId}`)[0]!.appId as string;
   await sentinels.ensureSentinel(t.db.sql, { id: 'snt-of-a', workspaceId: A.workspaceId, projectId: A.projectId, appId, environmentId: A.environmentId, region: 'us-east-1', image: 'sentinel:1', replicas: 1, cpuMillicores: 100, memoryMib: 128 });
   const k = await makeKey(t, { workspaceId: A.workspaceId }, ['sentinels.write']);
-  // No krane runs here, so the deploy waits for a convergence that never comes.
-  const call = fetch(`${t.url}/v1/sentinels/snt-of-a/deploy`, { method: 'POST', headers: { authorization: `Bearer ${k.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ image: 'sentinel:2' }) }).then(
+  // No krane runs here, so the deploy (a scale: a key may not choose the image) waits for a convergence that never comes.
+  const call = fetch(`${t.url}/v1/sentinels/snt-of-a/deploy`, { method: 'POST', headers: { authorization: `Bearer ${k.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ replicas: 2 }) }).then(
     (r) => ({ status: r.status }),
     (err: Error) => ({ error: err }),
   );

@@ -15,6 +15,7 @@ import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { captureLogger, REGION, testCtrl } from './helpers';
 import { MARKER, endpointsOf, requestOf, type FuzzRequest } from './fuzz-gen';
+import { fuzzTenancy } from './fuzz-tenancy';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 1000);
 const SEED = Number(process.env.FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
@@ -143,4 +144,10 @@ test(`fuzz: ${RUNS} generated requests to every endpoint of the OpenAPI document
   console.log(JSON.stringify({ fuzz: { ...figures, seconds: Math.round((Date.now() - started) / 100) / 10, fiveHundreds: 0, logLines: log.lines.length, logLinesWithMarker: leaked.length } }));
   assert.deepEqual(leaked.map((l) => l.slice(0, 300)), [], 'log lines carry a generated value');
   assert.ok(figures.requests >= RUNS);
+});
+
+// The tenancy and key endpoints with keys of every permission set (issue 32): tests/http/fuzz-tenancy.ts.
+const TENANCY_RUNS = Number(process.env.FUZZ_TENANCY_RUNS ?? 400);
+test(`fuzz: ${TENANCY_RUNS} generated requests to the tenancy, key and audit endpoints, each with a key of some permission set`, { timeout: 30 * 60_000 }, async () => {
+  console.log(JSON.stringify({ fuzzTenancy: { seed: SEED, ...(await fuzzTenancy(TENANCY_RUNS, SEED)) } }));
 });

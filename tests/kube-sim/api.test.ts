@@ -26,7 +26,7 @@ const errorOf = async (p: Promise<unknown>): Promise<{ code: number; body: any }
 test('discovery serves the groups and kinds the client maps to plural names', async () => {
   const res = await f.fetch(`${f.url}/apis`);
   const groups = (await res.json()) as { groups: { name: string }[] };
-  assert.deepEqual(groups.groups.map((g) => g.name).sort(), ['apiextensions.k8s.io', 'apps', 'authorization.k8s.io', 'autoscaling', 'cilium.io', 'coordination.k8s.io', 'policy', 'rbac.authorization.k8s.io']);
+  assert.deepEqual(groups.groups.map((g) => g.name).sort(), ['apiextensions.k8s.io', 'apps', 'authorization.k8s.io', 'autoscaling', 'cilium.io', 'coordination.k8s.io', 'networking.k8s.io', 'policy', 'rbac.authorization.k8s.io']);
   const cilium = (await (await f.fetch(`${f.url}/apis/cilium.io/v2`)).json()) as { resources: { name: string; kind: string; namespaced: boolean }[] };
   assert.ok(cilium.resources.some((r) => r.kind === 'CiliumNetworkPolicy' && r.name === 'ciliumnetworkpolicies' && r.namespaced));
   const version = (await (await f.fetch(`${f.url}/version`)).json()) as { major: string };

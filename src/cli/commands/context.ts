@@ -11,6 +11,8 @@ export interface CommandContext {
   now(): number;
   /** Overrides of the `--wait` timings (tests shorten them). */
   watch: Partial<WatchOptions>;
+  /** Aborted when the user interrupts (Ctrl-C): a `--watch` that runs until then returns. */
+  signal: AbortSignal;
   /** Resolves the API from flags, environment and dev.json; one client per run. */
   client(flags: ClientFlags): Promise<ApiClient>;
 }
@@ -21,6 +23,7 @@ export interface ContextDeps {
   cwd?: string;
   now?: () => number;
   watch?: Partial<WatchOptions>;
+  signal?: AbortSignal;
 }
 
 export function createContext(deps: ContextDeps): CommandContext & { close(): void } {
@@ -31,6 +34,7 @@ export function createContext(deps: ContextDeps): CommandContext & { close(): vo
     cwd: deps.cwd ?? process.cwd(),
     now: deps.now ?? Date.now,
     watch: deps.watch ?? {},
+    signal: deps.signal ?? new AbortController().signal,
     async client(flags) {
       client ??= new ApiClient(await resolveApiTarget(flags, deps.env ?? {}, deps.cwd ?? process.cwd()));
       return client;

@@ -1,6 +1,11 @@
 // /v1/sentinels: list, and deploy one through SentinelService (merge semantics). A key lists and
 // deploys the sentinels of its scope only; a deploy's audit row commits with the workflow's start.
+// Sentinel images are the platform's (issue 32): a sentinel runs with the platform's credentials
+// in the shared namespace, so a key may scale or restart its sentinel but not choose its image,
+// and ctrl's --sentinel-images (src/image-allow.ts) bounds what any credential may set.
 import type { FastifyInstance } from 'fastify';
+import { AppError } from '../../errors';
+import { imageAllowed, type ImageRule } from '../../image-allow';
 import { sentinels, type TxSql } from '../../store';
 import type { Workflows } from '../../workflow';
 import type { Engine } from '../../workflow/engine';
@@ -12,7 +17,18 @@ import { auditInTx } from '../audit';
 import { scopeOf } from '../permissions';
 import { principalOf, visible } from './scope';
 
-export function sentinelRoutes(deps: { workflows: Workflows; engine: Engine }) {
+/** The refusal of a sentinel image outside --sentinel-images, or null (a fleet rollout's too). */
+export function sentinelImageRefusal(rules: readonly ImageRule[], image: string): AppError | null {
+  if (imageAllowed(rules, image)) return null;
+  return new AppError('ERR_FORBIDDEN', `image ${image} is not one ctrl lets sentinels run (--sentinel-images)`, { details: [{ field: 'image', message: 'outside --sentinel-images' }] });
+}
+
+const keyChoosesImage = () =>
+  new AppError('ERR_FORBIDDEN', "a scoped key may scale or restart its sentinel but not choose its image: sentinel images are set by the admin token or a fleet rollout", {
+    details: [{ field: 'image', message: 'not settable by a scoped key' }],
+  });
+
+export function sentinelRoutes(deps: { workflows: Workflows; engine: Engine; sentinelImages?: readonly ImageRule[] | undefined }) {
   const { workflows, engine } = deps;
   const sql = workflows.commands.sql;
   return (app: FastifyInstance) => {
@@ -31,6 +47,11 @@ export function sentinelRoutes(deps: { workflows: Workflows; engine: Engine }) {
       const body = parse(SentinelDeployBody, req.body ?? {}, 'body');
       const { wait } = parse(SentinelDeployQuery, req.query, 'query');
       const sentinel = visible(req, await sentinels.getSentinel(sql, id), 'sentinel', id);
+      if (body.image !== undefined) {
+        if (principalOf(req).type === 'key') throw keyChoosesImage();
+        const refused = sentinelImageRefusal(deps.sentinelImages ?? [], body.image);
+        if (refused) throw refused;
+      }
       const opts = { key: id, alongside: (tx: TxSql) => auditInTx(tx, req, { id, workspaceId: sentinel.workspaceId, projectId: sentinel.projectId, environmentId: sentinel.environmentId }) };
       await assertKnownRegions(sql, [sentinel.region], 'sentinel.region');
       // Each operator deploy is a trace of its own: the invocation ends its sentinel.deploy span.

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { parseDuration, regionPattern } from '../../config';
 import { text } from '../../workflow/deploy/spec';
 import { PERMISSIONS } from '../permissions';
+import { foreignPrefix, type IdPrefix } from '../../ids';
 
 /** Ids given by the caller become label values and parts of hostnames: DNS-safe, short. */
 const slugId = z.string().regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, 'must be lowercase letters, digits and hyphens (at most 63), like acme-prod');
@@ -11,10 +12,17 @@ const name = text(128).min(1, 'must not be empty');
 const region = z.string().regex(regionPattern, 'must be a DNS-safe region name like us-east-1');
 const hostname = z.string().max(253).regex(/^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$/, 'must be a lowercase DNS name like api.example.com');
 
-export const CreateWorkspaceBody = z.strictObject({ id: slugId.optional(), name });
-export const CreateProjectBody = z.strictObject({ id: slugId.optional(), name });
+/** A chosen id of kind `own`: a slug that does not take another kind's generated prefix. */
+const chosenId = (own: IdPrefix) =>
+  slugId.superRefine((v, ctx) => {
+    const p = foreignPrefix(v, own);
+    if (p) ctx.addIssue({ code: 'custom', message: `must not start with ${p}-, which generated ids of another kind use` });
+  });
+
+export const CreateWorkspaceBody = z.strictObject({ id: chosenId('ws').optional(), name });
+export const CreateProjectBody = z.strictObject({ id: chosenId('prj').optional(), name });
 export const CreateEnvironmentBody = z.strictObject({
-  id: slugId.optional(),
+  id: chosenId('env').optional(),
   slug: slugId,
   regions: z
     .array(region)

@@ -29,9 +29,9 @@ export const DeploymentApply = z.object({
   region,
   namespace: z.string().min(1),
   image: z.string().min(1),
-  replicas: z.number().int().min(0),
-  cpuMillicores: z.number().int().positive(),
-  memoryMib: z.number().int().positive(),
+  replicas: int32().min(0),
+  cpuMillicores: int32().positive(),
+  memoryMib: int32().positive(),
   port: z.number().int().min(1).max(65535),
   command: z.array(z.string()),
   env: z.record(z.string(), z.string()),
@@ -42,11 +42,12 @@ export const DeploymentApply = z.object({
    * of requests); krane then leaves the StatefulSet's replicas to it. Absent or null: `replicas`.
    */
   autoscaling: z
-    .object({ minReplicas: z.number().int().min(1), maxReplicas: z.number().int().min(1), cpuUtilization: z.number().int().min(1).max(100) })
+    .object({ minReplicas: int32().min(1), maxReplicas: int32().min(1), cpuUtilization: z.number().int().min(1).max(100) })
     .nullable()
     .optional(),
   /** The deployment's desired-state generation (a stop and a start each move it); krane stamps
-   *  its pod reports with the one it applied. Absent from a ctrl before the field. */
+   *  its pod reports with the one it applied. Absent from a ctrl before the field. A bigint
+   *  column: bounded by what a JSON number holds exactly (zod's int). */
   generation: z.number().int().min(0).optional(),
 });
 export type DeploymentApply = z.infer<typeof DeploymentApply>;
@@ -59,9 +60,9 @@ export const SentinelApply = z.object({
   region,
   namespace: z.string().min(1),
   image: z.string().min(1),
-  replicas: z.number().int().min(0),
-  cpuMillicores: z.number().int().positive(),
-  memoryMib: z.number().int().positive(),
+  replicas: int32().min(0),
+  cpuMillicores: int32().positive(),
+  memoryMib: int32().positive(),
   /**
    * sentinelSpecHash of the fields above, computed by ctrl. krane stamps it on the Deployment
    * and reports it back once that spec is fully rolled out; ctrl calls a sentinel converged
@@ -101,7 +102,7 @@ export const RoutesApply = z.object({
       z.object({
         deploymentId: id,
         weight: z.number().int().min(0).max(100),
-        replicas: z.number().int().min(0),
+        replicas: int32().min(0),
         // A deployment runs at most 1,000 replicas (its spec's bound); ordinals are the pods'.
         ordinals: z.array(z.number().int().min(0).max(999_999)).max(1000).optional(),
       }),
@@ -142,7 +143,7 @@ export type ChangeEvent = z.infer<typeof ChangeEvent>;
 export const StreamLine = z.union([
   z.object({ type: z.literal('snapshot_begin') }),
   ChangeEvent,
-  z.object({ type: z.literal('snapshot_end'), cursor: z.string().min(1), count: z.number().int().min(0) }),
+  z.object({ type: z.literal('snapshot_end'), cursor: z.string().min(1), count: int32().min(0) }),
   z.object({ type: z.literal('heartbeat') }),
   z.object({ type: z.literal('end'), cursor: z.string().min(1) }),
 ]);
@@ -161,8 +162,9 @@ export const InstanceReport = z.object({
   /** True when the pod is gone: ctrl removes the instance row. */
   deleted: z.boolean().default(false),
   /** The deployment's desired-state generation krane had applied when it observed the pod
-   *  (DeploymentApply.generation); absent when it had applied none, or from an older krane. */
-  generation: z.number().int().min(0).optional(),
+   *  (DeploymentApply.generation); absent when it had applied none, or from an older krane.
+   *  The instances column is an int4 (a larger value was a 500). */
+  generation: int32().min(0).optional(),
 });
 export type InstanceReport = z.infer<typeof InstanceReport>;
 
@@ -199,13 +201,14 @@ export const MAX_INSTANCE_SET = 50_000;
 /** An autoscaled deployment's HorizontalPodAutoscaler as krane sees it (issue 25). */
 export const AutoscalerStatus = z.object({
   deploymentId: id,
-  minReplicas: z.number().int().min(0),
-  maxReplicas: z.number().int().min(0),
+  // Each lands in an int4 column of topology_autoscalers.
+  minReplicas: int32().min(0),
+  maxReplicas: int32().min(0),
   /** null until the autoscaler has run once. */
-  currentReplicas: z.number().int().min(0).nullable(),
-  desiredReplicas: z.number().int().min(0).nullable(),
+  currentReplicas: int32().min(0).nullable(),
+  desiredReplicas: int32().min(0).nullable(),
   /** Average CPU of the Ready pods, percent of requests; null without metrics. */
-  cpuUtilization: z.number().int().min(0).nullable(),
+  cpuUtilization: int32().min(0).nullable(),
   /** True when the autoscaler is gone: ctrl removes its row. */
   deleted: z.boolean().default(false),
 });

@@ -19,6 +19,7 @@ import { assertFeatures, assertNotQuarantined, assertVersionFree, resolveRegions
 import type { Feature } from './features';
 import { versions } from '../../store';
 import type { OfflineCheck } from '../regions';
+import { claimDeploymentHostname } from './hostnames';
 
 export interface CommandDeps {
   sql: Sql;
@@ -106,6 +107,7 @@ async function insertAndStart(
       traceparent: currentTraceparent(),
       strategy: input.strategy.type === 'rolling' ? null : input.strategy,
     });
+    await claimDeploymentHostname(tx, deps.apexDomain, row);
     await a.alongside?.(tx, targetOf(row));
     return row;
   }).catch(async (err: unknown) => {

@@ -16,6 +16,8 @@
 // - build.ts: the pluggable image builder (stopped by an abort signal); build-step.ts: the
 //   deploy's build step, which stops the build when the operator aborts the canary being built;
 //   progress.ts: the pure readiness rule.
+// - hostnames.ts: hostname ownership (issue 32): the names an environment and a deployment are
+//   reached on, the ones a caller may not give, and their claims (one owner per name).
 // - wait.ts: waiting on krane's reports: awakeable + periodic re-check + deadline, and an
 //   optional offline check that ends the wait when a region stays offline past the grace.
 //
@@ -25,3 +27,4 @@ export * from './commands';
 export * from './deploy';
 export * from './desired-state';
 export * from './progress';
+export * from './hostnames';

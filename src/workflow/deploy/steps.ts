@@ -11,6 +11,7 @@ import { withSpan } from '../../tracing';
 import { environmentHostname, lockTraffic, routeAllTo, withdrawTraffic } from '../progressive/traffic';
 import { superseded } from '../progressive/walk';
 import { quarantineFailure } from '../progressive/quarantine';
+import { assignOwnDomain, deploymentHostname } from './hostnames';
 
 /** What the steps need of the deploy's dependencies. */
 export interface StepDeps {
@@ -36,7 +37,7 @@ export async function markReady(tx: TxSql, deps: StepDeps, id: string, environme
   if (locked?.desiredState === 'stopped') throw new TerminalError('stopped before it became ready', { code: STOPPED });
   const env = await tenancy.getEnvironment(tx, environmentId);
   const base = { workspaceId: env!.workspaceId, environmentId: env!.id, deploymentId: id };
-  await domains.assignDomain(tx, { ...base, hostname: `${id}.${deps.apexDomain}`, kind: 'deployment' });
+  await assignOwnDomain(tx, { ...base, hostname: deploymentHostname(id, deps.apexDomain), kind: 'deployment' });
   const row = await deployments.setDeploymentStatus(tx, id, 'ready');
   // The environment's domain follows the newest ready deployment; an older one that
   // finishes late, or a restart, does not take it back (promote moves it explicitly).
@@ -46,7 +47,7 @@ export async function markReady(tx: TxSql, deps: StepDeps, id: string, environme
   // A restart takes them back only when nothing serves the environment: its stop (or the stops
   // of every deployment that served it) emptied the table, and a start should end that outage.
   if ((!restart || table.length === 0) && !newerHolds) {
-    await domains.assignDomain(tx, { ...base, hostname: envHost, kind: 'environment' });
+    await assignOwnDomain(tx, { ...base, hostname: envHost, kind: 'environment' });
     // Traffic follows the domain: a rolling deploy that became ready takes all of it.
     await routeAllTo(tx, environmentId, deps.apexDomain, id);
   }

@@ -119,7 +119,7 @@ export class Engine {
       maxParked: opts.maxParked ?? DEFAULT_MAX_PARKED,
       defs: this.#defs,
       results: this.#results,
-      metrics: (counts) => engineMetrics(opts.registry, counts),
+      metrics: (counts) => engineMetrics(opts.registry, counts, () => store.backlog(this.sql)),
       client: this,
       tracing: opts.tracing ?? null,
     });

@@ -23,6 +23,7 @@ import * as store from './invocation-store';
 import * as journalStore from './journal-store';
 import type { DoneEntry, JournalRow } from './invocation-store';
 import type { EngineBatches } from './batches';
+import type { EngineMetrics } from './metrics';
 
 /** What an execution needs from its engine. */
 export interface Runtime {
@@ -45,6 +46,8 @@ export interface Runtime {
   onFinished(exec: ExecutionCore, finish: store.FinishResult | null, outcome: Outcome | null): void;
   /** An execution that held the lease learnt it had lost it (for engine_leases_lost_total). */
   onLeaseLost(): void;
+  /** The engine's metrics (a step's retries count in engine_step_retries_total). */
+  readonly metrics: Pick<EngineMetrics, 'stepRetried'>;
 }
 
 export type Outcome = { status: 'completed'; result: string } | { status: 'failed' | 'cancelled'; error: StoredFailure };

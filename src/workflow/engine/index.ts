@@ -96,7 +96,9 @@
 //   await engine.listInvocations({ status: 'running', target: 'counter' }); await engine.getInvocation(id);
 //   routes' readiness: engine.readinessCheck();  on SIGTERM: await engine.stop() (hands leases back).
 //   Metrics (with `registry`): engine_invocations_finished_total{service,handler,status},
-//   engine_executions{state=running|parked}.
+//   engine_leases_lost_total, engine_step_retries_total{service},
+//   engine_executions{state=running|parked}, and from the database at scrape time
+//   engine_invocations{status} and engine_overdue_seconds{status} (unfinished ones).
 export { createEngine, Engine } from './engine';
 export type { EngineOptions, ClientOptions, SendClientOptions, InvocationView, JournalEntryView } from './engine';
 export { handler, defineService, defineObject } from './definitions';

@@ -332,3 +332,20 @@ export async function purgeFinished(sql: Queryable, olderThanMs: number, limit: 
     SELECT id FROM gone`;
   return rows.length;
 }
+
+export interface BacklogRow {
+  status: InvocationStatus;
+  count: number;
+  /** Seconds the most overdue of them is past its due_at (a ready one's start, a running one's
+   *  lease, a timer); 0 when none is late. */
+  overdueSeconds: number;
+}
+
+/** Unfinished invocations by status, and how late each status's latest is: the engine's
+ *  backlog metrics, one query per scrape (the status index narrows it to unfinished rows). */
+export async function backlog(sql: Queryable): Promise<BacklogRow[]> {
+  return sql<BacklogRow[]>`
+    SELECT status, count(*)::int AS count,
+           coalesce(max(extract(epoch FROM now() - due_at)) FILTER (WHERE due_at < now()), 0)::float8 AS overdue_seconds
+    FROM engine_invocations WHERE status IN ('scheduled', 'queued', 'ready', 'running', 'suspended') GROUP BY status`;
+}

@@ -30,6 +30,8 @@ export interface StepHost {
   gone(): boolean;
   /** Records the lost lease on the execution and throws. */
   lost(): never;
+  /** An attempt failed and another follows (engine_step_retries_total). */
+  retrying(): void;
 }
 
 /** Runs the body until it succeeds, fails terminally or runs out of attempts; the outcome is
@@ -70,6 +72,7 @@ export async function attemptStep(
         factor: opts.factor ?? 2,
         onFailedAttempt: ({ error, attemptNumber, retriesLeft }) => {
           host.logger.warn({ invocationId: host.invocationId, step: name, attemptNumber, retriesLeft, err: error.message }, 'engine step attempt failed');
+          if (retriesLeft > 0) host.retrying();
         },
       },
     );

@@ -74,7 +74,7 @@ export class Worker implements Runtime {
   #listening = false;
   #unlisten: (() => Promise<void>) | null = null;
   readonly #claims: Claims;
-  readonly #metrics: EngineMetrics;
+  readonly metrics: EngineMetrics;
   readonly trace: EngineTrace;
 
   constructor(o: WorkerOptions) {
@@ -91,7 +91,7 @@ export class Worker implements Runtime {
     this.#results = o.results;
     this.#client = o.client;
     this.trace = new EngineTrace(o.tracing, o.sql);
-    this.#metrics = o.metrics(() => ({ running: this.#running.size, parked: this.#parked.size }));
+    this.metrics = o.metrics(() => ({ running: this.#running.size, parked: this.#parked.size }));
     this.#claims = new Claims({
       sql: o.sql,
       logger: o.logger,
@@ -235,7 +235,7 @@ export class Worker implements Runtime {
     this.#parked.delete(exec);
     if (this.#executions.get(exec.id) === exec) this.#executions.delete(exec.id);
     if (finish?.ok && outcome) {
-      this.#metrics.finished(exec.target.service, exec.target.handler, outcome.status);
+      this.metrics.finished(exec.target.service, exec.target.handler, outcome.status);
       const fields = { invocationId: exec.id, service: exec.target.service, handler: exec.target.handler };
       if (outcome.status === 'completed') this.logger.debug(fields, 'engine invocation completed');
       else this.logger.warn({ ...fields, status: outcome.status, code: outcome.error.code, err: outcome.error.message }, 'engine invocation failed');
@@ -359,7 +359,7 @@ export class Worker implements Runtime {
 
   /** Not while stopping: the leases of executions still running then are handed back, not lost. */
   onLeaseLost(): void {
-    if (!this.#stopping) this.#metrics.leaseLost();
+    if (!this.#stopping) this.metrics.leaseLost();
   }
 
   /** An execution of `id` runs in this process now (it will settle local waiters itself). */

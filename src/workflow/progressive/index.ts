@@ -14,8 +14,10 @@
 //   read by range-query.ts, judged by the pure judge/), and its evidence, stored and announced
 //   by a database step of its own after the check (once, whatever the check's replays).
 // - quarantine.ts: rolled-back images, refused per environment unless forced.
+// - metrics.ts: split traffic weights and quarantined images as Prometheus gauges.
 //
 // Keying: the walk holds its deployment's key; every table write takes the environment's
 // traffic lock first.
 export * from './strategy';
 export * from './traffic';
+export { registerProgressiveMetrics } from './metrics';
