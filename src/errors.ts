@@ -39,6 +39,8 @@ const REGISTRY = {
   ERR_DEPLOY_STOPPED: E(409),
   ERR_DEPLOY_TIMEOUT: E(504, true),
   ERR_DEPLOY_REGION_OFFLINE: E(503, true),
+  /** A promote while a region the deployment runs in is offline (issue 33): retried once it is back. */
+  ERR_PROMOTE_REGION_OFFLINE: E(409, true),
   ERR_REGION_UNKNOWN: E(400),
   // Versions, quarantine and feature flags (issue 25)
   ERR_DEPLOYMENT_VERSION_TAKEN: E(409),

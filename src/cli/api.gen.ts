@@ -244,7 +244,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** status, regions, instances, domains, steps */
+        /** status, regions, instances, domains, steps, the environment's sentinels in its regions */
         get: {
             parameters: {
                 query?: never;
@@ -542,7 +542,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** point the environment's domains and traffic here; a canary or blue-green in progress skips to 100% (`promoting`) */
+        /** point the environment's domains and traffic here (409 while a region it runs in is offline); a canary or blue-green in progress skips to 100% (`promoting`) once every region is online and ready */
         post: {
             parameters: {
                 query?: never;
@@ -4037,6 +4037,17 @@ export interface components {
             analysis: {
                 checks: components["schemas"]["AnalysisCheck"][];
             };
+            sentinels: {
+                id: string;
+                region: string;
+                image: string;
+                runningImage: string | null;
+                /** @enum {string} */
+                deployStatus: "idle" | "progressing" | "ready" | "failed";
+                /** @enum {string} */
+                health: "unknown" | "healthy" | "unhealthy";
+                converged: boolean;
+            }[];
         };
         DeploymentList: {
             deployments: components["schemas"]["DeploymentSummary"][];

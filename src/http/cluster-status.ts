@@ -19,6 +19,9 @@
 //   cleared afterwards never comes back. The deploy workflow reads a deployment's failure and
 //   fails fast on it; a sentinel failure also makes its health `unhealthy` and a `progressing`
 //   deploy `failed`.
+// - routes: a report that changes which pods of a deployment are running (Ready) in the region
+//   records a routes change for the tables naming it there, since the routes address those pods
+//   (issue 33: an autoscaler's extra pods get traffic).
 // - sentinels: observed fields, ordered by { leaseEpoch, seq } (krane's Lease transitions and
 //   its leader's counter): a report older than the row's is ignored. A wall-clock observedAt is
 //   kept for display only, and only within OBSERVED_AT_SKEW_MS of ctrl's clock.
@@ -29,7 +32,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodType } from 'zod';
 import { forbidden, issuesToDetails, validationError } from '../errors';
-import { applyFailures, autoscalers, cilium, instances, sentinels, withTx, type Sql } from '../store';
+import { applyFailures, autoscalers, cilium, instances, routes, sentinels, withTx, type Sql } from '../store';
 import { DeploymentStatusReport, RegionStatusReport, SentinelStatusReport, type ApplyReport, type SentinelStatus } from '../sync/wire';
 import { AgentAuth, assertAgentRegion } from './auth';
 import { withSpan } from '../tracing';
@@ -147,9 +150,13 @@ export function clusterStatusRoutes(deps: ClusterStatusDeps) {
       const deletes = live.filter((i) => i.deleted);
       // A gone deployment's successes still clear its failure rows of this region.
       const applies = report.applies;
-      let pruned: { deploymentId: string; podName: string }[] = [];
+      let pruned: { deploymentId: string; podName: string; status: string }[] = [];
+      const named = ids.filter((id) => !gone.has(id));
       await linkedToApplies('deployment.status.report', region, applies, () =>
         withTx(sql, async (tx) => {
+          // The routes address each backend's running pods (store/desired-state.ts): whose set
+          // this report moves gets a routes change, read before and after its writes.
+          const before = await instances.runningPods(tx, region, named);
           if (report.instanceSet) {
             // The body's own reports are newer than its set: they decide their pods' rows.
             const keep = [...report.instanceSet, ...report.instances.map(({ deploymentId, podName }) => ({ deploymentId, podName }))];
@@ -161,6 +168,10 @@ export function clusterStatusRoutes(deps: ClusterStatusDeps) {
           const scalers = report.autoscalers.filter((s) => !gone.has(s.deploymentId));
           await autoscalers.deleteAutoscalers(tx, region, scalers.filter((s) => s.deleted).map((s) => s.deploymentId));
           await autoscalers.upsertAutoscalers(tx, scalers.filter((s) => !s.deleted).map(({ deleted: _d, ...s }) => ({ ...s, region })));
+          const after = await instances.runningPods(tx, region, named);
+          const same = (a: string[] | undefined, b: string[] | undefined) => (a ?? []).join('\n') === (b ?? []).join('\n');
+          const moved = new Set([...named.filter((id) => !same(before.get(id), after.get(id))), ...pruned.filter((p) => p.status === 'running').map((p) => p.deploymentId)]);
+          await routes.backendsMoved(tx, region, [...moved]);
         }),
       );
       for (const a of applies) if (a.outcome === 'succeeded' && a.recreated) req.log.warn({ resource: a.resource, ...agentTextFields('why', a.recreated) }, 'krane recreated an object for an immutable field change');

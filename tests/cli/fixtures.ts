@@ -44,6 +44,7 @@ export const deploymentDetail = (o: Partial<DeploymentDetail> = {}): DeploymentD
   steps: [],
   invocations: [],
   analysis: { checks: [] },
+  sentinels: [],
   ...o,
 });
 

@@ -112,6 +112,18 @@ test('routes: ConfigMap routes-<env> holds the weights and each backend\'s stabl
   assert.notEqual(hash(s), hash(routesState({ backends: s.backends.map((b, i) => ({ ...b, weight: i === 0 ? 80 : i === 1 ? 20 : 0 })) })));
 });
 
+test('routes: with ordinals (the pods krane reported Ready) the addresses are those pods\', whatever the replicas (issue 33)', () => {
+  const s = routesState({ backends: [{ deploymentId: 'dep-auto', weight: 100, replicas: 1, ordinals: [0, 2, 3] }, { deploymentId: 'dep-starting', weight: 0, replicas: 2, ordinals: [] }] });
+  const [cm] = buildObjects(s, { workloadNamespace: 'apps' }) as any[];
+  assert.deepEqual(JSON.parse(cm.data['routes.json']).backends, [
+    { deploymentId: 'dep-auto', weight: 100, addresses: ['dep-auto-0.dep-auto.apps.svc.cluster.local', 'dep-auto-2.dep-auto.apps.svc.cluster.local', 'dep-auto-3.dep-auto.apps.svc.cluster.local'] },
+    { deploymentId: 'dep-starting', weight: 0, addresses: [] },
+  ]);
+  // A pod joining is a different manifest: krane re-applies the ConfigMap.
+  const hash = (x: ApplyState) => buildObjects(x)[0]!.metadata.annotations[ANNOTATION.manifestHash];
+  assert.notEqual(hash(s), hash(routesState({ backends: [{ ...s.backends[0]!, ordinals: [0, 2] }, s.backends[1]!] })));
+});
+
 test('labels are exactly the contract plus managed-by on every object', () => {
   const expectScope = { [LABEL.workspaceId]: 'ws-a', [LABEL.projectId]: 'prj-a', [LABEL.appId]: 'app-a', [LABEL.environmentId]: 'env-a' };
   const cases: [ApplyState, Record<string, string>][] = [

@@ -3,10 +3,10 @@
 // writes its audit row in its own transaction (the commands' `alongside`).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { notFound, validationError } from '../../errors';
-import { analysisChecks, autoscalers, deployments, domains, instances, quarantine, tenancy } from '../../store';
+import { analysisChecks, autoscalers, deployments, domains, instances, quarantine, sentinels, tenancy } from '../../store';
 import type { Deployment } from '../../store/deployments';
 import type { AnalysisCheckRow } from '../../store/analysis-checks';
-import { abortDeployment, changeDesiredState, createDeployment, destinationProblem, NO_OUTBOUND_ALLOW, promoteDeployment, rollbackDeployment, type OutboundPolicy, type Workflows } from '../../workflow';
+import { abortDeployment, changeDesiredState, createDeployment, destinationProblem, NO_OUTBOUND_ALLOW, promoteDeployment, rollbackDeployment, sentinelConverged, type OutboundPolicy, type Workflows } from '../../workflow';
 import type { Engine } from '../../workflow/engine';
 import { CreateDeploymentBody, IdParams, ListDeploymentsQuery, RollbackBody } from './schemas';
 import { parse } from './parse';
@@ -116,7 +116,7 @@ export function deploymentRoutes(deps: DeploymentRouteDeps) {
     app.get('/v1/deployments/:id', { config: { permission: 'deployments.read' } }, async (req) => {
       const { id } = parse(IdParams, req.params, 'params');
       const d = await own(req, id);
-      const [progress, inst, doms, invocations, liveness, checks, scalers, quarantined] = await Promise.all([
+      const [progress, inst, doms, invocations, liveness, checks, scalers, quarantined, snts] = await Promise.all([
         deployments.deploymentProgress(sql, id),
         instances.listInstances(sql, id),
         domains.listDomains(sql, { deploymentId: id }),
@@ -125,6 +125,7 @@ export function deploymentRoutes(deps: DeploymentRouteDeps) {
         analysisChecks.listChecks(sql, id),
         autoscalers.listAutoscalers(sql, id),
         d.image ? quarantine.findQuarantined(sql, d.environmentId, d.image) : Promise.resolve(undefined),
+        sentinels.listSentinels(sql, { environmentId: d.environmentId }),
       ]);
       const scaler = new Map(scalers.map((s) => [s.region, s]));
       // Per region with autoscaling: the bounds, the replicas the autoscaler last ran and wants.
@@ -146,6 +147,11 @@ export function deploymentRoutes(deps: DeploymentRouteDeps) {
         invocations: invocations.map((i) => ({ id: i.id, handler: i.handler, status: i.status, createdAt: i.createdAt })),
         // The evidence of each analysis verdict (issue 27), the newest 100, oldest first.
         analysis: { checks: checkViews(checks) },
+        // The environment's sentinels in the deployment's regions (seed 000): a deploy waits only
+        // for those it created, so one still converging (a fleet rollout's) shows here instead.
+        sentinels: snts
+          .filter((x) => d.regions.includes(x.region))
+          .map((x) => ({ id: x.id, region: x.region, image: x.image, runningImage: x.runningImage, deployStatus: x.deployStatus, health: x.health, converged: sentinelConverged(x) })),
       };
     });
 

@@ -105,6 +105,19 @@ export const DeploymentDetail = named(
     ),
     invocations: z.array(z.strictObject({ id: Id, handler: z.string(), status: z.string(), createdAt: Timestamp })),
     analysis: z.strictObject({ checks: z.array(AnalysisCheck) }),
+    /** The environment's sentinels in the deployment's regions (issue 33): a deploy waits only
+     *  for those it created, so one still converging shows here instead of holding it. */
+    sentinels: z.array(
+      z.strictObject({
+        id: Id,
+        region: z.string(),
+        image: z.string(),
+        runningImage: z.string().nullable(),
+        deployStatus: z.enum(SENTINEL_DEPLOY_STATUSES),
+        health: z.enum(SENTINEL_HEALTH),
+        converged: z.boolean(),
+      }),
+    ),
   }),
 );
 

@@ -53,12 +53,16 @@ export function openApiDocument(): Record<string, unknown> {
         post: { summary: 'create a deployment', requestBody: body(CreateDeploymentBody), responses: accepted('created; the deploy workflow runs', R.DeploymentCreated) },
         get: { summary: 'list deployments of an environment', parameters: queryParams(ListDeploymentsQuery), responses: ok('deployments', R.DeploymentList) },
       },
-      '/v1/deployments/{id}': { get: { summary: 'status, regions, instances, domains, steps', parameters: [idParam], responses: ok('deployment', R.DeploymentDetail) } },
+      '/v1/deployments/{id}': { get: { summary: 'status, regions, instances, domains, steps, the environment\'s sentinels in its regions', parameters: [idParam], responses: ok('deployment', R.DeploymentDetail) } },
       '/v1/deployments/{id}/stop': { post: { summary: 'stop (desired state stopped)', parameters: [idParam], responses: ok('stopped', R.DesiredStateChanged) } },
       '/v1/deployments/{id}/start': { post: { summary: 'start a stopped deployment', parameters: [idParam], responses: ok('starting', R.DesiredStateChanged) } },
       '/v1/deployments/{id}/rollback': { post: { summary: 'new deployment from this one\'s config', parameters: [idParam], responses: accepted('rollback deployment created', R.RollbackCreated) } },
       '/v1/deployments/{id}/promote': {
-        post: { summary: 'point the environment\'s domains and traffic here; a canary or blue-green in progress skips to 100% (`promoting`)', parameters: [idParam], responses: ok('promoted', R.Promoted) },
+        post: {
+          summary: 'point the environment\'s domains and traffic here (409 while a region it runs in is offline); a canary or blue-green in progress skips to 100% (`promoting`) once every region is online and ready',
+          parameters: [idParam],
+          responses: ok('promoted', R.Promoted),
+        },
       },
       '/v1/deployments/{id}/abort': {
         post: { summary: 'roll a canary or blue-green in progress back to the stable deployment (ends rolled_back)', parameters: [idParam], responses: accepted('abort requested', R.AbortRequested) },

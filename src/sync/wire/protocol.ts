@@ -85,8 +85,10 @@ export type CiliumPolicyApply = z.infer<typeof CiliumPolicyApply>;
 
 /**
  * An environment's routing table in one region (issue 13). krane writes it as the ConfigMap the
- * sentinels read, adding each backend's stable instance addresses, which follow from the
- * deployment id and its replicas in the region (StatefulSet pod DNS names).
+ * sentinels read, adding each backend's stable instance addresses (StatefulSet pod DNS names),
+ * which follow from the deployment id and `ordinals`, its pods running in the region as krane
+ * reported them (issue 33: so an autoscaler's extra pods get traffic); absent (a ctrl from
+ * before), from `replicas`: ordinals 0 to replicas-1.
  */
 export const RoutesApply = z.object({
   action: z.literal('apply'),
@@ -96,7 +98,15 @@ export const RoutesApply = z.object({
   namespace: z.string().min(1),
   hostname: z.string().min(1).max(253),
   backends: z
-    .array(z.object({ deploymentId: id, weight: z.number().int().min(0).max(100), replicas: int32().min(0) }))
+    .array(
+      z.object({
+        deploymentId: id,
+        weight: z.number().int().min(0).max(100),
+        replicas: int32().min(0),
+        // A deployment runs at most 1,000 replicas (its spec's bound); ordinals are the pods'.
+        ordinals: z.array(z.number().int().min(0).max(999_999)).max(1000).optional(),
+      }),
+    )
     .max(100),
 });
 export type RoutesApply = z.infer<typeof RoutesApply>;
