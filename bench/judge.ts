@@ -6,13 +6,15 @@
 // look up to 40 (failures only accumulate), for a worse one the power. The scenarios are in
 // bench/judge/scenarios.ts; the draws are seeded by scenario name and run, so every setting
 // judges the same series. Also: the fewest canary errors that fail with no stable errors, per
-// traffic share, against an exact one-look binomial test; and a wire check (bench/judge/wire.ts).
+// traffic share, against an exact one-look binomial test; what a test of the tolerance's boundary
+// could reach on the latency targets (bench/judge/bound.ts); and a wire check (bench/judge/wire.ts).
 //
 // Flags: --runs N (2,000 by default, the issue's count), --looks N (40), --settings a,b (names
 // below), --only TEXT (scenarios whose name contains it). Tables go to stderr as Markdown; one
 // JSON object is printed last on stdout.
 import { parseArgs } from 'node:util';
 import { compareSeries, type CompareInput, type CompareOptions } from '../src/workflow/progressive/judge';
+import { boundaryNullCeiling } from './judge/bound';
 import { rng, SAMPLES_PER_CHECK, scenarios, type Run, type Scenario } from './judge/scenarios';
 import { wire } from './judge/wire';
 
@@ -32,18 +34,13 @@ const SETTINGS: Record<string, CompareOptions> = {
 /** Checks the tables report the cumulative share at. */
 const MARKS = [5, 10, 20, 40].filter((m) => m <= LOOKS);
 
-const sum = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0);
 const round = (x: number) => Math.round(x * 10000) / 10000;
 
-/** What the workflow's check k reads: every sample since the first check, and for counts their sums. */
+/** What the workflow's check k reads: every sample since the first check (for counts, errors and requests per window). */
 function inputAt(run: Run, k: number): CompareInput {
   const n = k * SAMPLES_PER_CHECK;
   const input: CompareInput = { baseline: run.baseline.slice(0, n), canary: run.canary.slice(0, n) };
-  if (!run.totals) return input;
-  const totals = { baseline: run.totals.baseline.slice(0, n), canary: run.totals.canary.slice(0, n) };
-  const counts = { baseline: { errors: sum(input.baseline), total: sum(totals.baseline) }, canary: { errors: sum(input.canary), total: sum(totals.canary) } };
-  // `totals` (the request series) is read by judges that condition per sample; others ignore it.
-  return { ...input, counts, totals } as CompareInput;
+  return run.totals ? { ...input, totals: { baseline: run.totals.baseline.slice(0, n), canary: run.totals.canary.slice(0, n) } } : input;
 }
 
 /** The check that failed the run (1-based), or null. */
@@ -130,6 +127,7 @@ async function main() {
     looks: LOOKS,
     samplesPerCheck: SAMPLES_PER_CHECK,
     settings,
+    boundaryNullCeiling: boundaryNullCeiling(),
     wire: Number(flags.wire) > 0 ? await wire(Number(flags.wire), 10, BASE) : null,
     targets,
     seconds: round((performance.now() - t0) / 1000),
