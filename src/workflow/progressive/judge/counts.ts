@@ -89,12 +89,14 @@ export function countLogLR(windows: readonly Window[], ratio0: number, prior: Ra
   let allLog = allCanary > 0 ? Math.log(allCanary) : -Infinity;
   for (const w of windows) {
     if (!informative(w)) continue;
-    const p0 = nullShare(w.canaryTotal, w.baselineTotal, ratio0);
-    prior.forEach((p, i) => {
-      const p1 = nullShare(w.canaryTotal, w.baselineTotal, ratio0 * p.multiplier);
-      logs[i] = logs[i]! + w.canaryErrors * Math.log(p1 / p0) + w.baselineErrors * Math.log((1 - p1) / (1 - p0));
-    });
-    allLog = w.baselineErrors > 0 ? -Infinity : allLog - w.canaryErrors * Math.log(p0);
+    // With r = ρ·T_c/T_b: p = r/(1 + r), so p1/p0 = m·(1 + r0)/(1 + m·r0) and (1 − p1)/(1 − p0) = (1 + r0)/(1 + m·r0).
+    const r0 = (ratio0 * w.canaryTotal) / w.baselineTotal;
+    for (let i = 0; i < prior.length; i++) {
+      const m = prior[i]!.multiplier;
+      const stay = Math.log((1 + r0) / (1 + m * r0));
+      logs[i] = logs[i]! + w.canaryErrors * (Math.log(m) + stay) + w.baselineErrors * stay;
+    }
+    allLog = w.baselineErrors > 0 ? -Infinity : allLog + w.canaryErrors * Math.log1p(1 / r0);
   }
   const terms = [...logs, allLog].filter((t) => t > -Infinity);
   const top = Math.max(...terms);
@@ -131,7 +133,8 @@ export function ratioSequence(windows: readonly Window[], alpha: number, allCana
     let lo = -30;
     let hi = 30;
     if (fromBelow ? !rejects(lo) : !rejects(hi)) return fromBelow ? 0 : Infinity;
-    for (let i = 0; i < 60; i++) {
+    // 32 halvings of 60: a bound to 1e-7 of itself.
+    for (let i = 0; i < 32; i++) {
       const mid = (lo + hi) / 2;
       if (rejects(mid) === fromBelow) lo = mid;
       else hi = mid;

@@ -60,6 +60,9 @@ function cdfTable(n1: number, n2: number, degree: number): Float64Array {
 /** Whether a tail up to U = degree fits `budget` steps. */
 export const exactAffordable = (n1: number, n2: number, degree: number, budget = EXACT_BUDGET): boolean => n1 * n2 * Math.min(degree, n1 * n2) <= budget;
 
+/** P(U ≤ k) for every k up to `degree`, computed once (an interval's rank scans them). */
+export const exactCdfUpTo = (n1: number, n2: number, degree: number): Float64Array => cdfTable(n1, n2, degree);
+
 /** P(U ≤ k) under the null, exactly (k below 0: 0). */
 export function exactCdf(k: number, n1: number, n2: number): number {
   const kk = Math.floor(k);
