@@ -20,7 +20,7 @@ export interface Wording {
   /** Shown worse than the stable (the anytime test), whatever the estimate. */
   shownWorse: boolean;
   /** The estimate beyond the tolerance. */
-  overTolerance: boolean;
+  estimatedOver: boolean;
   noun: string;
   /** The stable's level (median, or error rate) and the shift in the same units. */
   mb: number;
@@ -75,7 +75,9 @@ export function describe(a: Wording): string {
   const side = a.direction === 'higher-is-better' && !a.counts ? 'under' : 'over';
   if (a.fail) return `${head}, ${side} tolerance ${tol}${tail}`;
   if (a.early) return `${head}, clearly within tolerance ${tol} (p = ${formatP(a.goodP ?? 1)} that it is not)${tail}`.replace('= <', '<');
+  // A pass is "within tolerance" unless the canary is shown worse and estimated past it.
+  if (a.shownWorse && a.estimatedOver) return `${head}, worse than the stable but not yet shown ${side} tolerance ${tol}${tail}`;
   if (a.shownWorse) return `${head}, worse than the stable but within tolerance ${tol}${tail}`;
-  if (a.overTolerance) return `${head}, ${side} tolerance ${tol} but not shown worse than the stable${tail}`;
+  if (a.estimatedOver) return `${head}, not shown worse than the stable, so within tolerance ${tol}${tail}`;
   return `${head}, within tolerance ${tol}${tail}`;
 }
