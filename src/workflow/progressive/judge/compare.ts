@@ -81,7 +81,7 @@ export interface Comparison {
 /**
  * The evidence "worse than the tolerance" needs besides the estimate: 2, Ville's bound at ½ (see
  * the rule above). Higher would protect canaries within the tolerance more and catch those just
- * past it later: at 2 a 1.2× canary (σ 0.3, tolerance 0.1) is caught within 10 checks in ~78%.
+ * past it later: at 2 a 1.2× canary (σ 0.3, tolerance 0.1) is caught within 10 checks in 76%.
  */
 const TOLERANCE_EVIDENCE = 2;
 
