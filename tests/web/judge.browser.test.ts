@@ -43,6 +43,11 @@ test("a rolled-back canary's page plots both series per region with the verdicts
     }
   }
   assert.notEqual(await page.locator('[data-testid="judgement"][data-region="us-east-1"]').getAttribute('data-verdict'), 'fail');
+  // Each check's estimate and intervals over time against the tolerance (issue 37): the last one failed, above the tolerance line.
+  const trail = eu.locator('[data-testid="shift-chart"]');
+  assert.ok(Number(await trail.getAttribute('data-points')) >= 1, 'checks plotted');
+  assert.equal(await eu.locator('[data-testid="shift-check"]').last().getAttribute('data-verdict'), 'fail');
+  assert.match((await trail.locator('[data-testid="shift-tolerance"] title').textContent()) ?? '', /^tolerance 1\.1×$/);
   await page.getByRole('heading', { name: 'Canary judgement' }).scrollIntoViewIfNeeded();
   await screenshot(page, 'canary-judgement');
   assert.deepEqual(problems, []);

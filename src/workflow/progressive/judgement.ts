@@ -84,10 +84,22 @@ async function readRegion(deps: JudgeDeps, s: JudgeSubject, a: Analysis, region:
   const reads: SeriesRead[] = await Promise.all(queries);
   const bad = reads.find((r): r is Extract<SeriesRead, { ok: false }> => !r.ok);
   if (bad) return { error: bad.reason };
-  const [b, c, bt, ct] = reads.map((r) => (r as { values: number[] }).values);
-  const sum = (xs: number[]) => xs.reduce((t, x) => t + x, 0);
-  const input: CompareInput = { baseline: b!, canary: c!, ...(bt && ct ? { counts: { baseline: { errors: sum(b!), total: sum(bt) }, canary: { errors: sum(c!), total: sum(ct) } } } : {}) };
-  return { input };
+  const [b, c, bt, ct] = reads as Extract<SeriesRead, { ok: true }>[];
+  return { input: bt && ct ? pairCounts(b!, bt, c!, ct) : { baseline: b!.values, canary: c!.values } };
+}
+
+type Points = { values: number[]; times: number[] };
+
+/**
+ * The count rule's windows: errors and requests of both deployments at each timestamp any of the
+ * four series has, NaN where one has no point (the judge drops that window and counts it). Pure.
+ */
+export function pairCounts(be: Points, bt: Points, ce: Points, ct: Points): CompareInput {
+  const all = [be, bt, ce, ct];
+  const times = [...new Set(all.flatMap((s) => s.times))].sort((x, y) => x - y);
+  const at = all.map((s) => new Map(s.times.map((t, i) => [t, s.values[i]!])));
+  const column = (k: number) => times.map((t) => at[k]!.get(t) ?? Number.NaN);
+  return { baseline: column(0), canary: column(2), totals: { baseline: column(1), canary: column(3) } };
 }
 
 async function judgeCompare(deps: JudgeDeps, s: JudgeSubject, a: Analysis): Promise<{ judgement: Judgement; evidence: Evidence }> {
@@ -99,7 +111,7 @@ async function judgeCompare(deps: JudgeDeps, s: JudgeSubject, a: Analysis): Prom
   const perRegion = await Promise.all(
     s.regions.map(async (region): Promise<{ region: string; c: Comparison; series?: { baseline: number[]; canary: number[] } }> => {
       const r = await readRegion(deps, s, a, region, { startMs, endMs, stepMs });
-      if ('error' in r) return { region, c: { verdict: 'inconclusive', early: false, method: 'none', pValue: null, shift: null, baseline: { n: 0, median: null }, canary: { n: 0, median: null }, reason: r.error! } };
+      if ('error' in r) return { region, c: { verdict: 'inconclusive', early: false, method: 'none', pValue: null, shift: null, baseline: { n: 0, median: null }, canary: { n: 0, median: null }, dropped: NONE_DROPPED, reason: r.error! } };
       return { region, c: compareSeries(r.input!, settings), series: { baseline: thin(r.input!.baseline), canary: thin(r.input!.canary) } };
     }),
   );
@@ -113,6 +125,8 @@ async function judgeCompare(deps: JudgeDeps, s: JudgeSubject, a: Analysis): Prom
   const early = perRegion.length > 0 && perRegion.every((r) => r.c.early);
   return { judgement: { verdict: 'pass', value: null, reason: named('pass'), ...(early ? { early } : {}) }, evidence: found };
 }
+
+const NONE_DROPPED = { baseline: { nan: 0, infinite: 0 }, canary: { nan: 0, infinite: 0 } };
 
 /** Points of a series kept with a check: a chart's worth, not the window's every sample. */
 const SERIES_POINTS = 60;
@@ -128,7 +142,11 @@ export function thin(values: readonly number[]): number[] {
   });
 }
 
-/** A compare check as the API and the event show it (issue 27's field names). */
+/**
+ * A compare check as the API and the event show it (issue 27's field names; issue 37 adds
+ * `dropped` and, in `shift`, `coverage`, `reachable`, `tolerance` and `anytime`). JSON has no
+ * Infinity: an unbounded end of an interval is stored and shown as null.
+ */
 function evidence(region: string, stableId: string, c: Comparison) {
   return {
     judge: 'compare' as const,
@@ -139,6 +157,7 @@ function evidence(region: string, stableId: string, c: Comparison) {
     shift: c.shift,
     baseline: { deploymentId: stableId, n: c.baseline.n, median: c.baseline.median },
     canary: { n: c.canary.n, median: c.canary.median },
+    dropped: c.dropped,
     reason: c.reason,
     ...(c.early ? { early: true } : {}),
   };
