@@ -1,5 +1,6 @@
 // `npm run bench:feed`: the change feed end to end, on a private embedded PostgreSQL, with ctrl
-// in this process and the krane watchers in a child process (bench/_feed-agents.ts).
+// in this process and the krane watchers in child processes (bench/_feed-agents.ts, started by
+// bench/_feed-fleet.ts).
 //
 // - propagation: commit of a topology change → the agent's controller.apply, wall clock,
 //   p50/p99 over every (change, agent) pair, with 1, 100 and 1,000 agents all watching the
@@ -32,7 +33,7 @@
 //   run. Per run: polls handed over, changes applied from a handed-over poll (each would have
 //   waited for a reconnect), and duplicate applies (the same change applied twice by an agent).
 // Prints progress on stderr and one JSON object on the last line of stdout.
-import { fork, type ChildProcess } from 'node:child_process';
+import { fork } from 'node:child_process';
 import type { AddressInfo, Socket } from 'node:net';
 import { parseArgs } from 'node:util';
 import { join } from 'node:path';
@@ -44,6 +45,7 @@ import { createDb, migrate, type Sql } from '../src/store';
 import { upsertTopology } from '../src/store/topology';
 import { createFeed } from '../src/sync/feed';
 import { startPostgres } from '../tests/helpers/postgres';
+import { startAgents as startFleet, type Agents } from './_feed-fleet';
 import { startProfile } from './_profile';
 
 const logger = createLogger('silent');
@@ -153,6 +155,8 @@ const retired = new Set<Replica>();
 const livePorts = () => replicas.filter((r) => r.alive && !retired.has(r)).map((r) => r.port);
 const lb = REPLICAS > 1 ? await startBalancer() : null;
 const ctrlUrl = lb?.url ?? `http://127.0.0.1:${replicas[0]!.port}`;
+const fleet = { url: ctrlUrl, tokens: TOKENS, processes: AGENT_PROCESSES, profileDir: PROFILE_DIR };
+const startAgents = (regions: string[], agents: number, waitSeconds?: number, handover?: boolean) => startFleet(fleet, regions, agents, waitSeconds, handover);
 
 /** The balancer's child: told the live ports, acknowledging each list before it is relied on. */
 async function startBalancer() {
@@ -177,70 +181,6 @@ async function seedDeployments(prefix: string, n: number, region?: string) {
     await admin`INSERT INTO deployment_topology (deployment_id, region, workspace_id, replicas)
                 SELECT ${prefix} || g, ${region}, 'default', 1 FROM generate_series(0, ${n - 1}) g`;
   }
-}
-
-interface Agents {
-  ready: { snapshotMs: number; failures: number };
-  request<T>(type: string, reply: string): Promise<T>;
-  stop(): Promise<void>;
-}
-
-/** One child process of simulated agents: agent j of it is agent offset + j of the fleet. */
-async function startAgentProcess(regions: string[], agents: number, offset: number, waitSeconds: number, handover: boolean): Promise<Agents> {
-  const assigned = regions.map((region) => ({ region, token: TOKENS[region]! }));
-  const child = fork(join(import.meta.dirname, '_feed-agents.ts'), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  child.send({ type: 'config', config: { url: ctrlUrl, regions: assigned, agents, offset, waitSeconds, profileDir: PROFILE_DIR, handover } });
-  const next = (type: string) =>
-    new Promise<any>((resolve, reject) => {
-      const on = (m: any) => {
-        if (m.type === type) {
-          child.off('message', on);
-          resolve(m);
-        }
-      };
-      child.on('message', on);
-      child.once('exit', (c) => reject(new Error(`agents exited with ${c}`)));
-    });
-  const ready = await next('ready');
-  return {
-    ready,
-    async request(type, reply) {
-      const p = next(reply);
-      child.send({ type });
-      return p;
-    },
-    async stop() {
-      const exited = new Promise((r) => child.once('exit', r));
-      child.send({ type: 'stop' });
-      await Promise.race([exited, sleep(5_000)]);
-      child.kill();
-    },
-  };
-}
-
-/** The agents, split over AGENT_PROCESSES children (real agents each have a machine; one
- *  process for a thousand serialises their parsing after ctrl's writes). Their answers merged. */
-async function startAgents(regions: string[], agents: number, waitSeconds = 10, handover = true): Promise<Agents> {
-  const procs = Math.min(AGENT_PROCESSES, agents);
-  const sizes = Array.from({ length: procs }, (_, k) => Math.floor(agents / procs) + (k < agents % procs ? 1 : 0));
-  const offsets = sizes.map((_, k) => sizes.slice(0, k).reduce((a, b) => a + b, 0));
-  const children = await Promise.all(sizes.map((n, k) => startAgentProcess(regions, n, offsets[k]!, waitSeconds, handover)));
-  const merge = (answers: any[]): any => {
-    const out: any = { ...answers[0] };
-    for (const a of answers.slice(1)) {
-      for (const [k, v] of Object.entries(a)) {
-        if (typeof v === 'number') out[k] = k === 'snapshotMs' ? Math.max(out[k], v) : (out[k] ?? 0) + v;
-        else if (v && typeof v === 'object' && k === 'seen') for (const [id, ts] of Object.entries(v as Record<string, number[]>)) (out.seen[id] ??= []).push(...ts);
-        else if (v && typeof v === 'object') for (const [r, n] of Object.entries(v as Record<string, number>)) out[k][r] = (out[k][r] ?? 0) + n;
-      }
-    }
-    return out;
-  };
-  return {
-    ready: merge(children.map((c) => c.ready)),
-    request: async (type, reply) => merge(await Promise.all(children.map((c) => c.request(type, reply)))),
-    stop: async () => void (await Promise.all(children.map((c) => c.stop()))),
-  };
 }
 
 async function xact(): Promise<number> {
