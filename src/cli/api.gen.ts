@@ -3256,6 +3256,7 @@ export interface paths {
                     cursor?: string;
                     wait?: string;
                     region?: string;
+                    handover?: "1";
                 };
                 header?: never;
                 path?: never;

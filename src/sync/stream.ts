@@ -1,9 +1,12 @@
 // One long-poll response of GET /v1/cluster/changes. Without a cursor it first sends the
 // region's full snapshot; then it sends incremental changes from the tailer's buffer (or from
 // the table while its cursor is older than the buffer), heartbeats while idle, and an `end`
-// line with its cursor at the wait limit or on shutdown. Events are level-triggered: within a
-// batch, several changes of one resource collapse into one event carrying the latest position
-// and the current state.
+// line with its cursor at the wait limit or on shutdown. An agent that asked for a handover
+// gets a `handover` line at the wait limit instead, and the stream goes on sending changes
+// while the agent opens its next poll, until the agent closes it or the grace passes (then
+// `end`): a change committed during the reconnect does not wait for it. Events are
+// level-triggered: within a batch, several changes of one resource collapse into one event
+// carrying the latest position and the current state.
 import type { Logger } from '../log';
 import * as changes from '../store/changes';
 import { loadDesiredRows, readRegionSnapshot } from '../store/desired-state';
@@ -59,6 +62,8 @@ export interface StreamRequest {
   /** Release of the snapshot slot a full sync was granted; called once the snapshot is sent. */
   releaseSnapshotSlot?: () => void;
   waitMs: number;
+  /** Set when the agent takes a `handover` line: how long the stream goes on after it. */
+  handoverGraceMs?: number;
   /** Aborted when the client goes away. */
   signal: AbortSignal;
 }
@@ -82,7 +87,8 @@ function changeLines(epoch: string, region: string, rows: FeedRow[], states: Des
  */
 export async function runStream(deps: StreamDeps, req: StreamRequest, out: LineSink): Promise<void> {
   const { tailer } = deps;
-  const deadline = Date.now() + req.waitMs;
+  let deadline = Date.now() + req.waitMs;
+  let handedOver = false;
   const stopped = () => out.closed || req.signal.aborted || deps.closing.aborted;
   let lastWrite = Date.now();
   const write = async (lines: StreamLine[]) => {
@@ -130,7 +136,15 @@ export async function runStream(deps: StreamDeps, req: StreamRequest, out: LineS
   try {
     while (!stopped() && tailer.epoch === epoch) {
       const now = Date.now();
-      if (now >= deadline) break;
+      if (now >= deadline) {
+        if (req.handoverGraceMs === undefined || handedOver) break;
+        // The agent reconnects from here while this stream goes on: it closes this one once
+        // its next poll is answered, and the grace ends it for an agent that does not.
+        await write([{ type: 'handover', cursor: encodeCursor(epoch, pos) }]);
+        handedOver = true;
+        deadline = Date.now() + req.handoverGraceMs;
+        continue;
+      }
       if (comparePositions(pos, tailer.buffer.floor) < 0) {
         pos = await catchUpFromTable(deps, req.region, epoch, pos, write);
         continue;

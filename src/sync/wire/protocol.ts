@@ -146,6 +146,15 @@ export const StreamLine = z.union([
   z.object({ type: z.literal('snapshot_end'), cursor: z.string().min(1), count: int32().min(0) }),
   z.object({ type: z.literal('heartbeat') }),
   z.object({ type: z.literal('end'), cursor: z.string().min(1) }),
+  /**
+   * Sent at the wait limit, instead of ending, to a poll that asked with `handover=1`: every
+   * change up to `cursor` was sent. The agent opens its next poll from it and keeps reading
+   * this one, which goes on sending changes until the agent closes it (once the next poll is
+   * answered) or a grace period passes (then `end`). A change committed while the agent
+   * reconnects so arrives at once instead of waiting for the reconnect. Sent only to agents
+   * that asked: an older krane fails on a line type it does not know.
+   */
+  z.object({ type: z.literal('handover'), cursor: z.string().min(1) }),
 ]);
 export type StreamLine = z.infer<typeof StreamLine>;
 
