@@ -5,9 +5,14 @@
 // target, written for an anonymous caller too), and any tenant key (a key's name, a project's
 // name). ESC sequences then move the cursor, erase the rows above (hiding the attacker's own
 // rows from `audit ls`), retitle the window or, on terminals that honour OSC 52, write the
-// clipboard. Fails on main at 8edb159.
+// clipboard. Shell completion shows key names as the descriptions of `keys revoke <TAB>` (zsh and
+// fish print them in the menu) with the same characters. Fails on main at 8edb159.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { Command } from 'commander';
+import { registerClientCommands } from '../../src/cli';
+import { complete, formatCompletion } from '../../src/cli/completion';
+import { withLiveValues } from '../../src/cli/completion-live';
 import { runCli } from '../helpers/cli';
 import { testCtrl } from './helpers';
 import { makeKey, makeTenant } from '../e2e/tenancy-helpers';
@@ -39,4 +44,15 @@ test("a tenant's key and project names reach `keys ls` and `projects ls` without
     assert.equal(out.code, 0, `${argv.join(' ')}: ${out.stderr}`);
     assert.equal(controls(out.stdout), 0, `${argv.join(' ')} printed control characters: ${JSON.stringify(out.stdout)}`);
   }
+});
+
+test("a tenant's key name reaches the operator's completion menu without its control characters", async () => {
+  const k = await t.api('/v1/keys', { token: keysA.key, body: { name: `deploy-bot${ESCAPES}`, scope: { workspaceId: A.workspaceId }, permissions: ['deployments.read'] } });
+  assert.equal(k.status, 201, k.text);
+  const program = new Command('unkey-infra').enablePositionalOptions();
+  registerClientCommands(program, { env: {} });
+  const env = { UNKEY_INFRA_API: t.url, UNKEY_INFRA_TOKEN: t.adminToken };
+  const printed = formatCompletion(await withLiveValues(complete(program, 'unkey-infra keys revoke '), env, process.cwd()));
+  assert.ok(printed.includes(k.body.id), `the key is offered: ${JSON.stringify(printed)}`);
+  assert.equal(controls(printed.replace(/[\t\n]/g, ' ')), 0, `control characters in the completion: ${JSON.stringify(printed)}`);
 });
