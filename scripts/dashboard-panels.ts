@@ -58,7 +58,7 @@ export const ROWS: Row[] = [
   {
     title: 'Canaries',
     panels: [
-      { title: 'Canary traffic', unit: 'percent', description: 'Each deployment\'s share of its environment\'s traffic while the traffic is split (a canary step, a blue-green switch).', queries: [q('max by (environment, deployment) (deployment_traffic_weight)', '{{environment}} {{deployment}}')] },
+      { title: 'Split traffic', description: 'Environments whose traffic is split between deployments (a canary step, a blue-green switch). Which deployment has what share is in the API (GET /v1/environments/{id}/traffic): /metrics is open, so it names no tenant\'s ids.', queries: [q('max(deployment_traffic_splits)', 'environments split')] },
       { title: 'Analysis verdicts', stack: true, description: 'Checks of canary and blue-green gates by signal (krane\'s instances, Prometheus) and verdict.', queries: [q('sum by (signal, verdict) (increase(deployment_analysis_checks_total[$__rate_interval]))', '{{signal}} {{verdict}}')] },
       {
         title: 'Rolled back and quarantined',

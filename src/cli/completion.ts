@@ -4,6 +4,7 @@
 // the word under the cursor. Pure: this module says what to complete, including which live
 // values to ask the API for (region names, deployment and other ids); completion-live.ts asks.
 import type { Command, Option } from 'commander';
+import { printable } from './io';
 
 /** What the shell should do besides the candidates: nothing, or offer files or directories. */
 export type Directive = 'nofiles' | 'files' | 'dirs';
@@ -171,8 +172,11 @@ export function complete(root: Command, line: string): Completion {
 }
 
 /** The answer `__complete` prints: a head line (directive, token), then one candidate a line
- *  with its description after a tab (zsh and fish show it; bash drops it). */
+ *  with its description after a tab (zsh and fish show it; bash drops it). Live values and
+ *  descriptions are others' text (a key's name): tabs and newlines would split the format and
+ *  control characters reach the menu, so each goes through printable() (io.ts). */
 export function formatCompletion(c: Completion): string {
-  const lines = c.candidates.map((x) => (x.description ? `${x.value}\t${x.description.replace(/\s+/g, ' ')}` : x.value));
+  const shown = (text: string) => printable(text.replace(/\s+/g, ' '));
+  const lines = c.candidates.map((x) => (x.description ? `${shown(x.value)}\t${shown(x.description)}` : shown(x.value)));
   return `:${c.directive}\t${c.token}\n${lines.map((l) => `${l}\n`).join('')}`;
 }

@@ -22,7 +22,8 @@
 //   register.ts  commander wiring: registerClientCommands(program, { env: process.env })
 //   register-tenancy.ts  the same for workspaces, projects, environments, keys and audit
 //   options.ts   flag value parsers (form only; ranges are the API's 400 to report)
-//   io.ts        output sinks: the process's streams, or memory for tests
+//   io.ts        output sinks: the process's streams, or memory for tests; printableIo, which
+//                every command writes through, shows others' control characters as text
 //   api.gen.ts   GENERATED (scripts/gen-api-types.ts) from ctrl's OpenAPI document: every route's
 //                parameters, bodies and answers, and a type per answer (DeploymentDetail, …)
 //   api-paths.ts those routes as call shapes: ApiClient.get/post/put/delete take a documented

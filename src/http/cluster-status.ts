@@ -1,7 +1,8 @@
 // ctrl's side of krane's status reports: POST /v1/cluster/deployments/status and
 // POST /v1/cluster/sentinels/status. Agent tokens only; an agent may report only about its
 // own region's resources, checked per resource (not just the body's `region`): every
-// deployment must have a topology row in the region, every sentinel and policy must be in it.
+// deployment must have a topology row in the region, every sentinel and policy must be in it,
+// and a routing table's failure must be of a table sent to it. Only checked ids reach the log.
 // One foreign resource refuses the whole request with 403 and writes nothing; the reporter
 // bisects its batch to isolate it.
 //
@@ -174,7 +175,12 @@ export function clusterStatusRoutes(deps: ClusterStatusDeps) {
           await routes.backendsMoved(tx, region, [...moved]);
         }),
       );
-      for (const a of applies) if (a.outcome === 'succeeded' && a.recreated) req.log.warn({ resource: a.resource, ...agentTextFields('why', a.recreated) }, 'krane recreated an object for an immutable field change');
+      // A gone deployment's id is unchecked agent text: its length and hash stand for it.
+      for (const a of applies) {
+        if (a.outcome !== 'succeeded' || !a.recreated) continue;
+        const which = gone.has(a.resource.id) ? agentTextFields('deploymentId', a.resource.id) : { deploymentId: a.resource.id };
+        req.log.warn({ region, ...which, ...agentTextFields('why', a.recreated) }, 'krane recreated an object for an immutable field change');
+      }
       for (const f of standingFailures(applies)) req.log.warn({ deploymentId: f.resource.id, region, code: f.code, ...agentTextFields('reason', f.reason) }, 'krane could not apply deployment');
       // Pod names are the agent's text (reported earlier): the deployments they belonged to stand for them.
       if (pruned.length) req.log.warn({ region, deployments: [...new Set(pruned.map((p) => p.deploymentId))].slice(0, 20), count: pruned.length }, 'removed instance rows of pods krane no longer lists');
@@ -199,6 +205,11 @@ export function clusterStatusRoutes(deps: ClusterStatusDeps) {
         const p = await cilium.getCiliumPolicy(sql, a.resource.id);
         if (p?.region !== region) throw forbidden(`cilium network policy ${a.resource.id} is not in region ${region}`);
       }
+      // A routing table is checked against the regions it is sent to. One taken out of this
+      // region (its ConfigMap deleted there) may still report success, which clears its rows.
+      const tables = report.applies.filter((a) => a.resource.type === 'environment_routes');
+      const sent = await routes.routesInRegion(sql, [...new Set(tables.map((a) => a.resource.id))], region);
+      for (const a of tables) if (a.outcome === 'failed' && !sent.has(a.resource.id)) throw forbidden(`routing table of environment ${a.resource.id} is not sent to region ${region}`);
       const failed = standingFailures(report.applies);
       await linkedToApplies('sentinel.status.report', region, report.applies, () => withTx(sql, async (tx) => {
         const now = Date.now();

@@ -84,6 +84,14 @@ function writeRoutes(q: Queryable, r: { environmentId: string; workspaceId: stri
   });
 }
 
+/** Of these environments, those whose routing table is sent to `region` (its `regions`). */
+export async function routesInRegion(q: Queryable, environmentIds: string[], region: string): Promise<Set<string>> {
+  if (!environmentIds.length) return new Set();
+  const rows = await q<{ environmentId: string }[]>`
+    SELECT environment_id FROM environment_routes WHERE environment_id = ANY(${environmentIds}::text[]) AND ${region} = ANY(regions)`;
+  return new Set(rows.map((r) => r.environmentId));
+}
+
 export async function getRoutes(q: Queryable, environmentId: string): Promise<Routes | undefined> {
   const [row] = await q<Routes[]>`SELECT * FROM environment_routes WHERE environment_id = ${environmentId}`;
   return row;

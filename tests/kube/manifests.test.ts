@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import { StatefulSet } from 'kubernetes-models/apps/v1/StatefulSet';
 import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
 import { Service } from 'kubernetes-models/v1/Service';
@@ -231,6 +232,27 @@ test('object names: ids pass through; anything else maps to a distinct valid nam
   assert.notEqual(a, b);
   assert.ok(objectName('x'.repeat(200)).length <= 52);
   assert.match(objectName('123'), /^[a-z]/);
+});
+
+// A chosen id shaped like a folded name (`<base>-<hex>`) once got the folded name of another
+// environment's id (tests/e2e/attack-object-names.test.ts): distinct ids, with or without a
+// prefix, never share a name, whichever of them is folded.
+test('object names: two different ids never share a name, folded or not', () => {
+  const dns = fc.stringMatching(/^[a-z][-a-z0-9]{0,60}[a-z0-9]$/);
+  const anyId = fc.oneof(dns, fc.string({ maxLength: 80 }), dns.map((x) => `${x}-${'0123456789abcdef'.slice(0, 10)}`));
+  fc.assert(
+    fc.property(anyId, anyId, fc.constantFrom('', 'routes-', 'gossip-'), (a, b, prefix) => {
+      const [x, y] = [objectName(a, prefix), objectName(b, prefix)];
+      assert.match(x, /^[a-z]([-a-z0-9]*[a-z0-9])?$/);
+      assert.ok(x.length <= 52, x);
+      if (a !== b) assert.notEqual(x, y, `${a} and ${b}`);
+    }),
+    { numRuns: 2000 },
+  );
+  // The fold of an id that takes the shape: not the chosen id's own unfolded name.
+  const victim = 'checkout-production-eu-central-1-customer-api-b';
+  const folded = objectName(victim, 'routes-');
+  assert.notEqual(objectName(folded.slice('routes-'.length), 'routes-'), folded);
 });
 
 /** Volume types the `restricted` Pod Security Standard allows. */

@@ -1,7 +1,7 @@
 // What every command receives: output, the environment to resolve the API from, a clock, and
 // a client factory. The commander wiring builds one per run and closes its client afterwards.
 import { ApiClient, resolveApiTarget, type ClientFlags, type Env } from '../client';
-import type { Io } from '../io';
+import { printableIo, type Io } from '../io';
 import type { WatchOptions } from '../watch';
 
 export interface CommandContext {
@@ -29,7 +29,7 @@ export interface ContextDeps {
 export function createContext(deps: ContextDeps): CommandContext & { close(): void } {
   let client: ApiClient | undefined;
   return {
-    io: deps.io,
+    io: printableIo(deps.io),
     env: deps.env ?? {},
     cwd: deps.cwd ?? process.cwd(),
     now: deps.now ?? Date.now,

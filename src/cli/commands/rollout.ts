@@ -78,7 +78,7 @@ export async function rolloutStatus(o: JsonFlag & { watch?: boolean }, ctx: Comm
   const draw = () => {
     const text = o.json ? `${JSON.stringify(r)}\n` : renderRollout(r);
     if (text === drawn) return;
-    if (ctx.io.isTTY && drawn && !o.json) ctx.io.out(`\x1b[${drawn.split('\n').length - 1}A\x1b[J`);
+    if (ctx.io.isTTY && drawn && !o.json) ctx.io.control(`\x1b[${drawn.split('\n').length - 1}A\x1b[J`);
     ctx.io.out(text);
     drawn = text;
   };

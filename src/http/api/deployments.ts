@@ -84,6 +84,13 @@ export function deploymentRoutes(deps: DeploymentRouteDeps) {
   const write = (action: string) => ({ config: { permission: 'deployments.write' as const, action } });
   const traffic = (action: string) => ({ config: { permission: 'traffic.write' as const, action } });
 
+  /** What is wrong with a gate's Prometheus URL for this caller; the allow list is the admin's. */
+  const gateProblem = async (url: string, admin: boolean, outbound: OutboundPolicy): Promise<string | null> => {
+    const problem = await destinationProblem(url, admin ? outbound : { ...outbound, allow: [] });
+    if (!problem || admin || (await destinationProblem(url, outbound))) return problem;
+    return 'is a host of --outbound-allow (the platform\'s network, whose Prometheus holds every workspace\'s series); only the admin token may aim a gate there, a key uses a public https Prometheus';
+  };
+
   return (app: FastifyInstance) => {
     app.post('/v1/deployments', write('deployment.create'), async (req, reply) => {
       const p = principalOf(req);
@@ -97,8 +104,14 @@ export function deploymentRoutes(deps: DeploymentRouteDeps) {
         throw validationError('invalid request body: replicas', [{ field: 'replicas', message: 'give replicas or autoscaling, not both (the autoscaler sets the replica count)' }]);
       }
       // ctrl will query this URL on the caller's behalf: only where the outbound policy allows.
+      // The hosts of --outbound-allow are the platform's own network: its Prometheus scrapes
+      // every workspace's sentinels and workloads, and a gate's query is the caller's PromQL,
+      // sent as it is (nothing can confine it to one workspace's series). So only the admin
+      // token aims a gate there; a key, always scoped to a workspace, uses a public https
+      // Prometheus of its own, and the allow list does not widen that.
       const prometheusUrl = body.strategy && 'analysis' in body.strategy ? body.strategy.analysis?.prometheus?.url : undefined;
-      const refused = prometheusUrl ? await destinationProblem(prometheusUrl, deps.outbound ?? NO_OUTBOUND_ALLOW) : null;
+      const outbound = deps.outbound ?? NO_OUTBOUND_ALLOW;
+      const refused = prometheusUrl ? await gateProblem(prometheusUrl, p.type === 'admin', outbound) : null;
       if (refused) throw validationError('invalid request body: strategy.analysis.prometheus.url', [{ field: 'strategy.analysis.prometheus.url', message: refused }]);
       const d = await createDeployment(cmd, body, null, auditAlongside(req));
       return reply.status(202).send({ id: d.id, status: d.status, version: d.version, regions: d.regions });

@@ -163,7 +163,8 @@ export type StreamLine = z.infer<typeof StreamLine>;
 export const InstanceReport = z.object({
   deploymentId: id,
   podName: z.string().min(1).max(253),
-  address: z.string().nullable(),
+  /** The pod's DNS name (podAddress: hostname.service.namespace.svc.domain), a DNS name's 253. */
+  address: z.string().max(253).nullable(),
   status: z.enum(['pending', 'creating', 'running', 'failed']),
   reason: z.string().max(1024).nullable(),
   cpuMillicores: int32().min(0),
@@ -244,7 +245,8 @@ export const SentinelStatus = z.object({
   updatedReplicas: int32().min(0),
   readyReplicas: int32().min(0),
   observedGeneration: z.number().int().min(0),
-  runningImage: z.string().nullable(),
+  /** The image the Deployment runs: an image reference, bounded like the API's (512). */
+  runningImage: z.string().max(512).nullable(),
   health: z.enum(['unknown', 'healthy', 'unhealthy']),
   /**
    * The spec hash stamped on the Deployment, reported only once the Deployment controller has

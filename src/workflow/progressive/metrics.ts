@@ -1,22 +1,25 @@
 // Progressive delivery's Prometheus gauges, read from the database at scrape time (every ctrl
-// replica reports the same): the weights of environments whose traffic is split (a canary or a
+// replica reports the same): how many environments have their traffic split (a canary or a
 // blue-green switch under way; the dashboard's canary traffic), and the quarantined images with
 // when the newest was quarantined (the alert UnkeyImageQuarantined).
+//
+// No label carries a tenant's id: /metrics is open on the API's port (the scraper needs no
+// token), so an environment or deployment id there would tell any client, another tenant's key
+// or none, which of B's environments are mid canary, B's deployment ids and their weights. Who
+// has what share is in the API (GET /v1/environments/{id}/traffic, scoped like every read).
 import client from 'prom-client';
 import { quarantine, routes, type Sql } from '../../store';
 
 export function registerProgressiveMetrics(registry: client.Registry, sql: Sql): void {
   const registers = [registry];
   new client.Gauge({
-    name: 'deployment_traffic_weight',
-    help: 'Percent of an environment\'s traffic each deployment gets, for environments whose traffic is split (gone once one deployment has it all)',
-    labelNames: ['environment', 'deployment'],
+    name: 'deployment_traffic_splits',
+    help: 'Environments whose traffic is split between deployments (a canary step, a blue-green switch)',
     registers,
     async collect() {
       const rows = await routes.splitBackends(sql).catch(() => null);
-      if (!rows) return; // the database does not answer: keep the last values
-      this.reset();
-      for (const r of rows) this.set({ environment: r.environmentId, deployment: r.deploymentId }, r.weight);
+      if (!rows) return; // the database does not answer: keep the last value
+      this.set(new Set(rows.map((r) => r.environmentId)).size);
     },
   });
   // One query feeds both quarantine gauges (they collect one after the other).
