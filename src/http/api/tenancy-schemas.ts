@@ -10,7 +10,12 @@ import { foreignPrefix, type IdPrefix } from '../../ids';
 const slugId = z.string().regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, 'must be lowercase letters, digits and hyphens (at most 63), like acme-prod');
 const name = text(128).min(1, 'must not be empty');
 const region = z.string().regex(regionPattern, 'must be a DNS-safe region name like us-east-1');
-const hostname = z.string().max(253).regex(/^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$/, 'must be a lowercase DNS name like api.example.com');
+/** A DNS name a resolver and a certificate can carry: labels of 1 to 63 lowercase letters, digits
+ *  and inner hyphens, joined by single dots, 253 characters in all. (The looser run of
+ *  `[a-z0-9.-]` before let `shop..example.com` and `-x` labels through.) */
+const DNS_LABEL = '[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?';
+const DNS_NAME = new RegExp(`^(?=.{1,253}$)${DNS_LABEL}(?:\\.${DNS_LABEL})*$`);
+const hostname = z.string().max(253).regex(DNS_NAME, 'must be a lowercase DNS name like api.example.com (labels of 1 to 63 letters, digits and inner hyphens)');
 
 /** A chosen id of kind `own`: a slug that does not take another kind's generated prefix. */
 const chosenId = (own: IdPrefix) =>
