@@ -77,6 +77,9 @@ export const AuditQuery = z.strictObject({
   target: text(256).min(1).optional(),
   action: text(128).min(1).optional(),
   since: since.optional(),
-  cursor: z.string().regex(/^\d{1,18}$/, 'must be the cursor of a previous page').optional(),
+  cursor: z
+    .string()
+    .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, 'must be the cursor of a previous page')
+    .optional(),
   limit: z.coerce.number().int().min(1).max(1000).default(100),
 });
