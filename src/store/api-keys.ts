@@ -70,6 +70,7 @@ export async function listKeys(q: Queryable, scope: { workspaceId: string; proje
 /**
  * Revokes a live key and every live key below it (the keys it created, and theirs), notifying
  * every replica of each; `revoked` is false when the key itself was unknown or already revoked.
+ * Hold the workspace's key lock (lockWorkspaceKeys) first, so no child is minted meanwhile.
  */
 export async function revokeKey(q: Queryable, id: string): Promise<{ revoked: boolean; descendants: string[] }> {
   const rows = await q<{ id: string }[]>`
@@ -85,14 +86,32 @@ export async function revokeKey(q: Queryable, id: string): Promise<{ revoked: bo
 }
 
 /**
- * Live keys of a workspace (not revoked, not expired), counted under a transaction-scoped
- * advisory lock of the workspace's, so two creations at once cannot both pass a cap at its last
- * place. Advisory, not the workspace's row: a deletion holds the workspace's environments and
- * then updates its row, and a creation holding the row while its insert waits for an
- * environment would close a deadlock. Call in the creating transaction.
+ * Takes the workspace's key lock until the transaction ends: creations and revocations by id of
+ * one workspace's keys run one at a time. A key's children are always in its workspace, so a
+ * revocation that holds it walks a tree no creation can add to before it commits, and a
+ * creation that holds it sees whether its creator was revoked (a child committed between the
+ * walk and the revocation's commit was once in no tree and outlived its creator). Advisory,
+ * not the workspace's row: a deletion holds the workspace's environments and then updates its
+ * row, and a creation holding the row while its insert waits for an environment would close a
+ * deadlock. Each statement after it reads what committed before it was granted.
+ */
+export async function lockWorkspaceKeys(tx: TxSql, workspaceId: string): Promise<void> {
+  await tx`SELECT pg_advisory_xact_lock(hashtext(${`api_keys:${workspaceId}`}))`;
+}
+
+/** Whether a key is live now (not revoked, not expired), read in the caller's transaction. */
+export async function isLive(tx: TxSql, id: string): Promise<boolean> {
+  const [row] = await tx<{ live: boolean }[]>`SELECT revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now()) AS live FROM api_keys WHERE id = ${id}`;
+  return row?.live ?? false;
+}
+
+/**
+ * Live keys of a workspace (not revoked, not expired), counted under the workspace's key lock,
+ * so two creations at once cannot both pass a cap at its last place. Call in the creating
+ * transaction.
  */
 export async function countLiveKeysLocked(tx: TxSql, workspaceId: string): Promise<number> {
-  await tx`SELECT pg_advisory_xact_lock(hashtext(${`api_keys:${workspaceId}`}))`;
+  await lockWorkspaceKeys(tx, workspaceId);
   const [row] = await tx<{ n: number }[]>`SELECT count(*)::int AS n FROM api_keys
                                           WHERE workspace_id = ${workspaceId} AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())`;
   return row!.n;

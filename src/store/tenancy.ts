@@ -163,6 +163,22 @@ export async function markWorkspaceDeleted(tx: TxSql, id: string): Promise<void>
   await tx`UPDATE workspaces SET deleted_at = now() WHERE id = ${id}`;
 }
 
+/** Ids of every deployment and sentinel in a key's scope: the object keys of the invocations
+ *  it may list, given to the engine's query so a page is filled from the scope's own. */
+export async function objectIdsInScope(q: Queryable, s: { workspaceId: string; projectId: string | null; environmentId: string | null }): Promise<string[]> {
+  const rows = await q<{ id: string }[]>`
+    SELECT id FROM deployments
+     WHERE workspace_id = ${s.workspaceId}
+       AND (${s.projectId}::text IS NULL OR project_id = ${s.projectId})
+       AND (${s.environmentId}::text IS NULL OR environment_id = ${s.environmentId})
+    UNION ALL
+    SELECT id FROM sentinels
+     WHERE workspace_id = ${s.workspaceId}
+       AND (${s.projectId}::text IS NULL OR project_id = ${s.projectId})
+       AND (${s.environmentId}::text IS NULL OR environment_id = ${s.environmentId})`;
+  return rows.map((r) => r.id);
+}
+
 /** The scope of each deployment or sentinel among `ids` (others are absent): what an invocation
  *  keyed by one belongs to. */
 export async function scopesOf(q: Queryable, ids: readonly string[]): Promise<Map<string, { workspaceId: string; projectId: string; environmentId: string }>> {

@@ -30,7 +30,11 @@ export interface RegionView {
   failures: store.RegionRow['failures'];
 }
 
-export function regionView(r: store.RegionRow, offlineAfterMs: number): RegionView {
+/**
+ * A region's view. `scoped` (a key's): apply failures come scoped from the store, and drift's
+ * last object, which names whoever's object krane put back, is left out.
+ */
+export function regionView(r: store.RegionRow, offlineAfterMs: number, scoped = false): RegionView {
   return {
     name: r.region,
     status: regionStatus(r.lastSeenAt, r.now, offlineAfterMs),
@@ -39,7 +43,7 @@ export function regionView(r: store.RegionRow, offlineAfterMs: number): RegionVi
     lag: lagOf(r.pendingChanges, r.oldestPendingAt, r.now),
     lastFullSyncAt: r.lastFullSyncAt?.toISOString() ?? null,
     objects: r.objects,
-    drift: { repaired: r.drift?.repaired ?? 0, lastAt: r.drift?.lastAt ?? null, lastObject: r.drift?.lastObject ?? null, byKind: r.drift?.byKind ?? {} },
+    drift: { repaired: r.drift?.repaired ?? 0, lastAt: r.drift?.lastAt ?? null, lastObject: scoped ? null : (r.drift?.lastObject ?? null), byKind: r.drift?.byKind ?? {} },
     failures: r.failures ?? [],
   };
 }
@@ -119,8 +123,9 @@ export class RegionRegistry {
     this.offlineGraceMs = o.offlineGraceMs;
   }
 
-  async list(only?: string): Promise<RegionView[]> {
-    return (await store.listRegions(this.o.sql, only)).map((r) => regionView(r, this.offlineAfterMs));
+  /** Every region's view; for a key's scope, only that scope's apply failures and no drift object. */
+  async list(only?: string, scope: store.FailureScope | null = null): Promise<RegionView[]> {
+    return (await store.listRegions(this.o.sql, only, scope)).map((r) => regionView(r, this.offlineAfterMs, scope !== null));
   }
 
   /**

@@ -42,12 +42,21 @@ test('a child minted while its creator is being revoked is revoked with it', asy
     // The holder mints meanwhile. (A fix may make this wait for the revocation: then it is
     // released below and must be refused or revoked.)
     let minted: { status: number; body: any; text: string } | undefined;
-    const minting = t.api('/v1/keys', { token: leaked.key, body: { name: 'survivor', scope: { workspaceId: A.workspaceId }, permissions: ['deployments.read'] } }).then((r) => (minted = r));
+    // Revocation closes the key's calls in flight (SECURITY.md), so a mint held behind it may
+    // end as a cut connection: a refusal too (status 0); the rows below decide.
+    const minting = t.api('/v1/keys', { token: leaked.key, body: { name: 'survivor', scope: { workspaceId: A.workspaceId }, permissions: ['deployments.read'] } }).then(
+      (r) => (minted = r),
+      () => (minted = { status: 0, body: null, text: 'connection closed by the revocation' }),
+    );
     await until(async () => minted !== undefined || (await waiting()) >= 2, 10_000, 'the mint answered or waits too');
     await held`SELECT pg_advisory_unlock(${LOCK})`;
     const revoked = await revoking;
     assert.equal(revoked.status, 200, revoked.text);
     await minting;
+    // A cut connection does not end the server's handler: let what waited behind the lock finish.
+    await until(async () => (await waiting()) === 0, 10_000, 'nothing waits on a lock');
+    const live = (await sql<{ id: string }[]>`SELECT id FROM api_keys WHERE created_by = ${leaked.id} AND revoked_at IS NULL`).map((r) => r.id);
+    assert.deepEqual(live, [], `live children of revoked ${leaked.id} (the mint answered ${minted!.status})`);
     if (minted!.status !== 201) return; // refused: nothing outlives the revoked key
     const child = minted!.body as { id: string; key: string };
     // The child must be dead too, at once or by the revocation's NOTIFY: give it what a NOTIFY takes.

@@ -22,6 +22,9 @@ const B = await makeTenant(t, 'b');
 const DEP_B = 'dep-bbbbbbbbbbbbbbbb';
 await insertDeploymentOf(t, B, DEP_B);
 await topology.upsertTopology(t.db.sql, { deploymentId: DEP_B, region: REGION, workspaceId: B.workspaceId, replicas: 1 });
+const DEP_A = 'dep-aaaaaaaaaaaaaaaa';
+await insertDeploymentOf(t, A, DEP_A);
+await topology.upsertTopology(t.db.sql, { deploymentId: DEP_A, region: REGION, workspaceId: A.workspaceId, replicas: 1 });
 const regionsReader = await makeKey(t, { workspaceId: A.workspaceId }, ['regions.read']);
 
 const agent = (path: string, body: unknown) => t.api(path, { token: t.agentToken, body });
@@ -30,7 +33,10 @@ test("a key of workspace A reading GET /v1/regions learns nothing of B's objects
   const secretish = 'spec.template.spec.containers[0].env[0].value: Invalid value: "STRIPE_KEY=sk_live_b"';
   const failed = await agent('/v1/cluster/deployments/status', {
     region: REGION,
-    applies: [{ resource: { type: 'deployment_topology', id: DEP_B, region: REGION }, outcome: 'failed', code: 'ERR_KUBE_INVALID', reason: `StatefulSet "${DEP_B}" is invalid: ${secretish}` }],
+    applies: [
+      { resource: { type: 'deployment_topology', id: DEP_B, region: REGION }, outcome: 'failed', code: 'ERR_KUBE_INVALID', reason: `StatefulSet "${DEP_B}" is invalid: ${secretish}` },
+      { resource: { type: 'deployment_topology', id: DEP_A, region: REGION }, outcome: 'failed', code: 'ERR_KUBE_INVALID', reason: `StatefulSet "${DEP_A}" is invalid` },
+    ],
   });
   assert.equal(failed.status, 200, failed.text);
   const beat = await agent('/v1/cluster/heartbeat', {
@@ -51,4 +57,6 @@ test("a key of workspace A reading GET /v1/regions learns nothing of B's objects
   assert.ok(Array.isArray(seen.body) && seen.body.length > 0, seen.text);
   assert.ok(!seen.text.includes(DEP_B), `A's key reads B's deployment id: ${seen.text}`);
   assert.ok(!seen.text.includes('sk_live_b'), `A's key reads the cluster's reason about B's object: ${seen.text}`);
+  // Its own failures stay in its view: that is what keeps its deployment from running.
+  assert.deepEqual(seen.body[0].failures.map((f: { resourceId: string }) => f.resourceId), [DEP_A], seen.text);
 });

@@ -2,12 +2,14 @@
 // carry no secret. A key with keys.write manages keys inside its own scope and can hand out only
 // permissions it holds itself, so no key makes a stronger one, and none that outlives it: a
 // child's expiresAt is at most its creator's (the creator's when it names none), and revoking a
-// key revokes the keys it made, and theirs (issue 32). Revocation is immediate on every replica
-// (src/http/keys.ts closes the key's open calls and sockets). A workspace holds at most
+// key revokes the keys it made, and theirs (issue 32); creations and revocations of a
+// workspace's keys take one lock, so a key minted while its creator is being revoked is refused.
+// Revocation is immediate on every replica (src/http/keys.ts closes the key's open calls and
+// sockets). A workspace holds at most
 // KEYS_PER_WORKSPACE live keys, so minting keys cannot multiply what the per-key limits allow.
 // GET /v1/keys/self tells any caller what it may do (the web view hides the rest).
 import type { FastifyInstance } from 'fastify';
-import { AppError, notFound, validationError } from '../../errors';
+import { AppError, notFound, unauthorized, validationError } from '../../errors';
 import { apiKeys, tenancy, withTx } from '../../store';
 import type { ApiKey } from '../../store/api-keys';
 import type { Workflows } from '../../workflow';
@@ -87,7 +89,12 @@ export function keyRoutes(deps: { workflows: Workflows; tenantCaps?: { keysPerWo
       if (beyond.length) throw forbiddenPermission(beyond[0]!, `a key cannot grant permissions it does not hold: ${beyond.join(', ')}`);
       const expiresAt = cappedExpiry(p, body.expiresAt);
       const created = await withTx(sql, async (tx) => {
-        if ((await apiKeys.countLiveKeysLocked(tx, scope.workspaceId)) >= cap) {
+        const live = await apiKeys.countLiveKeysLocked(tx, scope.workspaceId);
+        // Under the lock a revocation of the creator takes: the guard admitted the creator
+        // before, maybe while its revocation was committing, and a child minted then would be
+        // in no tree the revocation walked.
+        if (p.type === 'key' && !(await apiKeys.isLive(tx, p.id))) throw unauthorized('invalid or revoked API key');
+        if (live >= cap) {
           throw new AppError('ERR_TENANCY_LIMIT', `workspace ${scope.workspaceId} holds ${cap} live keys, its cap; revoke one first`);
         }
         const r = await apiKeys.createKey(tx, {
@@ -115,6 +122,8 @@ export function keyRoutes(deps: { workflows: Workflows; tenantCaps?: { keysPerWo
       const { id } = parse(IdParams, req.params, 'params');
       return withTx(sql, async (tx) => {
         const k = visible(req, await apiKeys.getKey(tx, id), 'key', id);
+        // Serializes with creations in the workspace: the walk below sees every child committed.
+        await apiKeys.lockWorkspaceKeys(tx, k.workspaceId);
         const r = await apiKeys.revokeKey(tx, id);
         if (!r.revoked) throw notFound('live key', id);
         await auditInTx(tx, req, { id, workspaceId: k.workspaceId, projectId: k.projectId, environmentId: k.environmentId });

@@ -1,8 +1,9 @@
 // /v1/sentinels: list, and deploy one through SentinelService (merge semantics). A key lists and
 // deploys the sentinels of its scope only; a deploy's audit row commits with the workflow's start.
-// Sentinel images are the platform's (issue 32): a sentinel runs with the platform's credentials
-// in the shared namespace, so a key may scale or restart its sentinel but not choose its image,
-// and ctrl's --sentinel-images (src/image-allow.ts) bounds what any credential may set.
+// Sentinel images and sizes are the platform's (issue 32): a sentinel runs with the platform's
+// credentials in the shared namespace, on the nodes every tenant's sentinels share, so a key may
+// scale or restart its sentinel but not choose its image or its pods' CPU and memory, and ctrl's
+// --sentinel-images (src/image-allow.ts) bounds what any credential may set.
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../errors';
 import { imageAllowed, type ImageRule } from '../../image-allow';
@@ -23,10 +24,22 @@ export function sentinelImageRefusal(rules: readonly ImageRule[], image: string)
   return new AppError('ERR_FORBIDDEN', `image ${image} is not one ctrl lets sentinels run (--sentinel-images)`, { details: [{ field: 'image', message: 'outside --sentinel-images' }] });
 }
 
-const keyChoosesImage = () =>
-  new AppError('ERR_FORBIDDEN', "a scoped key may scale or restart its sentinel but not choose its image: sentinel images are set by the admin token or a fleet rollout", {
-    details: [{ field: 'image', message: 'not settable by a scoped key' }],
+/**
+ * Fields of a sentinel deploy only an unscoped credential may set. The image runs with the
+ * platform's credentials; CPU and memory are room on the sentinel nodes the platform plans and
+ * pays for, shared by every tenant's sentinels (a key once asked 100 × 256 cores and 1 TiB).
+ */
+const PLATFORM_FIELDS = ['image', 'cpuMillicores', 'memoryMib'] as const;
+
+/** The 403 for the first platform field a key's body sets, or null. Pure. */
+export function keySentinelRefusal(body: Partial<Record<(typeof PLATFORM_FIELDS)[number], unknown>>): AppError | null {
+  const field = PLATFORM_FIELDS.find((f) => body[f] !== undefined);
+  if (!field) return null;
+  const what = field === 'image' ? 'choose its image' : 'size its pods';
+  return new AppError('ERR_FORBIDDEN', `a scoped key may scale or restart its sentinel but not ${what}: sentinel images and sizes are set by the admin token or a fleet rollout`, {
+    details: [{ field, message: 'not settable by a scoped key' }],
   });
+}
 
 export function sentinelRoutes(deps: { workflows: Workflows; engine: Engine; sentinelImages?: readonly ImageRule[] | undefined }) {
   const { workflows, engine } = deps;
@@ -47,8 +60,9 @@ export function sentinelRoutes(deps: { workflows: Workflows; engine: Engine; sen
       const body = parse(SentinelDeployBody, req.body ?? {}, 'body');
       const { wait } = parse(SentinelDeployQuery, req.query, 'query');
       const sentinel = visible(req, await sentinels.getSentinel(sql, id), 'sentinel', id);
+      const keyRefused = principalOf(req).type === 'key' ? keySentinelRefusal(body) : null;
+      if (keyRefused) throw keyRefused;
       if (body.image !== undefined) {
-        if (principalOf(req).type === 'key') throw keyChoosesImage();
         const refused = sentinelImageRefusal(deps.sentinelImages ?? [], body.image);
         if (refused) throw refused;
       }

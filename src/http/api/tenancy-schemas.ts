@@ -10,7 +10,13 @@ import { foreignPrefix, type IdPrefix } from '../../ids';
 const slugId = z.string().regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, 'must be lowercase letters, digits and hyphens (at most 63), like acme-prod');
 const name = text(128).min(1, 'must not be empty');
 const region = z.string().regex(regionPattern, 'must be a DNS-safe region name like us-east-1');
-const hostname = z.string().max(253).regex(/^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$/, 'must be a lowercase DNS name like api.example.com');
+/** A DNS name a resolver and a certificate can carry: labels of 1 to 63 lowercase letters, digits
+ *  and inner hyphens, joined by single dots, 253 characters in all. (The looser run of
+ *  `[a-z0-9.-]` before let `shop..example.com` and `-x` labels through.) */
+const DNS_LABEL = '[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?';
+// No lookahead for the length (max(253) holds it): the fuzz test generates from the pattern.
+const DNS_NAME = new RegExp(`^${DNS_LABEL}(?:\\.${DNS_LABEL})*$`);
+const hostname = z.string().max(253).regex(DNS_NAME, 'must be a lowercase DNS name like api.example.com (labels of 1 to 63 letters, digits and inner hyphens)');
 
 /** A chosen id of kind `own`: a slug that does not take another kind's generated prefix. */
 const chosenId = (own: IdPrefix) =>
@@ -72,6 +78,9 @@ export const AuditQuery = z.strictObject({
   target: text(256).min(1).optional(),
   action: text(128).min(1).optional(),
   since: since.optional(),
-  cursor: z.string().regex(/^\d{1,18}$/, 'must be the cursor of a previous page').optional(),
+  cursor: z
+    .string()
+    .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, 'must be the cursor of a previous page')
+    .optional(),
   limit: z.coerce.number().int().min(1).max(1000).default(100),
 });

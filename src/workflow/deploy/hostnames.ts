@@ -3,9 +3,11 @@
 //
 // - An environment is reached on its given hostname or on the generated `<app>-<slug>.<apex>`
 //   (progressive/traffic.ts#environmentHostname); a deployment on `<deployment id>.<apex>`.
-// - The apex and every name directly under it whose first label has a generated shape (an id
+// - The apex and every name under it whose label next to the apex has a generated shape (an id
 //   prefix such as `dep-` or `app-`, or the default app's `default-`) are the platform's: a caller
-//   may not give them (400), so a name the platform will generate later is never someone's first.
+//   may not give them (400), so a name the platform will generate later is never someone's first,
+//   and no name below a generated one is another tenant's (`x.<B's generated name>` was: a site
+//   there may set cookies for B's host, and passes for B's).
 // - Each name is claimed when it comes into being: the environment's at its creation, the
 //   deployment's in the transaction that creates it. The domain write claims a name it finds
 //   unclaimed (from before claims) and refuses one another environment owns; in a workflow that
@@ -26,10 +28,12 @@ const GENERATED_LABEL_PREFIXES = [...ID_PREFIXES, 'default'].map((p) => `${p}-`)
 export function reservedHostnameProblem(hostname: string, apexDomain: string): string | undefined {
   if (hostname === apexDomain) return `${apexDomain} is the platform's apex domain`;
   if (!hostname.endsWith(`.${apexDomain}`)) return undefined;
-  const label = hostname.slice(0, -(apexDomain.length + 1));
-  if (label.includes('.')) return undefined;
+  const below = hostname.slice(0, -(apexDomain.length + 1));
+  // The label next to the apex decides: generated names are one label deep, and every name
+  // below one belongs with it.
+  const label = below.slice(below.lastIndexOf('.') + 1);
   const prefix = GENERATED_LABEL_PREFIXES.find((p) => label.startsWith(p));
-  return prefix ? `names ${prefix}….${apexDomain} are the platform's (deployments' and environments' generated hostnames)` : undefined;
+  return prefix ? `names ${prefix}….${apexDomain} and the names below them are the platform's (deployments' and environments' generated hostnames)` : undefined;
 }
 
 /** Claims a new deployment's own hostname, in the transaction that creates the deployment. */

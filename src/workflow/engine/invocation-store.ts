@@ -296,6 +296,9 @@ export interface ListFilter {
   target?: string;
   /** Object key (with target: one object's invocations). */
   key?: string;
+  /** Object keys in this set only (empty: none). Applied before the limit, so a caller that may
+   *  see some objects gets a full page of theirs, whatever other objects' invocations are newer. */
+  keys?: readonly string[];
   limit?: number;
 }
 
@@ -306,6 +309,7 @@ export async function listInvocationRows(sql: Queryable, f: ListFilter): Promise
      WHERE (${f.status ?? null}::text IS NULL OR status = ${f.status ?? null})
        AND (${f.target ?? null}::text IS NULL OR service = ${f.target ?? null})
        AND (${f.key ?? null}::text IS NULL OR object_key = ${f.key ?? null})
+       AND (${f.keys ? (f.keys as string[]) : null}::text[] IS NULL OR object_key = ANY(${f.keys ? (f.keys as string[]) : null}::text[]))
      ORDER BY created_at DESC, id LIMIT ${limit}`;
 }
 
