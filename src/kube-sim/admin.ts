@@ -1,5 +1,5 @@
 // The admin API under `/_sim` (plain JSON, outside the Kubernetes paths): request stats,
-// fault injection by workload or pod, watch-history compaction, cluster info, chaos and the
+// fault injection by workload or pod, image gates (pods held until released), watch-history compaction, cluster info, chaos and the
 // rate limit (chaos.ts), and the deletion audit log (audit.ts). Bad bodies get a 400 naming
 // every problem and change nothing.
 import type { DeletionAudit } from './audit';
@@ -13,6 +13,9 @@ export interface AdminTarget {
   readonly audit: DeletionAudit;
   setFault(namespace: string, name: string, fault: Fault | undefined): { pods: string[] };
   listFaults(): { namespace: string; name: string; fault: Fault }[];
+  holdImage(image: string): void;
+  releaseImage(image: string): { released: boolean; pods: string[] };
+  heldImages(): string[];
   compact(opts: { dropWatches?: boolean }): void;
   info(): Record<string, unknown>;
 }
@@ -30,6 +33,17 @@ function faults(sim: AdminTarget, method: string, b: Record<string, unknown>): A
   }
   const r = sim.setFault(b.namespace, b.name, fault);
   return ok({ namespace: b.namespace, name: b.name, fault: fault ?? 'none', pods: r.pods });
+}
+
+function gates(sim: AdminTarget, method: string, b: Record<string, unknown>): Answer {
+  if (method === 'GET') return ok({ images: sim.heldImages() });
+  if (method !== 'POST' && method !== 'DELETE') return undefined;
+  if (typeof b.image !== 'string' || b.image === '') return bad(['image: must be a non-empty image reference']);
+  if (method === 'POST') {
+    sim.holdImage(b.image);
+    return ok({ image: b.image, held: true });
+  }
+  return ok({ image: b.image, held: false, ...sim.releaseImage(b.image) });
 }
 
 function chaos(sim: AdminTarget, method: string, b: Record<string, unknown>): Answer {
@@ -69,6 +83,8 @@ export function adminRoute(sim: AdminTarget, method: string, path: string, body:
       return method === 'POST' ? ok({ previous: sim.stats.reset() }) : undefined;
     case '/faults':
       return faults(sim, method, b);
+    case '/gates':
+      return gates(sim, method, b);
     case '/compact':
       if (method !== 'POST') return undefined;
       sim.compact({ dropWatches: b.dropWatches === true });

@@ -31,7 +31,7 @@
 // - workloads/: the built-in controllers. Pure planners decide (statefulset.ts,
 //   deployment.ts, pdb.ts, scheduler.ts, pod-status.ts), controller.ts and pods.ts carry
 //   out (pods Ready after the ready delay, faults by image `crash`, `pullfail`, `slow`, `oom`
-//   or by the admin API; readiness and liveness probes against each image's contract in
+//   or by the admin API; image gates that hold pods until a test releases them (gates.ts); readiness and liveness probes against each image's contract in
 //   probes.ts; pods refused by admission are FailedCreate events and a Deployment's
 //   ReplicaFailure), events.ts writes core/v1 Events (bounded, repeats counted);
 //   hpa.ts autoscales (autoscaling/v2, CPU simulated by image tag `cpuhot`/`cpucold`);
@@ -58,6 +58,11 @@
 //                                               mutations, noopWrites, errors
 //   POST /_sim/faults {namespace, name, fault}  fault: crash|pullfail|slow|oom|none, for a
 //   GET  /_sim/faults                           workload (all its pods) or one pod
+//   POST /_sim/gates {image}, DELETE /_sim/gates {image}, GET /_sim/gates
+//                                               hold pods of an image before their containers
+//                                               start (not Ready) until released: a test makes
+//                                               one workload ready after another
+//                                               (workloads/gates.ts; sim.holdImage in-process)
 //   POST /_sim/compact {dropWatches?}           drops watch history (410 → relist)
 //   GET  /_sim/info                             URL, resourceVersion, object counts
 //   POST /_sim/chaos {mode, ratio?, durationMs, latencyMs?, retryAfterSeconds?, verbs?,

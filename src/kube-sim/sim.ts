@@ -199,6 +199,21 @@ export class KubeSim implements SimHost {
     return this.controller.faultFor(pod, image);
   }
 
+  /** Pods whose containers use `image` stay ContainerCreating (not Ready) until released:
+   *  for tests that make one workload ready after another (workloads/gates.ts). */
+  holdImage(image: string): void {
+    this.controller.holdImage(image);
+  }
+
+  /** Lifts the gate on `image`: the pods it held go on to start (and become Ready). */
+  releaseImage(image: string): { released: boolean; pods: string[] } {
+    return this.controller.releaseImage(image);
+  }
+
+  heldImages(): string[] {
+    return this.controller.heldImages();
+  }
+
   /**
    * Drops the watch event history: watches from a resourceVersion older than the newest event
    * of their type get 410. With `dropWatches`, every resourceVersion issued so far expires and

@@ -23,6 +23,7 @@ import type { EventRecorder } from './events';
 import { pdbStatus } from './pdb';
 import { isPodReady, type Fault } from './pod-status';
 import { PodRunner } from './pods';
+import { ImageGates } from './gates';
 import { NODES, unschedulableReason } from './scheduler';
 import { planStatefulSet, statefulSetStatus } from './statefulset';
 import { controllerOf, nowIso, randomSuffix, templateHash } from './util';
@@ -64,6 +65,7 @@ export class WorkloadController {
   /** Per workload uid: the API's message for its last refused pod create. */
   private readonly createErrors = new Map<string, string>();
   private readonly pods: PodRunner;
+  private readonly gates = new ImageGates();
   private readonly selectors = new SelectorIndex();
   private nextNode = 0;
   private stopped = false;
@@ -75,7 +77,7 @@ export class WorkloadController {
     private readonly opts: ControllerOptions,
     private readonly logger: Logger,
   ) {
-    this.pods = new PodRunner(api, store, events, opts.readyDelayMs);
+    this.pods = new PodRunner(api, store, events, opts.readyDelayMs, this.gates);
     // Built with the store (sim.ts), before any object: every pod and budget reaches the
     // label index through onEvent.
     store.onChange((def, ev) => this.onEvent(def, ev));
@@ -95,6 +97,21 @@ export class WorkloadController {
 
   listFaults(): { namespace: string; name: string; fault: Fault }[] {
     return this.pods.listFaults();
+  }
+
+  /** Holds pods of `image` before their containers start, until released (gates.ts). */
+  holdImage(image: string): void {
+    this.gates.hold(image);
+  }
+
+  /** Lifts the gate on `image`; the pods it held start now. */
+  releaseImage(image: string): { released: boolean; pods: string[] } {
+    const released = this.gates.release(image);
+    return { released, pods: released ? this.pods.startReleased() : [] };
+  }
+
+  heldImages(): string[] {
+    return this.gates.list();
   }
 
   /** The fault a container of `pod` runs under (for its synthetic logs). */

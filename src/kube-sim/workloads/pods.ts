@@ -11,6 +11,7 @@ import type { SimApi } from '../sim-api';
 import type { ObjectStore } from '../object-store';
 import type { KubeObject } from '../types';
 import type { EventRecorder } from './events';
+import type { ImageGates } from './gates';
 import { containerStatus, faultFromImage, podStatus, type ContainerStage, type Fault, type PodPlacement } from './pod-status';
 import { containerSpec, probeFailure } from './probes';
 import { NODES, unschedulableReason } from './scheduler';
@@ -64,6 +65,7 @@ export class PodRunner {
     private readonly store: ObjectStore,
     private readonly events: EventRecorder,
     private readonly readyDelayMs: number,
+    private readonly gates?: ImageGates,
   ) {}
 
   stop(): void {
@@ -189,6 +191,8 @@ export class PodRunner {
   private scheduleTick(run: PodRun, pod: KubeObject): void {
     if (run.timer) clearTimeout(run.timer);
     run.timer = undefined;
+    // Held by an image gate (gates.ts): no step until released, which calls startReleased.
+    if (run.tick === 0 && this.gates?.holds(this.containers(pod).map((c) => c.image))) return;
     const delay = nextDelay(run.tick, this.containers(pod), Math.max(1, this.readyDelayMs), run.probing);
     if (delay === undefined) return;
     run.timer = setTimeout(() => {
@@ -200,6 +204,18 @@ export class PodRunner {
       this.writeStatus(run, current);
       this.scheduleTick(run, current);
     }, delay);
+  }
+
+  /** After a gate lifted: pods that were held before their first step take it now. */
+  startReleased(): string[] {
+    const started: string[] = [];
+    for (const run of this.runs.values()) {
+      const pod = run.tick === 0 && !run.timer ? this.currentPod(run) : undefined;
+      if (!pod) continue;
+      this.scheduleTick(run, pod);
+      if (run.timer) started.push(run.name);
+    }
+    return started;
   }
 
   private stageOf(run: PodRun, c: ContainerView, now: string): ContainerStage {
