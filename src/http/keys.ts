@@ -30,6 +30,8 @@ export interface KeyAuthOptions {
   logger?: Logger;
   /** Requests per second per key on this replica (0: no limit). */
   ratePerSecond?: number;
+  /** The rate limit's clock (ms): Date.now, or a test's, which then decides when tokens refill. */
+  clock?: () => number;
 }
 
 export type KeyCheck = { key: ApiKey } | { problem: 'unknown' | 'expired' };
@@ -114,7 +116,7 @@ export class KeyAuth {
   }
 
   /** Takes one request from the key's bucket; throws 429 (with when to retry) when it is empty. */
-  take(id: string, now = Date.now()): void {
+  take(id: string, now = (this.opts.clock ?? Date.now)()): void {
     const rate = this.opts.ratePerSecond ?? 0;
     if (rate <= 0) return;
     const b = this.buckets.get(id) ?? { tokens: rate, at: now };
