@@ -1,7 +1,7 @@
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { PatchStrategy } from '@kubernetes/client-node';
-import { startSim, recordWatch, service, sleep, statefulSet, waitFor, type SimFixture } from './helpers';
+import { startSim, recordWatch, service, statefulSet, waitFor, type SimFixture } from './helpers';
 
 let f: SimFixture;
 before(async () => {
@@ -300,7 +300,10 @@ test('deleting a StatefulSet cascades to its pods; orphan policy keeps them', as
   await apply(statefulSet('orphans', 'app:v1', 1));
   await waitFor('pod', async () => (await f.core.listNamespacedPod({ namespace: 'default', labelSelector: 'app=orphans' })).items.length === 1);
   await f.apps.deleteNamespacedStatefulSet({ name: 'orphans', namespace: 'default', propagationPolicy: 'Orphan' });
-  await sleep(20);
+  // The controllers work through their queue in order: once a workload made after the delete
+  // has its pod, anything the delete set off has happened.
+  await apply(statefulSet('after-orphans', 'app:v1', 1));
+  await waitFor('the later pod', async () => (await f.core.listNamespacedPod({ namespace: 'default', labelSelector: 'app=after-orphans' })).items.length === 1);
   const left = await f.core.listNamespacedPod({ namespace: 'default', labelSelector: 'app=orphans' });
   assert.equal(left.items.length, 1);
   assert.equal(left.items[0]!.metadata?.ownerReferences, undefined);

@@ -54,7 +54,8 @@ export async function recordWatch(kc: KubeConfig, path: string, params: Record<s
   return { events, ended, stop: () => ctl.abort() };
 }
 
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Pacing only (tests/helpers/wait.ts `pause`), never ordering. */
+export { pause as sleep } from '../helpers/wait';
 
 export function statefulSet(name: string, image: string, replicas = 2, extra: Record<string, unknown> = {}) {
   return {
