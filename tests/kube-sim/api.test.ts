@@ -31,9 +31,11 @@ test('discovery serves the groups and kinds the client maps to plural names', as
   assert.ok(cilium.resources.some((r) => r.kind === 'CiliumNetworkPolicy' && r.name === 'ciliumnetworkpolicies' && r.namespaced));
   const version = (await (await f.fetch(`${f.url}/version`)).json()) as { major: string };
   assert.equal(version.major, '1');
-  // The client resolves each kind through discovery before using it.
+  // The client resolves each kind through discovery before using it (in a namespace of this
+  // test's own, empty whatever the other tests made in `default`).
+  await f.core.createNamespace({ body: { metadata: { name: 'discovery-empty' } } });
   for (const [apiVersion, kind] of [['v1', 'Service'], ['v1', 'Pod'], ['apps/v1', 'StatefulSet'], ['apps/v1', 'Deployment'], ['policy/v1', 'PodDisruptionBudget'], ['cilium.io/v2', 'CiliumNetworkPolicy']]) {
-    const list = await f.objects.list(apiVersion!, kind!, 'default');
+    const list = await f.objects.list(apiVersion!, kind!, 'discovery-empty');
     assert.deepEqual(list.items, [], `${kind} list`);
   }
 });
