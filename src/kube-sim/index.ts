@@ -39,6 +39,7 @@
 //   (logs.ts, text/plain, follow), watch streams, OpenAPI v2/v3 (openapi/, generated from
 //   the official schemas by scripts/gen-openapi.ts), 413 for bodies over 3 MiB, and the
 //   traffic controls (chaos.ts: rate limit and fault injection);
+// - denials.ts: writes refused as a validating admission webhook refuses them (tests);
 // - audit.ts: the deletion audit log; admin.ts: the admin API below; stats.ts: request
 //   counts for benchmarks; kubeconfig.ts: client configuration (admin or a ServiceAccount).
 //
@@ -58,11 +59,16 @@
 //                                               mutations, noopWrites, errors
 //   POST /_sim/faults {namespace, name, fault}  fault: crash|pullfail|slow|oom|none, for a
 //   GET  /_sim/faults                           workload (all its pods) or one pod
-//   POST /_sim/gates {image}, DELETE /_sim/gates {image}, GET /_sim/gates
-//                                               hold pods of an image before their containers
-//                                               start (not Ready) until released: a test makes
-//                                               one workload ready after another
-//                                               (workloads/gates.ts; sim.holdImage in-process)
+//   POST /_sim/gates {image} | {namespace, name}, DELETE /_sim/gates (same body), GET /_sim/gates
+//                                               hold pods of an image or of a workload before
+//                                               their containers start (not Ready) until
+//                                               released: a test makes one workload ready after
+//                                               another (workloads/gates.ts; sim.holdImage,
+//                                               sim.holdWorkload in-process)
+//   POST /_sim/denials {namespace, name, reason}, DELETE /_sim/denials {namespace, name},
+//   GET /_sim/denials                            API writes of that object (any kind) get 403
+//                                               "admission webhook ... denied the request",
+//                                               as a policy webhook refuses them (denials.ts)
 //   POST /_sim/compact {dropWatches?}           drops watch history (410 → relist)
 //   GET  /_sim/info                             URL, resourceVersion, object counts
 //   POST /_sim/chaos {mode, ratio?, durationMs, latencyMs?, retryAfterSeconds?, verbs?,

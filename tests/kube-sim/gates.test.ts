@@ -48,7 +48,7 @@ test('a held image keeps its pods ContainerCreating while others become Ready; t
 
 test('the admin API holds, lists and releases a gate, and names a bad body', async () => {
   assert.deepEqual(await admin('POST', { image: 'app:api' }), { status: 200, body: { image: 'app:api', held: true } });
-  assert.deepEqual((await admin('GET')).body, { images: ['app:api'] });
+  assert.deepEqual((await admin('GET')).body, { images: ['app:api'], workloads: [] });
   await apply(deployment('via-api', 'app:api', 1));
   await waitFor('the pod created', async () => (await podsOf('via-api')).length === 1);
   const released = await admin('DELETE', { image: 'app:api' });
@@ -58,8 +58,30 @@ test('the admin API holds, lists and releases a gate, and names a bad body', asy
     const p = await podsOf('via-api');
     return p.length === 1 && p.every(ready);
   });
-  assert.deepEqual((await admin('GET')).body, { images: [] });
-  const bad = await admin('POST', { image: 3 });
-  assert.equal(bad.status, 400);
-  assert.match(bad.body.error, /image/);
+  assert.deepEqual((await admin('GET')).body, { images: [], workloads: [] });
+  for (const body of [{ image: 3 }, { namespace: 'default' }, { image: 'a', namespace: 'default', name: 'b' }, {}]) {
+    const bad = await admin('POST', body);
+    assert.equal(bad.status, 400, JSON.stringify(body));
+    assert.match(bad.body.error, /image.*namespace, name/);
+  }
+});
+
+test('a workload gate holds that workload\'s pods only, whatever their image', async () => {
+  f.sim.holdWorkload('default', 'held-by-name');
+  await apply(deployment('held-by-name', 'app:same', 1));
+  await waitFor('the held pod created', async () => (await podsOf('held-by-name')).length === 1);
+  await apply(deployment('same-image', 'app:same', 1));
+  await waitFor('the other workload of the same image ready', async () => {
+    const p = await podsOf('same-image');
+    return p.length === 1 && p.every(ready);
+  });
+  const [held] = await podsOf('held-by-name');
+  assert.equal(ready(held!), false);
+  assert.equal(waiting(held!), 'ContainerCreating');
+  assert.deepEqual(f.sim.gatesHeld(), { images: [], workloads: ['default/held-by-name'] });
+  assert.equal(f.sim.releaseWorkload('default', 'held-by-name').released, true);
+  await waitFor('ready after the release', async () => {
+    const p = await podsOf('held-by-name');
+    return p.length === 1 && p.every(ready);
+  });
 });

@@ -23,7 +23,7 @@ import type { EventRecorder } from './events';
 import { pdbStatus } from './pdb';
 import { isPodReady, type Fault } from './pod-status';
 import { PodRunner } from './pods';
-import { ImageGates } from './gates';
+import { PodGates, type Gate } from './gates';
 import { NODES, unschedulableReason } from './scheduler';
 import { planStatefulSet, statefulSetStatus } from './statefulset';
 import { controllerOf, nowIso, randomSuffix, templateHash } from './util';
@@ -65,7 +65,7 @@ export class WorkloadController {
   /** Per workload uid: the API's message for its last refused pod create. */
   private readonly createErrors = new Map<string, string>();
   private readonly pods: PodRunner;
-  private readonly gates = new ImageGates();
+  private readonly gates = new PodGates();
   private readonly selectors = new SelectorIndex();
   private nextNode = 0;
   private stopped = false;
@@ -99,18 +99,18 @@ export class WorkloadController {
     return this.pods.listFaults();
   }
 
-  /** Holds pods of `image` before their containers start, until released (gates.ts). */
-  holdImage(image: string): void {
-    this.gates.hold(image);
+  /** Holds pods of an image or a workload before their containers start, until released (gates.ts). */
+  hold(gate: Gate): void {
+    this.gates.hold(gate);
   }
 
-  /** Lifts the gate on `image`; the pods it held start now. */
-  releaseImage(image: string): { released: boolean; pods: string[] } {
-    const released = this.gates.release(image);
+  /** Lifts a gate; the pods it held (and no other gate holds) start now. */
+  release(gate: Gate): { released: boolean; pods: string[] } {
+    const released = this.gates.release(gate);
     return { released, pods: released ? this.pods.startReleased() : [] };
   }
 
-  heldImages(): string[] {
+  gatesHeld(): { images: string[]; workloads: string[] } {
     return this.gates.list();
   }
 

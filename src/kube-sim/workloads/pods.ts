@@ -11,7 +11,7 @@ import type { SimApi } from '../sim-api';
 import type { ObjectStore } from '../object-store';
 import type { KubeObject } from '../types';
 import type { EventRecorder } from './events';
-import type { ImageGates } from './gates';
+import type { PodGates } from './gates';
 import { containerStatus, faultFromImage, podStatus, type ContainerStage, type Fault, type PodPlacement } from './pod-status';
 import { containerSpec, probeFailure } from './probes';
 import { NODES, unschedulableReason } from './scheduler';
@@ -65,7 +65,7 @@ export class PodRunner {
     private readonly store: ObjectStore,
     private readonly events: EventRecorder,
     private readonly readyDelayMs: number,
-    private readonly gates?: ImageGates,
+    private readonly gates?: PodGates,
   ) {}
 
   stop(): void {
@@ -192,7 +192,7 @@ export class PodRunner {
     if (run.timer) clearTimeout(run.timer);
     run.timer = undefined;
     // Held by an image gate (gates.ts): no step until released, which calls startReleased.
-    if (run.tick === 0 && this.gates?.holds(this.containers(pod).map((c) => c.image))) return;
+    if (run.tick === 0 && this.gates?.holds(this.containers(pod).map((c) => c.image), ownerKey(pod))) return;
     const delay = nextDelay(run.tick, this.containers(pod), Math.max(1, this.readyDelayMs), run.probing);
     if (delay === undefined) return;
     run.timer = setTimeout(() => {
@@ -323,6 +323,11 @@ export class PodRunner {
 }
 
 const containerPath = (c: ContainerView) => `spec.containers{${c.name}}`;
+/** The pod's controlling workload as namespace/name (what a workload gate names). */
+const ownerKey = (pod: KubeObject) => {
+  const owner = controllerOf(pod);
+  return owner ? `${pod.metadata.namespace ?? ''}/${owner.name}` : undefined;
+};
 
 /** Milliseconds until the next lifecycle step, or undefined when the pod has settled. A
  *  failing probe is tried again each step (the sim's unit of time stands for periodSeconds). */
