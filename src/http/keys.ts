@@ -30,7 +30,7 @@ export interface KeyAuthOptions {
   logger?: Logger;
   /** Requests per second per key on this replica (0: no limit). */
   ratePerSecond?: number;
-  /** The rate limit's clock (ms): Date.now, or a test's, which then decides when tokens refill. */
+  /** The keys' clock (ms) for rate-limit refills and expiry: Date.now, or a test's. */
   clock?: () => number;
 }
 
@@ -88,7 +88,7 @@ export class KeyAuth {
       }
       this.known.set(h, key);
     }
-    if (key.expiresAt && key.expiresAt.getTime() <= Date.now()) return { problem: 'expired' };
+    if (key.expiresAt && key.expiresAt.getTime() <= (this.opts.clock ?? Date.now)()) return { problem: 'expired' };
     return { key };
   }
 

@@ -43,8 +43,8 @@ export interface CtrlOverrides {
   recoverAfterMs?: number;
   /** The event WebSocket's ping interval and per-credential cap. */
   events?: EventSocketOptions;
-  /** The per-key rate limit's clock (tests drive the bucket with their own). */
-  rateClock?: () => number;
+  /** The API keys' clock: rate-limit refills and expiry (tests drive them with their own). */
+  keyClock?: () => number;
 }
 
 /** How often a ctrl started with --no-migrate checks whether the schema has caught up. */
@@ -108,7 +108,7 @@ export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}):
     // its feed streams.
     const agentAuth = new AgentAuth({ sql, configured: cfg.agentTokens, adminToken: cfg.adminToken, logger: logger.child({ part: 'auth' }) });
     stages.auth = () => agentAuth.close();
-    const keys = new KeyAuth({ sql, logger: logger.child({ part: 'keys' }), ratePerSecond: cfg.keyRateLimit, ...(overrides.rateClock ? { clock: overrides.rateClock } : {}) });
+    const keys = new KeyAuth({ sql, logger: logger.child({ part: 'keys' }), ratePerSecond: cfg.keyRateLimit, ...(overrides.keyClock ? { clock: overrides.keyClock } : {}) });
     stages.keys = () => keys.close();
     const feed = createFeed({ sql, logger: logger.child({ part: 'feed' }), ...overrides.feed });
     feed.registerMetrics(registry);

@@ -1,6 +1,6 @@
 // The per-key request rate (--key-rate-limit): past its bucket a key gets 429 ERR_RATE_LIMITED
 // with Retry-After; another key and the admin token are not held back by it; tokens come back
-// at the rate. The bucket runs on a clock the test holds (CtrlOverrides.rateClock), so how
+// at the rate. The bucket runs on a clock the test holds (CtrlOverrides.keyClock), so how
 // long the requests take on this machine cannot refill it: the counts are exact.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,7 +9,7 @@ import { makeKey, makeTenant } from './tenancy-helpers';
 
 const RATE = 3;
 let now = Date.parse('2026-01-01T00:00:00Z');
-const t = await testCtrl({ keyRateLimit: RATE }, { rateClock: () => now });
+const t = await testCtrl({ keyRateLimit: RATE }, { keyClock: () => now });
 const A = await makeTenant(t, 'a');
 const get = (key: string) => t.api(`/v1/environments/${A.environmentId}`, { token: key });
 
