@@ -3,6 +3,7 @@ import { test, after } from 'node:test';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import assert from 'node:assert/strict';
+import { assertEvery } from '../helpers/assert';
 import { renderRollout } from '../../src/cli/commands/rollout';
 import { testStack, until } from '../helpers/stack';
 import { runCli, runProgram } from '../helpers/cli';
@@ -107,7 +108,7 @@ test('rollout start --slack-webhook, then rollout cancel and rollout rollback th
   // The webhook heard the whole story, in order.
   await until(() => slack.posts.some((p) => /rollback completed/.test(p)), 10_000, 'the rollback post');
   const order = ['started', 'cancelled', 'rollback started', 'rollback completed'].map((w) => slack.posts.findIndex((p) => p.includes(w)));
-  assert.ok(order.every((n, k) => n >= 0 && (k === 0 || n > order[k - 1]!)), slack.posts.join('\n'));
+  assertEvery(order, (n, k) => n >= 0 && (k === 0 || n > order[k - 1]!), slack.posts.join('\n'));
 });
 
 test('renderRollout shows failures with their reasons', () => {

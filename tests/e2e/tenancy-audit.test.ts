@@ -5,6 +5,7 @@
 // retention deletes old rows; the operator's agent-token commands are audited too.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { assertEvery } from '../helpers/assert';
 import { loadConfig } from '../../src/config';
 import { createTokenCommand, revokeTokenCommand } from '../../src/modes/tokens';
 import { cleanupAudit } from '../../src/workflow/audit-cleanup';
@@ -123,7 +124,7 @@ test('GET /v1/audit filters, pages by keyset, and shows a key its scope only', a
   const mine = await t.api('/v1/audit?limit=1000', { token: auditorA.key });
   assert.equal(mine.status, 200, mine.text);
   assert.ok(mine.body.entries.length > 0);
-  assert.ok(mine.body.entries.every((e: any) => e.scope.workspaceId === A.workspaceId), 'only workspace A');
+  assertEvery(mine.body.entries, (e: any) => e.scope.workspaceId === A.workspaceId, 'only workspace A');
   const e0 = mine.body.entries[0];
   assert.deepEqual(Object.keys(e0).sort(), ['action', 'actor', 'at', 'id', 'outcome', 'requestId', 'scope', 'sourceIp', 'target', 'traceId']);
   // Pages of 2 walk every row once, newest first.

@@ -2,6 +2,7 @@
 // cached as unknown, wrong-scope tokens answered 403, revocation that sticks and cuts streams.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { assertEvery } from '../helpers/assert';
 import { connect } from 'node:net';
 import { Writable } from 'node:stream';
 import Fastify from 'fastify';
@@ -144,7 +145,7 @@ test('revoking a token cuts its open streams on every ctrl replica within 2 s, a
   // The bystanders are not just "not ended yet": they keep receiving lines after the cut.
   const seen = bystanders.map(heartbeats);
   await waitFor(() => bystanders.every((s, i) => heartbeats(s) >= seen[i]! + 3), 10_000, 'the bystander streams keep their heartbeats');
-  assert.ok(bystanders.every((s) => !s.ended), 'another token of the region keeps its streams on both replicas');
+  assertEvery(bystanders, (s) => !s.ended, 'another token of the region keeps its streams on both replicas');
   for (const url of [a.url, b.url]) {
     const refused = await readFeed(url, token, { wait: '0.1' });
     assert.equal(refused.status, 401, `revoked token on ${url}`);

@@ -5,6 +5,7 @@
 // it); without it these tests fail and say so.
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
+import { assertEvery } from '../helpers/assert';
 import { execFile, spawn } from 'node:child_process';
 import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -127,7 +128,7 @@ test('get events: a pod\'s lifecycle events (Scheduled, Pulled, Created, Started
   // A field selector narrows the list to the pod's own events.
   const own = lines(await ok('get', 'events', '--field-selector', 'involvedObject.name=ev-0')).slice(1);
   assert.ok(own.length >= reasons.length, own.map((r) => r.join(' ')).join('\n'));
-  assert.ok(own.every((r) => r[3] === 'pod/ev-0'), own.map((r) => r.join(' ')).join('\n'));
+  assertEvery(own, (r) => r[3] === 'pod/ev-0', own.map((r) => r.join(' ')).join('\n'));
 });
 
 test('scale and get -w: the watch sees the new READY count arrive', async () => {

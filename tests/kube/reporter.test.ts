@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import { until } from '../helpers/wait';
 import { freePort } from '../../src/net';
 import assert from 'node:assert/strict';
+import { assertEvery } from '../helpers/assert';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { StatusReporter } from '../../src/sync/reporter';
@@ -87,7 +88,7 @@ test('ctrl down: states are kept (latest wins), the breaker opens, and all is de
     assert.equal(sentinels.length, 1);
     // Stamped when observed (not when sent), so ctrl can order a late report behind a newer one.
     assert.ok(sentinels[0].observedAt >= before && sentinels[0].observedAt < sentAfter, `observedAt ${sentinels[0].observedAt}`);
-    assert.ok(ctrl.bodies.every((b) => b.body.region === 'us-east-1'));
+    assertEvery(ctrl.bodies, (b) => b.body.region === 'us-east-1');
   } finally {
     await r.close();
     await new Promise((res) => server.close(res));

@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { assertEvery } from '../helpers/assert';
 import type { V1Pod } from '@kubernetes/client-node';
 import { podState, instanceReport, InstanceStatusWatcher, SentinelStatusWatcher } from '../../src/kube/status';
 import { StatusReporter } from '../../src/sync/reporter';
@@ -166,7 +167,7 @@ test('a pod whose StatefulSet is not the deployment\'s current one is reported p
     current = sts!.metadata!.uid!;
     await until(() => (watcher.resend('dep-replaced', new Set([current!])), seen.at(-1)?.status === 'running'));
     // Every report carries the generation krane had applied when it made it.
-    assert.ok(seen.filter((r) => r.deploymentId === 'dep-replaced').every((r) => r.generation === 2));
+    assertEvery(seen.filter((r) => r.deploymentId === 'dep-replaced'), (r) => r.generation === 2);
   } finally {
     await watcher.stop();
   }

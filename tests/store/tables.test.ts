@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { assertEvery } from '../helpers/assert';
 import { testDb } from '../helpers/db';
 import { newId } from '../../src/ids';
 import { changes, cilium, deployments, domains, events, instances, sentinels, tenancy, topology, agentTokens, system } from '../../src/store';
@@ -101,7 +102,7 @@ test('topology: each write records exactly one outbox row in the same transactio
   assert.equal(stopped.length, 2);
   rows = await changes.listChangesFor(sql, 'deployment_topology', d.id);
   assert.equal(rows.length, 4);
-  assert.ok(rows.every((r) => /^\d+$/.test(r.txid)), 'txid is exposed as an exact decimal string');
+  assertEvery(rows, (r) => /^\d+$/.test(r.txid), 'txid is exposed as an exact decimal string');
   const t = await topology.getTopology(sql, d.id, 'us-east-1');
   assert.equal(t?.desiredStatus, 'stopped');
   assert.equal((await topology.listTopology(sql, d.id)).length, 2);

@@ -5,6 +5,7 @@
 // without emitting any span twice.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { assertEvery } from '../helpers/assert';
 import { mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -204,7 +205,7 @@ test('the NDJSON change line carries the outbox row traceparent (a snapshot line
     return (await r.text()).trim().split('\n').map((l) => JSON.parse(l));
   };
   const snapshot = await feed('wait=1');
-  assert.ok(snapshot.filter((l) => l.type === 'change').every((l) => !('traceparent' in l)));
+  assertEvery(snapshot.filter((l) => l.type === 'change'), (l) => !('traceparent' in l));
   const head = snapshot.find((l) => l.type === 'snapshot_end').cursor;
   const id = await create({ image: 'nginx:1.27' });
   const line = await until(async () => (await feed(`cursor=${encodeURIComponent(head)}&wait=1`)).find((l) => l.type === 'change' && l.resource.id === id), 10_000, 'the change line');

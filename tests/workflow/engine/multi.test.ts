@@ -3,6 +3,7 @@
 // and running invocations are taken over, and its leases are handed back at once.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { assertEvery } from '../../helpers/assert';
 import pino from 'pino';
 import { z } from 'zod';
 import { testDb } from '../../helpers/db';
@@ -117,6 +118,6 @@ test('a worker never claims invocations of services it does not know', async () 
   const ids = await Promise.all(Array.from({ length: 20 }, () => c.send(Svc, 'zombie', {}).then((r) => r.id)));
   for (const id of ids) assert.equal(typeof (await b.result(id)), 'number');
   const rows = await db.sql<{ status: string; attempts: number }[]>`SELECT status, attempts FROM engine_invocations WHERE id = ANY(${ids}::text[])`;
-  assert.ok(rows.every((r) => r.status === 'completed' && r.attempts === 1));
+  assertEvery(rows, (r) => r.status === 'completed' && r.attempts === 1);
   await c.stop();
 });

@@ -4,6 +4,7 @@
 // handler code, never count as a step's attempt, and every step must run once.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { assertEvery } from '../../helpers/assert';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -178,7 +179,7 @@ test('a Postgres outage longer than the lease, mid-invocation and under a sleepi
   assert.equal(countOf(sleeping.id, 'after'), 1);
   const inv = await engine.getInvocation(id);
   assert.deepEqual(inv.journal.map((j) => j.name), ['a', 'b', 'c', 'd', 'nap', 'e']);
-  assert.ok(inv.journal.every((j) => j.failure === null), 'no step was recorded as failed');
+  assertEvery(inv.journal, (j) => j.failure === null, 'no step was recorded as failed');
 });
 
 test('terminated connections (pg_terminate_backend) are waited out: a statement in flight and a sleeping invocation both finish, each step once', async () => {
