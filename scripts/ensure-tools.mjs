@@ -1,6 +1,6 @@
 // The tools `npm test` drives besides Node (issue 23): Debian's chromium (tests/web), kubectl
 // (the simulator's kubectl tests) and prometheus (promtool for the metrics lint, the server for
-// the canary analysis tests). Run first by `npm test` and `.ci/run`: a missing tool must fail
+// the canary analysis tests); with --ci also stress-ng, for the CPU burners .ci/run starts. Run first by `npm test` and `.ci/run`: a missing tool must fail
 // the run at once, never turn its tests into skips. As root it installs what is missing with
 // apt-get; otherwise it stops and prints the one command to run.
 import { spawnSync } from 'node:child_process';
@@ -13,6 +13,9 @@ const TOOLS = [
   { bin: 'kubectl', pkg: 'kubectl' },
   { bin: 'promtool', pkg: 'prometheus' },
   { bin: 'prometheus', pkg: 'prometheus' },
+  // --ci (.ci/run): the CPU burners that run beside the suite there; npm test alone does not
+  // need them.
+  ...(process.argv.includes('--ci') ? [{ bin: 'stress-ng', pkg: 'stress-ng' }] : []),
 ];
 
 const onPath = (bin) =>
