@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { until } from '../helpers/wait';
 import { assertEvery } from '../helpers/assert';
 import { testDb } from '../helpers/db';
 import { newId } from '../../src/ids';
@@ -289,8 +290,7 @@ test('batch reads for status reports: states of many deployments, many sentinels
       ]);
       await deployments.setDeploymentStatus(tx, b.id, 'ready');
     });
-    const end = Date.now() + 5000;
-    while (got.length < 3 && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
+    await until(() => got.length >= 3, { what: 'the three events', show: () => got });
     assert.deepEqual(
       got.map((e) => (e.type === 'deployment.status' ? `${e.deploymentId}:${e.status}` : `wave ${e.type === 'rollout.wave' ? e.wave : '?'}`)),
       ['wave 0', 'wave 1', `${b.id}:ready`],
