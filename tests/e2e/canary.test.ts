@@ -57,14 +57,13 @@ test('a healthy canary walks its steps in every region and ends at 100% with the
 
 test('a canary that starts crash-looping is rolled back to 100% stable on krane\'s report, with the signal and region', async () => {
   const stable = await freshStable();
-  const canary = await create({ type: 'canary', steps: [{ weight: 20, pause: '60s' }] });
+  // A step far longer than any wait here: rolled back within the wait means on the report.
+  const canary = await create({ type: 'canary', steps: [{ weight: 20, pause: '10m' }] });
   for (const r of BOTH) await sameIn(r, [`${stable}:80`, `${canary}:20`], 30_000);
-  const started = Date.now();
   stack.regions.get('eu-west-1')!.sim.sim.setFault('unkey', canary, 'crash');
   const done = await status(canary, ['rolled_back', 'ready', 'failed'], 20_000);
   assert.equal(done.status, 'rolled_back');
   assert.match(done.error, /canary instance failed in eu-west-1: .*CrashLoopBackOff/);
-  assert.ok(Date.now() - started < 15_000, 'rolled back on the report, long before the 60 s step ended');
   for (const r of BOTH) await sameIn(r, [`${stable}:100`]);
   assert.equal(done.desiredState, 'stopped');
   assert.equal((await status(stable, ['ready'])).status, 'ready', 'the stable deployment keeps running');
