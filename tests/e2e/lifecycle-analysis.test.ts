@@ -78,13 +78,15 @@ test('failureLimit above 1: fewer failed checks than the limit, then passing one
 
 test('a step whose instances are not ready when it ends rolls back, naming the region', async () => {
   const stable = await freshStable();
-  const canary = await create({ type: 'canary', steps: [{ weight: 10, pause: '1500ms' }, { weight: 50, pause: '60s' }] });
+  const canary = await create({ type: 'canary', steps: [{ weight: 10, pause: '5s' }, { weight: 50, pause: '60s' }] });
   await until(async () => (await table()).some((b) => b.deploymentId === canary && b.weight === 10), 30_000, 'canary at 10%');
-  // The pod comes back `slow` (3 s), so the step's end finds eu-west-1 at 0/1.
+  // The pod comes back held by the simulator (not Ready until released), so the step's end
+  // finds eu-west-1 at 0/1 however long the step's end takes to come.
   const sim = stack.regions.get('eu-west-1')!.sim.sim;
-  sim.setFault('unkey', canary, 'slow');
+  sim.holdWorkload('unkey', canary);
   await new KubeClient(sim.kubeConfig()).delete({ apiVersion: 'v1', kind: 'Pod', namespace: 'unkey', name: `${canary}-0` });
   const done = await status(canary, ['ready', 'rolled_back', 'failed'], 30_000);
+  sim.releaseWorkload('unkey', canary);
   assert.equal(done.status, 'rolled_back', done.error);
   assert.match(done.error, /not ready within the step: .*eu-west-1 0\/1/);
   assert.deepEqual(await table(), [{ deploymentId: stable, weight: 100 }]);
