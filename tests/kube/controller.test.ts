@@ -228,9 +228,7 @@ test('a kind the cluster does not serve (no CRD) neither blocks the inventory no
   const r = new Reflector({ api, ...widget, plural: 'widgets', labelSelector: '', logger, relistIntervalMs: 60_000, onEvent: () => {} });
   r.start();
   try {
-    const end = Date.now() + 3000;
-    while (!r.hasSynced && Date.now() < end) await new Promise((res) => setTimeout(res, 10));
-    assert.ok(r.hasSynced);
+    await until(() => r.hasSynced, { what: 'the reflector synced with the kind unavailable' });
   } finally {
     await r.stop();
   }
