@@ -63,13 +63,14 @@ async function rows(id: string, step: string): Promise<number> {
   return r!.n;
 }
 
-/** One definition per engine: the same service, with step bodies that record who ran them. */
-function faultDefs(db: Sql, worker: string) {
+/** One definition per engine: the same service, with step bodies that record who ran them.
+ *  `service` names it: an engine only claims invocations of services it registered. */
+function faultDefs(db: Sql, worker: string, service = 'faults') {
   const insert = (id: string, step: string) => async (tx: postgres.TransactionSql<Record<string, unknown>>) => {
     await tx`INSERT INTO fx_rows (invocation_id, step, worker) VALUES (${id}, ${step}, ${worker})`;
     return worker;
   };
-  return defineService('faults', {
+  return defineService(service, {
     journey: handler({ input: z.object({}), output: z.string() }, async (ctx) => {
       const id = ctx.invocationId;
       try {
@@ -146,9 +147,14 @@ function faultDefs(db: Sql, worker: string) {
   });
 }
 
-function engineOn(db: Sql, workerId: string, registry?: ReturnType<typeof createRegistry>): { engine: Engine; def: ReturnType<typeof faultDefs> } {
+function engineOn(
+  db: Sql,
+  workerId: string,
+  registry?: ReturnType<typeof createRegistry>,
+  service?: string,
+): { engine: Engine; def: ReturnType<typeof faultDefs> } {
   const e = testEngine(db, { workerId, leaseMs: LEASE_MS, pollMs: 100, stealAfterMs: 200, ...(registry ? { registry } : {}) });
-  return { engine: e, def: e.register(faultDefs(db, workerId)) };
+  return { engine: e, def: e.register(faultDefs(db, workerId, service)) };
 }
 
 const { engine, def: Faults } = engineOn(sql, 'outage');
@@ -216,8 +222,8 @@ test('terminated connections (pg_terminate_backend) are waited out: a statement 
 });
 
 test('a replica cut off from the database loses its lease to another, which finishes the work; the stale one writes nothing and its caller still gets the answer', async () => {
-  // Only the two replicas of this test may take the invocation over.
-  await engine.stop();
+  // Only the two replicas of this test may take the invocation over: they serve a service of
+  // their own, which the file's engine (still serving the other tests, in any order) never claims.
   enteredC = latch();
   gateC = latch();
   const proxy = await faultProxy(port);
@@ -225,8 +231,8 @@ test('a replica cut off from the database loses its lease to another, which fini
   const viaProxy = createDb(`postgres://postgres:postgres@127.0.0.1:${proxy.port}/outage`, { max: 5, applicationName: 'engine-cut' });
   after(() => viaProxy.end({ timeout: 1 }));
   const registry = createRegistry();
-  const { engine: a, def: FaultsA } = engineOn(viaProxy, 'fa', registry);
-  const { engine: b } = engineOn(sql, 'fb');
+  const { engine: a, def: FaultsA } = engineOn(viaProxy, 'fa', registry, 'faults-cut');
+  const { engine: b } = engineOn(sql, 'fb', undefined, 'faults-cut');
   await a.start();
   await b.start();
   const call = a.call(FaultsA, 'fenced', {});
