@@ -12,12 +12,17 @@ import { fileSeed, shuffled } from '../helpers/order';
 const ROOT = resolve(import.meta.dirname, '../..');
 const FIXTURE = 'tests/ci/fixtures/ordered.ts';
 
+/** The parent run's variables a fixture run must not see. */
+const INHERITED_NOT = new Set(['NODE_TEST_CONTEXT', 'UNKEY_INFRA_TEST_SHUFFLE_SEED', 'UNKEY_INFRA_TEST_PICK', 'UNKEY_INFRA_TEST_LIST']);
+
 /** Runs the fixture under node:test with the order hook; returns the order its tests ran in. */
 function runFixture(env: Record<string, string>): string {
   const r = spawnSync(process.execPath, ['--import', 'tsx', '--import', './tests/helpers/test-order-hooks.mjs', '--test', '--test-reporter=tap', FIXTURE], {
     cwd: ROOT,
     // Without NODE_TEST_CONTEXT: inside a test run it would make the child report to this process.
-    env: { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'NODE_TEST_CONTEXT')), ...env },
+    // Without the order this file itself runs in (tests/run.ts --shuffle or --each-test set
+    // these): the fixture gets only the order each test asks for.
+    env: { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !INHERITED_NOT.has(k))), ...env },
     encoding: 'utf8',
   });
   assert.equal(r.status, 0, r.stdout + r.stderr);
