@@ -99,11 +99,18 @@ async function startSystem(receiverUrl: string, readyDelay: number, ctrlEnv: Rec
   await waitForHttp(`http://127.0.0.1:${kranePort}/readyz`, 200, 20_000);
 
   const api = adminApi(url, adminToken);
-  const finished = (id: string) =>
-    until(async () => {
-      const r = await api(`/v1/deployments/${id}`);
-      return ['ready', 'failed'].includes(r.body.status) ? r.body : undefined;
-    }, { what: 'deploy finished' });
+  const finished = (id: string) => {
+    // What the deployment last was, for the message of a wait that runs out.
+    let last: unknown;
+    return until(
+      async () => {
+        const r = await api(`/v1/deployments/${id}`);
+        last = r.body;
+        return ['ready', 'failed'].includes(r.body.status) ? r.body : undefined;
+      },
+      { what: 'deploy finished', show: () => last },
+    );
+  };
   return { db, ctrl, startCtrl, kraneLog, api, finished, sim: sim.sim };
 }
 
