@@ -1,7 +1,8 @@
 // The tools `npm test` drives besides Node (issue 23): Debian's chromium (tests/web), kubectl
 // (the simulator's kubectl tests) and prometheus (promtool for the metrics lint, the server for
-// the canary analysis tests); with --ci also stress-ng, for the CPU burners .ci/run starts. Run first by `npm test` and `.ci/run`: a missing tool must fail
-// the run at once, never turn its tests into skips. As root it installs what is missing with
+// the canary analysis tests); with --ci also stress-ng, for the CPU burners .ci/run starts.
+// Run first by `npm test` and `.ci/run`: a missing tool must fail the run at once, never turn
+// its tests into skips. As root it installs what is missing with
 // apt-get; otherwise it stops and prints the one command to run.
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
