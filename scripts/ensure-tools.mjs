@@ -1,7 +1,9 @@
 // The tools `npm test` drives besides Node (issue 23): Debian's chromium (tests/web), kubectl
 // (the simulator's kubectl tests), prometheus (promtool for the metrics lint, the server for
-// the canary analysis tests) and zsh and fish (the completion scripts; bash is always there). Run first by `npm test` and `.ci/run`: a missing tool must fail
-// the run at once, never turn its tests into skips. As root it installs what is missing with
+// the canary analysis tests) and zsh and fish (the completion scripts; bash is always there);
+// with --ci also stress-ng, for the CPU burners .ci/run starts. Run first by `npm test` and
+// `.ci/run`: a missing tool must fail the run at once, never turn its tests into skips. As root
+// it installs what is missing with
 // apt-get; otherwise it stops and prints the one command to run.
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
@@ -16,6 +18,9 @@ const TOOLS = [
   // The completion scripts run in the real shells (tests/cli/completion.test.ts).
   { bin: 'zsh', pkg: 'zsh' },
   { bin: 'fish', pkg: 'fish' },
+  // --ci (.ci/run): the CPU burners that run beside the suite there; npm test alone does not
+  // need them.
+  ...(process.argv.includes('--ci') ? [{ bin: 'stress-ng', pkg: 'stress-ng' }] : []),
 ];
 
 const onPath = (bin) =>

@@ -33,7 +33,8 @@
 //   deployment.ts, pdb.ts, scheduler.ts, pod-status.ts), controller.ts and pods.ts carry
 //   out (pods bound to a node with room, capacity.ts with the `nodes` option, else nodes
 //   without limit; pods Ready after the ready delay, faults by image `crash`, `pullfail`, `slow`, `oom`
-//   or by the admin API; readiness and liveness probes against each image's contract in
+//   or by the admin API; image gates that hold pods until a test releases them (gates.ts);
+//   readiness and liveness probes against each image's contract in
 //   probes.ts; pods refused by admission are FailedCreate events and a Deployment's
 //   ReplicaFailure), events.ts writes core/v1 Events (bounded, repeats counted);
 //   hpa.ts autoscales (autoscaling/v2, CPU simulated by image tag `cpuhot`/`cpucold`);
@@ -41,6 +42,7 @@
 //   (logs.ts, text/plain, follow), watch streams, OpenAPI v2/v3 (openapi/, generated from
 //   the official schemas by scripts/gen-openapi.ts), 413 for bodies over 3 MiB, and the
 //   traffic controls (chaos.ts: rate limit and fault injection);
+// - denials.ts: writes refused as a validating admission webhook refuses them (tests);
 // - audit.ts: the deletion audit log; admin.ts: the admin API below; stats.ts: request
 //   counts for benchmarks; kubeconfig.ts: client configuration (admin or a ServiceAccount).
 //
@@ -60,6 +62,16 @@
 //                                               mutations, noopWrites, errors
 //   POST /_sim/faults {namespace, name, fault}  fault: crash|pullfail|slow|oom|none, for a
 //   GET  /_sim/faults                           workload (all its pods) or one pod
+//   POST /_sim/gates {image} | {namespace, name}, DELETE /_sim/gates (same body), GET /_sim/gates
+//                                               hold pods of an image or of a workload before
+//                                               their containers start (not Ready) until
+//                                               released: a test makes one workload ready after
+//                                               another (workloads/gates.ts; sim.holdImage,
+//                                               sim.holdWorkload in-process)
+//   POST /_sim/denials {namespace, name, reason}, DELETE /_sim/denials {namespace, name},
+//   GET /_sim/denials                            API writes of that object (any kind) get 403
+//                                               "admission webhook ... denied the request",
+//                                               as a policy webhook refuses them (denials.ts)
 //   POST /_sim/compact {dropWatches?}           drops watch history (410 → relist)
 //   GET  /_sim/info                             URL, resourceVersion, object counts
 //   POST /_sim/chaos {mode, ratio?, durationMs, latencyMs?, retryAfterSeconds?, verbs?,

@@ -4,6 +4,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { createLogger, type Logger } from '../log';
 import { boundUrl } from '../net';
 import { adminRoute } from './admin';
+import { WriteDenials } from './denials';
 import { DeletionAudit } from './audit';
 import { Authenticator, type UserInfo } from './auth';
 import { TrafficControl, type RateLimit } from './chaos';
@@ -97,6 +98,8 @@ export class KubeSim implements SimHost {
   readonly events: EventRecorder;
   readonly audit: DeletionAudit;
   readonly traffic: TrafficControl;
+  /** Writes refused as an admission webhook refuses them (denials.ts). */
+  readonly denials = new WriteDenials();
   readonly logger: Logger;
   readonly bookmarkIntervalMs: number;
   readonly logIntervalMs: number;
@@ -205,6 +208,44 @@ export class KubeSim implements SimHost {
 
   faultFor(pod: KubeObject, image: string | undefined): Fault | undefined {
     return this.controller.faultFor(pod, image);
+  }
+
+  /** Pods whose containers use `image` stay ContainerCreating (not Ready) until released:
+   *  for tests that make one workload ready after another (workloads/gates.ts). */
+  holdImage(image: string): void {
+    this.controller.hold({ image });
+  }
+
+  /** Lifts the gate on `image`: the pods it held go on to start (and become Ready). */
+  releaseImage(image: string): { released: boolean; pods: string[] } {
+    return this.controller.release({ image });
+  }
+
+  /** The same for the pods of one workload (a Deployment or StatefulSet by namespace/name). */
+  holdWorkload(namespace: string, name: string): void {
+    this.controller.hold({ namespace, name });
+  }
+
+  releaseWorkload(namespace: string, name: string): { released: boolean; pods: string[] } {
+    return this.controller.release({ namespace, name });
+  }
+
+  gatesHeld(): { images: string[]; workloads: string[] } {
+    return this.controller.gatesHeld();
+  }
+
+  /** API writes of namespace/name (any kind) are refused with `reason`, as a validating
+   *  admission webhook would refuse them, until allowWrites (denials.ts). */
+  denyWrites(namespace: string, name: string, reason: string): void {
+    this.denials.deny(namespace, name, reason);
+  }
+
+  allowWrites(namespace: string, name: string): boolean {
+    return this.denials.allow(namespace, name);
+  }
+
+  checkWrite(namespace: string, name: string | undefined): void {
+    this.denials.check(namespace, name);
   }
 
   /**

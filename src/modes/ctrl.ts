@@ -6,7 +6,7 @@ import { createLogger, type Logger } from '../log';
 import { setTimeout as delay } from 'node:timers/promises';
 import { apiKeys, createDb, hostnameClaims, migrate, pendingMigrations, registerPoolMetrics, type Sql } from '../store';
 import { AgentAuth, buildCtrlApp, createRegistry, LISTEN_BACKLOG, tokensEqual } from '../http';
-import { KeyAuth } from '../http/keys';
+import { KeyAuth, type KeyClock } from '../http/keys';
 import { auditHook } from '../http/audit';
 import { startAuditCleanup } from '../workflow/audit-cleanup';
 import { clusterFeedRoutes } from '../http/cluster-feed';
@@ -45,6 +45,8 @@ export interface CtrlOverrides {
   events?: EventSocketOptions;
   /** A workspace's caps (live keys); tests make them small. */
   tenantCaps?: { keysPerWorkspace?: number };
+  /** The API keys' clock: rate-limit refills and expiry (tests drive them with their own). */
+  keyClock?: KeyClock;
 }
 
 /** How often a ctrl started with --no-migrate checks whether the schema has caught up. */
@@ -110,7 +112,13 @@ export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}):
     // its feed streams.
     const agentAuth = new AgentAuth({ sql, configured: cfg.agentTokens, adminToken: cfg.adminToken, logger: logger.child({ part: 'auth' }) });
     stages.auth = () => agentAuth.close();
-    const keys = new KeyAuth({ sql, logger: logger.child({ part: 'keys' }), ratePerSecond: cfg.keyRateLimit, workspaceRatePerSecond: cfg.workspaceRateLimit });
+    const keys = new KeyAuth({
+      sql,
+      logger: logger.child({ part: 'keys' }),
+      ratePerSecond: cfg.keyRateLimit,
+      workspaceRatePerSecond: cfg.workspaceRateLimit,
+      ...(overrides.keyClock ? { clock: overrides.keyClock } : {}),
+    });
     stages.keys = () => keys.close();
     const feed = createFeed({ sql, logger: logger.child({ part: 'feed' }), ...overrides.feed });
     feed.registerMetrics(registry);

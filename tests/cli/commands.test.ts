@@ -5,6 +5,7 @@
 // passes alone (--test-name-pattern) and in any order.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { assertEvery } from '../helpers/assert';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -156,7 +157,7 @@ test('invocations ls and show (journal), human and --json', async () => {
   assert.match(show.stdout, /journal:\nSEQ\s+KIND\s+NAME\s+STATUS\s+TOOK\s+FAILURE\n/);
   const shown = json((await runCli(['invocations', 'show', deploy.id, '--json'])).stdout);
   assert.ok(shown.journal.length > 3);
-  assert.ok(shown.journal.every((j: any) => show.stdout.includes(j.name)), 'every journal entry is listed');
+  assertEvery(shown.journal, (j: any) => show.stdout.includes(j.name), 'every journal entry is listed');
 });
 
 test('sentinels ls and deploy (unchanged: READY at once)', async () => {

@@ -40,7 +40,7 @@ export async function startScrapingPrometheus(jobs: Record<string, string[]>): P
   };
   writeFileSync(join(dir, 'prometheus.yml'), dump(config));
   const port = await freePort();
-  const proc = spawn(PROMETHEUS, [`--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`], { stdio: 'ignore' });
+  const proc = spawn(PROMETHEUS ?? 'prometheus', [`--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`], { stdio: 'ignore' });
   after(() => {
     proc.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });

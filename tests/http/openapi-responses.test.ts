@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { testStack, until, deploymentIn } from '../helpers/stack';
-import { startStandInPrometheus } from '../helpers/prom-stand-in';
+import { startStandInPrometheus } from '../helpers/prometheus-stand-in';
 import { conformance, documentedAnswers, ROLLOUT_PATHS } from './openapi-conformance';
 
 // The canary's gate asks a stand-in Prometheus on loopback over http: allowed explicitly.

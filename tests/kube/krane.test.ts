@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { assertEvery } from '../helpers/assert';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -60,7 +61,7 @@ test('startKrane: snapshot applied, statuses and a permanent failure reach ctrl,
     assert.equal(failure.outcome, 'failed');
     assert.equal(failure.code, 'ERR_KUBE_UNMANAGED_CONFLICT');
     assert.match(failure.reason, /without app.kubernetes.io\/managed-by=krane/);
-    assert.ok(bodies('/v1/cluster/deployments/status').every((b) => b.region === 'us-east-1'));
+    assertEvery(bodies('/v1/cluster/deployments/status'), (b) => b.region === 'us-east-1');
 
     assert.equal((await fetch(`${krane.url}/livez`)).status, 200);
     const ready = await until(async () => {

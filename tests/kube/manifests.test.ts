@@ -1,16 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { StatefulSet } from 'kubernetes-models/apps/v1/StatefulSet';
-import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
-import { Service } from 'kubernetes-models/v1/Service';
-import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
-import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
-import { Namespace } from 'kubernetes-models/v1/Namespace';
-import { ServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
-import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy';
-import { Role } from 'kubernetes-models/rbac.authorization.k8s.io/v1/Role';
-import { RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding';
 import { readdirSync, readFileSync } from 'node:fs';
 // A plain YAML parser: client-node's loadAllYaml maps objects onto its classes (`from` becomes
 // `_from`), which would validate something other than what kubectl sends.
@@ -19,28 +9,13 @@ import type { ZodObject } from 'zod';
 import { CiliumPolicyApply, DeploymentApply, SentinelApply, type ApplyState } from '../../src/sync/wire';
 import { ANNOTATION, buildObjects, LABEL, manifestHash, objectName, type ManifestObject } from '../../src/kube/manifests';
 import { deploymentState, policyState, routesState, sentinelState } from './fixtures';
-import { validateCiliumPolicy, validatePublishedCilium } from './cilium-schema';
+import { validatePublishedCilium } from '../helpers/cilium-schema';
+import { restrictedViolations as violations, validateManifest } from '../helpers/manifests';
 
-const models: Record<string, (o: object) => { validate(): void }> = {
-  'v1/Service': (o) => new Service(o as never),
-  'v1/ConfigMap': (o) => new ConfigMap(o as never),
-  'apps/v1/StatefulSet': (o) => new StatefulSet(o as never),
-  'apps/v1/Deployment': (o) => new Deployment(o as never),
-  'policy/v1/PodDisruptionBudget': (o) => new PodDisruptionBudget(o as never),
-  'v1/Namespace': (o) => new Namespace(o as never),
-  'v1/ServiceAccount': (o) => new ServiceAccount(o as never),
-  'networking.k8s.io/v1/NetworkPolicy': (o) => new NetworkPolicy(o as never),
-  'rbac.authorization.k8s.io/v1/Role': (o) => new Role(o as never),
-  'rbac.authorization.k8s.io/v1/RoleBinding': (o) => new RoleBinding(o as never),
-};
+/** The restricted level, and no service account token (workloads and sentinels need none). */
+const restrictedViolations = (pod: unknown) => violations(pod, { noServiceAccountToken: true });
 
-function validate(o: ManifestObject): void {
-  const key = `${o.apiVersion}/${o.kind}`;
-  if (key === 'cilium.io/v2/CiliumNetworkPolicy') return validateCiliumPolicy(o);
-  const make = models[key];
-  assert.ok(make, `no schema for ${key}`);
-  make(o).validate();
-}
+const validate = (o: ManifestObject) => validateManifest(o);
 
 const byKind = (objs: ManifestObject[], kind: string) => objs.find((o) => o.kind === kind) as any;
 
@@ -256,36 +231,6 @@ test('object names: two different ids never share a name, folded or not', () => 
 });
 
 /** Volume types the `restricted` Pod Security Standard allows. */
-const RESTRICTED_VOLUMES = ['configMap', 'csi', 'downwardAPI', 'emptyDir', 'ephemeral', 'persistentVolumeClaim', 'projected', 'secret'];
-
-/**
- * The `restricted` Pod Security Standard (what the namespaces enforce), checked on a pod
- * template, plus what we add on top: no service account token. Returns the violations.
- */
-function restrictedViolations(pod: any): string[] {
-  const out: string[] = [];
-  const psc = pod.securityContext ?? {};
-  if (pod.hostNetwork || pod.hostPID || pod.hostIPC) out.push('host namespaces');
-  if (pod.automountServiceAccountToken !== false) out.push('service account token mounted');
-  for (const v of pod.volumes ?? []) {
-    const type = Object.keys(v).find((k) => k !== 'name');
-    if (!RESTRICTED_VOLUMES.includes(type!)) out.push(`volume type ${type}`);
-  }
-  for (const c of [...(pod.initContainers ?? []), ...pod.containers]) {
-    const sc = c.securityContext ?? {};
-    if (sc.privileged) out.push(`${c.name}: privileged`);
-    if (sc.allowPrivilegeEscalation !== false) out.push(`${c.name}: allowPrivilegeEscalation not false`);
-    if (!(sc.capabilities?.drop ?? []).includes('ALL')) out.push(`${c.name}: capabilities not dropped`);
-    if ((sc.capabilities?.add ?? []).some((a: string) => a !== 'NET_BIND_SERVICE')) out.push(`${c.name}: capabilities added`);
-    if ((sc.runAsNonRoot ?? psc.runAsNonRoot) !== true) out.push(`${c.name}: runAsNonRoot not true`);
-    if ((sc.runAsUser ?? psc.runAsUser) === 0) out.push(`${c.name}: runs as uid 0`);
-    const seccomp = (sc.seccompProfile ?? psc.seccompProfile)?.type;
-    if (seccomp !== 'RuntimeDefault' && seccomp !== 'Localhost') out.push(`${c.name}: seccomp ${seccomp}`);
-    for (const p of c.ports ?? []) if (p.hostPort) out.push(`${c.name}: hostPort`);
-  }
-  return out;
-}
-
 const podOf = (objs: ManifestObject[]) => (objs.find((o) => o.kind === 'StatefulSet' || o.kind === 'Deployment') as any).spec.template.spec;
 
 test('workload and sentinel pods meet the restricted Pod Security Standard and mount no token', () => {
@@ -329,11 +274,7 @@ const deployDocs = () =>
 
 test('deploy/*.yaml validates against the official schemas; the workload namespaces enforce restricted', () => {
   const docs = deployDocs();
-  for (const { file, doc } of docs) {
-    const make = models[`${doc.apiVersion}/${doc.kind}`];
-    assert.ok(make, `${file}: no schema for ${doc.apiVersion}/${doc.kind}`);
-    make(doc).validate();
-  }
+  for (const { file, doc } of docs) validateManifest(doc, file);
   for (const ns of ['unkey', 'sentinel']) {
     const doc = docs.find((d) => d.doc.kind === 'Namespace' && d.doc.metadata.name === ns)?.doc;
     assert.ok(doc, `namespace ${ns}`);

@@ -2,6 +2,8 @@ import { test } from 'node:test';
 import { until } from '../helpers/wait';
 import { freePort } from '../../src/net';
 import assert from 'node:assert/strict';
+import { pause } from '../helpers/wait';
+import { assertEvery } from '../helpers/assert';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { StatusReporter } from '../../src/sync/reporter';
@@ -87,7 +89,7 @@ test('ctrl down: states are kept (latest wins), the breaker opens, and all is de
     assert.equal(sentinels.length, 1);
     // Stamped when observed (not when sent): shown by ctrl, never used to order.
     assert.ok(sentinels[0].observedAt >= before && sentinels[0].observedAt < sentAfter, `observedAt ${sentinels[0].observedAt}`);
-    assert.ok(ctrl.bodies.every((b) => b.body.region === 'us-east-1'));
+    assertEvery(ctrl.bodies, (b) => b.body.region === 'us-east-1');
   } finally {
     await r.close();
     await new Promise((res) => server.close(res));
@@ -153,8 +155,9 @@ test('options passed as undefined keep their defaults (no busy retry loop agains
   });
   r.breaker.on('fire', () => attempts++);
   r.instance(inst('dep-a-0', 'pending'));
-  await new Promise((res) => setTimeout(res, 600));
-  // default retry interval is 1 s: the first attempt only, not hundreds
+  // An absence sampled over 600 ms (a busy loop would make hundreds of attempts; a slow machine
+  // only makes fewer): the default retry interval is 1 s, so the first attempt only.
+  await pause(600);
   assert.ok(attempts <= 2, `${attempts} attempts in 600 ms`);
   assert.equal(r.pending(), 1);
   await r.close();

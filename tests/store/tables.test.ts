@@ -1,5 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { until } from '../helpers/wait';
+import { assertEvery } from '../helpers/assert';
 import { testDb } from '../helpers/db';
 import { newId } from '../../src/ids';
 import { changes, cilium, deployments, domains, events, instances, sentinels, tenancy, topology, agentTokens, system } from '../../src/store';
@@ -101,7 +103,7 @@ test('topology: each write records exactly one outbox row in the same transactio
   assert.equal(stopped.length, 2);
   rows = await changes.listChangesFor(sql, 'deployment_topology', d.id);
   assert.equal(rows.length, 4);
-  assert.ok(rows.every((r) => /^\d+$/.test(r.txid)), 'txid is exposed as an exact decimal string');
+  assertEvery(rows, (r) => /^\d+$/.test(r.txid), 'txid is exposed as an exact decimal string');
   const t = await topology.getTopology(sql, d.id, 'us-east-1');
   assert.equal(t?.desiredStatus, 'stopped');
   assert.equal((await topology.listTopology(sql, d.id)).length, 2);
@@ -290,8 +292,7 @@ test('batch reads for status reports: states of many deployments, many sentinels
       ]);
       await deployments.setDeploymentStatus(tx, b.id, 'ready');
     });
-    const end = Date.now() + 5000;
-    while (got.length < 3 && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
+    await until(() => got.length >= 3, { what: 'the three events', show: () => got });
     assert.deepEqual(
       got.map((e) => (e.type === 'deployment.status' ? `${e.deploymentId}:${e.status}` : `wave ${e.type === 'rollout.wave' ? e.wave : '?'}`)),
       ['wave 0', 'wave 1', `${b.id}:ready`],

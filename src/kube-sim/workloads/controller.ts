@@ -11,8 +11,9 @@
 // Deliberate simplifications: Deployments own their pods directly (no ReplicaSets); pods are
 // deleted at once (no graceful termination).
 //
-// Just over 400 lines: the planners are already apart; what is left shares the one queue, its
-// timers and the per-object retry and progress maps, which a split would pass back and forth.
+// Over 400 lines: the planners, the pod runner and the gates are already apart; what is left
+// shares the one queue, its timers and the per-object retry and progress maps, which a split
+// would pass back and forth, plus the thin admin surface (faults, gates, node usage) tests call.
 import type { Logger } from '../../log';
 import { mustResourceForKind, type ResourceDef } from '../resources';
 import type { ObjectStore } from '../object-store';
@@ -28,6 +29,7 @@ import { isPodReady, type Fault } from './pod-status';
 import { NodePool } from './capacity';
 import { DEFAULT_NODE_SHAPE, type NodeShape } from './scheduler';
 import { PodRunner } from './pods';
+import { PodGates, type Gate } from './gates';
 import { planStatefulSet, statefulSetStatus } from './statefulset';
 import { controllerOf, nowIso, randomSuffix, templateHash } from './util';
 
@@ -70,6 +72,7 @@ export class WorkloadController {
   /** Per workload uid: the API's message for its last refused pod create. */
   private readonly createErrors = new Map<string, string>();
   private readonly pods: PodRunner;
+  private readonly gates = new PodGates();
   private readonly selectors = new SelectorIndex();
   private stopped = false;
 
@@ -80,7 +83,7 @@ export class WorkloadController {
     private readonly opts: ControllerOptions,
     private readonly logger: Logger,
   ) {
-    this.pods = new PodRunner(api, store, events, opts.readyDelayMs, new NodePool(opts.nodes ?? DEFAULT_NODE_SHAPE, opts.nodes !== undefined));
+    this.pods = new PodRunner(api, store, events, opts.readyDelayMs, new NodePool(opts.nodes ?? DEFAULT_NODE_SHAPE, opts.nodes !== undefined), this.gates);
     // Built with the store (sim.ts), before any object: every pod and budget reaches the
     // label index through onEvent.
     store.onChange((def, ev) => this.onEvent(def, ev));
@@ -105,6 +108,21 @@ export class WorkloadController {
   /** What the pods on each node request (capacity.ts). */
   nodeUsage(): ReturnType<NodePool['usage']> {
     return this.pods.nodes.usage();
+  }
+
+  /** Holds pods of an image or a workload before their containers start, until released (gates.ts). */
+  hold(gate: Gate): void {
+    this.gates.hold(gate);
+  }
+
+  /** Lifts a gate; the pods it held (and no other gate holds) start now. */
+  release(gate: Gate): { released: boolean; pods: string[] } {
+    const released = this.gates.release(gate);
+    return { released, pods: released ? this.pods.startReleased() : [] };
+  }
+
+  gatesHeld(): { images: string[]; workloads: string[] } {
+    return this.gates.list();
   }
 
   /** The fault a container of `pod` runs under (for its synthetic logs). */

@@ -13,6 +13,7 @@ import type { SimApi } from '../sim-api';
 import type { ObjectStore } from '../object-store';
 import type { KubeObject } from '../types';
 import type { EventRecorder } from './events';
+import type { PodGates } from './gates';
 import { containerStatus, faultFromImage, podStatus, type ContainerStage, type Fault, type PodPlacement } from './pod-status';
 import { containerSpec, probeFailure } from './probes';
 import { NodePool } from './capacity';
@@ -71,6 +72,7 @@ export class PodRunner {
     private readonly readyDelayMs: number,
     /** The nodes' room (default: nodes without limit, of the default shape). */
     readonly nodes: NodePool = new NodePool(DEFAULT_NODE_SHAPE, false),
+    private readonly gates?: PodGates,
   ) {}
 
   stop(): void {
@@ -210,6 +212,8 @@ export class PodRunner {
   private scheduleTick(run: PodRun, pod: KubeObject): void {
     if (run.timer) clearTimeout(run.timer);
     run.timer = undefined;
+    // Held by an image gate (gates.ts): no step until released, which calls startReleased.
+    if (run.tick === 0 && this.gates?.holds(this.containers(pod).map((c) => c.image), ownerKey(pod))) return;
     const delay = nextDelay(run.tick, this.containers(pod), Math.max(1, this.readyDelayMs), run.probing);
     if (delay === undefined) return;
     run.timer = setTimeout(() => {
@@ -221,6 +225,18 @@ export class PodRunner {
       this.writeStatus(run, current);
       this.scheduleTick(run, current);
     }, delay);
+  }
+
+  /** After a gate lifted: pods that were held before their first step take it now. */
+  startReleased(): string[] {
+    const started: string[] = [];
+    for (const run of this.runs.values()) {
+      const pod = run.tick === 0 && !run.timer ? this.currentPod(run) : undefined;
+      if (!pod) continue;
+      this.scheduleTick(run, pod);
+      if (run.timer) started.push(run.name);
+    }
+    return started;
   }
 
   private stageOf(run: PodRun, c: ContainerView, now: string): ContainerStage {
@@ -328,6 +344,11 @@ export class PodRunner {
 }
 
 const containerPath = (c: ContainerView) => `spec.containers{${c.name}}`;
+/** The pod's controlling workload as namespace/name (what a workload gate names). */
+const ownerKey = (pod: KubeObject) => {
+  const owner = controllerOf(pod);
+  return owner ? `${pod.metadata.namespace ?? ''}/${owner.name}` : undefined;
+};
 
 /** Milliseconds until the next lifecycle step, or undefined when the pod has settled. A
  *  failing probe is tried again each step (the sim's unit of time stands for periodSeconds). */
