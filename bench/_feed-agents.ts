@@ -1,36 +1,51 @@
 // Child process of bench/feed.ts: runs N krane watchers against one ctrl, so the agents' JSON
-// parsing does not share ctrl's event loop. Agent i watches regions[i % regions.length].
+// parsing does not share ctrl's event loop. Agent i of this child (the fleet's agent offset + i)
+// watches regions[(offset + i) % regions.length]; bench:feed splits the fleet over --agent-processes.
 // Reports over IPC: `ready` once every watcher completed its first snapshot (with how long that
 // took), `count` (deliveries recorded so far, for the bench's drain), and on request the
-// wall-clock time each watcher's handler saw each deployment id, with the stream failures and
-// deferred polls since recording began and why the failures happened.
+// wall-clock time each watcher's handler first saw each deployment id (a second apply of the
+// same id by the same agent counts as a duplicate, not a delivery), with the stream failures,
+// deferred polls, handovers and changes applied from handed-over polls since recording began
+// and why the failures happened.
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { Watcher } from '../src/sync/watcher';
 import type { ResourceController } from '../src/sync/wire';
+import { startProfile } from './_profile';
 
 // The config comes over IPC: 10,000 regions' tokens are too long for a command line (E2BIG).
-const cfg = await new Promise<{ url: string; regions: { region: string; token: string }[]; agents: number; waitSeconds: number }>((resolve) =>
+const cfg = await new Promise<{ url: string; regions: { region: string; token: string }[]; agents: number; offset?: number; waitSeconds: number; profileDir?: string; handover?: boolean }>((resolve) =>
   process.once('message', (m: { type: string; config: never }) => resolve(m.config)),
 );
 const now = () => performance.timeOrigin + performance.now();
 const seen = new Map<string, number[]>();
 let recording = false;
 let deliveries = 0;
+let duplicates = 0;
 let cpu0 = process.cpuUsage();
 
-const controller: ResourceController = {
-  async apply(ref) {
-    if (!recording) return;
-    const t = now();
-    let a = seen.get(ref.id);
-    if (!a) seen.set(ref.id, (a = []));
-    a.push(t);
-    deliveries++;
-  },
-  async delete() {},
-  async gc() {},
-};
+/** Agent i's controller: records the first apply of each id only. */
+function controllerFor(): ResourceController {
+  const mine = new Set<string>();
+  return {
+    async apply(ref) {
+      if (!recording) return;
+      const t = now();
+      if (mine.has(ref.id)) {
+        duplicates++;
+        return;
+      }
+      mine.add(ref.id);
+      let a = seen.get(ref.id);
+      if (!a) seen.set(ref.id, (a = []));
+      a.push(t);
+      deliveries++;
+    },
+    async delete() {},
+    async gc() {},
+  };
+}
 
 // Warnings are the watchers' failures: counted by message and cause, so a run with stream
 // failures says what they were.
@@ -50,8 +65,8 @@ const sink = new Writable({
 });
 const logger = pino({ level: 'warn' }, sink);
 const watchers = Array.from({ length: cfg.agents }, (_, i) => {
-  const { region, token } = cfg.regions[i % cfg.regions.length]!;
-  return new Watcher({ controlPlaneUrl: cfg.url, token, region, controller, logger, waitSeconds: cfg.waitSeconds, backoffMinMs: 200, backoffMaxMs: 500, concurrency: 16 });
+  const { region, token } = cfg.regions[((cfg.offset ?? 0) + i) % cfg.regions.length]!;
+  return new Watcher({ controlPlaneUrl: cfg.url, token, region, controller: controllerFor(), logger, waitSeconds: cfg.waitSeconds, backoffMinMs: 200, backoffMaxMs: 500, concurrency: 16, handover: cfg.handover ?? true });
 });
 const sum = (f: (w: Watcher) => number) => watchers.reduce((s, w) => s + f(w), 0);
 const t0 = now();
@@ -65,22 +80,30 @@ const tick = setInterval(() => {
   }
 }, 5);
 
-let base = { failures: 0, deferred: 0 };
+let base = { failures: 0, deferred: 0, handovers: 0, drainedEvents: 0 };
+let profiler: Awaited<ReturnType<typeof startProfile>> | null = null;
 process.on('message', async (m: { type: string }) => {
   if (m.type === 'record') {
+    if (cfg.profileDir) profiler = await startProfile();
     recording = true;
     cpu0 = process.cpuUsage();
-    base = { failures: sum((w) => w.stats.failures), deferred: sum((w) => w.stats.deferred) };
+    base = { failures: sum((w) => w.stats.failures), deferred: sum((w) => w.stats.deferred), handovers: sum((w) => w.stats.handovers), drainedEvents: sum((w) => w.stats.drainedEvents) };
+    duplicates = 0;
     process.send!({ type: 'recording' });
   } else if (m.type === 'count') {
     process.send!({ type: 'count', deliveries });
   } else if (m.type === 'report') {
     const cpu = process.cpuUsage(cpu0);
+    await profiler?.stop(join(cfg.profileDir!, `agents-${cfg.agents}-from-${cfg.offset ?? 0}.cpuprofile`));
+    profiler = null;
     process.send!({
       type: 'report',
       seen: Object.fromEntries(seen),
       failures: sum((w) => w.stats.failures) - base.failures,
       deferred: sum((w) => w.stats.deferred) - base.deferred,
+      handovers: sum((w) => w.stats.handovers) - base.handovers,
+      drainedEvents: sum((w) => w.stats.drainedEvents) - base.drainedEvents,
+      duplicates,
       failureReasons: Object.fromEntries(reasons),
       cpuMs: (cpu.user + cpu.system) / 1000,
     });

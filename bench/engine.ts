@@ -1,185 +1,47 @@
-// `npm run bench:engine`: the durable execution engine on its own embedded PostgreSQL.
-// Same shapes as the Restate 1.7 / DBOS measurements in issue 3:
-//   - a 10-step invocation, sequential: p50/p99 latency, and the per-step cost
-//     ((10-step p50 − 0-step p50) / 10);
-//   - awakeable resolve → handler resumed: from an HTTP request (fastify route calling
-//     resolveAwakeable) and from another invocation (ctx.resolveAwakeable);
-//   - throughput of 10-step invocations with 50 concurrent callers on distinct keys and on one key.
-// Runs twice: on the test harness's PostgreSQL (fsync off: the headline, as the issue asks) and
-// on one with default durability (fsync on), so the cost of real commits is visible too.
+// `npm run bench:engine [-- --compare restate[,dbos] [--quick]]`: the durable execution engine, on an
+// embedded PostgreSQL of its own. The shapes (_engine-shapes.ts) are issue 3's Restate / DBOS
+// measurements: a 10-step invocation (p50/p99, and per step), awakeable resolve -> handler
+// resumed (from HTTP and from another invocation), 10-step invocations a second from 50
+// concurrent callers on distinct keys and on one key.
+//
+// Alone it runs twice: on the test harness's PostgreSQL (fsync off: the headline) and on one
+// with default durability (fsync on). With --compare it runs on the durable PostgreSQL only,
+// beside each named peer in the same run, the subjects taking turns within each shape, and
+// prints the ratios (above 1: this engine is better). The peers are installed on first use
+// into a cache outside the project (_peer-install.ts). A ratio from another day or machine is
+// not evidence; these are measured side by side.
 // Prints one JSON object on the last stdout line.
+import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import Fastify from 'fastify';
 import postgres from 'postgres';
-import { z } from 'zod';
-import { startPostgres } from '../tests/helpers/postgres';
-import { createDb, migrate } from '../src/store';
-import { createLogger } from '../src/log';
-import { createEngine, handler } from '../src/workflow/engine';
+import { startPostgres, type PgServer } from '../tests/helpers/postgres';
+import { measure, pct, ratios, type ShapeOptions, type ShapeResult, type Subject } from './_engine-shapes';
+import { startOurs } from './_engine-ours';
 
-/** Enough calls for JIT and the connection pool to settle before measuring. */
-const WARMUP = 50;
-/** 300 samples make p99 a real observation (the 3rd worst), in about a second. */
-const LATENCY_RUNS = 300;
-/** Each sample waits for a suspension; 200 keep the phase short and p99 meaningful. */
-const AWAKEABLE_RUNS = 200;
-/** Long enough to amortise ramp-up, short enough to keep the whole bench near a minute. */
-const THROUGHPUT_MS = 4_000;
 /** The concurrency the issue's comparison numbers were measured at. */
 const CONCURRENCY = 50;
+/** Alone: enough calls for JIT and the pool to settle; 300 samples make p99 the 3rd worst;
+ *  200 awakeable samples keep that phase short; 4 s of throughput amortise the ramp-up. */
+const ALONE: ShapeOptions = { warmup: 50, latencyRuns: 300, awakeableRuns: 200, throughputMs: 4_000, concurrency: CONCURRENCY, rounds: 1 };
+/** Side by side: the same totals in three rounds per subject, so both meet the same load.
+ *  --quick: a smoke run of every shape (seconds, not a measurement). */
+const QUICK = process.argv.includes('--quick');
+const SIDE_BY_SIDE: ShapeOptions = QUICK
+  ? { warmup: 3, latencyRuns: 9, awakeableRuns: 3, throughputMs: 1_500, concurrency: CONCURRENCY, rounds: 3 }
+  : { ...ALONE, rounds: 3, throughputMs: 6_000 };
 
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return Number(s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!.toFixed(2));
-};
-
-async function suite(server: { adminUrl: string; urlFor(db: string): string }) {
-const admin = postgres(server.adminUrl, { max: 1, onnotice: () => {} });
-await admin.unsafe('CREATE DATABASE bench_engine');
-await admin.end();
-const sql = createDb(server.urlFor('bench_engine'), { max: 20, applicationName: 'bench-engine' });
-await migrate(sql);
-
-const engine = createEngine({ sql, logger: createLogger('silent'), concurrency: CONCURRENCY });
-
-const resumed = new Map<string, (t: number) => void>();
-const published = new Map<string, (id: string) => void>();
-const resolverStart = new Map<string, number>();
-
-const Bench = engine.service('bench', {
-  ten: handler({ input: z.object({}), output: z.number() }, async (ctx) => {
-    let n = 0;
-    for (let i = 0; i < 10; i++) n = await ctx.run(`step-${i}`, () => n + 1);
-    return n;
-  }),
-  zero: handler({ input: z.object({}), output: z.number() }, async () => 0),
-  wait: handler({ input: z.object({ tag: z.string() }), output: z.number() }, async (ctx, { tag }) => {
-    const a = ctx.awakeable<number>();
-    await ctx.run('publish', () => void published.get(tag)?.(a.id));
-    const v = await a.promise;
-    resumed.get(tag)?.(performance.now());
-    return v;
-  }),
-  resolver: handler({ input: z.object({ id: z.string(), tag: z.string() }), output: z.boolean() }, async (ctx, { id, tag }) => {
-    await ctx.run('prepare', () => 1);
-    resolverStart.set(tag, performance.now());
-    return ctx.resolveAwakeable(id, 1);
-  }),
-});
-
-const Keyed = engine.object('keyed', {
-  exclusive: {
-    ten: handler({ input: z.object({}), output: z.number() }, async (ctx) => {
-      let n = 0;
-      for (let i = 0; i < 10; i++) n = await ctx.run(`step-${i}`, () => n + 1);
-      return n;
-    }),
-  },
-});
-
-await engine.start();
-
-const app = Fastify();
-app.post<{ Body: { id: string } }>('/resolve', async (req) => ({ accepted: await engine.resolveAwakeable(req.body.id, 1) }));
-const address = await app.listen({ host: '127.0.0.1', port: 0 });
-
-async function latency(target: 'ten' | 'zero', runs: number): Promise<number[]> {
-  const out: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const t0 = performance.now();
-    await engine.call(Bench, target, {});
-    out.push(performance.now() - t0);
+function argList(name: string): string[] {
+  const out: string[] = [];
+  const argv = process.argv.slice(2);
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === name && argv[i + 1]) out.push(...argv[++i]!.split(','));
+    else if (argv[i]!.startsWith(`${name}=`)) out.push(...argv[i]!.slice(name.length + 1).split(','));
   }
-  return out;
+  return out.filter(Boolean);
 }
 
-async function waitSuspended(tag: string): Promise<string> {
-  const id = await new Promise<string>((resolve) => published.set(tag, resolve));
-  published.delete(tag);
-  // Let the handler reach its await and park (the measured path is the resume, not the race).
-  for (;;) {
-    const [row] = await sql<{ status: string }[]>`
-      SELECT status FROM engine_invocations i WHERE i.id = ${`inv-${id.split('-')[1]}`}`;
-    if (row?.status === 'suspended') return id;
-    await new Promise((r) => setTimeout(r, 1));
-  }
-}
-
-async function awakeableFromHttp(runs: number): Promise<number[]> {
-  const out: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const tag = `http-${i}`;
-    const done = engine.call(Bench, 'wait', { tag });
-    const id = await waitSuspended(tag);
-    const at = new Promise<number>((resolve) => resumed.set(tag, resolve));
-    const t0 = performance.now();
-    await fetch(`${address}/resolve`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id }) });
-    out.push((await at) - t0);
-    resumed.delete(tag);
-    await done;
-  }
-  return out;
-}
-
-async function awakeableFromInvocation(runs: number): Promise<number[]> {
-  const out: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const tag = `inv-${i}`;
-    const done = engine.call(Bench, 'wait', { tag });
-    const id = await waitSuspended(tag);
-    const at = new Promise<number>((resolve) => resumed.set(tag, resolve));
-    await engine.call(Bench, 'resolver', { id, tag });
-    out.push((await at) - resolverStart.get(tag)!);
-    resumed.delete(tag);
-    await done;
-  }
-  return out;
-}
-
-async function throughput(keyFor: (worker: number, n: number) => string): Promise<number> {
-  let completed = 0;
-  const deadline = performance.now() + THROUGHPUT_MS;
-  const t0 = performance.now();
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async (_, w) => {
-      for (let n = 0; performance.now() < deadline; n++) {
-        await engine.call(Keyed, 'ten', {}, { key: keyFor(w, n) });
-        completed++;
-      }
-    }),
-  );
-  return Number((completed / ((performance.now() - t0) / 1000)).toFixed(1));
-}
-
-await latency('ten', WARMUP);
-await latency('zero', WARMUP);
-const ten = await latency('ten', LATENCY_RUNS);
-const zero = await latency('zero', LATENCY_RUNS);
-await awakeableFromHttp(20);
-const http = await awakeableFromHttp(AWAKEABLE_RUNS);
-const fromInv = await awakeableFromInvocation(AWAKEABLE_RUNS);
-const distinct = await throughput((w) => `w${w}`);
-const oneKey = await throughput(() => 'one');
-
-const result = {
-  tenStep: { p50Ms: pct(ten, 50), p99Ms: pct(ten, 99), runs: LATENCY_RUNS },
-  zeroStep: { p50Ms: pct(zero, 50), p99Ms: pct(zero, 99) },
-  perStepMs: Number(((pct(ten, 50) - pct(zero, 50)) / 10).toFixed(3)),
-  awakeableResume: {
-    fromHttp: { p50Ms: pct(http, 50), p99Ms: pct(http, 99), runs: AWAKEABLE_RUNS },
-    fromInvocation: { p50Ms: pct(fromInv, 50), p99Ms: pct(fromInv, 99), runs: AWAKEABLE_RUNS },
-  },
-  throughputTenStepPerSec: { concurrency: CONCURRENCY, distinctKeys: distinct, oneKey },
-};
-
-await app.close();
-await engine.stop();
-await sql.end();
-return result;
-}
-
-async function commitP50(server: { urlFor(db: string): string }): Promise<number> {
-  const sql = postgres(server.urlFor('bench_engine'), { max: 1, onnotice: () => {} });
+async function commitP50(server: PgServer, db: string): Promise<number> {
+  const sql = postgres(server.urlFor(db), { max: 1, onnotice: () => {} });
   await sql`CREATE TABLE IF NOT EXISTS bench_commit (id serial PRIMARY KEY, at timestamptz DEFAULT now())`;
   const xs: number[] = [];
   for (let i = 0; i < 300; i++) {
@@ -191,22 +53,86 @@ async function commitP50(server: { urlFor(db: string): string }): Promise<number
   return pct(xs, 50);
 }
 
-const fast = await startPostgres();
-const headline = await suite(fast);
-const fastCommit = await commitP50(fast);
-await fast.stop();
-const slow = await startPostgres({ durable: true });
-const durable = await suite(slow);
-const durableCommit = await commitP50(slow);
-await slow.stop();
+/** This engine alone on one PostgreSQL; statements per invocation from the pool's count. */
+async function alone(server: PgServer): Promise<ShapeResult & { statementsPerInvocation: number }> {
+  const ours = await startOurs(server, 'bench_engine', CONCURRENCY);
+  const before = ours.statements();
+  // The statements of a fixed number of concurrent invocations: a count, not a timing.
+  await Promise.all(Array.from({ length: CONCURRENCY }, (_, w) => (async () => { for (let i = 0; i < 20; i++) await ours.keyedTen(`count-${w}`); })()));
+  const statementsPerInvocation = Number(((ours.statements() - before) / (CONCURRENCY * 20)).toFixed(2));
+  const r = (await measure([ours], ALONE)).get('ours')!;
+  await ours.stop();
+  return { ...r, statementsPerInvocation };
+}
 
-console.log(
-  JSON.stringify({
-    bench: 'engine',
-    ...headline,
-    postgres: 'embedded via tests/helpers/postgres.ts (fsync off, synchronous_commit off)',
-    oneRowCommitP50Ms: fastCommit,
-    durablePostgres: { postgres: 'embedded, default durability (fsync on)', oneRowCommitP50Ms: durableCommit, ...durable },
-    targets: { tenStepP50Ms: 12, awakeableP50Ms: 3, awakeableP99Ms: 10, distinctKeysPerSec: 300 },
-  }),
-);
+const machine = () => ({ cpus: cpus().length, loadAverage1m: Number(loadavg()[0]!.toFixed(2)), date: new Date().toISOString().slice(0, 10) });
+
+const compare = argList('--compare');
+const known = new Set(['restate', 'dbos']);
+const unknown = compare.filter((c) => !known.has(c));
+if (unknown.length) {
+  console.error(`bench:engine: --compare takes restate and/or dbos, not ${unknown.join(', ')}`);
+  process.exit(2);
+}
+
+if (compare.length === 0) {
+  const fast = await startPostgres();
+  const headline = await alone(fast);
+  const fastCommit = await commitP50(fast, 'bench_engine');
+  await fast.stop();
+  const slow = await startPostgres({ durable: true });
+  const durable = await alone(slow);
+  const durableCommit = await commitP50(slow, 'bench_engine');
+  await slow.stop();
+  console.log(
+    JSON.stringify({
+      bench: 'engine',
+      ...headline,
+      postgres: 'embedded via tests/helpers/postgres.ts (fsync off, synchronous_commit off)',
+      oneRowCommitP50Ms: fastCommit,
+      durablePostgres: { postgres: 'embedded, default durability (fsync on)', oneRowCommitP50Ms: durableCommit, ...durable },
+      machine: machine(),
+      targets: { tenStepP50Ms: 12, awakeableP50Ms: 3, awakeableP99Ms: 10, distinctKeysPerSec: 300 },
+    }),
+  );
+} else {
+  const server = await startPostgres({ durable: true });
+  const load0 = loadavg()[0]!;
+  const subjects: Subject[] = [];
+  const versions: Record<string, string> = {};
+  const ours = await startOurs(server, 'bench_engine', CONCURRENCY);
+  subjects.push(ours);
+  if (compare.includes('restate')) {
+    const { startRestate } = await import('./_peer-restate');
+    const r = await startRestate();
+    versions.restate = r.version;
+    subjects.push(r);
+  }
+  if (compare.includes('dbos')) {
+    const { startDbos } = await import('./_peer-dbos');
+    const d = await startDbos(server, 'bench_dbos', CONCURRENCY);
+    versions.dbos = d.version;
+    subjects.push(d);
+  }
+  const results = await measure(subjects, SIDE_BY_SIDE);
+  const commit = await commitP50(server, 'bench_engine');
+  for (const s of subjects) await s.stop();
+  await server.stop();
+  const o = results.get('ours')!;
+  const peers = Object.fromEntries(subjects.filter((s) => s.name !== 'ours').map((s) => [s.name, { version: versions[s.name], ...results.get(s.name)! }]));
+  const ratioOf = Object.fromEntries(Object.keys(peers).map((n) => [n, ratios(o, results.get(n)!)]));
+  console.log(
+    JSON.stringify({
+      bench: 'engine',
+      mode: 'side by side',
+      postgres: 'embedded, default durability (fsync on); Restate with its defaults (WAL fsync on)',
+      oneRowCommitP50Ms: commit,
+      ours: { ...o, perStepOverCommit: Number((o.perStepMs / commit).toFixed(2)) },
+      ...peers,
+      ratios: ratioOf,
+      machine: { ...machine(), loadAverage1mAtStart: Number(load0.toFixed(2)) },
+      targets: { restate: { distinctKeysPerSec: 2.5, tenStepP50: 3 }, perStepOverCommit: 1.5 },
+    }),
+  );
+}
+process.exit(0);

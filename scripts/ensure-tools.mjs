@@ -1,8 +1,10 @@
 // The tools `npm test` drives besides Node (issue 23): Debian's chromium (tests/web), kubectl
-// (the simulator's kubectl tests) and prometheus (promtool for the metrics lint, the server for
-// the canary analysis tests). Run first by `npm test` and `.ci/run`: a missing tool must fail
-// the run at once, never turn its tests into skips. As root it installs what is missing with
-// apt-get; otherwise it stops and prints the one command to run.
+// (the simulator's kubectl tests), prometheus (promtool for the metrics lint, the server for
+// the canary analysis tests), zsh and fish (the completion scripts; bash is always there) and
+// Debian's PostgreSQL server, Patroni, etcd, HAProxy and PgBouncer (tests/ha, issue 35);
+// with --ci also stress-ng, for the CPU burners .ci/run starts. Run first by `npm test` and
+// `.ci/run`: a missing tool must fail the run at once, never turn its tests into skips. As root
+// it installs what is missing with apt-get; otherwise it stops and prints the one command to run.
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
@@ -20,6 +22,12 @@ const TOOLS = [
   { bin: 'etcd', pkg: 'etcd-server' },
   { bin: 'haproxy', pkg: 'haproxy' },
   { bin: 'pgbouncer', pkg: 'pgbouncer' },
+  // The completion scripts run in the real shells (tests/cli/completion.test.ts).
+  { bin: 'zsh', pkg: 'zsh' },
+  { bin: 'fish', pkg: 'fish' },
+  // --ci (.ci/run): the CPU burners that run beside the suite there; npm test alone does not
+  // need them.
+  ...(process.argv.includes('--ci') ? [{ bin: 'stress-ng', pkg: 'stress-ng' }] : []),
 ];
 
 /** Debian puts haproxy and pgbouncer in /usr/sbin, which a non-root PATH often lacks;

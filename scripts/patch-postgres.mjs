@@ -1,5 +1,8 @@
 // Patches postgres.js (porsager, 3.4.9, the newest release) where its transactions break under
-// load; run by `npm ci` (postinstall) and by scripts/build.mjs, idempotent.
+// load or when their connection closes, where a failed statement corrupts the next answer, and
+// where a connection closed during its startup leaves its query waiting; run by `npm ci`
+// (postinstall) and by scripts/build.mjs, idempotent patch by patch (an install carrying the
+// earlier patches gets the later ones).
 //
 // The defect (porsager/postgres#823, #1189; fixes proposed in #1207 and #1218, unmerged): a
 // transaction's BEGIN is written to a connection, but the hook that reserves the connection for
@@ -13,8 +16,7 @@
 // the wrong instant and has no deterministic test).
 //
 // The patch: reserve whenever the BEGIN was written, and never hand a reserved connection to
-// the pool on drain. When a postgres.js upgrade changes these lines the script fails, so the
-// upgrade is reviewed against the upstream fix instead of silently shipping unpatched.
+// the pool on drain.
 //
 // The second defect (porsager/postgres#1154, #1186, #1216; fixes proposed in #1155, #1209 and
 // #1215, unmerged): a transaction whose connection closes (its backend terminated, a database
@@ -29,6 +31,31 @@
 // unhandled rejection once the crash above was fixed); a session that dies while postgres.js
 // fetches its array types no longer leaves that promise's rejection unhandled (fatal in Node).
 // Test: tests/store/pg-driver-close.test.ts.
+//
+// The third defect (porsager/postgres#1119 and #1181, open; fixes proposed in #1120 and #1190,
+// unmerged; #795 is likely the same seen in the wild): the row index of a connection's answer
+// is reset only when a statement completes. A statement that sends rows and then fails (a
+// division by zero on a later row, a statement timeout, a batch one of whose values is refused)
+// never completes, so the next answer on that connection is written from where the failed one
+// stopped: leading holes and a length that counts them, with no error. The engine's group
+// commit met it first. The patch resets the index with the rest of the answer's state at
+// ReadyForQuery, which ends every statement (each is followed by its own Sync) and comes before
+// the next one's rows, pipelined or not; resetting when the next statement is written (#1120)
+// would corrupt an answer still arriving ahead of it in the pipeline. Test:
+// tests/store/pg-driver.test.ts (a statement failing on its fourth row, then another, in turn and
+// pipelined).
+//
+// The fourth defect (porsager/postgres#1193; a fix proposed in #1214, unmerged): a server that
+// closes a new connection cleanly (FIN, no error) before its startup completes left the query
+// waiting for that connection pending for ever, while the connection reconnected at once, in a
+// loop with no delay. HAProxy does that on a port with no server up: ctrl's full syncs on
+// --database-read-url hung for good once the only standby had been promoted (bench:failover).
+// The patch: with no other host to try, the waiting query fails with CONNECTION_CLOSED and the
+// connection goes back to the pool like any closed one (multi-host URLs keep cycling their
+// hosts, as upstream does). Test: tests/store/pg-driver-startup-close.test.ts.
+//
+// When a postgres.js upgrade changes these lines the script fails, so the upgrade is reviewed
+// against the upstream fixes instead of silently shipping unpatched.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -142,26 +169,29 @@ const PATCHES = [
           return q.reject(closedError)
         c.queue === full`,
   },
-];
-
-// The third defect (porsager/postgres#1193; a fix proposed in #1214, unmerged): a server that
-// closes a new connection cleanly (FIN, no error) before its startup completes left the query
-// waiting for that connection pending for ever, while the connection reconnected at once, in a
-// loop with no delay. HAProxy does that on a port with no server up: ctrl's full syncs on
-// --database-read-url hung for good once the only standby had been promoted (bench:failover).
-// The patch: with no other host to try, the waiting query fails with CONNECTION_CLOSED and the
-// connection goes back to the pool like any closed one (multi-host URLs keep cycling their
-// hosts, as upstream does). Test: tests/store/pg-driver-startup-close.test.ts.
-PATCHES.push({
-  file: 'connection.js',
-  from: `    if (initial)
+  {
+    file: 'connection.js',
+    from: `    query = results = errorResponse = null
+    result = new Result()
+    connectTimer.cancel()`,
+    to: `    query = results = errorResponse = null
+    result = new Result()
+    // ${MARK} (porsager/postgres#1119): a statement that failed after sending rows never
+    // completed, so its row index must not carry into the next answer.
+    rows = 0
+    connectTimer.cancel()`,
+  },
+  {
+    file: 'connection.js',
+    from: `    if (initial)
       return reconnect()`,
-  to: `    // ${MARK} (porsager/postgres#1193): a clean close during startup fails the waiting query
+    to: `    // ${MARK} (porsager/postgres#1193): a clean close during startup fails the waiting query
     // when there is no other host to try, instead of reconnecting at once for ever.
     !hadError && initial && error(Errors.connection('CONNECTION_CLOSED', options))
     if (initial)
       return reconnect()`,
-});
+  },
+];
 
 /** Applies every patch not yet applied to the three copies (ESM, CommonJS, Cloudflare);
  *  returns the files changed. */

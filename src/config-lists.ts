@@ -2,6 +2,7 @@
 // outbound allow-list, region and feature names. Only config.ts uses them, apart from the
 // patterns and names it re-exports.
 import { z } from 'zod';
+import { parseImageAllow } from './image-allow';
 
 /** Region names become label values and parts of object names: keep them DNS-safe. */
 export const regionPattern = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
@@ -46,3 +47,16 @@ export const badRegion = (r: string) => (regionPattern.test(r) ? undefined : `in
 export const FEATURE_NAMES = ['multiRegion', 'autoScaling', 'blueGreen', 'canary'] as const;
 export const badFeature = (f: string) => ((FEATURE_NAMES as readonly string[]).includes(f) ? undefined : `unknown feature "${f}"; features: ${FEATURE_NAMES.join(', ')}`);
 
+
+/** `--sentinel-images`: the images sentinels may run (src/image-allow.ts); empty: any. */
+export const sentinelImages = z
+  .string()
+  .optional()
+  .transform((v, ctx) => {
+    const r = parseImageAllow(v ?? '');
+    if (typeof r === 'string') {
+      ctx.addIssue({ code: 'custom', message: r });
+      return z.NEVER;
+    }
+    return r;
+  });

@@ -5,7 +5,8 @@
 import { durationProblem, parseDuration } from './duration';
 import { z } from 'zod';
 import { LOG_LEVELS } from './log';
-import { badFeature, badRegion, FEATURE_NAMES, nameList, outboundAllow, regionPattern } from './config-lists';
+import { badFeature, badRegion, FEATURE_NAMES, nameList, outboundAllow, regionPattern, sentinelImages } from './config-lists';
+import { imageAllowed } from './image-allow';
 
 export { FEATURE_NAMES, parseOutboundAllow, regionPattern } from './config-lists';
 
@@ -143,6 +144,9 @@ const adminToken = z
 
 // ---- ctrl's limits, outbound policy and build confinement (SECURITY.md lists them all) ----
 
+/** The image new sentinels start with unless --sentinel-image says otherwise (seed 000's). */
+export const DEFAULT_SENTINEL_IMAGE = 'ghcr.io/unkeyed/sentinel:latest';
+
 const positiveInt = (fallback: number) => z.coerce.number().int('must be a whole number').min(1, 'must be at least 1').default(fallback);
 
 /** Defaults of ctrl's connection limits (reasons below, on each option). */
@@ -166,6 +170,9 @@ const ctrlLimits = {
   maxConnections: positiveInt(CTRL_LIMIT_DEFAULTS.maxConnections),
 };
 
+/** A Kubernetes resource quantity, as kube-sim's node options take it (a positive decimal and a suffix). */
+const QUANTITY = /^(?=.*[1-9])\d+(\.\d+)?(m|k|M|G|T|Ki|Mi|Gi|Ti)?$/;
+
 export const schemas = {
   ctrl: z.object({
     databaseUrl,
@@ -188,7 +195,9 @@ export const schemas = {
     agentOfflineAfter: duration('30s'),
     offlineGrace: duration('60s'),
     /** Image new sentinels start with; fleet rollouts change it afterwards. */
-    sentinelImage: z.string().min(1).default('ghcr.io/unkeyed/sentinel:latest'),
+    sentinelImage: z.string().min(1).default(DEFAULT_SENTINEL_IMAGE),
+    /** Images sentinels may run (issue 32): repository prefixes or digests; empty: any an unscoped credential sets. */
+    sentinelImages,
     /** Parent domain of generated hostnames (`<deployment>.<apex>`, `<env>-<app>.<apex>`). */
     apexDomain: z
       .string()
@@ -201,12 +210,20 @@ export const schemas = {
      *  what the CLI or the web view makes and low enough that one runaway script cannot crowd
      *  out every other client of a replica. */
     keyRateLimit: z.coerce.number().int('must be a whole number').min(0, 'must be at least 0').default(20),
+    /** Requests per second all keys of one workspace may make together on one replica (0: no
+     *  limit; issue 32). Five keys' worth: minting keys does not multiply a tenant's rate. */
+    workspaceRateLimit: z.coerce.number().int('must be a whole number').min(0, 'must be at least 0').default(100),
     defaultRegions: nameList('', badRegion, 'regions'),
     defaultFeatures: nameList<(typeof FEATURE_NAMES)[number]>(FEATURE_NAMES.join(','), badFeature, 'features'),
     otlpEndpoint,
     logLevel,
   })
     .refine((c) => !c.buildCommand || !!c.buildRoot, { path: ['buildRoot'], message: 'is required with --build-command: build contexts must lie inside it', when: () => true })
+    .refine((c) => !Array.isArray(c.sentinelImages) || typeof c.sentinelImage !== 'string' || imageAllowed(c.sentinelImages, c.sentinelImage), {
+      path: ['sentinelImage'],
+      message: 'must be one of --sentinel-images: new sentinels start with it',
+      when: () => true,
+    })
     .refine((c) => !(typeof c.idleTimeout === 'number' && typeof c.sentinelTimeout === 'number') || c.idleTimeout > c.sentinelTimeout, {
       path: ['idleTimeout'],
       message: 'must be longer than --sentinel-timeout, or a sentinel deploy that waits for its result is cut off',
@@ -275,6 +292,12 @@ export const schemas = {
     logLevel: logLevel.default('warn'),
     /** As ctrl's: lets the embedded ctrl query a local Prometheus (a gated canary on a laptop). */
     outboundAllow,
+    /** As ctrl's: the images sentinels may run (dev's sentinels start with the default image, so it must be one). */
+    sentinelImages,
+  }).refine((c) => !Array.isArray(c.sentinelImages) || imageAllowed(c.sentinelImages, DEFAULT_SENTINEL_IMAGE), {
+    path: ['sentinelImages'],
+    message: `must allow ${DEFAULT_SENTINEL_IMAGE}, the image dev's sentinels start with`,
+    when: () => true,
   }),
   kraneGc: z.object({
     token: agentToken,
@@ -290,6 +313,13 @@ export const schemas = {
     logLevel,
     /** Serve no CiliumNetworkPolicy: a cluster without Cilium's CRD. */
     noCilium: boolFromString.default(false),
+    /**
+     * Nodes with room (seed 001's "resource limits"): any of these turns on the accounting of
+     * what pods request per node; absent, nodes have no limit (src/kube-sim/workloads/capacity.ts).
+     */
+    nodes: z.coerce.number().int().min(1).max(250).optional(),
+    nodeCpu: z.string().regex(QUANTITY, 'must be a quantity such as 4 or 3500m').optional(),
+    nodeMemory: z.string().regex(QUANTITY, 'must be a quantity such as 8Gi or 512Mi').optional(),
   }),
 };
 

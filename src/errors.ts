@@ -41,6 +41,8 @@ const REGISTRY = {
   ERR_DEPLOY_STOPPED: E(409),
   ERR_DEPLOY_TIMEOUT: E(504, true),
   ERR_DEPLOY_REGION_OFFLINE: E(503, true),
+  /** A promote while a region the deployment runs in is offline (issue 33): retried once it is back. */
+  ERR_PROMOTE_REGION_OFFLINE: E(409, true),
   ERR_REGION_UNKNOWN: E(400),
   // Versions, quarantine and feature flags (issue 25)
   ERR_DEPLOYMENT_VERSION_TAKEN: E(409),
@@ -134,6 +136,10 @@ const REGISTRY = {
   ERR_TENANCY_CONFLICT: E(409),
   /** A deletion refused while something still runs in what it would delete. */
   ERR_TENANCY_BUSY: E(409),
+  /** A hostname another environment (or the platform) owns (issue 32): never re-pointed. */
+  ERR_HOSTNAME_TAKEN: E(409),
+  /** A workspace at one of its caps (live keys): free one first. */
+  ERR_TENANCY_LIMIT: E(409),
 } satisfies Record<`ERR_${string}`, ErrorSpec>;
 
 export type ErrorCode = keyof typeof REGISTRY;

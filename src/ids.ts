@@ -6,7 +6,18 @@ import { randomBytes } from 'node:crypto';
 
 const alphabet = 'abcdefghijklmnopqrstuvwxyz234567';
 
-export type IdPrefix = 'dep' | 'snt' | 'cnp' | 'ws' | 'prj' | 'app' | 'env' | 'dom' | 'inv' | 'awk' | 'tok' | 'key';
+export const ID_PREFIXES = ['dep', 'snt', 'cnp', 'ws', 'prj', 'app', 'env', 'dom', 'inv', 'awk', 'tok', 'key'] as const;
+export type IdPrefix = (typeof ID_PREFIXES)[number];
+
+/**
+ * The generated prefix of another kind that a caller-chosen id of kind `own` starts with, if any.
+ * Ids of different kinds meet in shared places (an event names a deployment or an environment by
+ * id; hostnames are built from ids), so an environment a tenant calls `dep-<someone's deployment>`
+ * must not exist. Its own kind's prefix is harmless: the table's key keeps those apart.
+ */
+export function foreignPrefix(id: string, own: IdPrefix): IdPrefix | undefined {
+  return ID_PREFIXES.find((p) => p !== own && id.startsWith(`${p}-`));
+}
 
 export function newId(prefix: IdPrefix): string {
   const bytes = randomBytes(16);

@@ -7,6 +7,8 @@ import { closeOnSignal } from './lifecycle';
 import { createTokenCommand, formatTokenTable, listTokensCommand, revokeTokenCommand, rotateEpochCommand, runMigrate, startCtrl, startDev, startKrane, startKubeSim } from './modes';
 import { registerClientCommands } from './cli';
 import { confirmKraneGc } from './cli/krane-gc';
+import { document, outputFormat, type OutputFormat } from './cli/output';
+import { exitCodeOf, formatError } from './cli/errors';
 
 const program = new Command('unkey-infra')
   .description('Pull-based deployment orchestrator for container workloads across Kubernetes clusters')
@@ -32,6 +34,7 @@ program
   .option('--deploy-timeout <duration>', 'how long a deploy waits for instances (default 5m)')
   .option('--sentinel-timeout <duration>', 'how long a sentinel deploy waits to converge (default 10m)')
   .option('--sentinel-image <image>', 'image of newly created sentinels')
+  .option('--sentinel-images <list>', 'images sentinels may run: REPOSITORY, REPOSITORY@sha256:… or sha256:…, comma-separated (default: any set by the admin token)')
   .option('--agent-offline-after <duration>', 'a region with no sign of life from its agent this long is offline (default 30s)')
   .option('--offline-grace <duration>', 'how long a deploy waits for an offline region before failing (default 60s)')
   .option('--apex-domain <domain>', 'parent domain of generated hostnames (default unkey.local)')
@@ -43,6 +46,7 @@ program
   .option('--max-connections <n>', 'open connections at once; more are refused (default 10000)')
   .option('--audit-retention <duration>', 'audit rows older than this are deleted (default 90d)')
   .option('--key-rate-limit <n>', 'requests per second one API key may make on one replica; 0: no limit (default 20)')
+  .option('--workspace-rate-limit <n>', 'requests per second all keys of one workspace may make together on one replica; 0: no limit (default 100)')
   .option('--otlp-endpoint <url>', 'export traces over OTLP/HTTP to this base URL (default: off; also OTEL_EXPORTER_OTLP_ENDPOINT)')
   .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent (default info)')
   .option('--default-regions <regions>', 'regions of a deploy that names none and whose environment has none, as a,b,c')
@@ -70,11 +74,20 @@ tokens
 tokens
   .command('ls')
   .description('list agent tokens: id, region, created, revoked (never the tokens)')
-  .option('--json', 'print JSON')
+  .option('--json', 'print JSON (-o json)')
+  .option('-o, --output <format>', 'table (default; wide is the same), json or yaml')
   .option('--database-url <url>', 'PostgreSQL URL (required)')
-  .action(async (opts: Record<string, unknown>) => {
+  .action(async (opts: { json?: boolean; output?: string } & Record<string, unknown>) => {
+    let format: OutputFormat;
+    try {
+      format = outputFormat(opts);
+    } catch (err) {
+      process.stderr.write(formatError(err));
+      process.exitCode = exitCodeOf(err);
+      return;
+    }
     const list = await listTokensCommand(loadConfig('dbCommand', opts));
-    process.stdout.write(opts.json ? `${JSON.stringify(list, null, 2)}\n` : formatTokenTable(list));
+    process.stdout.write(format === 'json' || format === 'yaml' ? document(JSON.parse(JSON.stringify(list)), format) : formatTokenTable(list));
   });
 tokens
   .command('revoke <id>')
@@ -157,6 +170,9 @@ program
   .option('--kubeconfig-out <file>', 'write a kubeconfig for clients here')
   .option('--log-level <level>', 'log level (default info)')
   .option('--no-cilium', "serve no CiliumNetworkPolicy (a cluster without Cilium's CRD)")
+  .option('--nodes <n>', 'nodes with room: pods take what they request from their node (default: nodes without limit)')
+  .option('--node-cpu <quantity>', "each node's allocatable CPU, e.g. 4 or 3500m (default 8; turns on the accounting)")
+  .option('--node-memory <quantity>', "each node's allocatable memory, e.g. 16Gi (default 32Gi; turns on the accounting)")
   .action(async (opts: Record<string, unknown>) => {
     const cfg = loadConfig('kubeSim', { ...opts, cilium: undefined, noCilium: opts.cilium === false ? true : undefined });
     const logger = createLogger(cfg.logLevel, { service: 'kube-sim' });
@@ -174,6 +190,7 @@ program
   .option('--listen <host:port>', 'ctrl API address (default 127.0.0.1:7070)')
   .option('--ready-delay <ms>', 'milliseconds until a simulated pod is Ready (default 1000)')
   .option('--outbound-allow <hosts>', 'HOST[:PORT],… that outbound requests (Prometheus, Slack) may reach over http or at private addresses')
+  .option('--sentinel-images <list>', 'as ctrl: images sentinels may run (must allow the default sentinel image)')
   .option('--otlp-endpoint <url>', 'export traces over OTLP/HTTP to this base URL (default: off; also OTEL_EXPORTER_OTLP_ENDPOINT)')
   .option('--log-level <level>', 'log level (default warn)')
   .action(async (opts: Record<string, unknown>) => {

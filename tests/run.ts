@@ -1,15 +1,26 @@
 // `npm test`: starts one real PostgreSQL, migrates a template database, runs every
 // tests/**/*.test.ts with node:test (through tsx), and stops PostgreSQL however the run ends.
 // Arguments narrow the run: `npm test -- tests/store` or a file path; node:test flags
-// (`--test-name-pattern=…`) are passed on. `--alone=N` instead runs N of the files each in a
-// run of its own (a rotating slice, seed UNKEY_INFRA_ALONE_SEED or the day), so a file that
-// only passes after another one shows up in CI.
+// (`--test-name-pattern=…`) are passed on. Orders (Node 20's node:test has no shuffle):
+// - `--shuffle[=SEED]` runs the files, and each file's tests, in an order drawn from SEED
+//   (printed; random when not given, or UNKEY_INFRA_TEST_SHUFFLE_SEED), so a test that only
+//   passes after another one fails, and the printed seed replays the order;
+// - `--each-test` runs every test of the given files alone, each in a run of its own;
+// - `--alone=N` runs N of the files each in a run of its own (a rotating slice, seed
+//   UNKEY_INFRA_ALONE_SEED or the day), so a file that only passes after another one shows up
+//   in CI.
+// The test orders come from tests/helpers/test-order.ts, which the files get for `node:test`
+// through a resolve hook (test-order-hooks.mjs) only when an order is asked for.
 import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { startPostgres } from './helpers/postgres';
 import { prepareTemplate } from './helpers/db';
 import { daySeed, rotatingSlice } from './helpers/rotation';
+import { shuffled } from './helpers/order';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { randomInt } from 'node:crypto';
 
 function findTests(path: string): string[] {
   const st = statSync(path);
@@ -24,8 +35,13 @@ const targets = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 const testFlags = process.argv.slice(2).filter((a) => a.startsWith('--test-'));
 const alone = Number(/^--alone=(\d+)$/.exec(process.argv.slice(2).find((a) => a.startsWith('--alone=')) ?? '')?.[1] ?? 0);
 const seed = Number(process.env.UNKEY_INFRA_ALONE_SEED ?? daySeed());
+const shuffleArg = process.argv.slice(2).find((a) => a === '--shuffle' || a.startsWith('--shuffle='));
+const shuffleSeed = shuffleArg ? Number(shuffleArg.split('=')[1] ?? process.env.UNKEY_INFRA_TEST_SHUFFLE_SEED ?? randomInt(2 ** 31)) : undefined;
+if (shuffleSeed !== undefined && !Number.isInteger(shuffleSeed)) throw new Error(`--shuffle takes a whole number seed (got ${shuffleArg})`);
+const eachTest = process.argv.includes('--each-test');
 const found = (targets.length ? targets : [join(root, 'tests')]).flatMap((t) => findTests(resolve(t)));
-const files = alone ? rotatingSlice(found, seed, alone) : found;
+const picked = alone ? rotatingSlice(found, seed, alone) : found;
+const files = shuffleSeed !== undefined ? shuffled(picked, shuffleSeed) : picked;
 if (files.length === 0) {
   console.error('no test files found');
   process.exit(1);
@@ -59,30 +75,30 @@ const stop = async () => {
 };
 process.on('SIGINT', () => void stop().then(() => process.exit(130)));
 process.on('SIGTERM', () => void stop().then(() => process.exit(143)));
-/** One node:test run over `list`; resolves to its exit code. */
-const runTests = (list: string[], fileConcurrency: string) =>
+const orderHooks = join(root, 'tests/helpers/test-order-hooks.mjs');
+/** One node:test run over `list`; resolves to its exit code. `order` (the env test-order.ts
+ *  reads) shuffles, picks or lists the files' tests. */
+const runTests = (list: string[], fileConcurrency: string, order: Record<string, string> = {}) =>
   new Promise<number>((resolveCode) => {
+    const hooks = Object.keys(order).length ? ['--import', orderHooks] : [];
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', '--test', `--test-concurrency=${fileConcurrency}`, '--test-reporter=spec', ...(FILE_TIMEOUT_S > 0 ? [`--test-timeout=${FILE_TIMEOUT_S * 1000}`] : []), ...testFlags, ...list.map((f) => relative(root, f))],
-      { cwd: root, stdio: 'inherit', env: { ...process.env, UNKEY_INFRA_TEST_PG_URL: server.adminUrl } },
+      ['--import', 'tsx', ...hooks, '--test', `--test-concurrency=${fileConcurrency}`, '--test-reporter=spec', ...(FILE_TIMEOUT_S > 0 ? [`--test-timeout=${FILE_TIMEOUT_S * 1000}`] : []), ...testFlags, ...list.map((f) => relative(root, f))],
+      { cwd: root, stdio: 'inherit', env: { ...process.env, ...order, UNKEY_INFRA_TEST_PG_URL: server.adminUrl } },
     );
     child.on('exit', (c, sig) => resolveCode(c ?? (sig ? 1 : 0)));
   });
 
 try {
   await prepareTemplate(server);
-  if (!alone) code = await runTests(files, concurrency);
-  else {
+  if (eachTest) code = await runEachTest(files);
+  else if (!alone) {
+    if (shuffleSeed !== undefined) console.log(`test order shuffled: --shuffle=${shuffleSeed} replays it`);
+    code = await runTests(files, concurrency, shuffleSeed !== undefined ? { UNKEY_INFRA_TEST_SHUFFLE_SEED: String(shuffleSeed) } : {});
+    if (shuffleSeed !== undefined) console.log(`test order was shuffled: --shuffle=${shuffleSeed} replays it`);
+  } else {
     console.log(`running ${files.length} of ${found.length} test files alone (UNKEY_INFRA_ALONE_SEED=${seed}): ${files.map((f) => relative(root, f)).join(' ')}`);
-    // Two runs at a time (one per core), each holding a single file: alone in its process.
-    const queue = [...files];
-    const failed: string[] = [];
-    await Promise.all(
-      [0, 1].map(async () => {
-        for (let f = queue.shift(); f; f = queue.shift()) if ((await runTests([f], '1')) !== 0) failed.push(relative(root, f));
-      }),
-    );
+    const failed = await twoAtATime(files.map((f) => ({ label: relative(root, f), run: () => runTests([f], '1') })));
     if (failed.length) console.error(`failed when run alone (UNKEY_INFRA_ALONE_SEED=${seed}): ${failed.join(' ')}`);
     code = failed.length ? 1 : 0;
   }
@@ -90,3 +106,33 @@ try {
   await stop();
 }
 process.exit(code);
+
+/** Runs `jobs` two at a time (one per core), each a node:test run of its own; returns the
+ *  labels of those that failed. */
+async function twoAtATime(jobs: { label: string; run: () => Promise<number> }[]): Promise<string[]> {
+  const queue = [...jobs];
+  const failed: string[] = [];
+  await Promise.all(
+    [0, 1].map(async () => {
+      for (let j = queue.shift(); j; j = queue.shift()) if ((await j.run()) !== 0) failed.push(j.label);
+    }),
+  );
+  return failed;
+}
+
+/** --each-test: lists each file's tests (a run that registers none), then runs each alone. */
+async function runEachTest(list: string[]): Promise<number> {
+  const dir = mkdtempSync(join(tmpdir(), 'unkey-infra-tests-'));
+  const jobs: { label: string; run: () => Promise<number> }[] = [];
+  for (const [i, f] of list.entries()) {
+    const listFile = join(dir, `${i}.json`);
+    await runTests([f], '1', { UNKEY_INFRA_TEST_LIST: listFile });
+    const names = JSON.parse(readFileSync(listFile, 'utf8')) as string[];
+    names.forEach((name, k) => jobs.push({ label: `${relative(root, f)} #${k} "${name}"`, run: () => runTests([f], '1', { UNKEY_INFRA_TEST_PICK: String(k) }) }));
+  }
+  console.log(`running ${jobs.length} tests of ${list.length} files each alone`);
+  const failed = await twoAtATime(jobs);
+  if (failed.length) console.error(`failed when run alone:\n  ${failed.join('\n  ')}`);
+  else console.log(`all ${jobs.length} tests passed alone`);
+  return failed.length ? 1 : 0;
+}

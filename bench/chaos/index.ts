@@ -19,18 +19,21 @@
 //   through PgBouncer with LISTEN and full syncs beside it; its faults pg-failover (the
 //   primary's node killed, the standby promoted, the old one rejoining) and pg-switchover, drawn
 //   only in that mode so a seed of the plain run keeps its schedule.
-// - workload.ts: deploys, stops/starts, rollbacks, sentinel deploys and fleet rollouts
-//   through the public API, alternating replicas; every call recorded. Healthy images only,
-//   so any failure is the system's.
+// - workload.ts: deploys (every third autoscaled, a busy or an idle image), stops/starts,
+//   rollbacks, sentinel deploys and fleet rollouts through the public API, alternating
+//   replicas; every call recorded. Healthy images only, so any failure is the system's.
 // - observe.ts: desired-state samples (SQL reads), deployment status events (LISTEN), each
 //   region's objects and deletion audit (the simulator's HTTP API).
-// - invariants.ts: pure checks (cluster vs desired, wrong deletions, steps twice).
+// - invariants.ts: pure checks (cluster vs desired, autoscaled replicas within bounds, routes
+//   addressing the ready pods, wrong deletions, steps twice, the traffic rules of
+//   tests/model/traffic-rules.ts, which the lifecycle model judges with too).
 // - run.ts: one schedule; main.ts: N schedules and the report.
 //
 // Concurrency: one schedule at a time (the machine is shared); inside a schedule the workload,
 // the faults and the samplers run concurrently on the event loop.
 //
-// Imports: only the kernel (src/net.ts, src/config.ts's duration parser) and packages. Never
+// Imports: only the kernel (src/net.ts, src/config.ts's duration parser), packages and the
+// tests' pure rules and stand-ins (tests/model/traffic-rules.ts, the Prometheus stand-in). Never
 // ctrl's, krane's or the engine's code: the harness sees the system as an operator does,
 // through the CLI bundle, the public HTTP API, SQL reads and the simulator's admin API, so it
 // stays valid while those parts change underneath.

@@ -1,9 +1,14 @@
 // The harness's invariants as pure functions: observations in, violations out. The I/O that
-// gathers the observations lives in observe.ts; run.ts decides when to look.
+// gathers the observations lives in observe.ts; run.ts decides when to look. The traffic rules
+// are the lifecycle model's own module (tests/model/traffic-rules.ts), not a copy.
+import { routesBreaks, showTable, tableBreaks, type BackendFacts, type Entry, type RoutedEntry } from '../../tests/model/traffic-rules';
 
 export interface DesiredSpec {
   replicas: number;
   image: string;
+  /** An autoscaled deployment (issue 33): `replicas` is its minimum, and any count up to this
+   *  maximum is what its autoscaler may run. */
+  maxReplicas?: number;
 }
 
 export interface Violation {
@@ -24,9 +29,10 @@ export function diffRegion(desired: ReadonlyMap<string, DesiredSpec>, actual: Re
   const out: string[] = [];
   for (const [key, want] of desired) {
     const have = actual.get(key);
+    const replicasOk = (n: number) => (want.maxReplicas === undefined ? n === want.replicas : n >= want.replicas && n <= want.maxReplicas);
     if (!have) out.push(`${key}: missing`);
-    else if (have.replicas !== want.replicas || have.image !== want.image) {
-      out.push(`${key}: has ${have.image}×${have.replicas}, wants ${want.image}×${want.replicas}`);
+    else if (!replicasOk(have.replicas) || have.image !== want.image) {
+      out.push(`${key}: has ${have.image}×${have.replicas}, wants ${want.image}×${want.replicas}${want.maxReplicas === undefined ? '' : `-${want.maxReplicas}`}`);
     }
   }
   for (const key of actual.keys()) if (!desired.has(key)) out.push(`${key}: not wanted but present`);
@@ -124,38 +130,54 @@ export interface TrafficRow {
   environmentId: string;
   deploymentId: string;
   weight: number;
+  /** Null when no such deployment exists. */
   status: string | null;
   desiredState: string | null;
+  /** The deployment's own environment (null when it does not exist). */
+  deploymentEnvironmentId?: string | null;
   /** Regions of the deployment's running topology, each with its running instance rows. */
   running: Record<string, number>;
 }
 
-/** Statuses that must never be in a routing table (issue 23). */
-const OUT_OF_TRAFFIC = new Set(['stopped', 'failed', 'rolled_back']);
-
 /**
- * The traffic rules (issue 23), per sample: an environment's weights sum to 100 (or it has no
- * backends), and no backend is a deployment stopped, failed or rolled back; one with a share
- * above 0 has a running instance in every region it runs in. Violations carry the sample time.
+ * The traffic rules (issues 23 and 33), per sample, as the lifecycle model judges them (one
+ * module states them: tests/model/traffic-rules.ts): weights sum to 100 or the table is empty,
+ * every entry names a deployment of the environment, none is stopped, failed or rolled back, and
+ * one with a share has a running instance in every region it runs in. Violations carry the
+ * sample time.
  */
 export function trafficViolations(t: number, rows: readonly TrafficRow[]): Violation[] {
-  const out: Violation[] = [];
   const byEnv = new Map<string, TrafficRow[]>();
   for (const r of rows) byEnv.set(r.environmentId, [...(byEnv.get(r.environmentId) ?? []), r]);
   const at = new Date(t).toISOString();
+  const out: Violation[] = [];
   for (const [environmentId, table] of byEnv) {
-    const sum = table.reduce((n, r) => n + r.weight, 0);
-    const show = table.map((r) => `${r.deploymentId}:${r.weight}`).join(', ');
-    if (sum !== 100) out.push({ kind: 'traffic', detail: { at, environmentId, rule: 'weights sum to 100', table: show } });
-    for (const r of table) {
-      if (r.desiredState !== 'running' || OUT_OF_TRAFFIC.has(r.status ?? 'gone')) {
-        out.push({ kind: 'traffic', detail: { at, environmentId, rule: 'no stopped, failed or rolled-back backend', deploymentId: r.deploymentId, status: r.status, desiredState: r.desiredState, table: show } });
-      } else if (r.weight > 0) {
-        const notReady = Object.entries(r.running).filter(([, n]) => n < 1).map(([region]) => region);
-        if (notReady.length) out.push({ kind: 'traffic', detail: { at, environmentId, rule: 'a share only for a deployment ready in every region', deploymentId: r.deploymentId, notReady, table: show } });
-      }
+    const facts = (id: string): BackendFacts | undefined => {
+      const r = table.find((x) => x.deploymentId === id);
+      if (!r || r.status === null || r.desiredState === null) return undefined;
+      return { environmentId: r.deploymentEnvironmentId ?? environmentId, status: r.status, desiredState: r.desiredState, ready: r.running };
+    };
+    for (const b of tableBreaks(environmentId, table, facts)) {
+      out.push({ kind: 'traffic', detail: { at, environmentId, rule: b.rule, ...(b.deploymentId ? { deploymentId: b.deploymentId } : {}), message: b.message, table: showTable(table) } });
     }
   }
+  return out;
+}
+
+/**
+ * A region's routes against desired state and its pods: a ConfigMap for exactly the tables that
+ * apply there, with the table's weights, each entry with a share addressing exactly its ready
+ * pods (an autoscaler's included). Empty when they agree; judged once faults healed.
+ */
+export function diffRoutes(desired: ReadonlyMap<string, readonly Entry[]>, actual: ReadonlyMap<string, readonly RoutedEntry[]>, readyAddresses: (deploymentId: string) => readonly string[], region: string): string[] {
+  const out: string[] = [];
+  for (const [env, table] of desired) {
+    const have = actual.get(env);
+    if (!have) out.push(`routes/${env}: missing, wants ${showTable(table)}`);
+    else if (showTable(have) !== showTable(table)) out.push(`routes/${env}: has ${showTable(have)}, wants ${showTable(table)}`);
+    else out.push(...routesBreaks(region, have, readyAddresses).map((b) => `routes/${env}: ${b.message}`));
+  }
+  for (const env of actual.keys()) if (!desired.has(env)) out.push(`routes/${env}: not wanted but present`);
   return out;
 }
 

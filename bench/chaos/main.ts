@@ -105,11 +105,13 @@ export function aggregate(o: ChaosOptions, results: readonly ScheduleResult[], l
 function sumOutcomes(results: readonly ScheduleResult[]): ChaosReport['outcome'] {
   const deployments: Record<string, number> = {};
   const progressive: Record<string, number> = {};
+  const autoscaled: Record<string, number> = {};
   let wantedResources = 0;
   for (const r of results) {
     wantedResources += r.outcome.wantedResources;
     for (const [k, n] of Object.entries(r.outcome.deployments)) deployments[k] = (deployments[k] ?? 0) + n;
     for (const [k, n] of Object.entries(r.outcome.progressive)) progressive[k] = (progressive[k] ?? 0) + n;
+    for (const [k, n] of Object.entries(r.outcome.autoscaled ?? {})) autoscaled[k] = (autoscaled[k] ?? 0) + n;
   }
-  return { deployments, wantedResources, progressive };
+  return { deployments, wantedResources, progressive, autoscaled };
 }

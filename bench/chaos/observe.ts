@@ -4,6 +4,7 @@
 // and each region's actual managed objects.
 import type postgres from 'postgres';
 import type { DesiredSpec, StatusEvent, TrafficRow } from './invariants';
+import type { Entry, RoutedEntry } from '../../tests/model/traffic-rules';
 import { SIM_TOKEN } from '../../src/kube-sim';
 
 /** Managed-object selector (API.md "Labels on Kubernetes objects"). */
@@ -28,13 +29,13 @@ export async function readDesired(sql: postgres.Sql): Promise<Sample['wanted']> 
     out.get(region)!.set(key, spec);
   };
   const [topo, sent] = await Promise.all([
-    sql<{ id: string; region: string; replicas: number; image: string }[]>`
-      SELECT t.deployment_id AS id, t.region, t.replicas, d.image FROM deployment_topology t
+    sql<{ id: string; region: string; replicas: number; image: string; maxReplicas: number | null }[]>`
+      SELECT t.deployment_id AS id, t.region, t.replicas, d.image, (d.autoscaling->>'maxReplicas')::int AS "maxReplicas" FROM deployment_topology t
       JOIN deployments d ON d.id = t.deployment_id WHERE t.desired_status = 'running' AND d.image IS NOT NULL`,
     sql<{ id: string; region: string; replicas: number; image: string }[]>`
       SELECT id, region, replicas, image FROM sentinels WHERE desired_state = 'running'`,
   ]);
-  for (const r of topo) put(r.region, `deployment/${r.id}`, { replicas: r.replicas, image: r.image });
+  for (const r of topo) put(r.region, `deployment/${r.id}`, { replicas: r.replicas, image: r.image, ...(r.maxReplicas !== null ? { maxReplicas: r.maxReplicas } : {}) });
   for (const r of sent) put(r.region, `sentinel/${r.id}`, { replicas: r.replicas, image: r.image });
   return out;
 }
@@ -127,6 +128,7 @@ export async function readDeletions(simUrl: string): Promise<{ entries: AuditEnt
 export async function readTraffic(sql: postgres.Sql): Promise<TrafficRow[]> {
   const rows = await sql<(Omit<TrafficRow, 'running'> & { running: Record<string, number> | null })[]>`
     SELECT r.environment_id AS "environmentId", b->>'deploymentId' AS "deploymentId", (b->>'weight')::int AS weight, d.status, d.desired_state AS "desiredState",
+           d.environment_id AS "deploymentEnvironmentId",
            (SELECT json_object_agg(t.region, (SELECT count(*) FROM instances i
                      WHERE i.deployment_id = t.deployment_id AND i.region = t.region AND i.status = 'running'))
               FROM deployment_topology t WHERE t.deployment_id = d.id AND t.desired_status = 'running') AS running
@@ -155,4 +157,35 @@ export function sampleTraffic(sql: postgres.Sql, everyMs: number, judge: (t: num
   };
   void loop();
   return { samples: () => n, stop: () => (stopped = true) };
+}
+
+/** Each region's routing tables as desired state has them: environment → entries, where non-empty. */
+export async function readDesiredRoutes(sql: postgres.Sql): Promise<Map<string, Map<string, Entry[]>>> {
+  const rows = await sql<{ environmentId: string; backends: Entry[]; regions: string[] }[]>`
+    SELECT environment_id AS "environmentId", backends, regions FROM environment_routes WHERE jsonb_array_length(backends) > 0`;
+  const out = new Map<string, Map<string, Entry[]>>();
+  for (const r of rows) for (const region of r.regions) (out.get(region) ?? out.set(region, new Map()).get(region)!).set(r.environmentId, r.backends.map((b) => ({ deploymentId: b.deploymentId, weight: b.weight })));
+  return out;
+}
+
+/** A region's routes ConfigMaps (environment → entries with addresses) and its pods' Ready addresses. */
+export async function readRoutes(simUrl: string): Promise<{ routes: Map<string, RoutedEntry[]>; ready: Map<string, string[]> }> {
+  const [cms, pods] = await Promise.all([
+    listItems(`${simUrl}/api/v1/namespaces/sentinel/configmaps?labelSelector=${encodeURIComponent(`${MANAGED},app.kubernetes.io/component=routes`)}`),
+    listItems(`${simUrl}/api/v1/namespaces/unkey/pods?labelSelector=${encodeURIComponent(MANAGED)}`),
+  ]);
+  const routes = new Map<string, RoutedEntry[]>();
+  for (const cm of cms) {
+    const env = cm.metadata?.labels?.['unkey.com/environment.id'];
+    if (!env || cm.metadata.deletionTimestamp) continue;
+    routes.set(env, (JSON.parse(cm.data?.['routes.json'] ?? '{"backends":[]}') as { backends: RoutedEntry[] }).backends);
+  }
+  const ready = new Map<string, string[]>();
+  for (const p of pods) {
+    const id = p.metadata?.labels?.['unkey.com/deployment.id'];
+    const isReady = p.status?.conditions?.some((c: { type: string; status: string }) => c.type === 'Ready' && c.status === 'True');
+    if (!id || !isReady || p.metadata.deletionTimestamp) continue;
+    ready.set(id, [...(ready.get(id) ?? []), `${p.metadata.name}.${p.spec?.subdomain}.${p.metadata.namespace}.svc.cluster.local`]);
+  }
+  return { routes, ready };
 }

@@ -78,6 +78,14 @@ export class FaultProxy {
     return n;
   }
 
+  /** Directions (of all connections) with a chunk waiting out its delay now: what a test
+   *  waits for before changing mode "while a chunk is delayed". */
+  get delayedChunks(): number {
+    let n = 0;
+    for (const p of this.#pairs) n += Number(p.delaying.toUpstream) + Number(p.delaying.toClient);
+    return n;
+  }
+
   /** Back to plain forwarding: held bytes flow, pending connections connect. */
   pass(): void {
     this.#mode = 'pass';

@@ -2,8 +2,8 @@
 // invariants. Returns what it saw; bench/chaos.ts and the CI test aggregate and judge.
 import type { ChaosCluster } from './cluster';
 import { faultRunner } from './faults';
-import { diffRegion, percentile, stepsTwice, trafficViolations, wrongDeletions, type Deletion, type Violation } from './invariants';
-import { listenStatus, readActual, readDeletions, readDesired, sampleDesired, sampleTraffic } from './observe';
+import { diffRegion, diffRoutes, percentile, stepsTwice, trafficViolations, wrongDeletions, type Deletion, type Violation } from './invariants';
+import { listenStatus, readActual, readDeletions, readDesired, readDesiredRoutes, readRoutes, sampleDesired, sampleTraffic } from './observe';
 import { startStandInPrometheus } from '../../tests/helpers/prometheus-stand-in';
 import { generateSchedule, type Fault, type ScheduleOptions } from './schedule';
 import { Workload, type Call } from './workload';
@@ -43,9 +43,10 @@ export interface ScheduleResult {
   calls: { total: number; byStatus: Record<string, number> };
   /** 5xx answers to calls that do not wait on a workflow: not violations, but worth reading. */
   serverErrors: { what: string; status: number; body: unknown }[];
-  /** What the workload left behind: deployments by status, resources wanted per region, and the
-   *  progressive lanes' deployments by `strategy:status` (e.g. `canary:rolled_back`). */
-  outcome: { deployments: Record<string, number>; wantedResources: number; progressive: Record<string, number> };
+  /** What the workload left behind: deployments by status, resources wanted per region, the
+   *  progressive lanes' deployments by `strategy:status` (e.g. `canary:rolled_back`), and the
+   *  autoscaled ones by `status:max<replicas their autoscaler ran>` (e.g. `ready:max3`). */
+  outcome: { deployments: Record<string, number>; wantedResources: number; progressive: Record<string, number>; autoscaled?: Record<string, number> };
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -171,9 +172,12 @@ async function waitConverged(c: ChaosCluster, healAt: number, violations: Violat
   while (Date.now() - healAt < CONVERGE_WITHIN_MS) {
     try {
       const desired = await readDesired(c.sql);
+      const tables = await readDesiredRoutes(c.sql);
       last = {};
       for (const r of c.regions) {
-        const d = diffRegion(desired.get(r.name) ?? new Map(), await readActual(r.simUrl));
+        // Workloads, and routes addressing exactly the ready pods (issue 33: an autoscaler's too).
+        const { routes, ready } = await readRoutes(r.simUrl);
+        const d = [...diffRegion(desired.get(r.name) ?? new Map(), await readActual(r.simUrl)), ...diffRoutes(tables.get(r.name) ?? new Map(), routes, (id) => ready.get(id) ?? [], r.name)];
         if (d.length) last[r.name] = d;
       }
       if (Object.keys(last).length === 0) return Date.now() - healAt;
@@ -218,11 +222,16 @@ async function outcome(c: ChaosCluster): Promise<ScheduleResult['outcome']> {
   const rows = await c.sql<{ status: string; n: number }[]>`SELECT status, count(*)::int AS n FROM deployments GROUP BY status`;
   const lane = await c.sql<{ k: string; n: number }[]>`
     SELECT coalesce(strategy->>'type', 'rolling') || ':' || status AS k, count(*)::int AS n FROM deployments WHERE environment_id = ANY(${LANE_ENVIRONMENTS}::text[]) GROUP BY 1`;
+  // The autoscaled ones by status and the most replicas their autoscalers ran (krane's reports).
+  const scaled = await c.sql<{ k: string; n: number }[]>`
+    SELECT d.status || ':max' || coalesce((SELECT max(a.current_replicas) FROM topology_autoscalers a WHERE a.deployment_id = d.id), 0) AS k, count(*)::int AS n
+    FROM deployments d WHERE d.autoscaling IS NOT NULL GROUP BY 1`;
   const desired = await readDesired(c.sql);
   return {
     deployments: Object.fromEntries(rows.map((r) => [r.status, r.n])),
     wantedResources: [...desired.values()].reduce((n, m) => n + m.size, 0),
     progressive: Object.fromEntries(lane.map((r) => [r.k, r.n])),
+    autoscaled: Object.fromEntries(scaled.map((r) => [r.k, r.n])),
   };
 }
 

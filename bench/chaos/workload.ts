@@ -1,6 +1,6 @@
 // The workload a schedule runs under faults, through the public HTTP API only, alternating
-// between the ctrl replicas: deploys, stops and starts, rollbacks, sentinel deploys (which wait
-// for the result) and a fleet rollout. Every call is recorded, so the harness can tell which
+// between the ctrl replicas: deploys (every third autoscaled, busy or idle), stops and
+// starts, rollbacks, sentinel deploys (which wait for the result) and a fleet rollout. Every call is recorded, so the harness can tell which
 // waiting calls were never answered. Images are healthy: any failure is the system's.
 import { prng } from './schedule';
 import { ProgressiveLane, type ProgressiveOptions } from './progressive';
@@ -44,6 +44,8 @@ export class Workload {
   #abort = new AbortController();
   #pending = new Set<Promise<unknown>>();
   #imageSeq = 0;
+  /** Deploys sent so far (which of them are autoscaled). */
+  #deploys = 0;
   readonly lanes: ProgressiveLane[];
 
   constructor(private o: WorkloadOptions) {
@@ -115,7 +117,15 @@ export class Workload {
 
   async #deploy(rand?: () => number): Promise<void> {
     const replicas = rand ? 1 + Math.floor(rand() * 2) : 1;
-    const c = await this.api('deploy', '/v1/deployments', { image: `nginx:1.${++this.#imageSeq}`, regions: this.o.regions, replicas });
+    // Every third one autoscaled (issue 33), from the second on, so every schedule has some:
+    // a busy image (cpuhot) the simulator's autoscaler takes to its maximum, then an idle one
+    // (cpucold) that stays at its minimum, in turn; the routes must follow their pods.
+    const n = this.#deploys++;
+    const body =
+      n % 3 === 1
+        ? { image: `registry.local/app:${n % 6 === 1 ? 'cpuhot' : 'cpucold'}-${++this.#imageSeq}`, regions: this.o.regions, cpuMillicores: 100, autoscaling: { minReplicas: 1, maxReplicas: 3 } }
+        : { image: `nginx:1.${++this.#imageSeq}`, regions: this.o.regions, replicas };
+    const c = await this.api('deploy', '/v1/deployments', body);
     const id = (c.body as { id?: string } | null)?.id;
     if (c.status === 202 && id) this.deployments.push(id);
   }

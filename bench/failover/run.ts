@@ -128,7 +128,7 @@ export async function runFailover(o: FailoverOptions): Promise<FailoverReport> {
       await sleep(Math.max(0, t0 + o.killAtMs - 1_000 - Date.now()));
       // Started just before the kill, so its waves span it; the call answers when the rollout
       // has run (an engine call behind the API), so it is not waited for here.
-      rolloutCall = client.post('/v1/sentinel-rollouts', { image: 'ghcr.io/unkeyed/sentinel:v2', wavePercentages: [34, 67, 100] }, { timeoutMs: 0 }).then(
+      rolloutCall = client.post('/v1/sentinel-rollouts', { body: { image: 'ghcr.io/unkeyed/sentinel:v2', wavePercentages: [34, 67, 100] }, timeoutMs: 0 }).then(
         () => 'answered',
         (e: Error) => `failed: ${e.message}`,
       );
@@ -171,7 +171,8 @@ export async function runFailover(o: FailoverOptions): Promise<FailoverReport> {
              (SELECT count(*)::int FROM engine_invocations WHERE status = 'failed') + (SELECT count(*)::int FROM deployments WHERE status = 'failed') AS failed`;
     const { present, made, failed } = counts!;
     const rolledBack = (await sql<{ error: string | null }[]>`SELECT error FROM deployments WHERE id = ANY(${lane.canaries}::text[]) AND status = 'rolled_back'`).map((r) => r.error ?? 'no reason');
-    const rollout = `${((await client.get<{ state: string }>('/v1/sentinel-rollouts/current')) ?? { state: 'none' }).state}; its call ${await rolloutCall}`;
+    const current = await client.get('/v1/sentinel-rollouts/current');
+    const rollout = `${current && 'state' in current ? current.state : 'none'}; its call ${await rolloutCall}`;
     client.close();
     const firstWrite = (after: number) => {
       const t = lane.accepted.filter((a) => a.sentAt >= after).map((a) => a.acceptedAt - after);
@@ -224,7 +225,7 @@ async function canaryLane(client: ApiClient, lane: Lane, stop: { at: number }): 
     if (!id) continue;
     lane.canaries.push(id);
     for (;;) {
-      const d = await client.get<{ status: string }>(`/v1/deployments/${id}`).catch(() => undefined);
+      const d = await client.get('/v1/deployments/{id}', { path: { id } }).catch(() => undefined);
       if (d && ['ready', 'failed', 'rolled_back', 'superseded', 'stopped'].includes(d.status)) break;
       await sleep(250);
     }
@@ -234,7 +235,7 @@ async function canaryLane(client: ApiClient, lane: Lane, stop: { at: number }): 
 async function deploy(client: ApiClient, lane: Lane, body: Record<string, unknown>): Promise<string | undefined> {
   const sentAt = Date.now();
   try {
-    const r = await client.post<{ id: string }>('/v1/deployments', body, { retry: true, idempotencyKey: newIdempotencyKey() });
+    const r = await client.post('/v1/deployments', { body, retry: true, idempotencyKey: newIdempotencyKey() });
     lane.accepted.push({ id: r.id, sentAt, acceptedAt: Date.now() });
     return r.id;
   } catch {

@@ -11,6 +11,7 @@ import WebSocket from 'ws';
 import { envName, schemas } from '../config';
 import { DEV_FILE, type DevFile } from './dev-file';
 import { ApiError, CliError, EXIT_USAGE, type ApiErrorDetail } from './errors';
+import { fillPath, type AnswerOf, type CallArgs, type CallOptions, type Method, type PathsOf } from './api-paths';
 import { isTransient, retryDelay, RETRY_BUDGET_MS } from './retry';
 
 /** Same default as `unkey-infra dev --data-dir`, taken from its schema so the two cannot drift. */
@@ -94,7 +95,7 @@ export async function resolveApiTarget(flags: ClientFlags, env: Env, cwd = proce
 
 export interface RequestOptions {
   body?: unknown;
-  query?: Record<string, string | number | undefined>;
+  query?: Record<string, string | number | boolean | undefined>;
   /** 0: no limit (the server bounds the wait itself). */
   timeoutMs?: number;
   /**
@@ -186,12 +187,34 @@ export class ApiClient {
     });
   }
 
-  get<T>(path: string, query?: RequestOptions['query']): Promise<T> {
-    return this.request<T>('GET', path, query ? { query } : {});
+  /** GET a documented route; its answer is typed from the OpenAPI document (api.gen.ts). */
+  get<P extends PathsOf<'get'>>(template: P, ...[opts]: CallArgs<P, 'get'>): Promise<AnswerOf<P, 'get'>> {
+    return this.#call('GET', template, opts);
   }
 
-  post<T>(path: string, body?: unknown, opts: Omit<RequestOptions, 'body'> = {}): Promise<T> {
-    return this.request<T>('POST', path, { ...opts, body: body ?? {} });
+  /** POST a documented route; an absent body is sent as `{}`. */
+  post<P extends PathsOf<'post'>>(template: P, ...[opts]: CallArgs<P, 'post'>): Promise<AnswerOf<P, 'post'>> {
+    return this.#call('POST', template, opts);
+  }
+
+  put<P extends PathsOf<'put'>>(template: P, ...[opts]: CallArgs<P, 'put'>): Promise<AnswerOf<P, 'put'>> {
+    return this.#call('PUT', template, opts);
+  }
+
+  delete<P extends PathsOf<'delete'>>(template: P, ...[opts]: CallArgs<P, 'delete'>): Promise<AnswerOf<P, 'delete'>> {
+    return this.#call('DELETE', template, opts);
+  }
+
+  #call<T>(method: Uppercase<Method>, template: string, opts: CallOptions<never, never> | object | undefined): Promise<T> {
+    const o = (opts ?? {}) as { path?: Record<string, string>; query?: RequestOptions['query']; body?: unknown } & Pick<RequestOptions, 'timeoutMs' | 'retry' | 'idempotencyKey'>;
+    const body = o.body ?? (method === 'POST' || method === 'PUT' ? {} : undefined);
+    return this.request<T>(method, fillPath(template, o.path), {
+      ...(o.query ? { query: o.query } : {}),
+      ...(body !== undefined ? { body } : {}),
+      ...(o.timeoutMs !== undefined ? { timeoutMs: o.timeoutMs } : {}),
+      ...(o.retry !== undefined ? { retry: o.retry } : {}),
+      ...(o.idempotencyKey !== undefined ? { idempotencyKey: o.idempotencyKey } : {}),
+    });
   }
 
   /** The live event WebSocket (GET /v1/events), filtered by the given query. */

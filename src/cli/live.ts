@@ -5,7 +5,7 @@
 // the user). One listener of each kind per socket, whatever the length of the watch.
 import type WebSocket from 'ws';
 import type { ApiClient } from './client';
-import type { LiveEvent } from './api-types';
+import type { LiveEvent } from '../live-events';
 
 export interface LiveHandlers {
   onEvent(e: LiveEvent): void;

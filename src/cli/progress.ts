@@ -1,7 +1,8 @@
 // The per-region progress of one deployment as `--wait` shows it, folded from two sources:
 // snapshots (GET /v1/deployments/:id, the truth at the time it was read) and live events
 // (`deployment.status`, `deployment.region`), which arrive between snapshots. Pure.
-import type { DeploymentDetail, LiveEvent } from './api-types';
+import type { DeploymentDetail } from './api.gen';
+import type { LiveEvent } from '../live-events';
 
 export interface RegionState {
   region: string;

@@ -9,9 +9,10 @@ import type { CommandContext } from './commands/context';
 /** register.ts's action runner and flag helper, passed in (importing them would be a cycle). */
 type Run = (ctx: CommandContext, opts: Record<string, any>, args: string[]) => Promise<number>;
 type ApiOptions = (cmd: Command, json?: boolean) => Command;
+type ListOptions = (cmd: Command) => Command;
 type Action = (run: Run) => (...argv: unknown[]) => Promise<void>;
 
-export function registerTenancyCommands(program: Command, apiOptions: ApiOptions, action: Action): void {
+export function registerTenancyCommands(program: Command, apiOptions: ApiOptions, listOptions: ListOptions, action: Action): void {
   const parents: Record<TenancyKind, { what: string; parent?: [string, string] }> = {
     workspaces: { what: 'tenants' },
     projects: { what: 'projects of a workspace', parent: ['--workspace <id>', 'the workspace'] },
@@ -22,7 +23,7 @@ export function registerTenancyCommands(program: Command, apiOptions: ApiOptions
     const group = program.command(kind).description(what);
     const ls = group.command('ls').description(`list ${kind}`);
     if (parent) ls.option(...parent);
-    apiOptions(ls).action(action((ctx, o) => tenancyLs(kind, o, ctx)));
+    listOptions(ls).action(action((ctx, o) => tenancyLs(kind, o, ctx)));
     const create = group.command('create').description(`create one; prints its id`).option('--id <id>', 'choose the id (lowercase, digits, hyphens); default generated');
     if (parent) create.option(...parent);
     if (kind === 'environments') {
@@ -48,10 +49,10 @@ export function registerTenancyCommands(program: Command, apiOptions: ApiOptions
       .option('--name <name>', 'a name for people')
       .option('--expires-in <duration>', 'the key stops working after this long, e.g. 30d', durationArg),
   ).action(action((ctx, o) => keysCreate(o as { scope: string; permissions: string[] }, ctx)));
-  apiOptions(keys.command('ls').description('keys of your scope (no secrets)')).action(action((ctx, o) => keysLs(o, ctx)));
+  listOptions(keys.command('ls').description('keys of your scope (no secrets)')).action(action((ctx, o) => keysLs(o, ctx)));
   apiOptions(keys.command('revoke').argument('<id>').description('revoke at once: its open streams end')).action(action((ctx, o, [id]) => keysRevoke(id!, o, ctx)));
 
-  apiOptions(
+  listOptions(
     program
       .command('audit')
       .description('the audit trail')

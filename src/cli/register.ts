@@ -38,6 +38,7 @@ import { usageError } from './errors';
 import { durationArg, envArg, floatArg, intArg, listArg, percentListArg } from './options';
 import { regionsLs } from './commands/regions';
 import { registerTenancyCommands } from './register-tenancy';
+import { registerCompletion } from './register-completion';
 
 export interface ClientCommandDeps {
   /** The process environment (UNKEY_INFRA_API, UNKEY_INFRA_TOKEN, UNKEY_INFRA_DATA_DIR); main passes process.env. */
@@ -47,6 +48,8 @@ export interface ClientCommandDeps {
   watch?: Partial<WatchOptions>;
   /** Receives the exit code; default sets process.exitCode, so open handles never force an exit. */
   setExitCode?: (code: number) => void;
+  /** Ends a `--watch` (tests); without it, SIGINT and SIGTERM do while a `--watch` runs. */
+  signal?: AbortSignal;
 }
 
 function apiOptions(cmd: Command, json = true): Command {
@@ -58,7 +61,31 @@ function apiOptions(cmd: Command, json = true): Command {
   return cmd;
 }
 
+/** A list command's output flags: -o (with --json kept as -o json), and --watch where the API has events for it. */
+export function listOptions(cmd: Command, opts: { watch?: string } = {}): Command {
+  apiOptions(cmd).option('-o, --output <format>', 'table (default), wide (more columns), json or yaml: --json is -o json');
+  if (opts.watch) cmd.option('-w, --watch', `after the list, print each ${opts.watch} again as it changes, until interrupted (Ctrl-C)`);
+  return cmd;
+}
+
 type Run = (ctx: CommandContext, opts: Record<string, any>, args: string[]) => Promise<number>;
+
+/** An AbortSignal that SIGINT or SIGTERM aborts while the command runs (then the handlers go, so
+ *  a second Ctrl-C, or one after the command, ends the process as usual). */
+function interruptSignal(): { signal: AbortSignal; release(): void } {
+  const ac = new AbortController();
+  const stop = () => {
+    release();
+    ac.abort();
+  };
+  const release = () => {
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  return { signal: ac.signal, release };
+}
 
 // Over 80 lines: the command table, one short registration per command, as `--help` lists them.
 export function registerClientCommands(program: Command, deps: ClientCommandDeps = {}): void {
@@ -68,7 +95,10 @@ export function registerClientCommands(program: Command, deps: ClientCommandDeps
     async (...argv: unknown[]) => {
       const cmd = argv[argv.length - 1] as Command;
       const args = argv.slice(0, -2) as string[];
-      const ctx = createContext({ io: deps.io ?? processIo(), env: deps.env ?? {}, ...(deps.cwd ? { cwd: deps.cwd } : {}), ...(deps.watch ? { watch: deps.watch } : {}) });
+      // Only a watch runs until interrupted; elsewhere Ctrl-C keeps ending the process at once.
+      const interrupt = deps.signal || !cmd.opts().watch ? undefined : interruptSignal();
+      const signal = deps.signal ?? interrupt?.signal;
+      const ctx = createContext({ io: deps.io ?? processIo(), env: deps.env ?? {}, ...(signal ? { signal } : {}), ...(deps.cwd ? { cwd: deps.cwd } : {}), ...(deps.watch ? { watch: deps.watch } : {}) });
       let code: number;
       try {
         code = await run(ctx, cmd.opts(), args);
@@ -77,6 +107,7 @@ export function registerClientCommands(program: Command, deps: ClientCommandDeps
         code = exitCodeOf(err);
       } finally {
         ctx.close();
+        interrupt?.release();
       }
       setExitCode(code);
     };
@@ -116,12 +147,13 @@ export function registerClientCommands(program: Command, deps: ClientCommandDeps
   ).action(action((ctx, o) => deployCommand(o, ctx), deployFlagFor));
 
   const deployments = program.command('deployments').description('list and manage deployments');
-  apiOptions(
+  listOptions(
     deployments
       .command('ls')
       .description('list the deployments of an environment, newest first')
       .option('--environment <id>', 'environment (default "default")')
       .option('--limit <n>', 'at most this many (default 100)', intArg),
+    { watch: 'deployment' },
   ).action(action((ctx, o) => deploymentsLs(o, ctx)));
   apiOptions(deployments.command('get').argument('<id>').description('status, regions, instances, domains and steps of one deployment')).action(
     action((ctx, o, [id]) => deploymentsGet(id!, o, ctx)),
@@ -149,15 +181,16 @@ export function registerClientCommands(program: Command, deps: ClientCommandDeps
       return deploymentsRollback(id, o, ctx);
     }),
   );
-  apiOptions(
+  listOptions(
     deployments
       .command('versions')
       .description("an environment's versions, newest first: deployment, image, status, rollbacks")
       .option('--environment <id>', 'environment (default "default")')
       .option('--limit <n>', 'at most this many (default 100)', intArg),
+    { watch: 'version' },
   ).action(action((ctx, o) => deploymentsVersions(o, ctx)));
   const quarantine = deployments.command('quarantine').description("images quarantined in an environment after they failed there");
-  apiOptions(quarantine.command('ls').description('quarantined images with the deployment that failed and why').option('--environment <id>', 'environment (default "default")')).action(
+  listOptions(quarantine.command('ls').description('quarantined images with the deployment that failed and why').option('--environment <id>', 'environment (default "default")'), { watch: 'quarantined image' }).action(
     action((ctx, o) => quarantineLs(o, ctx)),
   );
   apiOptions(quarantine.command('rm').argument('<image>', 'image reference or digest').description('release an image: it may be deployed again').option('--environment <id>', 'environment (default "default")')).action(
@@ -179,7 +212,7 @@ export function registerClientCommands(program: Command, deps: ClientCommandDeps
   );
 
   const sentinels = program.command('sentinels').description('list and deploy sentinels');
-  apiOptions(
+  listOptions(
     sentinels
       .command('ls')
       .description('list sentinels')
@@ -187,6 +220,7 @@ export function registerClientCommands(program: Command, deps: ClientCommandDeps
       .option('--region <region>', 'only this region')
       .option('--limit <n>', 'page size (default 500)', intArg)
       .option('--after <id>', 'continue after this sentinel id'),
+    { watch: 'sentinel' },
   ).action(action((ctx, o) => sentinelsLs(o, ctx)));
   apiOptions(
     sentinels
@@ -198,10 +232,12 @@ export function registerClientCommands(program: Command, deps: ClientCommandDeps
       .option('--no-wait', 'return once the deploy is queued'),
   ).action(action((ctx, o, [id]) => sentinelsDeploy(id!, o, ctx)));
 
-  apiOptions(program.command('regions').description('regions and their agents').command('ls').description('status, last seen, lag and leader of every region')).action(action((ctx, o) => regionsLs(o, ctx)));
+  listOptions(program.command('regions').description('regions and their agents').command('ls').description('status, last seen, lag and leader of every region'), { watch: 'region' }).action(
+    action((ctx, o) => regionsLs(o, ctx)),
+  );
 
   const invocations = program.command('invocations').description('workflow engine invocations (operators)');
-  apiOptions(
+  listOptions(
     invocations
       .command('ls')
       .description('list invocations, newest first')
@@ -235,5 +271,6 @@ export function registerClientCommands(program: Command, deps: ClientCommandDeps
     apiOptions(rollout.command(name).description(what)).action(action((ctx, o) => rolloutAction(name, o, ctx)));
   }
 
-  registerTenancyCommands(program, apiOptions, action);
+  registerTenancyCommands(program, apiOptions, listOptions, action);
+  registerCompletion(program, { io: () => deps.io ?? processIo(), env: deps.env ?? {}, cwd: deps.cwd ?? process.cwd(), setExitCode });
 }

@@ -1,7 +1,7 @@
 // Human output of the client commands: aligned tables, detail views, and the `--wait` progress
 // lines. Pure functions of their input (and `now` where ages are shown), so tests check the
 // text without a terminal.
-import type { DeploymentDetail, DeploymentSummary, InvocationDetail, InvocationSummary, SentinelView } from './api-types';
+import type { DeploymentDetail, InvocationDetail } from './api.gen';
 import type { ProgressState, RegionState } from './progress';
 
 /** Columns separated by two spaces, every column but the last padded to its widest cell. */
@@ -34,24 +34,6 @@ export function clip(text: string | null | undefined, max: number): string {
   if (!text) return '-';
   const one = text.replace(/\s+/g, ' ');
   return one.length <= max ? one : `${one.slice(0, max - 1)}…`;
-}
-
-export function deploymentsTable(list: DeploymentSummary[], now: number): string {
-  if (list.length === 0) return 'no deployments\n';
-  return table(
-    ['ID', 'VERSION', 'STATUS', 'DESIRED', 'SOURCE', 'REGIONS', 'REPLICAS', 'CREATED', 'ERROR'],
-    list.map((d) => [
-      d.id,
-      d.version ?? '-',
-      d.status,
-      d.desiredState,
-      clip(d.image ?? (d.buildContext ? `build:${d.buildContext}` : null), 40),
-      d.regions.join(','),
-      String(d.replicas),
-      age(d.createdAt, now),
-      clip(d.error, 60),
-    ]),
-  );
 }
 
 /** `1-3 replicas at 70% CPU; us-east-1 3 (wants 3, CPU 95%)`: the bounds, then each region's autoscaler. */
@@ -101,31 +83,6 @@ export function deploymentDetail(d: DeploymentDetail, now: number): string {
     );
   }
   return parts.join('\n');
-}
-
-export function sentinelsTable(list: SentinelView[], now: number): string {
-  if (list.length === 0) return 'no sentinels\n';
-  return table(
-    ['ID', 'ENVIRONMENT', 'REGION', 'IMAGE', 'READY', 'HEALTH', 'DEPLOY', 'UPDATED'],
-    list.map((s) => [
-      s.id,
-      s.environmentId,
-      s.region,
-      clip(s.runningImage && s.runningImage !== s.image ? `${s.image} (running ${s.runningImage})` : s.image, 60),
-      `${s.readyReplicas}/${s.replicas}`,
-      s.health,
-      s.deployStatus,
-      age(s.updatedAt, now),
-    ]),
-  );
-}
-
-export function invocationsTable(list: InvocationSummary[], now: number): string {
-  if (list.length === 0) return 'no invocations\n';
-  return table(
-    ['ID', 'SERVICE', 'HANDLER', 'KEY', 'STATUS', 'ATTEMPTS', 'CREATED', 'ERROR'],
-    list.map((i) => [i.id, i.service, i.handler, i.key ?? '-', i.status, String(i.attempts), age(i.createdAt, now), clip(i.error?.message, 50)]),
-  );
 }
 
 export function invocationDetail(inv: InvocationDetail, now: number): string {

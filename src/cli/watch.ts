@@ -6,7 +6,8 @@
 import type { ApiClient } from './client';
 import { openLive, type LiveSocket } from './live';
 import { ApiError, CliError } from './errors';
-import type { DeploymentDetail, LiveEvent } from './api-types';
+import type { DeploymentDetail } from './api.gen';
+import type { LiveEvent } from '../live-events';
 import { applyEvent, mergeSnapshot, TERMINAL_STATUSES, type ProgressState } from './progress';
 
 export interface WatchOptions {
@@ -145,7 +146,7 @@ class DeploymentWatch {
     }
     this.#polling = true;
     try {
-      const d = await this.client.get<DeploymentDetail>(`/v1/deployments/${encodeURIComponent(this.id)}`);
+      const d = await this.client.get('/v1/deployments/{id}', { path: { id: this.id } });
       if (this.#finished) return;
       this.#lastContact = Date.now();
       this.#deployment = d;

@@ -36,6 +36,8 @@ export const ChangesQuery = z.object({
     .refine((n) => n > 0, 'must be positive')
     .optional(),
   region: region.optional(),
+  /** `1`: the agent takes a `handover` line at the wait limit (src/sync/wire's StreamLine). */
+  handover: z.literal('1', { error: 'must be 1' }).optional(),
 });
 
 const RegionQuery = z.object({ region: region.optional() });
@@ -88,6 +90,8 @@ function sinkFor(res: ServerResponse): LineSink {
     },
     write: (lines) => writeAll(serialize(lines)),
     writeSerialized: (lines) => writeAll(lines),
+    push: (chunk) => !closed() && res.write(chunk),
+    drained: () => (closed() || !res.writableNeedDrain ? Promise.resolve() : drained()),
   };
 }
 
@@ -123,6 +127,7 @@ export function clusterFeedRoutes(deps: ClusterFeedDeps) {
             holder: req.agentTokenId!,
             cursor: q.cursor,
             waitMs: q.wait !== undefined ? q.wait * 1000 : undefined,
+            handover: q.handover === '1',
             signal: clientGone.signal,
           });
         } catch (err) {

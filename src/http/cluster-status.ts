@@ -1,7 +1,8 @@
 // ctrl's side of krane's status reports: POST /v1/cluster/deployments/status and
 // POST /v1/cluster/sentinels/status. Agent tokens only; an agent may report only about its
 // own region's resources, checked per resource (not just the body's `region`): every
-// deployment must have a topology row in the region, every sentinel and policy must be in it.
+// deployment must have a topology row in the region, every sentinel and policy must be in it,
+// and a routing table's failure must be of a table sent to it. Only checked ids reach the log.
 // One foreign resource refuses the whole request with 403 and writes nothing; the reporter
 // bisects its batch to isolate it.
 //
@@ -19,6 +20,12 @@
 //   cleared afterwards never comes back. The deploy workflow reads a deployment's failure and
 //   fails fast on it; a sentinel failure also makes its health `unhealthy` and a `progressing`
 //   deploy `failed`.
+// - routes: a report that changes which pods of a deployment are running (Ready) in the region
+//   records a routes change for the tables naming it there, since the routes address those pods
+//   (issue 33: an autoscaler's extra pods get traffic).
+// - sentinels: observed fields, ordered by { leaseEpoch, seq } (krane's Lease transitions and
+//   its leader's counter): a report older than the row's is ignored. A wall-clock observedAt is
+//   kept for display only, and only within OBSERVED_AT_SKEW_MS of ctrl's clock.
 // - autoscalers: the HorizontalPodAutoscalers of autoscaled deployments, upserted by
 //   (deployment, region); `deleted` removes the row.
 // - POST /v1/cluster/region/status: the region's GC brake (held while krane waits for an
@@ -26,10 +33,11 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodType } from 'zod';
 import { forbidden, issuesToDetails, validationError } from '../errors';
-import { applyFailures, autoscalers, cilium, instances, sentinels, withTx, type Sql } from '../store';
-import { DeploymentStatusReport, RegionStatusReport, SentinelStatusReport, type ApplyReport } from '../sync/wire';
+import { applyFailures, autoscalers, cilium, instances, routes, sentinels, withTx, type Sql } from '../store';
+import { DeploymentStatusReport, RegionStatusReport, SentinelStatusReport, type ApplyReport, type SentinelStatus } from '../sync/wire';
 import { AgentAuth, assertAgentRegion } from './auth';
 import { withSpan } from '../tracing';
+import { agentTextFields } from './agent-text';
 
 export interface ClusterStatusDeps {
   sql: Sql;
@@ -51,6 +59,24 @@ export interface ClusterStatusDeps {
  * lost report is older than any krane restart, so it still goes at the first set.
  */
 const INSTANCE_SET_MIN_AGE_MS = 5_000;
+
+/**
+ * How far krane's wall clock may be from ctrl's for its observedAt to be shown: NTP keeps nodes
+ * within a second; a minute leaves room for a node without it, and a value past that (1e308)
+ * says nothing true. It orders nothing either way.
+ */
+const OBSERVED_AT_SKEW_MS = 60_000;
+
+/** The store's form of a sentinel report: its order, and its time only when plausible. */
+function observedOf(s: SentinelStatus, now: number): sentinels.SentinelObserved {
+  const { sentinelId: _id, specHash, leaseEpoch, seq, observedAt, ...observed } = s;
+  return {
+    ...observed,
+    observedSpecHash: specHash,
+    observedAt: observedAt !== undefined && Math.abs(observedAt - now) <= OBSERVED_AT_SKEW_MS ? observedAt : null,
+    order: leaseEpoch !== undefined && seq !== undefined ? { epoch: leaseEpoch, seq } : undefined,
+  };
+}
 
 function parse<T>(schema: ZodType<T>, body: unknown): T {
   const r = schema.safeParse(body);
@@ -125,9 +151,13 @@ export function clusterStatusRoutes(deps: ClusterStatusDeps) {
       const deletes = live.filter((i) => i.deleted);
       // A gone deployment's successes still clear its failure rows of this region.
       const applies = report.applies;
-      let pruned: { deploymentId: string; podName: string }[] = [];
+      let pruned: { deploymentId: string; podName: string; status: string }[] = [];
+      const named = ids.filter((id) => !gone.has(id));
       await linkedToApplies('deployment.status.report', region, applies, () =>
         withTx(sql, async (tx) => {
+          // The routes address each backend's running pods (store/desired-state.ts): whose set
+          // this report moves gets a routes change, read before and after its writes.
+          const before = await instances.runningPods(tx, region, named);
           if (report.instanceSet) {
             // The body's own reports are newer than its set: they decide their pods' rows.
             const keep = [...report.instanceSet, ...report.instances.map(({ deploymentId, podName }) => ({ deploymentId, podName }))];
@@ -139,11 +169,21 @@ export function clusterStatusRoutes(deps: ClusterStatusDeps) {
           const scalers = report.autoscalers.filter((s) => !gone.has(s.deploymentId));
           await autoscalers.deleteAutoscalers(tx, region, scalers.filter((s) => s.deleted).map((s) => s.deploymentId));
           await autoscalers.upsertAutoscalers(tx, scalers.filter((s) => !s.deleted).map(({ deleted: _d, ...s }) => ({ ...s, region })));
+          const after = await instances.runningPods(tx, region, named);
+          const same = (a: string[] | undefined, b: string[] | undefined) => (a ?? []).join('\n') === (b ?? []).join('\n');
+          const moved = new Set([...named.filter((id) => !same(before.get(id), after.get(id))), ...pruned.filter((p) => p.status === 'running').map((p) => p.deploymentId)]);
+          await routes.backendsMoved(tx, region, [...moved]);
         }),
       );
-      for (const a of applies) if (a.outcome === 'succeeded' && a.recreated) req.log.warn({ resource: a.resource, why: a.recreated }, 'krane recreated an object for an immutable field change');
-      for (const f of standingFailures(applies)) req.log.warn({ deploymentId: f.resource.id, region, code: f.code, reason: f.reason }, 'krane could not apply deployment');
-      if (pruned.length) req.log.warn({ region, pods: pruned.slice(0, 20), count: pruned.length }, 'removed instance rows of pods krane no longer lists');
+      // A gone deployment's id is unchecked agent text: its length and hash stand for it.
+      for (const a of applies) {
+        if (a.outcome !== 'succeeded' || !a.recreated) continue;
+        const which = gone.has(a.resource.id) ? agentTextFields('deploymentId', a.resource.id) : { deploymentId: a.resource.id };
+        req.log.warn({ region, ...which, ...agentTextFields('why', a.recreated) }, 'krane recreated an object for an immutable field change');
+      }
+      for (const f of standingFailures(applies)) req.log.warn({ deploymentId: f.resource.id, region, code: f.code, ...agentTextFields('reason', f.reason) }, 'krane could not apply deployment');
+      // Pod names are the agent's text (reported earlier): the deployments they belonged to stand for them.
+      if (pruned.length) req.log.warn({ region, deployments: [...new Set(pruned.map((p) => p.deploymentId))].slice(0, 20), count: pruned.length }, 'removed instance rows of pods krane no longer lists');
       const woken = new Set([...ids.filter((id) => !gone.has(id)), ...pruned.map((p) => p.deploymentId)]);
       if (deps.hooks) await deps.hooks.deploymentsReported(region, [...woken]);
       return { accepted: { instances: upserts.length, deleted: deletes.length, ignored: report.instances.length - live.length, applies: applies.length, pruned: pruned.length } };
@@ -165,16 +205,19 @@ export function clusterStatusRoutes(deps: ClusterStatusDeps) {
         const p = await cilium.getCiliumPolicy(sql, a.resource.id);
         if (p?.region !== region) throw forbidden(`cilium network policy ${a.resource.id} is not in region ${region}`);
       }
+      // A routing table is checked against the regions it is sent to. One taken out of this
+      // region (its ConfigMap deleted there) may still report success, which clears its rows.
+      const tables = report.applies.filter((a) => a.resource.type === 'environment_routes');
+      const sent = await routes.routesInRegion(sql, [...new Set(tables.map((a) => a.resource.id))], region);
+      for (const a of tables) if (a.outcome === 'failed' && !sent.has(a.resource.id)) throw forbidden(`routing table of environment ${a.resource.id} is not sent to region ${region}`);
       const failed = standingFailures(report.applies);
       await linkedToApplies('sentinel.status.report', region, report.applies, () => withTx(sql, async (tx) => {
-        for (const s of report.sentinels) {
-          const { sentinelId, specHash, ...observed } = s;
-          await sentinels.updateSentinelObserved(tx, sentinelId, region, { ...observed, observedSpecHash: specHash });
-        }
+        const now = Date.now();
+        for (const s of report.sentinels) await sentinels.updateSentinelObserved(tx, s.sentinelId, region, observedOf(s, now));
         await applyFailures.recordApplyOutcomes(tx, region, outcomes(report.applies));
         for (const f of failed) if (f.resource.type === 'sentinel') await sentinels.markSentinelApplyFailed(tx, f.resource.id, region);
       }));
-      for (const f of failed) req.log.error({ resource: f.resource, code: f.code, reason: f.reason }, 'krane could not apply sentinel resource');
+      for (const f of failed) req.log.error({ resource: f.resource, code: f.code, ...agentTextFields('reason', f.reason) }, 'krane could not apply sentinel resource');
       if (deps.hooks) await deps.hooks.sentinelsReported(region, ids);
       return { accepted: { sentinels: report.sentinels.length, applies: report.applies.length } };
     });

@@ -9,15 +9,17 @@
 //   an onRequest hook inside each group (before any body is read), so /livez and /metrics stay
 //   unauthenticated.
 //   - api/: the public API under /v1 (admin token or scoped API keys: permissions.ts holds the
-//     rules, keys.ts authenticates keys, rate-limits them and ends what is open under a revoked
-//     one; api/guard.ts is the onRequest check), the event WebSocket, /openapi.json.
+//     rules, keys.ts authenticates keys, rate-limits them and their workspaces (rate.ts, token
+//     buckets) and ends what is open under a revoked or expired one; api/guard.ts is the
+//     onRequest check), the event WebSocket, /openapi.json.
 // - audit.ts: the audit trail's onSend hook on the whole app (refusals, failures, calls without
 //   a transaction) and auditInTx, which handlers call in the transaction that makes a change.
 //   - cluster-feed.ts, cluster-status.ts, cluster-heartbeat.ts: the cluster API under
 //     /v1/cluster (agent tokens, one region each; auth.ts's AgentAuth, one per process so a
 //     revocation cuts streams too): the change feed (policy in src/sync/feed.ts; http → sync
 //     only), desired-state lookups, krane's status reports and heartbeats. api/regions.ts:
-//     GET /v1/regions.
+//     GET /v1/regions. agent-text.ts: what stands for an agent's text in a log line (its
+//     length and a hash; the text itself never reaches a log).
 // - krane-app.ts: krane's own /livez, /readyz, /metrics.
 //
 // Imports the kernel, store, sync, workflow (the engine's types too), tracing and web (its

@@ -37,7 +37,7 @@ export interface KeyScope {
 
 export type Principal =
   | { type: 'admin' }
-  | { type: 'key'; id: string; scope: KeyScope; permissions: ReadonlySet<Permission> };
+  | { type: 'key'; id: string; scope: KeyScope; permissions: ReadonlySet<Permission>; expiresAt: Date | null };
 
 /** What a route asks of its caller (fastify route `config`). */
 export interface RouteAccess {

@@ -1,8 +1,10 @@
 // The admin API under `/_sim` (plain JSON, outside the Kubernetes paths): request stats,
-// fault injection by workload or pod, watch-history compaction, cluster info, chaos and the
+// fault injection by workload or pod, gates (pods held until released), write denials (an
+// admission webhook's refusal), watch-history compaction, cluster info, chaos and the
 // rate limit (chaos.ts), and the deletion audit log (audit.ts). Bad bodies get a 400 naming
 // every problem and change nothing.
 import type { DeletionAudit } from './audit';
+import type { WriteDenials } from './denials';
 import { parseChaosRule, parseRateLimit, TokenBucket, type TrafficControl } from './chaos';
 import type { SimStats } from './stats';
 import { FAULTS, type Fault } from './workloads/pod-status';
@@ -11,8 +13,14 @@ export interface AdminTarget {
   readonly stats: SimStats;
   readonly traffic: TrafficControl;
   readonly audit: DeletionAudit;
+  readonly denials: WriteDenials;
   setFault(namespace: string, name: string, fault: Fault | undefined): { pods: string[] };
   listFaults(): { namespace: string; name: string; fault: Fault }[];
+  holdImage(image: string): void;
+  releaseImage(image: string): { released: boolean; pods: string[] };
+  holdWorkload(namespace: string, name: string): void;
+  releaseWorkload(namespace: string, name: string): { released: boolean; pods: string[] };
+  gatesHeld(): { images: string[]; workloads: string[] };
   compact(opts: { dropWatches?: boolean }): void;
   info(): Record<string, unknown>;
 }
@@ -30,6 +38,33 @@ function faults(sim: AdminTarget, method: string, b: Record<string, unknown>): A
   }
   const r = sim.setFault(b.namespace, b.name, fault);
   return ok({ namespace: b.namespace, name: b.name, fault: fault ?? 'none', pods: r.pods });
+}
+
+function gates(sim: AdminTarget, method: string, b: Record<string, unknown>): Answer {
+  if (method === 'GET') return ok(sim.gatesHeld());
+  if (method !== 'POST' && method !== 'DELETE') return undefined;
+  const named = (k: string) => typeof b[k] === 'string' && b[k] !== '';
+  if (named('image') === (named('namespace') || named('name')) || named('namespace') !== named('name')) {
+    return bad(['body must be { image } (an image reference) or { namespace, name } (a workload)']);
+  }
+  const hold = method === 'POST';
+  if (named('image')) {
+    const image = b.image as string;
+    return ok(hold ? (sim.holdImage(image), { image, held: true }) : { image, held: false, ...sim.releaseImage(image) });
+  }
+  const [ns, name] = [b.namespace as string, b.name as string];
+  return ok(hold ? (sim.holdWorkload(ns, name), { namespace: ns, name, held: true }) : { namespace: ns, name, held: false, ...sim.releaseWorkload(ns, name) });
+}
+
+function denials(sim: AdminTarget, method: string, b: Record<string, unknown>): Answer {
+  const d = sim.denials;
+  if (method === 'GET') return ok({ denials: d.list() });
+  if (method !== 'POST' && method !== 'DELETE') return undefined;
+  const errors = ['namespace', 'name', ...(method === 'POST' ? ['reason'] : [])].filter((k) => typeof b[k] !== 'string' || b[k] === '').map((k) => `${k}: must be a non-empty string`);
+  if (errors.length) return bad(errors);
+  const [ns, name] = [b.namespace as string, b.name as string];
+  if (method === 'POST') return ok((d.deny(ns, name, b.reason as string), { namespace: ns, name, denied: true }));
+  return ok({ namespace: ns, name, denied: false, lifted: d.allow(ns, name) });
 }
 
 function chaos(sim: AdminTarget, method: string, b: Record<string, unknown>): Answer {
@@ -69,6 +104,10 @@ export function adminRoute(sim: AdminTarget, method: string, path: string, body:
       return method === 'POST' ? ok({ previous: sim.stats.reset() }) : undefined;
     case '/faults':
       return faults(sim, method, b);
+    case '/gates':
+      return gates(sim, method, b);
+    case '/denials':
+      return denials(sim, method, b);
     case '/compact':
       if (method !== 'POST') return undefined;
       sim.compact({ dropWatches: b.dropWatches === true });

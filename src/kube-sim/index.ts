@@ -5,7 +5,8 @@
 // strict where real clusters are strict, because every krane claim rests on it. Parts:
 // - resources.ts: the served kinds (core v1 Namespace/Service/Pod/ConfigMap/Secret/Event/
 //   ResourceQuota/ServiceAccount, apps/v1 StatefulSet/Deployment, policy/v1
-//   PodDisruptionBudget, coordination.k8s.io/v1 Lease, rbac.authorization.k8s.io/v1 roles and
+//   PodDisruptionBudget, networking.k8s.io/v1 NetworkPolicy (stored, not enforced),
+//   coordination.k8s.io/v1 Lease, rbac.authorization.k8s.io/v1 roles and
 //   bindings, apiextensions.k8s.io/v1 CustomResourceDefinition, authorization.k8s.io/v1
 //   SelfSubjectAccessReview, and the custom cilium.io/v2 CiliumNetworkPolicy) and discovery,
 //   with the status, scale (autoscaling/v1) and pods/log subresources;
@@ -30,8 +31,10 @@
 //   termination); a write that changes nothing keeps its resourceVersion and emits no event;
 // - workloads/: the built-in controllers. Pure planners decide (statefulset.ts,
 //   deployment.ts, pdb.ts, scheduler.ts, pod-status.ts), controller.ts and pods.ts carry
-//   out (pods Ready after the ready delay, faults by image `crash`, `pullfail`, `slow`, `oom`
-//   or by the admin API; readiness and liveness probes against each image's contract in
+//   out (pods bound to a node with room, capacity.ts with the `nodes` option, else nodes
+//   without limit; pods Ready after the ready delay, faults by image `crash`, `pullfail`, `slow`, `oom`
+//   or by the admin API; image gates that hold pods until a test releases them (gates.ts);
+//   readiness and liveness probes against each image's contract in
 //   probes.ts; pods refused by admission are FailedCreate events and a Deployment's
 //   ReplicaFailure), events.ts writes core/v1 Events (bounded, repeats counted);
 //   hpa.ts autoscales (autoscaling/v2, CPU simulated by image tag `cpuhot`/`cpucold`);
@@ -39,6 +42,7 @@
 //   (logs.ts, text/plain, follow), watch streams, OpenAPI v2/v3 (openapi/, generated from
 //   the official schemas by scripts/gen-openapi.ts), 413 for bodies over 3 MiB, and the
 //   traffic controls (chaos.ts: rate limit and fault injection);
+// - denials.ts: writes refused as a validating admission webhook refuses them (tests);
 // - audit.ts: the deletion audit log; admin.ts: the admin API below; stats.ts: request
 //   counts for benchmarks; kubeconfig.ts: client configuration (admin or a ServiceAccount).
 //
@@ -58,6 +62,16 @@
 //                                               mutations, noopWrites, errors
 //   POST /_sim/faults {namespace, name, fault}  fault: crash|pullfail|slow|oom|none, for a
 //   GET  /_sim/faults                           workload (all its pods) or one pod
+//   POST /_sim/gates {image} | {namespace, name}, DELETE /_sim/gates (same body), GET /_sim/gates
+//                                               hold pods of an image or of a workload before
+//                                               their containers start (not Ready) until
+//                                               released: a test makes one workload ready after
+//                                               another (workloads/gates.ts; sim.holdImage,
+//                                               sim.holdWorkload in-process)
+//   POST /_sim/denials {namespace, name, reason}, DELETE /_sim/denials {namespace, name},
+//   GET /_sim/denials                            API writes of that object (any kind) get 403
+//                                               "admission webhook ... denied the request",
+//                                               as a policy webhook refuses them (denials.ts)
 //   POST /_sim/compact {dropWatches?}           drops watch history (410 → relist)
 //   GET  /_sim/info                             URL, resourceVersion, object counts
 //   POST /_sim/chaos {mode, ratio?, durationMs, latencyMs?, retryAfterSeconds?, verbs?,
@@ -94,6 +108,8 @@ export { SimStats, type SimStatsSnapshot, type Verb } from './stats';
 export { FAULTS, faultFromImage, isPodReady, type Fault } from './workloads/pod-status';
 export { WorkloadController, templateHash, intOrPercent, type ControllerOptions } from './workloads/controller';
 export { HpaController, simulatedCpuLoad, type HpaOptions } from './workloads/hpa';
+export { NodePool } from './workloads/capacity';
+export { DEFAULT_NODE_SHAPE, fitErrorMessage, parseQuantity, type NodeShape } from './workloads/scheduler';
 export { validateObject, selectorMatches } from './validate';
 export { kubeconfigYaml, writeKubeconfig, simKubeConfig, SIM_TOKEN, SIM_CONTEXT, type KubeconfigUser } from './kubeconfig';
 export { ADMIN, serviceAccountInfo, type UserInfo } from './auth';

@@ -39,6 +39,8 @@ export interface RequestHost extends WatchHost {
   authorize(user: UserInfo, attrs: Attributes): Decision;
   /** Registers an open stream (watch, log follow) so close() can end it. */
   track(stop: () => void, res: ServerResponse): void;
+  /** Refuses a write of namespace/name that a denial names (denials.ts). */
+  checkWrite?(namespace: string, name: string | undefined): void;
 }
 
 const SUBRESOURCES = new Set(['status', 'scale', 'log']);
@@ -119,6 +121,8 @@ export async function handleResource(host: RequestHost, req: IncomingMessage, re
   const ns = route.namespace ?? '';
   const opts = { fieldManager: q.get('fieldManager') ?? undefined, dryRun: q.getAll('dryRun').includes('All'), force: boolParam(q, 'force') };
   const api = host.api;
+  // Admission webhooks see writes of the object itself (their rules here name no subresource).
+  if (subresource === undefined && def.kind !== 'SelfSubjectAccessReview') host.checkWrite?.(ns, name ?? bodyName(body));
   if (method === 'POST' && !name && def.kind === 'SelfSubjectAccessReview') {
     const user = route.user ?? { name: '', groups: [] };
     send(res, 201, selfSubjectAccessReview(body, user, (a) => host.authorize(user, a)));
@@ -143,6 +147,12 @@ export async function handleResource(host: RequestHost, req: IncomingMessage, re
     return { verb: contentType === PATCH_TYPES.apply ? 'apply' : 'patch', changed: r.changed };
   }
   throw new SimError(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource`);
+}
+
+/** metadata.name of a create's body, when it has one. */
+function bodyName(body: unknown): string | undefined {
+  const name = (body as { metadata?: { name?: unknown } } | null)?.metadata?.name;
+  return typeof name === 'string' ? name : undefined;
 }
 
 function scaleBody(body: unknown): KubeObject {

@@ -42,6 +42,9 @@ export const RESOURCES: readonly ResourceDef[] = [
   { group: 'apps', version: 'v1', kind: 'StatefulSet', plural: 'statefulsets', singular: 'statefulset', namespaced: true, shortNames: ['sts'], hasStatus: true, tracksGeneration: true, scalable: true, categories: ['all'] },
   { group: 'apps', version: 'v1', kind: 'Deployment', plural: 'deployments', singular: 'deployment', namespaced: true, shortNames: ['deploy'], hasStatus: true, tracksGeneration: true, scalable: true, categories: ['all'] },
   { group: 'policy', version: 'v1', kind: 'PodDisruptionBudget', plural: 'poddisruptionbudgets', singular: 'poddisruptionbudget', namespaced: true, shortNames: ['pdb'], hasStatus: true, tracksGeneration: true },
+  // Served like a real cluster's, stored only: the simulator's pod network enforces nothing (the
+  // restricted-egress overlay is applied to it in tests/deploy/overlays.test.ts).
+  { group: 'networking.k8s.io', version: 'v1', kind: 'NetworkPolicy', plural: 'networkpolicies', singular: 'networkpolicy', namespaced: true, shortNames: ['netpol'], hasStatus: false, tracksGeneration: true },
   { group: 'autoscaling', version: 'v2', kind: 'HorizontalPodAutoscaler', plural: 'horizontalpodautoscalers', singular: 'horizontalpodautoscaler', namespaced: true, shortNames: ['hpa'], hasStatus: true, tracksGeneration: true, categories: ['all'] },
   { group: 'coordination.k8s.io', version: 'v1', kind: 'Lease', plural: 'leases', singular: 'lease', namespaced: true, hasStatus: false, tracksGeneration: false, requiresResourceVersion: true },
   { group: 'cilium.io', version: 'v2', kind: 'CiliumNetworkPolicy', plural: 'ciliumnetworkpolicies', singular: 'ciliumnetworkpolicy', namespaced: true, shortNames: ['cnp', 'ciliumnp'], hasStatus: true, tracksGeneration: true, crd: 'ciliumnetworkpolicies.cilium.io' },

@@ -192,6 +192,7 @@ export function createSimServer(host: SimHost): SimServer {
     logIntervalMs: host.logIntervalMs,
     faultFor: (pod, image) => host.faultFor(pod, image),
     authorize: (user, attrs) => host.authorize(user, attrs),
+    checkWrite: (ns, name) => host.checkWrite?.(ns, name),
     track: (stop, res) => {
       streams.add(stop);
       res.on('close', () => streams.delete(stop));

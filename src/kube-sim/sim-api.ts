@@ -13,7 +13,7 @@ import { Deleter, type DeleteOptions } from './deletion';
 import { ApplyConflict, applyConflictMessage, serverSideApply, updateOwnership } from './fields';
 import { deepEqual, jsonPatch, mergePatch, strategicMerge } from './merge';
 import type { ObjectStore } from './object-store';
-import { apiVersionOf, type ResourceDef } from './resources';
+import { apiVersionOf, mustResourceForKind, type ResourceDef } from './resources';
 import { applyScale, scaleCauses, toScale } from './scale';
 import { matchFields, matchLabels, parseFieldSelector, parseLabelSelector } from './selectors';
 import { alreadyExists, applyConflictError, badRequest, conflictError, invalidError, notFoundError, SimError } from './status';
@@ -206,6 +206,20 @@ export class SimApi {
     if (!old) return undefined;
     if (deepEqual(old.status, status)) return { object: old, changed: false, created: false };
     return { object: this.store.put(def, { ...old, status }), changed: true, created: false };
+  }
+
+  /**
+   * The scheduler's binding of a pod to a node (what POST pods/NAME/binding does): spec.nodeName
+   * set once, with the PodScheduled=True condition, never through the pod's own verbs.
+   * Undefined when the pod is gone or already bound.
+   */
+  bindPod(ns: string, name: string, nodeName: string): WriteResult | undefined {
+    const def = mustResourceForKind('v1', 'Pod');
+    const old = this.store.get(def, ns, name);
+    if (!old || old.spec?.nodeName) return undefined;
+    const others = ((old.status?.conditions ?? []) as { type: string }[]).filter((c) => c.type !== 'PodScheduled');
+    const status = { ...old.status, conditions: [...others, { type: 'PodScheduled', status: 'True', lastProbeTime: null, lastTransitionTime: nowIso() }] };
+    return { object: this.store.put(def, { ...old, spec: { ...old.spec, nodeName }, status }), changed: true, created: false };
   }
 
   delete(def: ResourceDef, ns: string, name: string, opts: DeleteOptions = {}): KubeObject {

@@ -4,6 +4,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { createLogger, type Logger } from '../log';
 import { boundUrl } from '../net';
 import { adminRoute } from './admin';
+import { WriteDenials } from './denials';
 import { DeletionAudit } from './audit';
 import { Authenticator, type UserInfo } from './auth';
 import { TrafficControl, type RateLimit } from './chaos';
@@ -22,6 +23,7 @@ import { WorkloadController } from './workloads/controller';
 import { HpaController } from './workloads/hpa';
 import { EventRecorder } from './workloads/events';
 import type { Fault } from './workloads/pod-status';
+import type { NodeShape } from './workloads/scheduler';
 
 export interface KubeSimOptions {
   /** Milliseconds from pod creation to Ready. */
@@ -50,6 +52,13 @@ export interface KubeSimOptions {
   hpaStabilizationScale: number;
   /** Install Cilium's CiliumNetworkPolicy CRD at start (false: a cluster without Cilium). */
   cilium: boolean;
+  /**
+   * The nodes and each one's allocatable CPU (millicores) and memory (bytes): pods take room
+   * from the node they are bound to, and one no node has room for stays Pending, Unschedulable
+   * (workloads/capacity.ts). Absent: nodes without limit (three of 8 cores and 32 GiB, a pod
+   * larger than one never fits), as a cluster autoscaler would make it look.
+   */
+  nodes?: NodeShape;
   logger: Logger;
 }
 
@@ -89,6 +98,8 @@ export class KubeSim implements SimHost {
   readonly events: EventRecorder;
   readonly audit: DeletionAudit;
   readonly traffic: TrafficControl;
+  /** Writes refused as an admission webhook refuses them (denials.ts). */
+  readonly denials = new WriteDenials();
   readonly logger: Logger;
   readonly bookmarkIntervalMs: number;
   readonly logIntervalMs: number;
@@ -110,8 +121,8 @@ export class KubeSim implements SimHost {
     this.traffic = new TrafficControl(this.options.rateLimit);
     this.api = new SimApi(this.store, this.audit);
     this.events = new EventRecorder(this.store, this.options.eventLimit);
-    const { readyDelayMs, minReadyScale, progressDeadlineScale } = this.options;
-    this.controller = new WorkloadController(this.api, this.store, this.events, { readyDelayMs, minReadyScale, progressDeadlineScale }, this.logger);
+    const { readyDelayMs, minReadyScale, progressDeadlineScale, nodes } = this.options;
+    this.controller = new WorkloadController(this.api, this.store, this.events, { readyDelayMs, minReadyScale, progressDeadlineScale, nodes }, this.logger);
     this.autoscalers = new HpaController(this.api, this.store, this.events, { syncMs: this.options.hpaSyncMs, stabilizationScale: this.options.hpaStabilizationScale }, this.logger);
     this.quotas = new QuotaController(this.store, resourceForQuotaKey, (ns, name, status) => this.api.setStatus(QUOTA, ns, name, status));
     this.authn = new Authenticator(this.store, SIM_TOKEN);
@@ -199,6 +210,44 @@ export class KubeSim implements SimHost {
     return this.controller.faultFor(pod, image);
   }
 
+  /** Pods whose containers use `image` stay ContainerCreating (not Ready) until released:
+   *  for tests that make one workload ready after another (workloads/gates.ts). */
+  holdImage(image: string): void {
+    this.controller.hold({ image });
+  }
+
+  /** Lifts the gate on `image`: the pods it held go on to start (and become Ready). */
+  releaseImage(image: string): { released: boolean; pods: string[] } {
+    return this.controller.release({ image });
+  }
+
+  /** The same for the pods of one workload (a Deployment or StatefulSet by namespace/name). */
+  holdWorkload(namespace: string, name: string): void {
+    this.controller.hold({ namespace, name });
+  }
+
+  releaseWorkload(namespace: string, name: string): { released: boolean; pods: string[] } {
+    return this.controller.release({ namespace, name });
+  }
+
+  gatesHeld(): { images: string[]; workloads: string[] } {
+    return this.controller.gatesHeld();
+  }
+
+  /** API writes of namespace/name (any kind) are refused with `reason`, as a validating
+   *  admission webhook would refuse them, until allowWrites (denials.ts). */
+  denyWrites(namespace: string, name: string, reason: string): void {
+    this.denials.deny(namespace, name, reason);
+  }
+
+  allowWrites(namespace: string, name: string): boolean {
+    return this.denials.allow(namespace, name);
+  }
+
+  checkWrite(namespace: string, name: string | undefined): void {
+    this.denials.check(namespace, name);
+  }
+
   /**
    * Drops the watch event history: watches from a resourceVersion older than the newest event
    * of their type get 410. With `dropWatches`, every resourceVersion issued so far expires and
@@ -212,7 +261,7 @@ export class KubeSim implements SimHost {
   info(): Record<string, unknown> {
     const counts: Record<string, number> = {};
     for (const r of RESOURCES) counts[r.plural] = this.store.count(r);
-    return { url: this.baseUrl, resourceVersion: String(this.store.resourceVersion), readyDelayMs: this.options.readyDelayMs, objects: counts };
+    return { url: this.baseUrl, resourceVersion: String(this.store.resourceVersion), readyDelayMs: this.options.readyDelayMs, objects: counts, nodes: { limited: this.options.nodes !== undefined, requested: this.controller.nodeUsage() } };
   }
 
   admin(method: string, path: string, body: unknown, query: URLSearchParams = new URLSearchParams()): { status: number; body: unknown } | undefined {

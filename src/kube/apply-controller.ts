@@ -5,30 +5,35 @@
 //
 // Apply: build the objects, then for each one
 //   1. skip it when the live object carries this manifest hash, nobody but krane wrote its spec
-//      or labels and its generation is krane's (inventory re-listed after `verifyAfterMs`, half
-//      the resync interval); a drift repair (observe → drift-check.ts → repair.ts) skips nothing;
-//   2. if the object is unknown, GET it first: an existing object without the managed-by
-//      label is someone else's and is a PermanentError, never overwritten;
+//      or labels, and its body is the one krane's last apply left (inventory re-listed after
+//      `verifyAfterMs`, half the resync interval); a drift repair (observe → drift-check.ts →
+//      repair.ts) skips nothing;
+//   2. if the object is unknown, GET it first: an existing object that is not krane's
+//      (ownership.ts: neither its label nor krane's apply entry, nor the incarnation krane
+//      applied) is someone else's and is a PermanentError, never overwritten;
 //   3. server-side apply with force under the `krane` field manager (a no-op on the server
 //      when nothing changed). A refusal becomes a coded error as src/kube/classify.ts decides:
 //      permanent for this object (report and move on) or retry later.
-// A 422 for an immutable field of a StatefulSet or Deployment recreates it. Delete and GC only
-// target managed objects (inventory or GET), with a uid precondition, through the GC brake.
+// A 422 for an immutable field of a StatefulSet or Deployment recreates it. A workload whose
+// replicas its autoscaler owns is raised to the autoscaler's minReplicas when found below it
+// (an HPA never scales up from 0). Delete and GC only target krane's objects (inventory or
+// GET), with a uid precondition, through the GC brake.
 // A resource whose kind is not served (no CRD) waits in kind-wait.ts for a low-rate retry.
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from '../log';
 import { refKey, SENTINEL_NAMESPACE, WORKLOAD_NAMESPACE, type ApplyState, type GcStatus, type ResourceController, type ResourceRef } from '../sync/wire';
-import { apiFailure, type KubeClient, type ObjectRef } from './client';
-import { isImmutableFieldChange } from './classify';
+import type { KubeClient } from './client';
 import { KubeApplyError, kubeError } from './errors';
 import { GcBrake } from './gc-brake';
 import { expectedObjects, forEachLimited, managedKinds, refOf, resourceFromLabels, sortForDelete, toObj } from './objects';
 export { managedKinds };
 import { Inventory, type InventoryEntry } from './inventory';
-import { ANNOTATION, buildObjects, deploymentObjectName, isManaged, LABEL, type BuildOptions, type ManifestObject } from './manifests';
+import { ANNOTATION, buildObjects, deploymentObjectName, type BuildOptions } from './manifests';
 import { objectKey } from './manifests/types';
-import { driftReason } from './drift-check';
-import { DriftCounters, driftedObjects, RepairQueue } from './repair';
+import { driftReason, replicaFloors } from './drift-check';
+import { DriftCounters, liveObjects, repairedObjects, RepairQueue } from './repair';
+import { isKranes } from './ownership';
+import { ObjectApplier, type AppliedEntry, type ObjectResult } from './object-apply';
 import { KindWait } from './kind-wait';
 
 export interface ApplyControllerOptions {
@@ -81,18 +86,20 @@ export interface ControllerStats {
 interface Remembered {
   ref: ResourceRef;
   state: ApplyState;
-  /** Object key → what was applied and its generation right after (undefined for kinds without one). */
-  objects: Map<string, { desired: ManifestObject; generation: number | undefined }>;
+  /** Object key → what was applied and how the server left it. */
+  objects: Map<string, AppliedEntry>;
 }
-
-/** Kinds krane may delete and create again when a change to an immutable field is refused. */
-const RECREATABLE = new Set(['StatefulSet', 'Deployment']);
 
 export class ApplyController implements ResourceController {
   readonly inventory: Inventory;
   readonly stats: ControllerStats = { applied: 0, skipped: 0, deleted: 0, repaired: 0, recreated: 0, gcRefused: 0 };
   readonly brake: GcBrake;
   private readonly remembered = new Map<string, Remembered>();
+  /**
+   * Object key → the resource krane applied it for: how a watch event finds its resource when
+   * the object's labels and annotations were edited away (the annotation is only a fallback).
+   */
+  private readonly owners = new Map<string, string>();
   /** Per-resource queue: the watcher and drift repair never work on one resource at once. */
   private readonly locks = new Map<string, Promise<unknown>>();
   private readonly repairs = new RepairQueue((resource) => this.repair(resource));
@@ -105,6 +112,7 @@ export class ApplyController implements ResourceController {
   private readonly log: Logger;
   private readonly workloadNs: string;
   private readonly sentinelNs: string;
+  private readonly objects: ObjectApplier;
 
   constructor(private readonly opts: ApplyControllerOptions) {
     this.api = opts.api;
@@ -114,6 +122,7 @@ export class ApplyController implements ResourceController {
     this.inventory = new Inventory(this.api, managedKinds(this.workloadNs, this.sentinelNs), opts.verifyAfterMs);
     this.brake = new GcBrake(opts.gcMaxFraction ?? 0.5);
     this.kindWait = new KindWait((ref, state) => this.apply(ref, state), opts.kindRetryMs);
+    this.objects = new ObjectApplier({ api: this.api, inventory: this.inventory, log: this.log, stats: this.stats, fence: () => this.fence(), onRecreated: opts.onRecreated });
   }
 
   apply(ref: ResourceRef, state: ApplyState): Promise<void> {
@@ -157,32 +166,44 @@ export class ApplyController implements ResourceController {
    * what krane applied (src/kube/drift-check.ts), re-applies the last desired state.
    */
   observe(type: 'upsert' | 'delete', obj: KubernetesObject): void {
-    if (!isManaged(obj.metadata?.labels)) return;
     const key = objectKey(obj);
-    if (type === 'delete') this.inventory.remove(key);
-    else this.inventory.set(obj);
-    const resource = obj.metadata?.annotations?.[ANNOTATION.resource];
+    const resource = this.owners.get(key) ?? obj.metadata?.annotations?.[ANNOTATION.resource];
     const applied = resource ? this.remembered.get(resource)?.objects.get(key) : undefined;
+    // Another's object (or one that stopped being krane's): an incarnation krane applied is
+    // still krane's to put back; anything else is not krane's business.
+    const mine = isKranes(obj) || (applied?.uid !== undefined && applied.uid === obj.metadata?.uid);
+    if (type === 'delete' || !mine) this.inventory.remove(key);
+    else this.inventory.set(obj);
     if (!applied) return;
-    const why = type === 'delete' ? 'deleted' : driftReason(applied.desired, applied.generation, obj);
+    const why = type === 'delete' || !mine ? 'deleted or replaced' : driftReason(applied, obj as KubernetesObject & Record<string, unknown>);
     if (why) {
       this.log.debug({ resource, kind: obj.kind, name: obj.metadata?.name, why }, 'drift seen');
       this.repairs.schedule(resource!);
     }
   }
 
-  /** Re-applies what krane last applied for `resource`, sending every object (no skips). */
+  /**
+   * Re-applies what krane last applied for `resource`, sending every object (no skips). Only
+   * objects the re-apply changed count as repaired (repair.ts): a field another manager owns
+   * changed the body, but krane's apply keeps it, and that is no repair.
+   */
   private async repair(resource: string): Promise<void> {
     try {
       await this.serial(resource, async () => {
         const r = this.remembered.get(resource);
+        if (!r || this.closed) return;
         // Read again under the lock: an event that raced krane's own apply is no drift.
-        const drifted = r && !this.closed ? await driftedObjects(this.api, r.objects.values()) : [];
-        if (drifted.length === 0) return;
-        await this.applyNow(r!.ref, r!.state, true);
+        const before = await liveObjects(this.api, r.objects.values());
+        const drifted = [...r.objects.values()].some((a) => {
+          const live = before.get(objectKey(a.desired));
+          return !live || driftReason(a, live) !== undefined;
+        });
+        if (!drifted) return;
+        const repaired = repairedObjects(before, await this.applyNow(r.ref, r.state, true));
+        if (repaired.length === 0) return;
         this.stats.repaired++;
-        this.drift.record(drifted.map((o) => ({ kind: o.kind, namespace: o.metadata.namespace, name: o.metadata.name })));
-        this.log.info({ resource, objects: drifted.map((o) => `${o.kind}/${o.metadata.name}`) }, 'repaired drifted resource');
+        this.drift.record(repaired.map((o) => ({ kind: o.kind, namespace: o.metadata.namespace, name: o.metadata.name })));
+        this.log.info({ resource, objects: repaired.map((o) => `${o.kind}/${o.metadata.name}`) }, 'repaired drifted resource');
       });
     } catch (err) {
       this.log.warn({ resource, err: (err as Error).message }, 'drift repair failed, next resync retries');
@@ -206,8 +227,11 @@ export class ApplyController implements ResourceController {
     this.kindWait.close();
   }
 
-  /** Returns the objects it had to send; `force` sends every one (a repair verifies nothing). */
-  private async applyNow(ref: ResourceRef, state: ApplyState, force = false): Promise<ManifestObject[]> {
+  /**
+   * Applies a resource's objects; returns what applying each did, by object key. `force` sends
+   * every one (a repair verifies nothing).
+   */
+  private async applyNow(ref: ResourceRef, state: ApplyState, force = false): Promise<Map<string, ObjectResult>> {
     if (state.region !== this.opts.region || ref.region !== this.opts.region) {
       throw new KubeApplyError('ERR_KUBE_WRONG_REGION', `desired state for region ${state.region} sent to krane of ${this.opts.region}`);
     }
@@ -220,103 +244,32 @@ export class ApplyController implements ResourceController {
     await this.inventory.ensureFresh().catch((err) => {
       throw kubeError(err, 'listing managed objects');
     });
-    const sent: ManifestObject[] = [];
-    const applied: Remembered['objects'] = new Map();
-    const before = this.remembered.get(refKey(ref));
+    const floors = replicaFloors(objects, objectKey);
+    const results = new Map<string, ObjectResult>();
+    const resource = refKey(ref);
+    const before = this.remembered.get(resource);
     for (const obj of objects) {
-      const r = await this.applyObject(ref, obj, force, before?.objects.get(objectKey(obj))?.generation);
-      applied.set(objectKey(obj), { desired: obj, generation: r.generation });
-      if (r.wrote) sent.push(obj);
+      const key = objectKey(obj);
+      const r = await this.objects.apply(ref, obj, force, before?.objects.get(key), floors.get(key));
+      results.set(key, r);
+      this.owners.set(key, resource);
     }
-    this.remembered.set(refKey(ref), { ref, state, objects: applied });
+    this.remembered.set(resource, { ref, state, objects: new Map([...results].map(([k, r]) => [k, r.entry])) });
     // Objects this resource had before but no longer needs (e.g. an environment's gossip objects
     // after an environment move) go now rather than waiting for the next GC.
-    const wanted = new Set(objects.map(objectKey));
-    const owned = this.inventory.byResource(refKey(ref));
-    const stale = owned.filter((e) => !wanted.has(objectKey(toObj(e))));
+    const owned = this.inventory.byResource(resource);
+    const stale = owned.filter((e) => !results.has(objectKey(toObj(e))));
     for (const e of sortForDelete(stale)) await this.deleteEntry(e);
+    for (const key of before?.objects.keys() ?? []) if (!results.has(key)) this.owners.delete(key);
     const uids = new Set(owned.flatMap((e) => (e.uid && !stale.includes(e) ? [e.uid] : [])));
-    this.opts.onApplied?.(ref, sent.length > 0, uids, state);
-    return sent;
-  }
-
-  /** Applies (or skips) one object; returns its generation afterwards and whether it was sent. */
-  private async applyObject(ref: ResourceRef, obj: ManifestObject, force: boolean, appliedGeneration: number | undefined): Promise<{ generation: number | undefined; wrote: boolean }> {
-    const key = objectKey(obj);
-    const hash = obj.metadata.annotations[ANNOTATION.manifestHash];
-    let known = this.inventory.get(key);
-    if (!known) {
-      const live = await this.api.get(refOf(obj)).catch((err) => {
-        throw kubeError(err, refOf(obj));
-      });
-      if (live && !isManaged(live.metadata?.labels)) {
-        throw new KubeApplyError(
-          'ERR_KUBE_UNMANAGED_CONFLICT',
-          `${obj.kind} ${obj.metadata.namespace}/${obj.metadata.name} exists without ${LABEL.managedBy}=krane; refusing to take it over`,
-        );
-      }
-      if (live) {
-        this.inventory.set(live);
-        known = this.inventory.get(key);
-      }
-    }
-    // A generation past krane's last apply is a spec change by someone else, even one no
-    // managedFields entry shows (the scale subresource's).
-    const moved = appliedGeneration !== undefined && known?.generation !== undefined && known.generation > appliedGeneration;
-    if (!force && known && known.hash === hash && !known.touchedByOthers && !moved) {
-      this.stats.skipped++;
-      return { generation: known.generation, wrote: false };
-    }
-    try {
-      return await this.send(obj);
-    } catch (err) {
-      const f = apiFailure(err);
-      // A conflict means the object changed under krane: re-read it before the retry.
-      if (f.status === 409) this.inventory.forget(key);
-      if (!known || !RECREATABLE.has(obj.kind) || !isImmutableFieldChange(f)) throw kubeError(err, refOf(obj));
-      return this.recreate(ref, obj, known, f.message);
-    }
+    this.opts.onApplied?.(ref, [...results.values()].some((r) => r.wrote), uids, state);
+    return results;
   }
 
   /** Checked before each write and delete: a krane that lost its Lease closes, and an apply or
    *  GC pass already running must not go on writing beside the new leader. */
   private fence(): void {
     if (this.closed) throw new Error('krane is stopping (or lost its lease): no further writes');
-  }
-
-  private async send(obj: ManifestObject): Promise<{ generation: number | undefined; wrote: boolean }> {
-    this.fence();
-    const applied = await this.api.apply(obj);
-    this.inventory.set({ ...applied, apiVersion: applied.apiVersion ?? obj.apiVersion, kind: applied.kind ?? obj.kind });
-    this.stats.applied++;
-    return { generation: (applied as KubernetesObject).metadata?.generation, wrote: true };
-  }
-
-  /**
-   * The API server refused a change to a field fixed at creation: delete the object and create
-   * it anew. Its pods are orphaned when the new object selects them too (a StatefulSet adopts
-   * them by name and keeps its volumes), and go with it when the selector itself changed.
-   */
-  private async recreate(ref: ResourceRef, obj: ManifestObject, live: InventoryEntry, why: string): Promise<{ generation: number | undefined; wrote: boolean }> {
-    const current = await this.api.get(refOf(obj)).catch((err) => {
-      throw kubeError(err, refOf(obj));
-    });
-    const sameSelector = JSON.stringify((current as { spec?: { selector?: unknown } } | undefined)?.spec?.selector) === JSON.stringify((obj.spec as { selector?: unknown } | undefined)?.selector);
-    this.log.warn({ kind: obj.kind, namespace: obj.metadata.namespace, name: obj.metadata.name, why, orphanPods: sameSelector }, 'recreating object for an immutable field change');
-    this.fence();
-    await this.api.delete(refOf(obj), live.uid, sameSelector ? 'Orphan' : 'Background').catch((err) => {
-      throw kubeError(err, refOf(obj));
-    });
-    this.inventory.remove(objectKey(obj));
-    try {
-      const r = await this.send(obj);
-      this.stats.recreated++;
-      this.opts.onRecreated?.(ref, why);
-      return r;
-    } catch (err) {
-      // Still terminating (finalizers): a 409 AlreadyExists, retried like any conflict.
-      throw kubeError(err, refOf(obj));
-    }
   }
 
   private async deleteNow(ref: ResourceRef): Promise<void> {
@@ -330,7 +283,7 @@ export class ApplyController implements ResourceController {
       const key = objectKey(toObj(r));
       if (targets.has(key)) continue;
       const live = await this.api.get(r);
-      if (!live || !isManaged(live.metadata?.labels)) continue;
+      if (!live || !isKranes(live)) continue;
       const owner = live.metadata?.annotations?.[ANNOTATION.resource];
       if (owner !== undefined && owner !== resource) continue;
       this.inventory.set({ ...live, apiVersion: r.apiVersion, kind: r.kind });
@@ -343,8 +296,9 @@ export class ApplyController implements ResourceController {
     await this.inventory.ensureFresh(true);
     const doomed = new Map<string, InventoryEntry[]>();
     for (const e of this.inventory.all()) {
-      if (!isManaged(e.labels)) continue;
-      const resource = e.resource ?? resourceFromLabels(e.labels);
+      if (!e.owned) continue;
+      // krane's own record first: labels and annotations may have been edited by hand.
+      const resource = this.owners.get(objectKey(toObj(e))) ?? e.resource ?? resourceFromLabels(e.labels);
       if (!resource) {
         this.log.warn({ kind: e.kind, namespace: e.namespace, name: e.name }, 'managed object names no resource, gc leaves it');
         continue;
@@ -352,7 +306,7 @@ export class ApplyController implements ResourceController {
       if (!desired.has(resource)) doomed.set(resource, [...(doomed.get(resource) ?? []), e]);
     }
     const objects = [...doomed.values()].reduce((n, list) => n + list.length, 0);
-    const managed = this.inventory.all().filter((e) => isManaged(e.labels)).length;
+    const managed = this.inventory.all().filter((e) => e.owned).length;
     const decision = this.brake.check({ wouldDelete: objects, managed }, new Set(doomed.keys()));
     this.opts.onGc?.({ held: this.brake.heldObjects > 0, wouldDelete: objects, managed, maxFraction: this.brake.maxFraction, at: new Date().toISOString() });
     if (!decision.run) {
@@ -385,12 +339,13 @@ export class ApplyController implements ResourceController {
 
   /** Krane no longer wants the resource: no drift repair may bring it back. */
   private forgetResource(resource: string): void {
+    for (const key of this.remembered.get(resource)?.objects.keys() ?? []) if (this.owners.get(key) === resource) this.owners.delete(key);
     this.remembered.delete(resource);
     this.repairs.cancel(resource);
   }
 
   private async deleteEntry(e: InventoryEntry): Promise<void> {
-    if (!isManaged(e.labels)) return;
+    if (!e.owned) return;
     this.fence();
     const gone = !(await this.api.delete(e, e.uid));
     this.inventory.remove(objectKey(toObj(e)));

@@ -2,7 +2,7 @@
 // paged list and watch for the handful of kinds krane manages, with request counting for
 // metrics and the benchmark; and the one place that reads client errors (status code, Status
 // body, Retry-After) into the facts src/kube/classify.ts decides on.
-import { createConfiguration, KubeConfig, KubernetesObjectApi, PatchStrategy, ServerConfiguration, Watch, type Configuration, type KubernetesObject } from '@kubernetes/client-node';
+import { AppsV1Api, createConfiguration, KubeConfig, KubernetesObjectApi, PatchStrategy, ServerConfiguration, Watch, type Configuration, type KubernetesObject } from '@kubernetes/client-node';
 import type { ApiFailure } from './classify';
 
 /** The field manager every apply uses; ownership in managedFields is recorded under it. */
@@ -21,6 +21,10 @@ const LIST_PAGE = 500;
  * API server ends its own requests at 60 s (--request-timeout), so past that no answer comes.
  */
 export const REQUEST_TIMEOUT_MS = 70_000;
+
+/** Reads and writes of /scale before a conflict is left to the caller's retry: status writes
+ *  of a starting workload come a few per second, so one of three tries lands between them. */
+const SCALE_ATTEMPTS = 3;
 
 export interface ObjectRef {
   apiVersion: string;
@@ -42,7 +46,7 @@ export const KINDS = {
 } as const;
 export type KindName = keyof typeof KINDS;
 
-export type Verb = 'apply' | 'get' | 'delete' | 'list' | 'watch';
+export type Verb = 'apply' | 'get' | 'delete' | 'list' | 'watch' | 'scale';
 
 /** HTTP status of a failed client call, or undefined for network-level failures. */
 export function httpStatus(err: unknown): number | undefined {
@@ -136,16 +140,53 @@ export function loadKubeConfig(source: { file?: string; inCluster: boolean }): K
 
 export class KubeClient {
   readonly objects: KubernetesObjectApi;
+  private readonly apps: AppsV1Api;
   private readonly watcher: Watch;
   /** Requests sent, by verb. Read by metrics and the benchmark. */
-  readonly counts: Record<Verb, number> = { apply: 0, get: 0, delete: 0, list: 0, watch: 0 };
+  readonly counts: Record<Verb, number> = { apply: 0, get: 0, delete: 0, list: 0, watch: 0, scale: 0 };
 
   constructor(
     readonly config: KubeConfig,
     opts: { requestTimeoutMs?: number } = {},
   ) {
-    this.objects = new ObjectApi(config, timedConfiguration(config, opts.requestTimeoutMs ?? REQUEST_TIMEOUT_MS));
+    const timed = timedConfiguration(config, opts.requestTimeoutMs ?? REQUEST_TIMEOUT_MS);
+    this.objects = new ObjectApi(config, timed);
+    this.apps = new AppsV1Api(timed);
     this.watcher = new Watch(config);
+  }
+
+  /**
+   * Raises a StatefulSet's or Deployment's replicas to `floor` through its /scale subresource,
+   * the door autoscalers and `kubectl scale` use (field manager `krane`, so managedFields shows
+   * who did it). The write carries the resourceVersion read, so it cannot undo a scale made in
+   * between (409, retried by the caller). Returns false when they were not below the floor or
+   * the workload is gone.
+   */
+  async raiseReplicas(ref: ObjectRef, floor: number): Promise<boolean> {
+    const args = { name: ref.name, namespace: ref.namespace };
+    const sts = ref.kind === 'StatefulSet';
+    if (!sts && ref.kind !== 'Deployment') throw new Error(`cannot scale a ${ref.kind}`);
+    for (let attempt = 1; ; attempt++) {
+      this.counts.scale++;
+      let scale;
+      try {
+        scale = sts ? await this.apps.readNamespacedStatefulSetScale(args) : await this.apps.readNamespacedDeploymentScale(args);
+      } catch (err) {
+        if (httpStatus(err) === 404) return false;
+        throw err;
+      }
+      if ((scale.spec?.replicas ?? 0) >= floor) return false;
+      const body = { ...scale, spec: { ...scale.spec, replicas: floor } };
+      this.counts.scale++;
+      try {
+        await (sts ? this.apps.replaceNamespacedStatefulSetScale({ ...args, body, fieldManager: FIELD_MANAGER }) : this.apps.replaceNamespacedDeploymentScale({ ...args, body, fieldManager: FIELD_MANAGER }));
+        return true;
+      } catch (err) {
+        // The workload's controller writes its status often (a new pod, a Ready one), and each
+        // write moves the resourceVersion: read again. Past a few, the caller's retry takes over.
+        if (httpStatus(err) !== 409 || attempt >= SCALE_ATTEMPTS) throw err;
+      }
+    }
   }
 
   /** Server-side apply with force under FIELD_MANAGER: creates or converges the object. */

@@ -1,12 +1,14 @@
-// Drift watch: label-scoped list+watch of every kind krane manages, feeding
-// ApplyController.observe. It keeps the controller's inventory current between full syncs and
-// lets it repair, within ~100 ms, an object deleted or re-specced behind krane's back (someone
-// ran `kubectl delete sts` or `kubectl scale`) instead of waiting for the next resync. Objects
-// without the managed-by label are never seen here, so they can never be "repaired".
+// Drift watch: list+watch of every kind krane manages, feeding ApplyController.observe. It
+// keeps the controller's inventory current between full syncs and lets it repair, within
+// ~100 ms, an object deleted or re-specced behind krane's back (someone ran `kubectl delete sts`
+// or `kubectl scale`) instead of waiting for the next resync. It follows krane's objects as
+// src/kube/ownership.ts tells them (the label, or krane's own apply entry), not by a label
+// selector: an object whose managed-by label was removed by hand is still seen, and repaired.
+// Others' objects in these namespaces are never kept, so they can never be "repaired".
 import type { Logger } from '../log';
 import { KINDS, type KindName, type KubeClient } from './client';
 import { managedKinds, type ApplyController } from './apply-controller';
-import { MANAGED_SELECTOR } from './manifests';
+import { isKranes } from './ownership';
 import { Reflector } from './reflector';
 
 export interface DriftWatchOptions {
@@ -30,7 +32,7 @@ export class DriftWatch {
         kind: k.kind,
         plural: KINDS[k.kind as KindName].plural,
         namespace: k.namespace,
-        labelSelector: MANAGED_SELECTOR,
+        keep: isKranes,
         logger: o.logger,
         relistIntervalMs: o.relistIntervalMs,
         minBackoffMs: o.minBackoffMs,

@@ -1,16 +1,20 @@
-// What krane knows about its own objects in the cluster: one entry per managed object (listed
-// by the managed-by label, or seen in an apply response). Controllers use it to skip applies
+// What krane knows about its own objects in the cluster: one entry per object of krane's
+// (src/kube/ownership.ts: its label or krane's apply entry; listed per managed kind and
+// namespace, or seen in an apply response). Controllers use it to skip applies
 // whose manifest hash the live object already carries, to find a resource's objects for delete,
 // and as the candidate set for GC. Loading is single-flight; entries are replaced wholesale on
 // every full list, so anything deleted behind krane's back drops out.
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { FIELD_MANAGER, isKindUnavailable, type KubeClient, type ObjectRef } from './client';
-import { ANNOTATION, isManaged, MANAGED_SELECTOR } from './manifests';
+import { bodyDigest } from './drift-check';
+import { ANNOTATION } from './manifests';
 import { objectKey } from './manifests/types';
+import { isKranes } from './ownership';
 
 export interface InventoryEntry extends ObjectRef {
   uid?: string;
   labels: Record<string, string>;
+  annotations: Record<string, string>;
   /** refKey of the resource the object belongs to (annotation), if present. */
   resource?: string;
   /** Manifest hash krane last applied (annotation). */
@@ -22,6 +26,12 @@ export interface InventoryEntry extends ObjectRef {
   touchedByOthers: boolean;
   /** metadata.generation: bumped by the API server on every spec change, whoever made it. */
   generation?: number;
+  /** Whether it is krane's (src/kube/ownership.ts): only such entries are ever deleted. */
+  owned: boolean;
+  /** bodyDigest (src/kube/drift-check.ts): the body without spec.replicas. */
+  digest: string;
+  /** spec.replicas, for kinds that have it. */
+  replicas?: number;
 }
 
 /** Kinds and namespaces krane writes; listing these is a complete inventory. */
@@ -51,9 +61,13 @@ export function entryFrom(o: KubernetesObject): InventoryEntry {
     name: md.name ?? '',
     uid: md.uid,
     labels: md.labels ?? {},
+    annotations,
     resource: annotations[ANNOTATION.resource],
     hash: annotations[ANNOTATION.manifestHash],
     generation: md.generation,
+    owned: isKranes(o),
+    digest: bodyDigest(o),
+    replicas: (o as { spec?: { replicas?: number } }).spec?.replicas,
     touchedByOthers: (md.managedFields ?? []).some((m) => m.manager !== FIELD_MANAGER && (m.subresource ?? '') === '' && ownsDesiredFields(m.fieldsV1)),
   };
 }
@@ -85,14 +99,15 @@ export class Inventory {
       const next = new Map<string, InventoryEntry>();
       const lists = await Promise.all(
         this.kinds.map((k) =>
-          this.api.list(k.apiVersion, k.kind, k.namespace, MANAGED_SELECTOR).catch((err) => {
+          // No label selector: an object of krane's that lost its label is still krane's.
+          this.api.list(k.apiVersion, k.kind, k.namespace).catch((err) => {
             // A kind the cluster does not serve has no objects; applies of it fail on their own.
             if (isKindUnavailable(err)) return { items: [] };
             throw err;
           }),
         ),
       );
-      for (const l of lists) for (const o of l.items) if (isManaged(o.metadata?.labels)) next.set(objectKey(o), entryFrom(o));
+      for (const l of lists) for (const o of l.items) if (isKranes(o)) next.set(objectKey(o), entryFrom(o));
       this.entries = next;
       this.keysByResource = new Map();
       for (const [key, e] of next) this.index(key, e.resource);

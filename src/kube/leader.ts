@@ -5,6 +5,10 @@
 // record change (its own clock), never by comparing clocks across machines. Writes carry the
 // resourceVersion they read, so of two candidates racing only one wins (the other gets 409).
 // A leader that cannot renew within the renew deadline steps down before others may take over.
+// `epoch` is the Lease's leaseTransitions this replica wrote when it took the lead: every replica
+// agrees on it, and each takeover raises it, so krane orders its reports by it (and a counter of
+// its own) instead of by wall clocks of different processes. Deleting the Lease by hand starts it
+// at 0 again: ctrl then ignores the new leader's sentinel reports until they pass the old count.
 import { CoordinationV1Api, CoreV1Api, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../log';
@@ -41,6 +45,7 @@ export class LeaderElector {
   private readonly retryMs: number;
   private readonly renewDeadlineMs: number;
   private leading = false;
+  private leaseEpoch: number | undefined;
   private observed: { key: string; at: number } | undefined;
   private stopped = false;
   private loop: Promise<void> | undefined;
@@ -60,6 +65,11 @@ export class LeaderElector {
 
   get isLeader(): boolean {
     return this.leading;
+  }
+
+  /** leaseTransitions as this replica last wrote the Lease (taking or renewing it); undefined before. */
+  get epoch(): number | undefined {
+    return this.leaseEpoch;
   }
 
   start(): void {
@@ -161,6 +171,7 @@ export class LeaderElector {
         }
         throw e;
       }
+      this.leaseEpoch = 0;
       return true;
     }
     const holder = lease.spec?.holderIdentity ?? '';
@@ -171,7 +182,9 @@ export class LeaderElector {
     const expired = !holder || Date.now() - this.observed.at > durationMs;
     if (!mine && !expired) return false;
     try {
-      await this.api.replaceNamespacedLease({ name, namespace: LEASE_NAMESPACE, body: { ...lease, spec: this.spec(now, !mine, lease) } });
+      const spec = this.spec(now, !mine, lease);
+      await this.api.replaceNamespacedLease({ name, namespace: LEASE_NAMESPACE, body: { ...lease, spec } });
+      this.leaseEpoch = spec.leaseTransitions;
       return true;
     } catch (err) {
       if (httpStatus(err) === 409) return false;

@@ -1,6 +1,7 @@
 // Prometheus metrics of krane's Kubernetes side, read from the counters the parts keep (no
 // hot-path instrumentation): API requests by verb, applies done and skipped, objects deleted,
-// the status watches' lists, watches and 410s, and the GC brake (passes refused, objects held).
+// the status watches' lists, watches and 410s, the GC brake (passes refused, objects held), and
+// whether this replica leads its region.
 import client from 'prom-client';
 import type { KubeClient } from './client';
 import type { ApplyController } from './apply-controller';
@@ -60,6 +61,21 @@ export function registerKubeMetrics(registry: client.Registry, api: KubeClient, 
     registers,
     collect() {
       this.set(controller.brake.heldObjects);
+    },
+  });
+}
+
+/**
+ * 1 while this krane holds its region's Lease (or runs without election), else 0: summed over a
+ * region's replicas, 0 means no krane applies anything there (the alert UnkeyKraneNoLeader).
+ */
+export function registerLeaderMetrics(registry: client.Registry, isLeader: () => boolean): void {
+  new client.Gauge({
+    name: 'krane_leader',
+    help: '1 while this krane is its region\'s leader (streams and applies), 0 while it stands by',
+    registers: [registry],
+    collect() {
+      this.set(isLeader() ? 1 : 0);
     },
   });
 }

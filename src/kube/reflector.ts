@@ -1,5 +1,5 @@
 // Reflector: keeps an in-memory copy of one kind in one namespace (filtered by a label
-// selector) in step with the API server, the way client-go's reflector does: list, then watch
+// selector, and by `keep` for what a selector cannot say) in step with the API server, the way client-go's reflector does: list, then watch
 // from the list's resourceVersion with bookmarks; on 410 Gone (the version expired) list again;
 // on errors back off exponentially with jitter; and list again every `relistIntervalMs` even
 // when the watch is healthy, so a missed event cannot leave the copy wrong for long.
@@ -16,7 +16,14 @@ export interface ReflectorOptions {
   kind: string;
   plural: string;
   namespace: string;
-  labelSelector: string;
+  /** Absent: every object of the kind in the namespace. */
+  labelSelector?: string;
+  /**
+   * Objects it returns false for are treated as absent: not stored, and one that was stored and
+   * stops passing is a delete (as an object leaving a label selector is). For a test no
+   * selector can express, e.g. krane's ownership (src/kube/ownership.ts).
+   */
+  keep?(obj: KubernetesObject): boolean;
   /** E.g. `metadata.name=X`: lets RBAC grant list and watch of one named object only. */
   fieldSelector?: string;
   logger: Logger;
@@ -149,6 +156,7 @@ export class Reflector {
     const { items, resourceVersion } = await this.o.api.list(this.o.apiVersion, this.o.kind, this.o.namespace, this.o.labelSelector, this.o.fieldSelector);
     const seen = new Set<string>();
     for (const it of items) {
+      if (this.o.keep && !this.o.keep(it)) continue;
       const key = keyOf(it);
       seen.add(key);
       this.store.set(key, it);
@@ -201,9 +209,9 @@ export class Reflector {
         if (type === 'BOOKMARK') return;
         const o = { ...obj, apiVersion: obj.apiVersion ?? this.o.apiVersion, kind: obj.kind ?? this.o.kind } as KubernetesObject;
         const key = keyOf(o);
-        if (type === 'DELETED') {
-          this.store.delete(key);
-          this.o.onEvent('delete', o, false);
+        if (type === 'DELETED' || (this.o.keep && !this.o.keep(o))) {
+          const had = this.store.delete(key);
+          if (type === 'DELETED' || had) this.o.onEvent('delete', o, false);
         } else {
           this.store.set(key, o);
           this.o.onEvent('upsert', o, false);
@@ -214,7 +222,7 @@ export class Reflector {
         .watch(
           collectionPath(this.o.apiVersion, this.o.plural, this.o.namespace),
           {
-            labelSelector: this.o.labelSelector,
+            ...(this.o.labelSelector ? { labelSelector: this.o.labelSelector } : {}),
             ...(this.o.fieldSelector ? { fieldSelector: this.o.fieldSelector } : {}),
             resourceVersion: this.resourceVersion,
             allowWatchBookmarks: true,

@@ -4,18 +4,39 @@
 // its Service's endpoints; one apply covers it all). The counters say how many objects krane
 // had to put back, by kind, and which one last: `krane_drift_repairs_total{kind}`, the
 // heartbeat's `drift` and `GET /v1/regions`. A repair first reads the resource's objects again
-// (driftedObjects): only what is still missing or drifted then counts.
+// (liveObjects), and counts only the objects its re-apply changed (repairedObjects).
+import type { KubernetesObject } from '@kubernetes/client-node';
 import type { KubeClient } from './client';
-import { driftReason } from './drift-check';
+import { ownedContent, type AppliedObject } from './drift-check';
 import type { ManifestObject } from './manifests';
+import { objectKey } from './manifests/types';
 
-/** Of what krane applied, the objects that are missing or drifted now (one GET each). */
-export async function driftedObjects(api: KubeClient, applied: Iterable<{ desired: ManifestObject; generation: number | undefined }>): Promise<ManifestObject[]> {
-  const out: ManifestObject[] = [];
+type Live = KubernetesObject & Record<string, unknown>;
+
+/** The live objects of what krane applied (one GET each), by object key; absent when missing. */
+export async function liveObjects(api: KubeClient, applied: Iterable<AppliedObject>): Promise<Map<string, Live>> {
+  const out = new Map<string, Live>();
   for (const a of applied) {
     const m = a.desired.metadata;
     const live = await api.get({ apiVersion: a.desired.apiVersion, kind: a.desired.kind, namespace: m.namespace, name: m.name });
-    if (!live || driftReason(a.desired, a.generation, live)) out.push(a.desired);
+    if (live) out.set(objectKey(a.desired), live as Live);
+  }
+  return out;
+}
+
+/**
+ * Of a repair's re-apply, the objects it put back: those missing before, those whose content
+ * krane decides (drift-check.ts ownedContent) it changed, and workloads it raised to their
+ * autoscaler's minimum. An object whose body moved only in fields other managers own is sent
+ * too, but krane's apply leaves it as it was: no repair.
+ */
+export function repairedObjects(before: ReadonlyMap<string, Live>, results: ReadonlyMap<string, { entry: AppliedObject; wrote: boolean; live?: KubernetesObject; raised?: boolean }>): ManifestObject[] {
+  const out: ManifestObject[] = [];
+  for (const [key, r] of results) {
+    const was = before.get(key);
+    const desired = r.entry.desired;
+    const changed = !was || r.raised === true || (r.wrote && r.live !== undefined && ownedContent(desired, was) !== ownedContent(desired, r.live as Live));
+    if (changed) out.push(desired);
   }
   return out;
 }

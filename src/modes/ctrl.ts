@@ -4,9 +4,9 @@ import { boundUrl } from '../net';
 import { buildToolEnv, ConfigError, type CtrlConfig } from '../config';
 import { createLogger, type Logger } from '../log';
 import { setTimeout as delay } from 'node:timers/promises';
-import { apiKeys, createDb, listenWorks, migrate, pendingMigrations, type Sql } from '../store';
+import { apiKeys, createDb, hostnameClaims, listenWorks, migrate, pendingMigrations, registerPoolMetrics, type Sql } from '../store';
 import { AgentAuth, buildCtrlApp, createRegistry, LISTEN_BACKLOG, tokensEqual } from '../http';
-import { KeyAuth } from '../http/keys';
+import { KeyAuth, type KeyClock } from '../http/keys';
 import { auditHook } from '../http/audit';
 import { startAuditCleanup } from '../workflow/audit-cleanup';
 import { clusterFeedRoutes } from '../http/cluster-feed';
@@ -19,7 +19,7 @@ import { createEventHub, publicApiRoutes, type EventSocketOptions } from '../htt
 import { createFeed, DEFAULT_MAX_CONCURRENT_SNAPSHOTS, type FeedOptions } from '../sync/feed';
 import { createEngine, type Engine, type EngineOptions } from '../workflow/engine';
 import { engineTraceHooks, startTracing, tracingEnabled } from '../tracing';
-import { commandBuilder, noBuilder, registerWorkflows, startRecoverySweep, workflowMetrics, type Builder, type WorkflowConfig, type Workflows } from '../workflow';
+import { commandBuilder, noBuilder, registerRolloutMetrics, registerWorkflows, startRecoverySweep, workflowMetrics, type Builder, type WorkflowConfig, type Workflows } from '../workflow';
 
 export interface CtrlHandle {
   url: string;
@@ -41,8 +41,12 @@ export interface CtrlOverrides {
   recoverEveryMs?: number;
   /** How old a pending deployment must be before the sweep restarts it. */
   recoverAfterMs?: number;
-  /** The event WebSocket's ping interval and per-credential cap. */
+  /** The event WebSocket's ping interval and per-credential and per-workspace caps. */
   events?: EventSocketOptions;
+  /** A workspace's caps (live keys); tests make them small. */
+  tenantCaps?: { keysPerWorkspace?: number };
+  /** The API keys' clock: rate-limit refills and expiry (tests drive them with their own). */
+  keyClock?: KeyClock;
 }
 
 /** How long a NOTIFY may take to reach ctrl's own LISTEN at start: milliseconds on a healthy
@@ -112,15 +116,23 @@ export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}):
       logger.info({ applied: r.applied, skipped: r.skipped }, 'migrations done');
     }
     const registry = createRegistry({ service: 'ctrl' });
+    registerPoolMetrics(registry, sql);
     // Only with tracing on does the engine store and read trace carriers.
     const tracingOpt = tracingEnabled() ? { tracing: engineTraceHooks } : {};
     const engine = createEngine({ sql, logger: logger.child({ part: 'engine' }), registry, leaseMs: cfg.engineLease, ...tracingOpt, ...overrides.engine });
     const workflows = registerWorkflows(engine, sql, workflowConfig(cfg, overrides, logger, sql, workflowMetrics(registry, sql)), logger.child({ part: 'workflows' }));
+    registerRolloutMetrics(registry, { engine, def: workflows.rollout, sql });
     // One AgentAuth for the whole cluster API, so a revocation both refuses the token and cuts
     // its feed streams.
     const agentAuth = new AgentAuth({ sql, configured: cfg.agentTokens, adminToken: cfg.adminToken, logger: logger.child({ part: 'auth' }) });
     stages.auth = () => agentAuth.close();
-    const keys = new KeyAuth({ sql, logger: logger.child({ part: 'keys' }), ratePerSecond: cfg.keyRateLimit });
+    const keys = new KeyAuth({
+      sql,
+      logger: logger.child({ part: 'keys' }),
+      ratePerSecond: cfg.keyRateLimit,
+      workspaceRatePerSecond: cfg.workspaceRateLimit,
+      ...(overrides.keyClock ? { clock: overrides.keyClock } : {}),
+    });
     stages.keys = () => keys.close();
     const feed = createFeed({ sql, readSql, logger: logger.child({ part: 'feed' }), ...overrides.feed });
     feed.registerMetrics(registry);
@@ -143,7 +155,7 @@ export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}):
         clusterHeartbeatRoutes({ sql, auth: agentAuth, regions }),
         regionRoutes({ adminToken: cfg.adminToken, keys, regions }),
         clusterStatusRoutes({ sql, auth: agentAuth, hooks: workflows.hooks }),
-        publicApiRoutes({ adminToken: cfg.adminToken, workflows, engine, hub, outbound: { allow: cfg.outboundAllow }, regions, keys, events: overrides.events }),
+        publicApiRoutes({ adminToken: cfg.adminToken, workflows, engine, hub, outbound: { allow: cfg.outboundAllow }, regions, keys, events: overrides.events, sentinelImages: cfg.sentinelImages, tenantCaps: overrides.tenantCaps }),
       ],
     });
     stages.app = () => app.close();
@@ -166,6 +178,8 @@ export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}):
     // still accepts them; a revoked one stays revoked (and is logged as refused).
     await agentAuth.start();
     await keys.start();
+    // The apex is the platform's name: claimed here, so no environment can hold it (issue 32).
+    if (!(await hostnameClaims.claimPlatformHostname(sql, cfg.apexDomain))) logger.warn({ hostname: cfg.apexDomain }, 'the apex domain is held by an environment from before hostname claims');
 
     await engine.start();
     stages.engine = () => engine.stop();

@@ -70,6 +70,7 @@ export async function startDev(cfg: DevConfig): Promise<DevHandle> {
       logLevel: cfg.logLevel,
       logger,
       outboundAllow: cfg.outboundAllow,
+      sentinelImages: cfg.sentinelImages,
       krane: { settings: { sentinelSecretsFile } },
     });
   } catch (err) {

@@ -12,7 +12,7 @@ import { buildKraneApp } from '../http/krane-app';
 import { KubeClient, loadKubeConfig } from '../kube/client';
 import { ApplyController } from '../kube/apply-controller';
 import { DriftWatch } from '../kube/drift';
-import { instanceStartupHistogram, registerFeedMetrics, registerKubeMetrics } from '../kube/metrics';
+import { instanceStartupHistogram, registerFeedMetrics, registerKubeMetrics, registerLeaderMetrics } from '../kube/metrics';
 import { AutoscalerStatusWatcher, InstanceStatusWatcher, SentinelStatusWatcher } from '../kube/status';
 import type { ResourceController } from '../sync/wire';
 import { SENTINEL_NAMESPACE, WORKLOAD_NAMESPACE, type DesiredState, type PermanentError, type ResourceRef } from '../sync/wire';
@@ -155,6 +155,8 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
   });
   const sentinelWatch = new SentinelStatusWatcher({
     api, namespace: SENTINEL_NAMESPACE, sink: reporter, logger: watchLogger, relistIntervalMs: resyncMs, minBackoffMs: tuning.minBackoffMs,
+    // Only the leader reports sentinels: its reports carry its leadership's order (reporter.lead).
+    isLeader: () => elector?.isLeader ?? true,
   });
   const credentials = await sentinelCredentials(cfg, api, controller, logger, resyncMs, () => elector?.isLeader ?? true, tuning.minBackoffMs);
   const drift = new DriftWatch({ api, controller, logger: logger.child({ part: 'drift' }), relistIntervalMs: resyncMs, minBackoffMs: tuning.minBackoffMs });
@@ -204,9 +206,14 @@ export async function startKrane(cfg: KraneConfig, deps: KraneDeps = {}): Promis
           credentials?.soon();
           // The new leader's word on which pods exist (a no-op until its first pod list).
           instancesWatch.reportSet();
+          // Its sentinel reports are ordered under the Lease's transitions it just wrote, and it
+          // says at once how every sentinel is (a standby reported none).
+          reporter.lead(elector!.epoch ?? 0);
+          sentinelWatch.reportAll();
         }, onStoppedLeading: stepDown })
     : undefined;
   if (watcher.stats) registerFeedMetrics(registry, watcher.stats);
+  registerLeaderMetrics(registry, () => elector?.isLeader ?? true);
   const reflectors = [instancesWatch.reflector, sentinelWatch.deployments, sentinelWatch.pods, ...Object.values(drift.reflectors), ...(credentials ? [credentials.reflector] : [])];
   const app = buildKraneApp({
     logger,

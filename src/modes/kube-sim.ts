@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { loadAllYaml } from '@kubernetes/client-node';
 import type { KubeSimConfig } from '../config';
 import { createLogger, type Logger } from '../log';
-import { DEFAULT_SIM_OPTIONS, KubeSim, writeKubeconfig, type KubeconfigUser, type KubeObject, type KubeSimOptions } from '../kube-sim';
+import { DEFAULT_NODE_SHAPE, DEFAULT_SIM_OPTIONS, KubeSim, parseQuantity, writeKubeconfig, type KubeconfigUser, type KubeObject, type KubeSimOptions, type NodeShape } from '../kube-sim';
 
 /**
  * Namespaces the simulated cluster starts with: the system ones plus those krane deploys into
@@ -38,6 +38,16 @@ export function kraneIdentity(sim: KubeSim): KubeconfigUser {
   return sim.serviceAccountUser(KRANE_SERVICE_ACCOUNT.namespace, KRANE_SERVICE_ACCOUNT.name);
 }
 
+/** The node options as a shape, when any is given: the accounting of room is on (capacity.ts). */
+export function nodeShape(cfg: Pick<KubeSimConfig, 'nodes' | 'nodeCpu' | 'nodeMemory'>): NodeShape | undefined {
+  if (cfg.nodes === undefined && cfg.nodeCpu === undefined && cfg.nodeMemory === undefined) return undefined;
+  return {
+    count: cfg.nodes ?? DEFAULT_NODE_SHAPE.count,
+    cpuMilli: cfg.nodeCpu === undefined ? DEFAULT_NODE_SHAPE.cpuMilli : Math.round(parseQuantity(cfg.nodeCpu) * 1000),
+    memoryBytes: cfg.nodeMemory === undefined ? DEFAULT_NODE_SHAPE.memoryBytes : parseQuantity(cfg.nodeMemory),
+  };
+}
+
 export interface KubeSimHandle {
   url: string;
   /** Where the kubeconfig was written, when `kubeconfigOut` was set. */
@@ -51,7 +61,8 @@ export async function startKubeSim(
   overrides: Partial<Omit<KubeSimOptions, 'readyDelayMs'>> = {},
   logger: Logger = createLogger(cfg.logLevel, { service: 'kube-sim' }),
 ): Promise<KubeSimHandle> {
-  const sim = new KubeSim({ logger, namespaces: KUBE_SIM_NAMESPACES, cilium: !cfg.noCilium, ...overrides, readyDelayMs: cfg.readyDelay });
+  const nodes = nodeShape(cfg);
+  const sim = new KubeSim({ logger, namespaces: KUBE_SIM_NAMESPACES, cilium: !cfg.noCilium, ...(nodes ? { nodes } : {}), ...overrides, readyDelayMs: cfg.readyDelay });
   try {
     const url = await sim.listen(cfg.port, cfg.host);
     if (cfg.kubeconfigOut) await writeKubeconfig(cfg.kubeconfigOut, url);

@@ -30,6 +30,8 @@ export interface StackOptions {
   ctrl?: CtrlOverrides & { settings?: Record<string, unknown> };
   /** ctrl's outbound allow-list, already parsed (dev's --outbound-allow); wins over settings. */
   outboundAllow?: CtrlConfig['outboundAllow'];
+  /** The images sentinels may run, already parsed (dev's --sentinel-images); wins over settings. */
+  sentinelImages?: CtrlConfig['sentinelImages'];
   krane?: Omit<KraneDeps, 'kubeConfig' | 'logger' | 'onLostLease'> & { resyncInterval?: string; settings?: Record<string, unknown> };
   /** Simulator knobs, e.g. { minReadyScale: 0.01 } so minReadySeconds does not cost real seconds. */
   sim?: Parameters<typeof startKubeSim>[1];
@@ -63,7 +65,7 @@ export interface StackHandle {
 function ctrlConfig(o: StackOptions, adminToken: string, tokens: Record<string, string>, logLevel: LogLevel) {
   const agentTokens = Object.entries(tokens).map(([r, t]) => `${r}=${t}`).join(',');
   const cfg = loadConfig('ctrl', { databaseUrl: o.databaseUrl, adminToken, listen: o.listen ?? '127.0.0.1:0', agentTokens, logLevel, defaultRegions: o.regions.join(','), ...o.ctrl?.settings }, {});
-  return o.outboundAllow?.length ? { ...cfg, outboundAllow: o.outboundAllow } : cfg;
+  return { ...cfg, ...(o.outboundAllow?.length ? { outboundAllow: o.outboundAllow } : {}), ...(o.sentinelImages?.length ? { sentinelImages: o.sentinelImages } : {}) };
 }
 
 export async function startStack(o: StackOptions): Promise<StackHandle> {

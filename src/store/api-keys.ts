@@ -1,7 +1,9 @@
 // api_keys: scoped API keys for the public API (src/http/keys.ts authenticates them). Stored as
 // SHA-256 hashes like agent tokens; the clear key (`uik_` + 32 random bytes) is shown once, at
 // creation. A revocation is final and rings a doorbell (NOTIFY) so every ctrl replica forgets
-// the key and closes its open WebSockets and calls at once.
+// the key and closes its open WebSockets and calls at once. Keys form trees by created_by (a key
+// made by a key): a revocation takes the whole subtree (issue 32), so nothing a key handed out
+// outlives it.
 import { createHash, randomBytes } from 'node:crypto';
 import type { Queryable, Sql, TxSql } from './db';
 import { newId } from '../ids';
@@ -43,9 +45,10 @@ export async function createKey(
   return { id, key, row: row! };
 }
 
-/** The live (not revoked) row of a clear key, expired ones included (the caller says why it refuses). */
+/** The row of a clear key, revoked and expired ones included: the caller refuses those, and
+ *  records the refusal under the key's id (issue 32: not as an anonymous caller). */
 export async function lookupKey(q: Queryable, key: string): Promise<ApiKey | undefined> {
-  const [row] = await q<ApiKey[]>`SELECT ${cols(q)} FROM api_keys WHERE key_hash = ${hashKey(key)} AND revoked_at IS NULL`;
+  const [row] = await q<ApiKey[]>`SELECT ${cols(q)} FROM api_keys WHERE key_hash = ${hashKey(key)}`;
   return row;
 }
 
@@ -64,11 +67,54 @@ export async function listKeys(q: Queryable, scope: { workspaceId: string; proje
                      ORDER BY created_at DESC, id LIMIT 1000`;
 }
 
-/** Revokes a live key and notifies every replica; false when unknown or already revoked. */
-export async function revokeKey(q: Queryable, id: string): Promise<boolean> {
-  const r = await q`WITH upd AS (UPDATE api_keys SET revoked_at = now() WHERE id = ${id} AND revoked_at IS NULL RETURNING id)
-                    SELECT pg_notify(${KEY_REVOKED_CHANNEL}, id) FROM upd`;
-  return r.count === 1;
+/**
+ * Revokes a live key and every live key below it (the keys it created, and theirs), notifying
+ * every replica of each; `revoked` is false when the key itself was unknown or already revoked.
+ * Hold the workspace's key lock (lockWorkspaceKeys) first, so no child is minted meanwhile.
+ */
+export async function revokeKey(q: Queryable, id: string): Promise<{ revoked: boolean; descendants: string[] }> {
+  const rows = await q<{ id: string }[]>`
+    WITH RECURSIVE tree AS (
+      SELECT id FROM api_keys WHERE id = ${id}
+      UNION
+      SELECT k.id FROM api_keys k JOIN tree t ON k.created_by = t.id
+    ),
+    upd AS (UPDATE api_keys SET revoked_at = now() WHERE id IN (SELECT id FROM tree) AND revoked_at IS NULL RETURNING id)
+    SELECT id, pg_notify(${KEY_REVOKED_CHANNEL}, id) FROM upd`;
+  const ids = rows.map((r) => r.id);
+  return { revoked: ids.includes(id), descendants: ids.filter((x) => x !== id) };
+}
+
+/**
+ * Takes the workspace's key lock until the transaction ends: creations and revocations by id of
+ * one workspace's keys run one at a time. A key's children are always in its workspace, so a
+ * revocation that holds it walks a tree no creation can add to before it commits, and a
+ * creation that holds it sees whether its creator was revoked (a child committed between the
+ * walk and the revocation's commit was once in no tree and outlived its creator). Advisory,
+ * not the workspace's row: a deletion holds the workspace's environments and then updates its
+ * row, and a creation holding the row while its insert waits for an environment would close a
+ * deadlock. Each statement after it reads what committed before it was granted.
+ */
+export async function lockWorkspaceKeys(tx: TxSql, workspaceId: string): Promise<void> {
+  await tx`SELECT pg_advisory_xact_lock(hashtext(${`api_keys:${workspaceId}`}))`;
+}
+
+/** Whether a key is live now (not revoked, not expired), read in the caller's transaction. */
+export async function isLive(tx: TxSql, id: string): Promise<boolean> {
+  const [row] = await tx<{ live: boolean }[]>`SELECT revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now()) AS live FROM api_keys WHERE id = ${id}`;
+  return row?.live ?? false;
+}
+
+/**
+ * Live keys of a workspace (not revoked, not expired), counted under the workspace's key lock,
+ * so two creations at once cannot both pass a cap at its last place. Call in the creating
+ * transaction.
+ */
+export async function countLiveKeysLocked(tx: TxSql, workspaceId: string): Promise<number> {
+  await lockWorkspaceKeys(tx, workspaceId);
+  const [row] = await tx<{ n: number }[]>`SELECT count(*)::int AS n FROM api_keys
+                                          WHERE workspace_id = ${workspaceId} AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())`;
+  return row!.n;
 }
 
 /** Revokes every live key of a workspace or a project (it is being deleted); returns their ids. */

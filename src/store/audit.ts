@@ -4,7 +4,7 @@
 // content: an action name, a target id, the actor's id, never a secret.
 import type { Queryable } from './db';
 
-export const AUDIT_OUTCOMES = ['ok', 'denied', 'invalid', 'failed'] as const;
+export const AUDIT_OUTCOMES = ['ok', 'denied', 'invalid', 'failed', 'limited'] as const;
 export type AuditOutcome = (typeof AUDIT_OUTCOMES)[number];
 export type ActorType = 'admin' | 'key' | 'agent' | 'anonymous';
 
@@ -26,7 +26,10 @@ export interface NewAuditRow extends AuditScope {
 }
 
 export interface AuditRow extends NewAuditRow {
+  /** The table's order (bigserial): ctrl's own, never shown (its gaps count everyone's rows). */
   id: string;
+  /** The row's opaque id (a random UUID, sql/0028): what views and page cursors carry. */
+  ref: string;
   at: Date;
 }
 
@@ -50,7 +53,8 @@ export interface AuditFilter {
   target?: string | undefined;
   action?: string | undefined;
   since?: Date | undefined;
-  /** Keyset cursor: rows with a smaller id (the previous page's last). */
+  /** Keyset cursor: the ref of the previous page's last row; rows older than it. An unknown
+   *  ref (deleted by retention) gives an empty page. */
   before?: string | undefined;
   limit: number;
   /** Null: every row (the admin token); otherwise rows of this scope only. */
@@ -61,9 +65,9 @@ export interface AuditFilter {
 export async function listAudit(q: Queryable, f: AuditFilter): Promise<AuditRow[]> {
   const s = f.scope;
   return q<AuditRow[]>`
-    SELECT id::text AS id, at, actor_type, actor_id, action, target, outcome, request_id, trace_id, source_ip, workspace_id, project_id, environment_id
+    SELECT id::text AS id, ref::text AS ref, at, actor_type, actor_id, action, target, outcome, request_id, trace_id, source_ip, workspace_id, project_id, environment_id
     FROM audit_log
-    WHERE (${f.before ?? null}::bigint IS NULL OR id < ${f.before ?? null}::bigint)
+    WHERE (${f.before ?? null}::uuid IS NULL OR id < (SELECT c.id FROM audit_log c WHERE c.ref = ${f.before ?? null}::uuid))
       AND (${f.actor ?? null}::text IS NULL OR actor_id = ${f.actor ?? null})
       AND (${f.target ?? null}::text IS NULL OR target = ${f.target ?? null})
       AND (${f.action ?? null}::text IS NULL OR starts_with(action, ${f.action ?? null}::text))

@@ -55,8 +55,10 @@ export interface CiliumDesiredRow extends ScopeCols {
 export interface RoutesDesiredRow extends ScopeCols {
   region: string;
   hostname: string;
-  /** In table order; `replicas` is the backend's running replicas in this region (0: none here). */
-  backends: { deploymentId: string; weight: number; replicas: number }[];
+  /** In table order; `replicas` is the backend's running replicas in this region (0: none here);
+   *  `ordinals`, the StatefulSet ordinals of its pods krane reports running (Ready) here, which
+   *  the routes address (issue 33: an autoscaler's pods beyond the replicas get traffic). */
+  backends: { deploymentId: string; weight: number; replicas: number; ordinals?: number[] }[];
 }
 
 export type DesiredRows =
@@ -72,13 +74,22 @@ const topologyCols = (q: Queryable) => q`
 const sentinelCols = (q: Queryable) => q`
   id, workspace_id, project_id, app_id, environment_id, region, image, replicas, cpu_millicores, memory_mib, desired_state`;
 const ciliumCols = (q: Queryable) => q`id, workspace_id, project_id, app_id, environment_id, region, desired_state`;
-/** A region's view of routing tables: each backend with its replicas there, for krane to address. */
+/**
+ * A region's view of routing tables: each backend with its replicas there and the ordinals of
+ * its pods krane reports running there (a stopped topology has none), for krane to address.
+ */
 const routesCols = (q: Queryable, region: string) => q`
   r.environment_id, e.workspace_id, e.project_id, e.app_id, ${region}::text AS region, r.hostname,
   COALESCE((SELECT jsonb_agg(jsonb_build_object(
       'deploymentId', b->>'deploymentId', 'weight', (b->>'weight')::int,
       'replicas', COALESCE((SELECT t.replicas FROM deployment_topology t
-                            WHERE t.deployment_id = b->>'deploymentId' AND t.region = ${region} AND t.desired_status = 'running'), 0))
+                            WHERE t.deployment_id = b->>'deploymentId' AND t.region = ${region} AND t.desired_status = 'running'), 0),
+      'ordinals', COALESCE((SELECT jsonb_agg(n ORDER BY n) FROM (
+                    SELECT substring(i.pod_name from '-([0-9]+)$')::int AS n FROM instances i
+                    WHERE i.deployment_id = b->>'deploymentId' AND i.region = ${region} AND i.status = 'running'
+                      AND i.pod_name ~ '-[0-9]{1,6}$'
+                      AND EXISTS (SELECT 1 FROM deployment_topology t
+                                  WHERE t.deployment_id = i.deployment_id AND t.region = i.region AND t.desired_status = 'running')) p), '[]'::jsonb))
     ORDER BY o) FROM jsonb_array_elements(r.backends) WITH ORDINALITY AS x(b, o)), '[]'::jsonb) AS backends`;
 
 export interface SnapshotResult {

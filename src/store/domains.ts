@@ -1,6 +1,11 @@
 // domains: hostnames routed to a deployment. Environment domains move on promote/rollback;
-// deployment domains stay pinned to the deployment they were made for.
+// deployment domains stay pinned to the deployment they were made for. A domain row belongs to
+// the environment that claimed its name (hostname-claims.ts; the foreign key on (hostname,
+// environment) holds it): a write moves a name between deployments of one environment, never
+// to another environment.
 import type { Queryable } from './db';
+import { claimHostname, hostnameTaken } from './hostname-claims';
+import { inTx } from './tx';
 
 export interface Domain {
   hostname: string;
@@ -12,17 +17,26 @@ export interface Domain {
   updatedAt: Date;
 }
 
-/** Points a hostname at a deployment, creating it if new. Idempotent. */
+/**
+ * Points a hostname at a deployment of the environment that owns the name, creating the domain if
+ * new (and claiming the name if nobody had: rows from before claims). Idempotent. Throws
+ * ERR_HOSTNAME_TAKEN when another environment owns the name: the row is left as it was.
+ */
 export async function assignDomain(
   q: Queryable,
   d: { hostname: string; workspaceId: string; environmentId: string; deploymentId: string; kind: Domain['kind'] },
 ): Promise<Domain> {
-  const [row] = await q<Domain[]>`
-    INSERT INTO domains (hostname, workspace_id, environment_id, deployment_id, kind)
-    VALUES (${d.hostname}, ${d.workspaceId}, ${d.environmentId}, ${d.deploymentId}, ${d.kind})
-    ON CONFLICT (hostname) DO UPDATE SET deployment_id = EXCLUDED.deployment_id, updated_at = now()
-    RETURNING *`;
-  return row!;
+  return inTx(q, async (tx) => {
+    await claimHostname(tx, { hostname: d.hostname, kind: d.kind, workspaceId: d.workspaceId, environmentId: d.environmentId, deploymentId: d.deploymentId });
+    const [row] = await tx<Domain[]>`
+      INSERT INTO domains (hostname, workspace_id, environment_id, deployment_id, kind)
+      VALUES (${d.hostname}, ${d.workspaceId}, ${d.environmentId}, ${d.deploymentId}, ${d.kind})
+      ON CONFLICT (hostname) DO UPDATE SET deployment_id = EXCLUDED.deployment_id, updated_at = now()
+        WHERE domains.environment_id = EXCLUDED.environment_id
+      RETURNING *`;
+    if (!row) throw hostnameTaken(d.hostname);
+    return row;
+  });
 }
 
 /** Moves every environment domain of an environment to `deploymentId`; returns how many moved. */

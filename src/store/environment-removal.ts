@@ -1,4 +1,4 @@
-// Removing an environment's running parts: a composition over the tables that hold them, kept
+// Removing an environment's running parts (and freeing its hostnames): a composition over the tables that hold them, kept
 // apart from tenancy.ts because sentinels.ts and cilium.ts import tenancy's types (a module of
 // tenancy calling them would be a cycle).
 import type { Queryable } from './db';
@@ -6,6 +6,7 @@ import { deleteEnvironmentSentinels } from './sentinels';
 import { deleteEnvironmentPolicies } from './cilium';
 import { clearRoutes, getRoutes } from './routes';
 import { inTx } from './tx';
+import { releaseEnvironment } from './hostname-claims';
 
 /**
  * Removes what an environment runs in the clusters and marks it deleted, in the caller's
@@ -19,8 +20,10 @@ export async function removeEnvironment(q: Queryable, id: string, hostname: stri
     const pols = await deleteEnvironmentPolicies(tx, id);
     const table = await getRoutes(tx, id);
     if (table && table.regions.length > 0) await clearRoutes(tx, { environmentId: id, workspaceId: table.workspaceId, hostname });
-    // Its hostnames are free for another environment (domains are rows only: nothing to tell krane).
+    // Its hostnames are free for another environment (domains are rows only: nothing to tell
+    // krane); the domains go first, since each references its name's claim.
     await tx`DELETE FROM domains WHERE environment_id = ${id}`;
+    await releaseEnvironment(tx, id);
     await tx`UPDATE environments SET deleted_at = now() WHERE id = ${id}`;
     return { sentinels: snts.length, policies: pols.length };
   });

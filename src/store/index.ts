@@ -1,7 +1,8 @@
 // The store: everything that talks SQL to PostgreSQL, apart from the workflow engine's own
 // tables (src/workflow/engine owns those).
 //
-// - db.ts: the porsager `postgres` client (camelCased result columns) and `withTx`.
+// - db.ts: the porsager `postgres` client (camelCased result columns) and `withTx`;
+//   pool-metrics.ts: how long a query waits for a pooled connection (db_pool_acquire_seconds).
 // - migrate.ts + migrations.ts: numbered files from sql/, each applied in its own transaction
 //   under an advisory lock, recorded with a checksum in schema_migrations.
 // - One module per table. Functions take a `Queryable` (the pool or an open transaction) so
@@ -15,7 +16,8 @@
 //   hashed, revocations announced by NOTIFY; regions.ts: the known regions (from agent tokens)
 //   and their agents' liveness rows (region_liveness); api-keys.ts: scoped API keys (hashed,
 //   revocations by NOTIFY); audit.ts: the audit trail, written in the caller's transaction;
-//   analysis-checks.ts: the evidence of every canary analysis verdict (issue 27).
+//   analysis-checks.ts: the evidence of every canary analysis verdict (issue 27);
+//   hostname-claims.ts: one owner per hostname, the database's key deciding (issue 32).
 // - versions.ts, quarantine.ts, features.ts: each environment's version history (unique index +
 //   counter row), its quarantined images, and workspace feature flags (issue 25);
 //   autoscalers.ts: what krane reports of autoscaled deployments' HorizontalPodAutoscalers;
@@ -35,6 +37,7 @@
 // (.dependency-cruiser.cjs, store-returns-rows). Imported by sync, workflow, http and modes; the
 // engine may take only db.ts and retryable.ts, and krane's src/kube none of it (no database).
 export * from './db';
+export { registerPoolMetrics } from './pool-metrics';
 export * from './retryable';
 export * from './tx';
 export * from './migrate';
@@ -48,6 +51,7 @@ export * as cilium from './cilium';
 export * as instances from './instances';
 export * as applyFailures from './apply-failures';
 export * as domains from './domains';
+export * as hostnameClaims from './hostname-claims';
 export * as routes from './routes';
 export * as agentTokens from './agent-tokens';
 export * as system from './system';

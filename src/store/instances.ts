@@ -71,13 +71,32 @@ export async function deleteInstances(q: Queryable, region: string, pods: { depl
  * list began may describe a pod the list did not see yet (another krane replica's report, a
  * body delivered out of order), and is left for the next set. Returns the rows deleted.
  */
-export async function deleteInstancesNotIn(q: Queryable, region: string, keep: { deploymentId: string; podName: string }[], olderThanMs: number): Promise<{ deploymentId: string; podName: string }[]> {
-  return q<{ deploymentId: string; podName: string }[]>`
+export async function deleteInstancesNotIn(
+  q: Queryable,
+  region: string,
+  keep: { deploymentId: string; podName: string }[],
+  olderThanMs: number,
+): Promise<{ deploymentId: string; podName: string; status: InstanceStatus }[]> {
+  return q<{ deploymentId: string; podName: string; status: InstanceStatus }[]>`
     DELETE FROM instances i
     WHERE i.region = ${region} AND i.updated_at < now() - ${olderThanMs} * interval '1 millisecond'
       AND NOT EXISTS (SELECT 1 FROM unnest(${keep.map((p) => p.deploymentId)}::text[], ${keep.map((p) => p.podName)}::text[]) AS k(deployment_id, pod_name)
                       WHERE k.deployment_id = i.deployment_id AND k.pod_name = i.pod_name)
-    RETURNING i.deployment_id, i.pod_name`;
+    RETURNING i.deployment_id, i.pod_name, i.status`;
+}
+
+/**
+ * The pods of each of `ids` that krane last reported running (Ready) in `region`, sorted: what
+ * the region's routes address (store/desired-state.ts). A status report compares them before and
+ * after its writes to know whose routes moved (issue 33).
+ */
+export async function runningPods(q: Queryable, region: string, ids: readonly string[]): Promise<Map<string, string[]>> {
+  if (ids.length === 0) return new Map();
+  const rows = await q<{ deploymentId: string; pods: string[] }[]>`
+    SELECT deployment_id, array_agg(pod_name ORDER BY pod_name) AS pods FROM instances
+    WHERE region = ${region} AND status = 'running' AND deployment_id = ANY(${ids as string[]}::text[])
+    GROUP BY deployment_id`;
+  return new Map(rows.map((r) => [r.deploymentId, r.pods]));
 }
 
 /**

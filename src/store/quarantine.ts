@@ -43,3 +43,9 @@ export async function releaseImage(q: Queryable, environmentId: string, image: s
   const rows = await q`DELETE FROM image_quarantine WHERE environment_id = ${environmentId} AND image = ${quarantineKey(image)} RETURNING image`;
   return rows.length > 0;
 }
+
+/** How many images are quarantined over all environments, and when the newest was (null: none). */
+export async function quarantineSummary(q: Queryable): Promise<{ images: number; newestAt: Date | null }> {
+  const [row] = await q<{ images: number; newestAt: Date | null }[]>`SELECT count(*)::int AS images, max(created_at) AS newest_at FROM image_quarantine`;
+  return row ?? { images: 0, newestAt: null };
+}

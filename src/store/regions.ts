@@ -76,12 +76,25 @@ export async function touchRegions(q: Queryable, regions: string[]): Promise<voi
           ON CONFLICT (region) DO UPDATE SET last_seen_at = now()`;
 }
 
+/** A key's scope: apply failures of other resources are left out of its view. */
+export interface FailureScope {
+  workspaceId: string;
+  projectId: string | null;
+  environmentId: string | null;
+}
+
 /**
  * Every known region with its liveness row (if any) and its lag. Lag counts settled changes
  * (txid < pg_snapshot_xmin, as the feed reads them) past the agent's cursor; a cursor of
- * another feed epoch, or none yet, means everything of the region is pending.
+ * another feed epoch, or none yet, means everything of the region is pending. With a scope,
+ * a region's apply failures are those of the scope's resources only, chosen before the limit
+ * (a failure names its resource and quotes the cluster about it: another tenant's is not to be
+ * seen, and its number must not crowd the scope's own out).
  */
-export async function listRegions(q: Queryable, only?: string): Promise<RegionRow[]> {
+export async function listRegions(q: Queryable, only?: string, scope: FailureScope | null = null): Promise<RegionRow[]> {
+  const ws = scope?.workspaceId ?? null;
+  const prj = scope?.projectId ?? null;
+  const env = scope?.environmentId ?? null;
   return q<RegionRow[]>`
     WITH known AS (SELECT DISTINCT region FROM agent_tokens WHERE revoked_at IS NULL),
          epoch AS (SELECT feed_epoch FROM system_state)
@@ -103,7 +116,20 @@ export async function listRegions(q: Queryable, only?: string): Promise<RegionRo
     CROSS JOIN LATERAL (
       SELECT COALESCE(json_agg(json_build_object('resourceType', f.resource_type, 'resourceId', f.resource_id, 'code', f.code,
                                                  'reason', f.reason, 'failedAt', f.failed_at) ORDER BY f.failed_at DESC), '[]'::json) AS list
-      FROM (SELECT * FROM apply_failures WHERE region = k.region ORDER BY failed_at DESC LIMIT ${FAILURES_PER_REGION}) f
+      FROM (SELECT * FROM apply_failures af
+            WHERE af.region = k.region
+              AND (${ws}::text IS NULL OR EXISTS (
+                SELECT 1 FROM (
+                  SELECT workspace_id, project_id, environment_id FROM deployments WHERE af.resource_type = 'deployment_topology' AND id = af.resource_id
+                  UNION ALL
+                  SELECT workspace_id, project_id, environment_id FROM sentinels WHERE af.resource_type = 'sentinel' AND id = af.resource_id
+                  UNION ALL
+                  SELECT workspace_id, project_id, environment_id FROM cilium_network_policies WHERE af.resource_type = 'cilium_network_policy' AND id = af.resource_id
+                  UNION ALL
+                  SELECT workspace_id, project_id, id FROM environments WHERE af.resource_type = 'environment_routes' AND id = af.resource_id
+                ) o
+                WHERE o.workspace_id = ${ws} AND (${prj}::text IS NULL OR o.project_id = ${prj}) AND (${env}::text IS NULL OR o.environment_id = ${env})))
+            ORDER BY failed_at DESC LIMIT ${FAILURES_PER_REGION}) f
     ) fail
     WHERE ${only ?? null}::text IS NULL OR k.region = ${only ?? null}
     ORDER BY k.region`;

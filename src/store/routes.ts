@@ -3,6 +3,8 @@
 // the only writer and records one deployment_changes row per region in the same transaction,
 // like topology.ts: every region that had the table or has it now learns of the change,
 // including one that no longer has it (it finds no row for itself and deletes its ConfigMap).
+// A region's routes also address each backend's running pods there (store/desired-state.ts), so
+// a status report that moves them records a change too (`backendsMoved`, issue 33).
 import type { Queryable } from './db';
 import { recordChange } from './changes';
 import { inTx } from './tx';
@@ -82,6 +84,14 @@ function writeRoutes(q: Queryable, r: { environmentId: string; workspaceId: stri
   });
 }
 
+/** Of these environments, those whose routing table is sent to `region` (its `regions`). */
+export async function routesInRegion(q: Queryable, environmentIds: string[], region: string): Promise<Set<string>> {
+  if (!environmentIds.length) return new Set();
+  const rows = await q<{ environmentId: string }[]>`
+    SELECT environment_id FROM environment_routes WHERE environment_id = ANY(${environmentIds}::text[]) AND ${region} = ANY(regions)`;
+  return new Set(rows.map((r) => r.environmentId));
+}
+
 export async function getRoutes(q: Queryable, environmentId: string): Promise<Routes | undefined> {
   const [row] = await q<Routes[]>`SELECT * FROM environment_routes WHERE environment_id = ${environmentId}`;
   return row;
@@ -99,4 +109,34 @@ export async function lockRoutes(q: Queryable, r: { environmentId: string; works
           ON CONFLICT (environment_id) DO NOTHING`;
   const [row] = await q<Routes[]>`SELECT * FROM environment_routes WHERE environment_id = ${r.environmentId} FOR UPDATE`;
   return row!;
+}
+
+/**
+ * Records a routes change in `region` for every table that gives one of `deploymentIds` a share
+ * and applies there: their running pods in the region moved (a pod became Ready or went, an
+ * autoscaler scaled), so the addresses the region's routes list did. A backend at weight 0 (a
+ * canary joining, its pods starting) carries no traffic: its addresses are read afresh by the
+ * write that gives it a share, so its pods' comings and goings change nothing before that.
+ * Returns the environments.
+ */
+export async function backendsMoved(q: Queryable, region: string, deploymentIds: readonly string[]): Promise<string[]> {
+  if (deploymentIds.length === 0) return [];
+  return inTx(q, async (tx) => {
+    const rows = await tx<{ environmentId: string }[]>`
+      SELECT r.environment_id FROM environment_routes r
+      WHERE ${region} = ANY(r.regions)
+        AND EXISTS (SELECT 1 FROM jsonb_array_elements(r.backends) b
+                    WHERE b->>'deploymentId' = ANY(${deploymentIds as string[]}::text[]) AND (b->>'weight')::int > 0)`;
+    for (const r of rows) await recordChange(tx, 'environment_routes', r.environmentId, region);
+    return rows.map((r) => r.environmentId);
+  });
+}
+
+/** The backends of every environment whose traffic is split between deployments (a canary or a
+ *  blue-green switch in progress): what the dashboard draws as canary traffic. */
+export async function splitBackends(q: Queryable): Promise<{ environmentId: string; deploymentId: string; weight: number }[]> {
+  return q<{ environmentId: string; deploymentId: string; weight: number }[]>`
+    SELECT r.environment_id, b->>'deploymentId' AS deployment_id, (b->>'weight')::int AS weight
+    FROM environment_routes r, jsonb_array_elements(r.backends) b
+    WHERE jsonb_array_length(r.backends) > 1`;
 }

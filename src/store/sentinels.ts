@@ -29,8 +29,13 @@ export interface SentinelObserved {
   health: SentinelHealth;
   /** sentinelSpecHash of the spec krane last saw fully rolled out; null until it reports one. */
   observedSpecHash: string | null;
-  /** krane's observation time (ms, strictly increasing per krane); absent from older kranes. */
-  observedAt?: number | undefined;
+  /** krane's observation time (ms, its wall clock), for display only; null when not known. */
+  observedAt?: number | null | undefined;
+  /**
+   * The report's { leaseEpoch, seq } (sql/0027): a report older than the one the row holds is
+   * ignored. Absent: applied as it comes (an older krane, or one without leader election).
+   */
+  order?: { epoch: number; seq: number } | undefined;
 }
 
 export interface Sentinel extends Scope, SentinelDesired, SentinelObserved {
@@ -99,17 +104,25 @@ export async function setSentinelDeployStatus(q: Queryable, id: string, status: 
   await q`UPDATE sentinels SET deploy_status = ${status}, updated_at = now() WHERE id = ${id}`;
 }
 
-/** Records what krane saw. Scoped by region so an agent can only write its own region's rows. */
+/**
+ * Records what krane saw, unless the row holds a report of a later { leaseEpoch, seq } (then the
+ * row is left as it is and undefined returned). Scoped by region so an agent can only write its
+ * own region's rows.
+ */
 export async function updateSentinelObserved(q: Queryable, id: string, region: string, o: SentinelObserved): Promise<Sentinel | undefined> {
-  const at = o.observedAt ?? null;
+  const epoch = o.order?.epoch ?? null;
+  const seq = o.order?.seq ?? null;
   const [row] = await q<Sentinel[]>`
     UPDATE sentinels SET available_replicas = ${o.availableReplicas}, updated_replicas = ${o.updatedReplicas},
            ready_replicas = ${o.readyReplicas}, observed_generation = ${o.observedGeneration},
            running_image = ${o.runningImage}, health = ${o.health}, observed_spec_hash = ${o.observedSpecHash},
-           observed_at = COALESCE(${at}::float8, observed_at), updated_at = now()
+           observed_at = ${o.observedAt ?? null}::float8,
+           report_epoch = COALESCE(${epoch}::int, report_epoch),
+           report_seq = CASE WHEN ${epoch}::int IS NULL THEN report_seq ELSE ${seq}::bigint END,
+           updated_at = now()
     WHERE id = ${id} AND region = ${region}
-      -- An older observation that arrives late keeps the newer one (sql/0018).
-      AND (${at}::float8 IS NULL OR observed_at IS NULL OR observed_at <= ${at}::float8)
+      -- An older report that arrives late keeps the newer one (sql/0027); equal is a retry.
+      AND (${epoch}::int IS NULL OR report_epoch IS NULL OR (report_epoch, report_seq) <= (${epoch}::int, ${seq}::bigint))
     RETURNING ${columns(q)}`;
   return row;
 }

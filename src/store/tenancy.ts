@@ -111,11 +111,6 @@ export async function slugTaken(q: Queryable, appId: string, slug: string): Prom
   return !!row;
 }
 
-export async function hostnameTaken(q: Queryable, hostname: string): Promise<boolean> {
-  const [row] = await q`SELECT 1 FROM environments WHERE hostname = ${hostname} AND deleted_at IS NULL`;
-  return !!row;
-}
-
 /**
  * What still runs in the environments: deployments on their way or running (not failed, stopped,
  * superseded or rolled back, or with a region still running), and sentinels mid-deploy. A
@@ -168,6 +163,22 @@ export async function markWorkspaceDeleted(tx: TxSql, id: string): Promise<void>
   await tx`UPDATE workspaces SET deleted_at = now() WHERE id = ${id}`;
 }
 
+/** Ids of every deployment and sentinel in a key's scope: the object keys of the invocations
+ *  it may list, given to the engine's query so a page is filled from the scope's own. */
+export async function objectIdsInScope(q: Queryable, s: { workspaceId: string; projectId: string | null; environmentId: string | null }): Promise<string[]> {
+  const rows = await q<{ id: string }[]>`
+    SELECT id FROM deployments
+     WHERE workspace_id = ${s.workspaceId}
+       AND (${s.projectId}::text IS NULL OR project_id = ${s.projectId})
+       AND (${s.environmentId}::text IS NULL OR environment_id = ${s.environmentId})
+    UNION ALL
+    SELECT id FROM sentinels
+     WHERE workspace_id = ${s.workspaceId}
+       AND (${s.projectId}::text IS NULL OR project_id = ${s.projectId})
+       AND (${s.environmentId}::text IS NULL OR environment_id = ${s.environmentId})`;
+  return rows.map((r) => r.id);
+}
+
 /** The scope of each deployment or sentinel among `ids` (others are absent): what an invocation
  *  keyed by one belongs to. */
 export async function scopesOf(q: Queryable, ids: readonly string[]): Promise<Map<string, { workspaceId: string; projectId: string; environmentId: string }>> {
@@ -177,6 +188,18 @@ export async function scopesOf(q: Queryable, ids: readonly string[]): Promise<Ma
     UNION ALL
     SELECT id, workspace_id, project_id, environment_id FROM sentinels WHERE id = ANY(${ids as string[]}::text[])`;
   return new Map(rows.map((r) => [r.id, { workspaceId: r.workspaceId, projectId: r.projectId, environmentId: r.environmentId }]));
+}
+
+/** The scope of one deployment, sentinel or environment, looked up in its own kind's table
+ *  (ids of different kinds may be equal; a live event names which kind it means). */
+export async function scopeOfKind(q: Queryable, kind: 'deployment' | 'sentinel' | 'environment', id: string): Promise<{ workspaceId: string; projectId: string; environmentId: string } | undefined> {
+  const rows =
+    kind === 'deployment'
+      ? await q<{ workspaceId: string; projectId: string; environmentId: string }[]>`SELECT workspace_id, project_id, environment_id FROM deployments WHERE id = ${id}`
+      : kind === 'sentinel'
+        ? await q<{ workspaceId: string; projectId: string; environmentId: string }[]>`SELECT workspace_id, project_id, environment_id FROM sentinels WHERE id = ${id}`
+        : await q<{ workspaceId: string; projectId: string; environmentId: string }[]>`SELECT workspace_id, project_id, id AS environment_id FROM environments WHERE id = ${id} AND deleted_at IS NULL`;
+  return rows[0];
 }
 
 /** An environment's own regions (where a deploy naming none goes); null when it has none. */

@@ -3,8 +3,16 @@
 // stream whose cursor is at or after the floor is served from here; an older cursor is served
 // from the table until it reaches the floor.
 import type { FeedRow, Position } from '../store/changes';
-import type { DesiredState } from './wire';
+import { refKey, type DesiredState } from './wire';
 import { comparePositions } from './cursor';
+
+/** Several changes of one resource collapse into the last (events are level-triggered). */
+export function coalesce<T extends FeedRow>(rows: T[]): T[] {
+  if (rows.length === 1) return rows;
+  const last = new Map<string, number>();
+  rows.forEach((r, i) => last.set(refKey({ type: r.resourceType, id: r.resourceId }), i));
+  return rows.filter((r, i) => last.get(refKey({ type: r.resourceType, id: r.resourceId })) === i);
+}
 
 export interface BufferedChange extends FeedRow {
   /**

@@ -83,7 +83,7 @@ export function routesState(r: RoutesDesiredRow): DesiredState {
     kind: 'environment_routes',
     ...sentinelScope(r),
     hostname: r.hostname,
-    backends: r.backends.map((b) => ({ deploymentId: b.deploymentId, weight: b.weight, replicas: b.replicas })),
+    backends: r.backends.map((b) => ({ deploymentId: b.deploymentId, weight: b.weight, replicas: b.replicas, ...(b.ordinals ? { ordinals: b.ordinals } : {}) })),
   };
 }
 

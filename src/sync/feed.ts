@@ -40,6 +40,10 @@ export interface FeedOptions {
   readSql?: Sql;
   /** Longest a full sync waits for the standby before reading the primary (DEFAULT_READ_LAG_MAX_MS). */
   readLagMaxMs?: number;
+  /** false: `handover=1` is ignored, as by a ctrl before it (benchmarks compare the two). */
+  handover?: boolean;
+  /** How long a stream goes on after its `handover` line (DEFAULT_HANDOVER_GRACE_MS). */
+  handoverGraceMs?: number;
 }
 
 export interface OpenRequest {
@@ -50,6 +54,8 @@ export interface OpenRequest {
   cursor?: string;
   /** Requested wait; capped at the feed's limit, which is also the default. */
   waitMs?: number;
+  /** The agent takes a `handover` line at the wait limit (it asked with handover=1). */
+  handover?: boolean;
   /** Aborted when the client goes away (also while waiting for a snapshot slot). */
   signal: AbortSignal;
 }
@@ -94,6 +100,15 @@ export const DEFAULT_WAIT_LIMIT_MS = 55_000;
  * the default 55 s wait costs nothing worth counting.
  */
 export const WAIT_JITTER = 0.5;
+/**
+ * How long a stream goes on after its `handover` line. The agent closes it itself as soon as its
+ * next poll is answered (milliseconds, usually), so this only matters for a next poll that is
+ * slow: a reconnect through SYN retransmits (1 s, then 3 s more) on an overflowing listen
+ * queue is answered within it, and an agent turned away for a moment (503/429 with a
+ * Retry-After of a few seconds) keeps receiving changes meanwhile. Past it the stream ends
+ * with `end`, as one without a handover does at its wait limit.
+ */
+export const DEFAULT_HANDOVER_GRACE_MS = 10_000;
 /** Idle lines keep proxies from closing the connection and let agents notice a dead one. */
 export const DEFAULT_HEARTBEAT_MS = 10_000;
 /** A day of changes: agents down longer than that do one full sync, which is cheap. */
@@ -133,6 +148,7 @@ export function createFeed(opts: FeedOptions): Feed {
   const waitLimitMs = opts.waitLimitMs ?? DEFAULT_WAIT_LIMIT_MS;
   const maxPerHolder = opts.maxStreamsPerToken ?? DEFAULT_MAX_STREAMS_PER_TOKEN;
   const stallMs = opts.snapshotWriteStallMs ?? DEFAULT_WRITE_STALL_MS;
+  const handoverGraceMs = opts.handover === false ? undefined : (opts.handoverGraceMs ?? DEFAULT_HANDOVER_GRACE_MS);
   const slots = new FairSlots(
     opts.maxConcurrentSnapshots ?? DEFAULT_MAX_CONCURRENT_SNAPSHOTS,
     opts.snapshotQueuePerRegion ?? DEFAULT_SNAPSHOT_QUEUE_PER_REGION,
@@ -240,7 +256,8 @@ export function createFeed(opts: FeedOptions): Feed {
         };
         const signal = both.signal;
         const waitMs = Math.min(req.waitMs ?? waitLimitMs, waitLimitMs) * (1 - WAIT_JITTER * Math.random());
-        const p = runStream(deps, { region: req.region, from, waitMs, signal, releaseSnapshotSlot: releaseSlot }, out).finally(() => {
+        const grace = req.handover ? handoverGraceMs : undefined;
+        const p = runStream(deps, { region: req.region, from, waitMs, handoverGraceMs: grace, signal, releaseSnapshotSlot: releaseSlot }, out).finally(() => {
           unhook();
           done();
         });

@@ -10,9 +10,13 @@
 //   lands out of order is waited for, never skipped.
 // - tailer.ts polls once per doorbell (NOTIFY from every change) or backstop tick, whatever
 //   the number of agents, appends to the buffer.ts (per-region index, bounded by entries and
-//   by bytes: streams behind it read the table), and wakes the streams of the regions
-//   touched. Desired state for buffered rows is loaded once and shared by every stream of the
-//   region. It also measures settle lag; settle.ts names the blocking backend past a threshold.
+//   by bytes: streams behind it read the table), and serves the streams waiting on the regions
+//   touched: fanout.ts pushes the new lines straight into their sockets (one chunk per group
+//   of streams at one position, one synchronous loop of writes), waking only a stream it
+//   cannot serve (its socket must drain, or it is behind the buffer) to read for itself.
+//   Desired state and the serialized line of a buffered row are built once and shared by every
+//   stream of the region. It also measures settle lag; settle.ts names the blocking backend
+//   past a threshold.
 //   The epoch follows the database's history: every poll checks that the epoch was issued on
 //   this history (system identifier and timeline; sql/0030_feed_history.sql) and renews it
 //   when not (a promoted standby, a restore), so no cursor of a lost history is ever resumed.
@@ -22,14 +26,19 @@
 // - stream.ts serves one long-poll response: snapshot (one REPEATABLE READ transaction whose
 //   head cursor comes from the same snapshot), then incremental events from the buffer (or from
 //   the table while behind it, retention judged in the read's own snapshot), heartbeats, and
-//   `end` with the cursor. A client that takes no bytes for the write-stall limit is cut.
+//   `end` with the cursor; to an agent that asked (handover=1), `handover` with the cursor
+//   instead, after which it goes on sending changes until the agent closes it or a grace
+//   passes. A client that takes no bytes for the write-stall limit is cut.
 //   desired.ts maps rows to the wire's desired states (pure).
 // - This folder knows no HTTP: src/http/cluster-feed.ts authenticates, calls feed.open() and
 //   writes the lines into the response. sync may import the kernel (errors, ids, log, health),
 //   store, tracing and its own wire; never http, workflow or modes.
 //
 // krane side:
-// - watcher.ts holds the cursor and one stream at a time, reconnecting with jittered backoff;
+// - watcher.ts holds the cursor and one stream at a time, reconnecting with jittered backoff,
+//   except across a handover: it opens the next poll at once and reads the old one until the
+//   next is answered (overlap.ts: the rules that keep the cursor moving forward past handled
+//   events only); cursor-tracker.ts commits incremental cursors in order;
 //   dispatcher.ts runs events one at a time per resource (newest state wins while waiting) and
 //   different resources concurrently up to a bound, calling the ResourceController
 //   (wire/controller.ts). Cursors are committed only past handled events; GC runs only after a

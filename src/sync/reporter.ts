@@ -8,6 +8,12 @@
 // 401/408/429): the batch is bisected so only the refused states go, and each is logged at error
 // level and counted in krane_status_reports_dropped_total — never silently.
 //
+// Sentinel states carry their order, { leaseEpoch, seq }: the Lease's transitions when this krane
+// took the lead (lead()) and a counter of this leader's, stamped when observed; ctrl keeps the
+// greatest, so a late report of an earlier observation, or of a leader that lost its Lease,
+// never overwrites a newer one. Without leader election (no lead()) they carry none and are
+// applied as they come. observedAt, the wall clock, is for display only.
+//
 // Order: an apply failure and the success that clears it share one key, so the buffer holds
 // only the latest outcome per resource, and a batch lists states in the order they were
 // observed; ctrl applies them in that order (src/http/cluster-status.ts). The complete set of
@@ -161,15 +167,22 @@ export class StatusReporter implements StatusSink {
   }
 
   sentinel(s: SentinelStatus): void {
-    this.put('sentinels', { kind: 'sentinel', key: `sentinel/${s.sentinelId}`, value: { ...s, observedAt: this.stamp() } });
+    const order = this.epoch === undefined ? {} : { leaseEpoch: this.epoch, seq: ++this.sentinelSeq };
+    this.put('sentinels', { kind: 'sentinel', key: `sentinel/${s.sentinelId}`, value: { ...s, ...order, observedAt: Date.now() } });
   }
 
-  private lastStamp = 0;
-  /** The observation's time for ctrl's ordering of reports: the wall clock, never repeating or
-   *  going back within this krane (two observations in one millisecond, a clock step back). */
-  private stamp(): number {
-    this.lastStamp = Math.max(Date.now(), this.lastStamp + 0.001);
-    return this.lastStamp;
+  /** The Lease's transitions of this krane's leadership (LeaderElector#epoch). */
+  private epoch: number | undefined;
+  /** This leader's counter of sentinel observations: the `seq` of their order. */
+  private sentinelSeq = 0;
+
+  /**
+   * This krane leads from now on, under the Lease's `epoch`: its sentinel states are ordered by
+   * { epoch, seq } with seq counted from 0 for this leadership.
+   */
+  lead(epoch: number): void {
+    this.epoch = epoch;
+    this.sentinelSeq = 0;
   }
 
   apply(r: ApplyReport): void {

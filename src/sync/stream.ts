@@ -1,9 +1,12 @@
 // One long-poll response of GET /v1/cluster/changes. Without a cursor it first sends the
 // region's full snapshot; then it sends incremental changes from the tailer's buffer (or from
 // the table while its cursor is older than the buffer), heartbeats while idle, and an `end`
-// line with its cursor at the wait limit or on shutdown. Events are level-triggered: within a
-// batch, several changes of one resource collapse into one event carrying the latest position
-// and the current state.
+// line with its cursor at the wait limit or on shutdown. An agent that asked for a handover
+// gets a `handover` line at the wait limit instead, and the stream goes on sending changes
+// while the agent opens its next poll, until the agent closes it or the grace passes (then
+// `end`): a change committed during the reconnect does not wait for it. Events are
+// level-triggered: within a batch, several changes of one resource collapse into one event
+// carrying the latest position and the current state.
 import type { Logger } from '../log';
 import * as changes from '../store/changes';
 import { loadDesiredRows } from '../store/desired-state';
@@ -11,9 +14,9 @@ import { readSnapshot, type SnapshotSource } from './snapshot-source';
 import type { Position, FeedRow } from '../store/changes';
 import { comparePositions, encodeCursor, maxPosition } from './cursor';
 import { stateFor, stateMap, statesOf } from './desired';
-import type { BufferedChange } from './buffer';
-import { refKey, type DesiredState, type StreamLine } from './wire';
-import type { Tailer } from './tailer';
+import { coalesce, type BufferedChange } from './buffer';
+import type { DesiredState, StreamLine } from './wire';
+import type { PushTarget, Tailer } from './tailer';
 import type { Closing } from './closing';
 
 /** Rows per snapshot fetch and per table catch-up page: one JSON write of a few hundred KB. */
@@ -24,6 +27,11 @@ export interface LineSink {
   write(lines: StreamLine[]): Promise<void>;
   /** Writes lines already serialized (one JSON object each, no newline). */
   writeSerialized(lines: string[]): Promise<void>;
+  /** Writes a chunk of serialized lines (newline-terminated) now, for the tailer's push;
+   *  false when the socket must drain first (or is closed). */
+  push(chunk: string): boolean;
+  /** Resolves once the socket can take more (at once when it can). */
+  drained(): Promise<void>;
   readonly closed: boolean;
 }
 
@@ -57,18 +65,14 @@ export interface StreamRequest {
   /** Release of the snapshot slot a full sync was granted; called once the snapshot is sent. */
   releaseSnapshotSlot?: () => void;
   waitMs: number;
+  /** Set when the agent takes a `handover` line: how long the stream goes on after it. */
+  handoverGraceMs?: number;
   /** Aborted when the client goes away. */
   signal: AbortSignal;
 }
 
 /** Thrown inside a stream when it must stop without an `end` line (the agent treats it as cut). */
 export class StreamAborted extends Error {}
-
-function coalesce<T extends FeedRow>(rows: T[]): T[] {
-  const last = new Map<string, number>();
-  rows.forEach((r, i) => last.set(refKey({ type: r.resourceType, id: r.resourceId }), i));
-  return rows.filter((r, i) => last.get(refKey({ type: r.resourceType, id: r.resourceId })) === i);
-}
 
 function changeLines(epoch: string, region: string, rows: FeedRow[], states: DesiredState[]): StreamLine[] {
   return rows.map((r, i) => ({
@@ -86,7 +90,8 @@ function changeLines(epoch: string, region: string, rows: FeedRow[], states: Des
  */
 export async function runStream(deps: StreamDeps, req: StreamRequest, out: LineSink): Promise<void> {
   const { tailer } = deps;
-  const deadline = Date.now() + req.waitMs;
+  let deadline = Date.now() + req.waitMs;
+  let handedOver = false;
   const stopped = () => out.closed || req.signal.aborted || deps.closing.aborted;
   let lastWrite = Date.now();
   const write = async (lines: StreamLine[]) => {
@@ -129,10 +134,20 @@ export async function runStream(deps: StreamDeps, req: StreamRequest, out: LineS
   const onAbort = () => waitAbort.abort();
   req.signal.addEventListener('abort', onAbort, { once: true });
   const offClosing = deps.closing.subscribe(onAbort);
+  // Lent to the tailer while waiting: it pushes new changes straight into the socket.
+  const target: PushTarget = { pos, lastWrite, push: (chunk) => out.push(chunk) };
   try {
     while (!stopped() && tailer.epoch === epoch) {
       const now = Date.now();
-      if (now >= deadline) break;
+      if (now >= deadline) {
+        if (req.handoverGraceMs === undefined || handedOver) break;
+        // The agent reconnects from here while this stream goes on: it closes this one once
+        // its next poll is answered, and the grace ends it for an agent that does not.
+        await write([{ type: 'handover', cursor: encodeCursor(epoch, pos) }]);
+        handedOver = true;
+        deadline = Date.now() + req.handoverGraceMs;
+        continue;
+      }
       if (comparePositions(pos, tailer.buffer.floor) < 0) {
         pos = await catchUpFromTable(deps, req.region, epoch, pos, write);
         continue;
@@ -145,8 +160,14 @@ export async function runStream(deps: StreamDeps, req: StreamRequest, out: LineS
           await write([{ type: 'heartbeat' }]);
           continue;
         }
-        const r = await tailer.wait(req.region, Math.min(untilHeartbeat, deadline - now), waitAbort.signal);
+        target.pos = pos;
+        target.lastWrite = lastWrite;
+        const r = await tailer.wait(req.region, Math.min(untilHeartbeat, deadline - now), waitAbort.signal, target);
+        pos = target.pos;
+        lastWrite = target.lastWrite;
         if (r === 'reset' || r === 'closed') break;
+        // A push filled the socket: the client takes it within the stall limit or is cut.
+        if (r === 'drain') await withinStall(out.drained(), deps.writeStallMs);
         continue;
       }
       const rows = coalesce<BufferedChange>(entries);

@@ -16,6 +16,9 @@ import { ChangeBuffer, type BufferedChange } from './buffer';
 import { stateFor, stateMap } from './desired';
 import { encodeCursor } from './cursor';
 import type { DesiredState } from './wire';
+import { pushToWaiters, type PushTarget, type Waiter, type WakeReason } from './fanout';
+
+export type { WakeReason, PushTarget } from './fanout';
 
 export interface TailerOptions {
   sql: Sql;
@@ -50,7 +53,6 @@ const TAIL_BATCH = 5_000;
 /** First retry delay while rows wait to settle; doubles up to the backstop interval. */
 const SETTLE_RETRY_MIN_MS = 2;
 
-export type WakeReason = 'change' | 'timeout' | 'reset' | 'closed' | 'aborted';
 
 export class Tailer {
   readonly sql: Sql;
@@ -58,7 +60,9 @@ export class Tailer {
   private readonly pollMs: number;
   buffer: ChangeBuffer;
   epoch = '';
-  private readonly waiters = new Map<string, Set<(r: WakeReason) => void>>();
+  private readonly waiters = new Map<string, Set<Waiter>>();
+  /** Per region, the push in progress: pushes of one region go in append order. */
+  private readonly pushing = new Map<string, Promise<void>>();
   private closed = false;
   private rung = false;
   private ring: (() => void) | undefined;
@@ -148,7 +152,7 @@ export class Tailer {
         continue;
       }
       if (r.rows.length) {
-        for (const region of this.buffer.append(r.rows)) this.wake(region, 'change');
+        for (const region of this.buffer.append(r.rows)) this.deliver(region);
       }
       if (r.rows.length === TAIL_BATCH) continue;
       if (r.pending) {
@@ -202,30 +206,57 @@ export class Tailer {
     const set = this.waiters.get(region);
     if (!set) return;
     this.waiters.delete(region);
-    for (const w of set) w(reason);
+    for (const w of set) w.finish(reason);
+  }
+
+  /** New rows of `region` are in the buffer: pushed to its waiting streams (fanout.ts), after
+   *  any push of the region still in progress, so each stream gets them in order. */
+  private deliver(region: string): void {
+    if (!this.waiters.get(region)?.size) return;
+    const prev = this.pushing.get(region) ?? Promise.resolve();
+    const next = prev.then(() => {
+      const set = this.waiters.get(region);
+      if (!set?.size) return;
+      return pushToWaiters(this.buffer, region, [...set], (entries) => this.resolveLines(region, entries));
+    });
+    this.pushing.set(region, next);
+    void next
+      .catch((err: unknown) => this.logger.error({ err, region }, 'feed push failed'))
+      .finally(() => {
+        if (this.pushing.get(region) === next) this.pushing.delete(region);
+      });
   }
 
   /**
    * Resolves when a change for `region` lands in the buffer, after `timeoutMs`, on an epoch
    * reset, on close, or when `signal` aborts. Register synchronously after reading the buffer
    * (no await between), or a change appended in between would be missed until the next one.
+   * With a push target, new changes are written to it while it waits (fanout.ts) and the wait
+   * goes on; it ends with 'drain' when a push filled the socket, or 'change' when the stream
+   * must read them itself. The target's position is the stream's afterwards, whatever the end.
    */
-  wait(region: string, timeoutMs: number, signal?: AbortSignal): Promise<WakeReason> {
+  wait(region: string, timeoutMs: number, signal?: AbortSignal, target?: PushTarget): Promise<WakeReason> {
     if (this.closed) return Promise.resolve('closed');
     if (signal?.aborted) return Promise.resolve('aborted');
     return new Promise((resolve) => {
       let set = this.waiters.get(region);
       if (!set) this.waiters.set(region, (set = new Set()));
-      const finish = (r: WakeReason) => {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
-        this.waiters.get(region)?.delete(finish);
-        resolve(r);
+      const waiter: Waiter = {
+        target,
+        finished: false,
+        finish: (r: WakeReason) => {
+          if (waiter.finished) return;
+          (waiter as { finished: boolean }).finished = true;
+          clearTimeout(timer);
+          signal?.removeEventListener('abort', onAbort);
+          this.waiters.get(region)?.delete(waiter);
+          resolve(r);
+        },
       };
-      const onAbort = () => finish('aborted');
-      const timer = setTimeout(() => finish('timeout'), Math.max(0, timeoutMs));
+      const onAbort = () => waiter.finish('aborted');
+      const timer = setTimeout(() => waiter.finish('timeout'), Math.max(0, timeoutMs));
       signal?.addEventListener('abort', onAbort, { once: true });
-      set.add(finish);
+      set.add(waiter);
     });
   }
 

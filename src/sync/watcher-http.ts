@@ -6,10 +6,29 @@ import { request as httpsRequest } from 'node:https';
 /**
  * GET with node:http rather than fetch: a feed line is a small chunk, and node streams cost a
  * fraction of what WHATWG body streams do per chunk, which matters with many agents per host.
+ *
+ * `signal` ends the request only while its response is incomplete. Node's own `signal` option
+ * also destroys the socket after the response has arrived whole, while the watcher is still
+ * handling its last lines (a handler failing, a handed-over poll closed): that socket may be
+ * back in the agent's keep-alive pool by then, where its error had no listener and crashed
+ * the process (the handover model test met it), or serving the next poll.
  */
 export function get(url: URL, token: string, signal: AbortSignal): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => {
-    const req = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, { headers: { authorization: `Bearer ${token}` }, signal }, resolve);
+    if (signal.aborted) return reject(signal.reason);
+    let res: IncomingMessage | undefined;
+    const req = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, { headers: { authorization: `Bearer ${token}` } }, (r) => {
+      res = r;
+      r.once('end', off);
+      resolve(r);
+    });
+    const onAbort = () => {
+      off();
+      if (!res?.complete) req.destroy(signal.reason instanceof Error ? signal.reason : new Error('request aborted'));
+    };
+    const off = () => signal.removeEventListener('abort', onAbort);
+    signal.addEventListener('abort', onAbort, { once: true });
+    req.once('close', off);
     req.on('error', reject);
     req.end();
   });

@@ -9,12 +9,21 @@
 // line, or a handler that keeps failing ends the stream; the watcher reconnects after a
 // jittered backoff from the cursor it holds. 410 (other epoch, or older than retention) and a
 // rejected cursor mean a full sync now. A full resync runs every resyncIntervalMs as an audit.
+//
+// Handover: every poll asks for one (handover=1). At its wait limit ctrl then sends `handover`
+// with a cursor instead of ending: the watcher commits it (once every event before it was
+// handled), opens the next poll from it at once, and keeps reading the old poll meanwhile, so a
+// change committed during the reconnect is applied without waiting for it; the old poll is
+// closed as soon as the next one is answered. overlap.ts holds the rules that keep the cursor
+// moving forward only. A ctrl before the handover ignores the parameter and ends its polls.
 import type { Logger } from '../log';
 import type { DesiredState, PermanentError, ResourceController } from './wire';
 import { Dispatcher } from './dispatcher';
 import { get, readText, retryAfterSeconds } from './watcher-http';
 import { CutStreamError, DEFAULT_MAX_LINE_CHARS, LineTooLongError, ndjsonLines } from './ndjson';
 import { StreamLine, refKey, type ResourceRef } from './wire';
+import { Overlap, type Drain } from './overlap';
+import { CursorTracker } from './cursor-tracker';
 
 export interface WatcherOptions {
   controlPlaneUrl: string;
@@ -38,6 +47,8 @@ export interface WatcherOptions {
   maxLineBytes?: number;
   retries?: number;
   retryDelayMs?: number;
+  /** false: polls do not ask for a handover, as a krane before it (benchmarks compare the two). */
+  handover?: boolean;
 }
 
 /** Seed 004: an audit every five minutes catches drift made outside the feed. */
@@ -82,6 +93,10 @@ export interface WatcherStats {
   deferred: number;
   /** Change events handled (snapshot events included). */
   events: number;
+  /** Polls that handed over to the next one instead of ending. */
+  handovers: number;
+  /** Changes applied from a poll after its handover: each would have waited for the reconnect. */
+  drainedEvents: number;
 }
 
 type Outcome = 'ok' | 'reset' | { deferMs: number };
@@ -89,6 +104,7 @@ type Outcome = 'ok' | 'reset' | { deferMs: number };
 export class Watcher {
   private readonly o: Required<Omit<WatcherOptions, 'onPermanentFailure' | 'waitSeconds'>> & Pick<WatcherOptions, 'onPermanentFailure' | 'waitSeconds'>;
   private readonly dispatcher: Dispatcher;
+  private readonly overlap: Overlap;
   private committed: string | undefined;
   private lastSnapshotAt = 0;
   private stopped = false;
@@ -96,7 +112,7 @@ export class Watcher {
   private current: AbortController | undefined;
   private wakeSleep: (() => void) | undefined;
   private resyncRequested = false;
-  readonly stats: WatcherStats = { streams: 0, snapshotsStarted: 0, snapshotsCompleted: 0, failures: 0, resets: 0, deferred: 0, events: 0 };
+  readonly stats: WatcherStats = { streams: 0, snapshotsStarted: 0, snapshotsCompleted: 0, failures: 0, resets: 0, deferred: 0, events: 0, handovers: 0, drainedEvents: 0 };
 
   constructor(opts: WatcherOptions) {
     this.o = {
@@ -108,6 +124,7 @@ export class Watcher {
       maxLineBytes: DEFAULT_MAX_LINE_CHARS,
       retries: 2,
       retryDelayMs: 200,
+      handover: true,
       ...opts,
       logger: opts.logger.child({ part: 'watcher' }),
     };
@@ -119,6 +136,7 @@ export class Watcher {
       retries: this.o.retries,
       retryDelayMs: this.o.retryDelayMs,
     });
+    this.overlap = new Overlap(this.o.logger);
   }
 
   /** The committed cursor (undefined before the first complete full sync). */
@@ -148,8 +166,10 @@ export class Watcher {
     this.stopped = true;
     this.dispatcher.stop();
     this.current?.abort();
+    this.overlap.end();
     this.wakeSleep?.();
     await this.running;
+    await this.overlap.idle();
     await this.dispatcher.drain();
   }
 
@@ -158,7 +178,9 @@ export class Watcher {
       const full = !this.committed || Date.now() - this.lastSnapshotAt >= this.o.resyncIntervalMs;
       this.resyncRequested = false;
       try {
-        const outcome = await this.session(full);
+        const outcome = await this.overlap.run((handedOver) => this.session(full, handedOver));
+        // The handed-over poll is still read; the next one opens now, without backoff.
+        if (outcome === 'handover') continue;
         if (outcome === 'reset') {
           this.stats.resets++;
           this.committed = undefined;
@@ -196,9 +218,10 @@ export class Watcher {
 
   // Over 80 lines on purpose: one response's life (request, status answers, the line loop and
   // its cursor rules, the cut) reads as one sequence; split, the cursor rules would be scattered.
-  private async session(full: boolean): Promise<Outcome> {
+  private async session(full: boolean, handedOver: () => void): Promise<Outcome> {
     const url = new URL('/v1/cluster/changes', this.o.controlPlaneUrl);
     url.searchParams.set('region', this.o.region);
+    if (this.o.handover) url.searchParams.set('handover', '1');
     if (!full) url.searchParams.set('cursor', this.committed!);
     // A long poll lasts up to ctrl's wait limit (tens of seconds) and goes on with changes after
     // its snapshot; the next full sync is due when the resync interval says, so every poll asks
@@ -216,6 +239,8 @@ export class Watcher {
     };
     // Set by a handler that failed for good; the stream is abandoned at once.
     let failure: unknown;
+    // Set by the handover line: the rest of this poll is read as a drain (overlap.ts).
+    let drain: Drain | undefined;
     const failWith = (err: unknown) => {
       failure ??= err;
       ac.abort(err);
@@ -257,6 +282,8 @@ export class Watcher {
         const text = await readText(res).catch(() => '');
         throw new Error(`ctrl answered ${res.statusCode}: ${text.slice(0, 200)}`);
       }
+      // This poll now sends everything after its cursor: the handed-over ones are done.
+      this.overlap.end();
 
       const tracker = new CursorTracker((c) => {
         this.committed = c;
@@ -287,17 +314,25 @@ export class Watcher {
             case 'change': {
               if (line.resource.region !== this.o.region) throw new ProtocolError(`change for region ${line.resource.region}`);
               if (!snapshotDone && !snapshot) throw new ProtocolError('change before snapshot_begin');
+              if (snapshotDone && !line.cursor) throw new ProtocolError('incremental change without cursor');
               await this.dispatcher.waitForRoom(MAX_BACKLOG);
-              const job = this.dispatcher.submit(line.resource, line.state, line.traceparent).then(() => {
-                this.stats.events++;
-              });
+              const submit = () =>
+                this.dispatcher.submit(line.resource, line.state, line.traceparent).then(() => {
+                  this.stats.events++;
+                });
+              if (drain) {
+                if (this.overlap.dispatch(drain, line.cursor!, submit)) this.stats.drainedEvents++;
+                break;
+              }
+              // A change a handed-over poll already dispatched is not applied twice.
+              const drained = snapshotDone ? this.overlap.take(line.cursor!) : undefined;
+              const job = drained ? drained.catch(submit) : submit();
               if (!snapshotDone) {
                 if (line.state.action === 'apply') snapshot!.seen.add(refKey(line.resource));
                 job.catch(failWith);
                 snapshot!.jobs.push(job);
               } else {
-                if (!line.cursor) throw new ProtocolError('incremental change without cursor');
-                tracker.add(line.cursor, job);
+                tracker.add(line.cursor!, job);
               }
               break;
             }
@@ -305,6 +340,7 @@ export class Watcher {
               if (!snapshot || snapshotDone) throw new ProtocolError('unexpected snapshot_end');
               // Every snapshot event handled, then GC, then the cursor: in that order only.
               await Promise.all(snapshot.jobs);
+              await this.overlap.settled();
               await this.o.controller.gc(snapshot.seen);
               this.committed = line.cursor;
               this.lastSnapshotAt = Date.now();
@@ -314,16 +350,29 @@ export class Watcher {
               break;
             case 'heartbeat':
               break;
+            case 'handover':
+              if (!snapshotDone || drain) throw new ProtocolError('unexpected handover');
+              await tracker.settled();
+              if (failure) throw failure;
+              this.committed = line.cursor;
+              this.stats.handovers++;
+              drain = this.overlap.begin(ac);
+              if (this.current === ac) this.current = undefined;
+              handedOver();
+              break;
             case 'end':
               if (!snapshotDone) throw new ProtocolError('end before snapshot_end');
               await tracker.settled();
               if (failure) throw failure;
-              this.committed = line.cursor;
+              // After a handover the next poll holds the cursor: this one's is not committed.
+              if (!drain) this.committed = line.cursor;
               ended = true;
               break;
           }
         }
       } catch (err) {
+        // Closed once the next poll was answered, or failed after its handover: not a failure.
+        if (drain) return 'ok';
         // An abort caused by a failed handler or the idle timer surfaces as the real reason.
         throw failure ?? (ac.signal.aborted && ac.signal.reason instanceof Error ? ac.signal.reason : err);
       } finally {
@@ -332,55 +381,14 @@ export class Watcher {
         await tracker.settled();
       }
       if (!ended) {
-        if (this.stopped) return 'ok';
+        if (this.stopped || drain) return 'ok';
         throw new CutStreamError(snapshotDone ? 'stream ended without end' : 'stream ended without snapshot_end');
       }
       return 'ok';
     } finally {
       clearTimeout(idle);
-      this.current = undefined;
+      if (this.current === ac) this.current = undefined;
+      if (drain) this.overlap.finish(drain);
     }
   }
 }
-
-/** Commits incremental cursors in stream order, each once it and all before it are handled. */
-class CursorTracker {
-  private readonly entries: { cursor: string; state: 'pending' | 'done' | 'failed' }[] = [];
-  private next = 0;
-  private readonly inFlight = new Set<Promise<void>>();
-
-  constructor(
-    private readonly commit: (cursor: string) => void,
-    private readonly onFailure: (err: unknown) => void,
-  ) {}
-
-  add(cursor: string, job: Promise<void>): void {
-    const e = { cursor, state: 'pending' as 'pending' | 'done' | 'failed' };
-    this.entries.push(e);
-    const p = job.then(
-      () => {
-        e.state = 'done';
-        this.flush();
-      },
-      (err: unknown) => {
-        e.state = 'failed';
-        this.onFailure(err);
-      },
-    );
-    this.inFlight.add(p);
-    void p.finally(() => this.inFlight.delete(p));
-  }
-
-  private flush(): void {
-    while (this.next < this.entries.length && this.entries[this.next]!.state === 'done') {
-      this.commit(this.entries[this.next]!.cursor);
-      this.next++;
-    }
-  }
-
-  async settled(): Promise<void> {
-    while (this.inFlight.size) await Promise.allSettled([...this.inFlight]);
-    this.flush();
-  }
-}
-

@@ -15,8 +15,9 @@
 //   no data), with CSP (no inline script), nosniff, no-referrer and no framing.
 //
 // May import: errors.ts (server side). app/ imports nothing outside app/ but preact, and the
-// API's JSON shapes type-only from cli/api-types.ts (erased at build: no server code reaches
-// the browser bundle).
+// API's JSON shapes type-only from cli/api.gen.ts (generated from ctrl's OpenAPI document by
+// scripts/gen-api-types.ts) and the event union of live-events.ts (erased at build: no server
+// code reaches the browser bundle).
 //
 // Registered in ctrl by http/ctrl-app.ts (`webRoutes(app)`), beside the probes: outside /v1,
 // so no auth hook applies. Browser tests: tests/web/*.browser.test.ts; docs/web.md.

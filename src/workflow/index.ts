@@ -39,6 +39,7 @@ import { sentinelService, type SentinelServiceDef } from './fleet/sentinel';
 import { statusHooks, type StatusHooks } from './status-hooks';
 import { rolloutService, type RolloutServiceDef } from './fleet/rollout';
 import { slackNotifier, type SlackNotifierDef } from './fleet/slack';
+import { scaleDownService, type ScaleDownServiceDef } from './progressive/scale-down';
 import type { OutboundPolicy } from './outbound/policy';
 import { noMetrics, type WorkflowMetrics } from './metrics';
 import type { CommandDeps } from './deploy/commands';
@@ -53,6 +54,7 @@ export * from './fleet/sentinel';
 export * from './status-hooks';
 export * from './fleet/rollout';
 export * from './fleet/slack';
+export * from './fleet/rollout-metrics';
 export * from './outbound/policy';
 export * from './outbound/post';
 export * from './outbound/secrets';
@@ -104,6 +106,7 @@ export interface Workflows {
   sentinel: SentinelServiceDef;
   deploy: DeployServiceDef;
   desiredState: DesiredStateServiceDef;
+  scaleDown: ScaleDownServiceDef;
   rollout: RolloutServiceDef;
   slack: SlackNotifierDef;
   hooks: StatusHooks;
@@ -120,11 +123,13 @@ const DEFAULT_RECHECK_MS = 5_000;
 export function registerWorkflows(engine: Engine, sql: Sql, cfg: WorkflowConfig, logger: Logger): Workflows {
   const recheckMs = cfg.recheckMs ?? DEFAULT_RECHECK_MS;
   const sentinel = engine.register(sentinelService({ sql, timeoutMs: cfg.sentinelTimeoutMs, recheckMs, offline: cfg.offline }));
+  const scaleDown = engine.register(scaleDownService({ sql, apexDomain: cfg.apexDomain }));
   const deploy = engine.register(
     deployService({
       sql,
       builder: cfg.builder,
       sentinel,
+      scaleDown,
       timeoutMs: cfg.deployTimeoutMs,
       recheckMs,
       apexDomain: cfg.apexDomain,
@@ -139,5 +144,5 @@ export function registerWorkflows(engine: Engine, sql: Sql, cfg: WorkflowConfig,
   const slack = engine.register(slackNotifier(cfg.outbound ? { outbound: cfg.outbound } : {}));
   const rollout = engine.register(rolloutService({ sql, sentinel, slack, regions: cfg.rolloutRegions }));
   const hooks = statusHooks({ sql, engine, deploy, sentinel, logger });
-  return { sentinel, deploy, desiredState, rollout, slack, hooks, commands: { sql, engine, deploy, desiredState, apexDomain: cfg.apexDomain, buildRoot: cfg.buildRoot, defaultRegions: cfg.defaultRegions, defaultFeatures: cfg.defaultFeatures } };
+  return { sentinel, deploy, desiredState, scaleDown, rollout, slack, hooks, commands: { sql, engine, deploy, desiredState, apexDomain: cfg.apexDomain, buildRoot: cfg.buildRoot, defaultRegions: cfg.defaultRegions, defaultFeatures: cfg.defaultFeatures, offline: cfg.offline } };
 }

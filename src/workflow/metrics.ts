@@ -4,6 +4,7 @@
 import client from 'prom-client';
 import type { Registry } from 'prom-client';
 import { deployments, type Sql } from '../store';
+import { registerProgressiveMetrics } from './progressive/metrics';
 
 export interface WorkflowMetrics {
   finished(status: 'ready' | 'failed' | 'stopped' | 'rolled_back', createdAt: Date): void;
@@ -17,6 +18,7 @@ export const noMetrics: WorkflowMetrics = { finished: () => {}, built: () => {},
 
 export function workflowMetrics(registry: Registry, sql: Sql): WorkflowMetrics {
   const registers = [registry];
+  registerProgressiveMetrics(registry, sql);
   const duration = new client.Histogram({
     name: 'deployment_workflow_duration_seconds',
     help: 'Create → ready/failed/stopped time of deployments',

@@ -30,7 +30,11 @@ export interface RegionView {
   failures: store.RegionRow['failures'];
 }
 
-export function regionView(r: store.RegionRow, offlineAfterMs: number): RegionView {
+/**
+ * A region's view. `scoped` (a key's): apply failures come scoped from the store, and drift's
+ * last object, which names whoever's object krane put back, is left out.
+ */
+export function regionView(r: store.RegionRow, offlineAfterMs: number, scoped = false): RegionView {
   return {
     name: r.region,
     status: regionStatus(r.lastSeenAt, r.now, offlineAfterMs),
@@ -39,7 +43,7 @@ export function regionView(r: store.RegionRow, offlineAfterMs: number): RegionVi
     lag: lagOf(r.pendingChanges, r.oldestPendingAt, r.now),
     lastFullSyncAt: r.lastFullSyncAt?.toISOString() ?? null,
     objects: r.objects,
-    drift: { repaired: r.drift?.repaired ?? 0, lastAt: r.drift?.lastAt ?? null, lastObject: r.drift?.lastObject ?? null, byKind: r.drift?.byKind ?? {} },
+    drift: { repaired: r.drift?.repaired ?? 0, lastAt: r.drift?.lastAt ?? null, lastObject: scoped ? null : (r.drift?.lastObject ?? null), byKind: r.drift?.byKind ?? {} },
     failures: r.failures ?? [],
   };
 }
@@ -119,8 +123,9 @@ export class RegionRegistry {
     this.offlineGraceMs = o.offlineGraceMs;
   }
 
-  async list(only?: string): Promise<RegionView[]> {
-    return (await store.listRegions(this.o.sql, only)).map((r) => regionView(r, this.offlineAfterMs));
+  /** Every region's view; for a key's scope, only that scope's apply failures and no drift object. */
+  async list(only?: string, scope: store.FailureScope | null = null): Promise<RegionView[]> {
+    return (await store.listRegions(this.o.sql, only, scope)).map((r) => regionView(r, this.offlineAfterMs, scope !== null));
   }
 
   /**
@@ -198,7 +203,7 @@ export class RegionRegistry {
           }
         },
       });
-    // One query per scrape for all five gauges: they collect one after another.
+    // One query per scrape for all six gauges: they collect one after another.
     let cached: { at: number; p: Promise<RegionView[]> } | undefined;
     const views = () => {
       if (!cached || Date.now() - cached.at > 1_000) cached = { at: Date.now(), p: this.list().catch(() => []) };
@@ -211,5 +216,7 @@ export class RegionRegistry {
     gauge('unkey_region_lag_changes', 'Settled changes of the region past its agent\'s committed cursor', (r) => r.lag.changes);
     gauge('unkey_region_lag_seconds', 'Age of the oldest change the region\'s agent has not committed', (r) => r.lag.seconds);
     gauge('unkey_region_streams', 'Open change-feed streams of the region on this ctrl replica', (r) => this.streamCount(r.name));
+    // What keeps a region from matching its desired state: the alert UnkeyDesiredStateRefused.
+    gauge('unkey_region_apply_failures', 'Desired states the region\'s cluster refused that no later apply cleared (at most 20 are counted)', (r) => r.failures.length);
   }
 }

@@ -3,7 +3,8 @@
 // krane) under faults, then the invariants. Seed 7 kills a ctrl replica, restarts PostgreSQL,
 // black-holes a krane→ctrl and a ctrl→PostgreSQL link, cuts a feed stream (once mid-line) and
 // slows a Kubernetes API down. The workload includes canaries and blue-greens (a progressive lane
-// gated on a stand-in Prometheus) and the traffic rules are sampled throughout. One schedule, because two did not fit 3 minutes when the rest of
+// gated on a stand-in Prometheus) and autoscaled deployments, and the traffic rules are sampled
+// throughout. One schedule, because two did not fit 3 minutes when the rest of
 // the suite shares the 2-core machine (`npm run bench:chaos` runs the long version).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -24,6 +25,9 @@ test('chaos: a fixed-seed schedule ends with zero violations', { timeout: 180_00
   // Canaries and blue-greens walked to an end (issue 23): the traffic rules were judged on walks.
   const walked = Object.entries(report.outcome.progressive).filter(([k]) => /^(canary|blue-green):(ready|rolled_back)$/.test(k));
   assert.ok(walked.length > 0, `no canary or blue-green ended: ${JSON.stringify(report.outcome.progressive)}`);
+  // Autoscaled deployments were among them (issue 33): convergence allowed their autoscalers'
+  // replica counts and checked their routes against the ready pods.
+  assert.ok(Object.keys(report.outcome.autoscaled ?? {}).length > 0, `no autoscaled deployment: ${JSON.stringify(report.outcome)}`);
   assert.ok(Object.values(report.faultsByKind).reduce((a, b) => a + b, 0) >= 5, 'the schedule injected faults');
   assert.deepEqual(report.faultErrors, []);
   assert.deepEqual(report.violations, [], JSON.stringify(report, null, 2));

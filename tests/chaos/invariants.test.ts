@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { diffRegion, percentile, resourceKey, stepsTwice, trafficViolations, wrongDeletions, type Deletion, type DesiredSpec, type StatusEvent, type TrafficRow, type WantedSample } from '../../bench/chaos/invariants';
+import { diffRegion, diffRoutes, percentile, resourceKey, stepsTwice, trafficViolations, wrongDeletions, type Deletion, type DesiredSpec, type StatusEvent, type TrafficRow, type WantedSample } from '../../bench/chaos/invariants';
 
 const spec = (image: string, replicas: number): DesiredSpec => ({ image, replicas });
 
@@ -16,6 +16,24 @@ test('diffRegion: equal, missing, extra and different specs', () => {
     'deployment/a: has nginx:1×1, wants nginx:1×2',
     'sentinel/s: has sentinel:v0×1, wants sentinel:v1×1',
   ]);
+});
+
+test('diffRegion: an autoscaled deployment may run any count between its bounds', () => {
+  const want = new Map([['deployment/auto', { image: 'app:cpuhot', replicas: 1, maxReplicas: 3 }]]);
+  assert.deepEqual(diffRegion(want, new Map([['deployment/auto', spec('app:cpuhot', 3)]])), []);
+  assert.deepEqual(diffRegion(want, new Map([['deployment/auto', spec('app:cpuhot', 1)]])), []);
+  assert.deepEqual(diffRegion(want, new Map([['deployment/auto', spec('app:cpuhot', 4)]])), ['deployment/auto: has app:cpuhot×4, wants app:cpuhot×1-3']);
+});
+
+test('diffRoutes: a ConfigMap per table with its weights, each entry with a share addressing exactly its ready pods', () => {
+  const desired = new Map([['env', [{ deploymentId: 'auto', weight: 100 }]]]);
+  const ready = (id: string) => (id === 'auto' ? ['auto-0', 'auto-1', 'auto-2'] : []);
+  const cm = (addresses: string[], weight = 100) => new Map([['env', [{ deploymentId: 'auto', weight, addresses }]]]);
+  assert.deepEqual(diffRoutes(desired, cm(['auto-0', 'auto-1', 'auto-2']), ready, 'r'), []);
+  assert.equal(diffRoutes(desired, cm(['auto-0']), ready, 'r').length, 1, 'the minimum only (issue 33)');
+  assert.equal(diffRoutes(desired, new Map(), ready, 'r').length, 1, 'missing');
+  assert.equal(diffRoutes(new Map(), cm([]), ready, 'r').length, 1, 'not wanted');
+  assert.equal(diffRoutes(desired, cm(['auto-0', 'auto-1', 'auto-2'], 50), ready, 'r').length, 1, 'other weights');
 });
 
 const ev = (deploymentId: string, status: string, session = 1, t = 0): StatusEvent => ({ t, session, deploymentId, status, error: null });
@@ -78,14 +96,18 @@ test('percentile: nearest rank', () => {
   assert.equal(percentile([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 100), 10);
 });
 
-test('traffic rules: weights sum to 100, no stopped/failed/rolled-back backend, a share only when running everywhere', () => {
+test('traffic rules (the model\'s module): weights sum to 100, every entry a deployment of the environment, none stopped/failed/rolled back, a share only when running everywhere', () => {
   const row = (deploymentId: string, weight: number, o: Partial<TrafficRow> = {}): TrafficRow => ({ environmentId: 'e', deploymentId, weight, status: 'ready', desiredState: 'running', running: { a: 1, b: 1 }, ...o });
   const rules = (rows: TrafficRow[]) => trafficViolations(0, rows).map((v) => v.detail.rule);
   assert.deepEqual(rules([row('s', 80), row('c', 20, { status: 'network' })]), []);
   assert.deepEqual(rules([row('s', 100), row('g', 0, { status: 'deploying', running: { a: 0, b: 0 } })]), []);
-  assert.deepEqual(rules([row('s', 80)]), ['weights sum to 100']);
-  assert.deepEqual(rules([row('s', 100), row('c', 0, { status: 'rolled_back', desiredState: 'stopped' })]), ['no stopped, failed or rolled-back backend']);
-  assert.deepEqual(rules([row('s', 50), row('c', 50, { running: { a: 1, b: 0 } })]), ['a share only for a deployment ready in every region']);
+  assert.deepEqual(rules([row('s', 80)]), ['weights']);
+  assert.deepEqual(rules([row('s', 100), row('c', 0, { status: 'rolled_back', desiredState: 'stopped' })]), ['serving']);
+  assert.deepEqual(rules([row('s', 50), row('c', 50, { running: { a: 1, b: 0 } })]), ['ready']);
+  // An entry naming no deployment, or another environment's, is a broken table (the model and
+  // the harness once judged this differently: issue 33).
+  assert.deepEqual(rules([row('s', 100), row('gone', 0, { status: null, desiredState: null })]), ['backend']);
+  assert.deepEqual(rules([row('s', 100), row('x', 0, { deploymentEnvironmentId: 'other' })]), ['backend']);
   // Tables are judged per environment.
   assert.deepEqual(rules([row('s', 100), row('t', 100, { environmentId: 'f' })]), []);
 });

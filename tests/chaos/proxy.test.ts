@@ -80,11 +80,12 @@ test('delay: chunks arrive late and in order', async () => {
 
 test('healing while a chunk is delayed keeps the byte order (TCP never reorders; the driver read garbage when we did)', async () => {
   const { up, p, c } = await echoedOnce();
-  p.delay(200);
+  // The heal and the second write come once '1' is seen waiting out its delay, in the same
+  // turn of the event loop; 3 s leaves '2' ample time to reach the proxy before '1' is out.
+  p.delay(3_000);
   c.socket.write('1');
-  await new Promise((r) => setTimeout(r, 50));
+  await until(() => p.delayedChunks === 1, { what: "'1' waiting out its delay in the proxy" });
   p.pass();
-  await new Promise((r) => setTimeout(r, 20));
   c.socket.write('2');
   await until(() => c.received().length === 3, 5_000, 'both echoed');
   assert.equal(c.received(), 'x12');
@@ -96,7 +97,7 @@ test('a black hole that starts while a chunk is delayed holds it, in order, unti
   const t0 = Date.now();
   c.socket.write('1');
   // The chunk reaches the proxy and waits out its delay; the black hole starts meanwhile.
-  await new Promise((r) => setTimeout(r, 40));
+  await until(() => p.delayedChunks === 1, { what: "'1' waiting out its delay in the proxy" });
   p.blackhole();
   // Evidence the delayed chunk's timer ran into the black hole: the chunk is held, and only
   // once its delay was over (a chunk that arrived after blackhole() would be held at once).

@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { assertEvery } from '../helpers/assert';
 import { BASE_FAULT_KINDS, countByKind, FAULT_KINDS, generateSchedule, HA_FAULT_KINDS, prng, scheduleSeed, type Fault, type ScheduleOptions } from '../../bench/chaos/schedule';
 
 const OPTS: ScheduleOptions = { durationMs: 20_000, ctrlReplicas: 2, regions: 2, meanGapMs: 2_500 };
@@ -11,7 +12,7 @@ test('prng: the same seed gives the same sequence, in [0, 1)', () => {
   const b = prng(42);
   const xs = Array.from({ length: 1000 }, () => a());
   assert.deepEqual(xs, Array.from({ length: 1000 }, () => b()));
-  assert.ok(xs.every((x) => x >= 0 && x < 1));
+  assertEvery(xs, (x) => x >= 0 && x < 1);
   assert.notDeepEqual(xs.slice(0, 10), Array.from({ length: 10 }, prng(43)));
   // Pinned, so a change of generator (which would silently change every replayed seed) shows.
   assert.equal(prng(1)(), 0.6270739405881613);

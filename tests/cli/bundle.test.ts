@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { assertEvery } from '../helpers/assert';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,7 +22,7 @@ test('the bundle runs ctrl from an empty directory: migrates, answers /readyz, e
   try {
     const r = await waitForHttp(`http://127.0.0.1:${port}/readyz`, 200);
     const body = (await r.json()) as { checks: { name: string; ok: boolean }[] };
-    assert.ok(body.checks.every((c) => c.ok));
+    assertEvery(body.checks, (c) => c.ok);
     const [row] = await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM schema_migrations`;
     assert.ok(row!.n >= 1, 'ctrl applied the embedded migrations');
     child.kill('SIGTERM');

@@ -23,6 +23,7 @@ import {
 } from '../../src/cli';
 import { freePort } from '../helpers/postgres';
 import { runProgram } from '../helpers/cli';
+import { deploymentDetail, topology } from './fixtures';
 
 const tmp = mkdtempSync(join(tmpdir(), 'unkey-cli-client-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
@@ -138,37 +139,12 @@ test('tables align every column but the last', () => {
   assert.equal(table(['ID', 'STATUS', 'NOTE'], [['a', 'ready', 'x'], ['bbbb', 'failed', 'long note']]), 'ID    STATUS  NOTE\na     ready   x\nbbbb  failed  long note\n');
 });
 
-const detail = (over: Partial<DeploymentDetail> = {}): DeploymentDetail => ({
-  id: 'dep-1',
-  status: 'deploying',
-  desiredState: 'running',
-  error: null,
-  image: 'nginx:1.27',
-  buildContext: null,
-  regions: ['us-east-1', 'eu-west-1'],
-  replicas: 2,
-  cpuMillicores: 500,
-  memoryMib: 512,
-  port: 8080,
-  command: [],
-  envKeys: [],
-  readOnlyRootFilesystem: false,
-  environmentId: 'default',
-  rolledBackFrom: null,
-  createdAt: new Date(0).toISOString(),
-  updatedAt: new Date(0).toISOString(),
-  topology: [],
-  instances: [],
-  domains: [],
-  steps: [],
-  invocations: [],
-  ...over,
-});
+const detail = (over: Partial<DeploymentDetail> = {}): DeploymentDetail => deploymentDetail(over);
 
 test('progress: regions come from the request until topologies exist; events update one region and the status; a terminal status sticks', () => {
   let s = fromDeployment(detail());
   assert.deepEqual(s.regions.map((r) => `${r.region} ${r.running}/${r.wanted}`), ['eu-west-1 0/2', 'us-east-1 0/2']);
-  s = fromDeployment(detail({ topology: [{ region: 'us-east-1', desiredStatus: 'running', wanted: 2, running: 0, pending: 2, failed: [] }] }));
+  s = fromDeployment(detail({ topology: [topology({ region: 'us-east-1', pending: 2 })] }));
   assert.equal(s.regions.find((r) => r.region === 'us-east-1')!.pending, 2);
   s = applyEvent(s, { type: 'deployment.region', deploymentId: 'dep-1', region: 'us-east-1', wanted: 2, running: 1, failed: 0, reason: null });
   assert.deepEqual(s.regions.find((r) => r.region === 'us-east-1'), { region: 'us-east-1', wanted: 2, running: 1, pending: 1, failed: 0, reason: null });

@@ -5,6 +5,7 @@
 // passes alone (--test-name-pattern) and in any order.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { assertEvery } from '../helpers/assert';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -93,8 +94,12 @@ test('deployments ls and get, human and --json', async () => {
   const readyId = await readyDeployment();
   const ls = await runCli(['deployments', 'ls']);
   assert.equal(ls.code, 0, ls.stderr);
-  assert.match(ls.stdout, /^ID\s+VERSION\s+STATUS\s+DESIRED\s+SOURCE\s+REGIONS\s+REPLICAS\s+CREATED\s+ERROR\n/);
-  assert.match(ls.stdout, new RegExp(`${readyId}\\s+v\\d+\\s+ready\\s+running\\s+nginx:1.27\\s+us-east-1,eu-west-1\\s+2\\s`));
+  // kubectl's columns: READY is running/wanted over the regions, AGE as kubectl writes it.
+  assert.match(ls.stdout, /^ID\s+VERSION\s+STATUS\s+READY\s+REGIONS\s+AGE\s+ERROR\n/);
+  assert.match(ls.stdout, new RegExp(`${readyId}\\s+v\\d+\\s+ready\\s+4/4\\s+us-east-1,eu-west-1\\s+\\d+(s|m)\\S*\\s+-\\n`));
+  const wide = await runCli(['deployments', 'ls', '-o', 'wide']);
+  assert.match(wide.stdout, /^ID\s+VERSION\s+STATUS\s+READY\s+REGIONS\s+AGE\s+DESIRED\s+STRATEGY\s+SOURCE\s+RESOURCES\s+ERROR\n/);
+  assert.match(wide.stdout, new RegExp(`${readyId}\\s+v\\d+\\s+ready\\s+4/4\\s+\\S+\\s+\\S+\\s+running\\s+rolling\\s+nginx:1.27\\s+`));
   const lsJson = json((await runCli(['deployments', 'ls', '--json'])).stdout);
   assert.ok(lsJson.deployments.some((d: any) => d.id === readyId && d.status === 'ready'));
 
@@ -152,7 +157,7 @@ test('invocations ls and show (journal), human and --json', async () => {
   assert.match(show.stdout, /journal:\nSEQ\s+KIND\s+NAME\s+STATUS\s+TOOK\s+FAILURE\n/);
   const shown = json((await runCli(['invocations', 'show', deploy.id, '--json'])).stdout);
   assert.ok(shown.journal.length > 3);
-  assert.ok(shown.journal.every((j: any) => show.stdout.includes(j.name)), 'every journal entry is listed');
+  assertEvery(shown.journal, (j: any) => show.stdout.includes(j.name), 'every journal entry is listed');
 });
 
 test('sentinels ls and deploy (unchanged: READY at once)', async () => {
@@ -162,7 +167,7 @@ test('sentinels ls and deploy (unchanged: READY at once)', async () => {
   const ls = json((await runCli(['sentinels', 'ls', '--json'])).stdout);
   assert.deepEqual(ls.sentinels.map((s: any) => s.region).sort(), ['eu-west-1', 'us-east-1']);
   const human = await runCli(['sentinels', 'ls', '--region', 'us-east-1']);
-  assert.match(human.stdout, /^ID\s+ENVIRONMENT\s+REGION\s+IMAGE\s+READY\s+HEALTH\s+DEPLOY\s+UPDATED\n\S+\s+default\s+us-east-1\s/);
+  assert.match(human.stdout, /^ID\s+ENVIRONMENT\s+REGION\s+READY\s+UP-TO-DATE\s+AVAILABLE\s+HEALTH\s+DEPLOY\s+AGE\n\S+\s+default\s+us-east-1\s+\d+\/\d+\s/);
   assert.doesNotMatch(human.stdout, /eu-west-1/);
   const id = ls.sentinels[0].id;
   const dep = await runCli(['sentinels', 'deploy', id]);

@@ -52,7 +52,7 @@ async function flakyServer(failFirst: number) {
 
 test('a create with a key is sent again, with the same key, until ctrl answers', async () => {
   const { calls, client } = await flakyServer(2);
-  const r = await client.post<{ id: string }>('/v1/deployments', { image: 'x' }, { retry: true, idempotencyKey: 'key-abcdefgh' });
+  const r = await client.post('/v1/deployments', { body: { image: 'x' }, retry: true, idempotencyKey: 'key-abcdefgh' });
   assert.equal(r.id, 'dep-1');
   assert.equal(calls.length, 3);
   assert.ok(calls.every((c) => c.key === 'key-abcdefgh'));
@@ -60,9 +60,9 @@ test('a create with a key is sent again, with the same key, until ctrl answers',
 
 test('a write not marked safe to repeat is sent once; a read is retried', async () => {
   const once = await flakyServer(1);
-  await assert.rejects(once.client.post('/v1/sentinel-rollouts', {}), (err: unknown) => err instanceof ApiError && err.status === 503);
+  await assert.rejects(once.client.post('/v1/sentinel-rollouts', { body: { image: 'x' } }), (err: unknown) => err instanceof ApiError && err.status === 503);
   assert.equal(once.calls.length, 1);
   const read = await flakyServer(1);
-  assert.deepEqual(await read.client.get('/v1/deployments/dep-1'), { id: 'dep-1' });
+  assert.deepEqual(await read.client.get('/v1/deployments/{id}', { path: { id: 'dep-1' } }), { id: 'dep-1' });
   assert.equal(read.calls.length, 2);
 });

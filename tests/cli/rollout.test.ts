@@ -3,6 +3,7 @@ import { test, after } from 'node:test';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import assert from 'node:assert/strict';
+import { assertEvery } from '../helpers/assert';
 import { renderRollout } from '../../src/cli/commands/rollout';
 import { testStack, until } from '../helpers/stack';
 import { runCli, runProgram } from '../helpers/cli';
@@ -84,15 +85,19 @@ test('rollout start, status --watch to completion, and the per-wave view', async
 });
 
 test('rollout start --slack-webhook, then rollout cancel and rollout rollback through the CLI', async () => {
-  // Slow sentinels (10× the 200 ms ready delay) keep the first wave running while we cancel.
+  // The sentinels' pods are held, so the first wave is still running when the cancel comes.
   const { stack: slow, ids } = await fleetStack(200);
   const sim = slow.regions.get('us-east-1')!.sim.sim;
-  for (const id of ids) sim.setFault(SENTINEL_NAMESPACE, sentinelObjectName(id), 'slow');
+  for (const id of ids) sim.holdWorkload(SENTINEL_NAMESPACE, sentinelObjectName(id));
   const slack = await slackReceiver();
   const start = await cli(['rollout', 'start', '--image', 'sentinel:v2', '--waves', '25,50,100', '--slack-webhook', slack.url], slow);
   assert.equal(start.code, 0, start.err);
-  // Cancel queues behind the running wave (one key, one at a time) and lands before the next.
-  const cancel = await cli(['rollout', 'cancel'], slow);
+  // Cancel queues behind the running wave (one key, one at a time) and lands before the next:
+  // once it is queued, the held pods go.
+  const cancelling = cli(['rollout', 'cancel'], slow);
+  await until(async () => (await slow.db.sql`SELECT 1 FROM engine_invocations WHERE service = 'SentinelRolloutService' AND handler = 'cancel'`).length > 0, { what: 'the cancel queued' });
+  for (const id of ids) sim.releaseWorkload(SENTINEL_NAMESPACE, sentinelObjectName(id));
+  const cancel = await cancelling;
   assert.equal(cancel.code, 0, cancel.err);
   assert.equal(cancel.out, 'rollout cancel: cancelled\n');
   const status = JSON.parse((await cli(['rollout', 'status', '--json'], slow)).out);
@@ -107,7 +112,7 @@ test('rollout start --slack-webhook, then rollout cancel and rollout rollback th
   // The webhook heard the whole story, in order.
   await until(() => slack.posts.some((p) => /rollback completed/.test(p)), 10_000, 'the rollback post');
   const order = ['started', 'cancelled', 'rollback started', 'rollback completed'].map((w) => slack.posts.findIndex((p) => p.includes(w)));
-  assert.ok(order.every((n, k) => n >= 0 && (k === 0 || n > order[k - 1]!)), slack.posts.join('\n'));
+  assertEvery(order, (n, k) => n >= 0 && (k === 0 || n > order[k - 1]!), slack.posts.join('\n'));
 });
 
 test('renderRollout shows failures with their reasons', () => {

@@ -13,28 +13,30 @@ import { WebSocketServer } from 'ws';
 import { runCli } from '../helpers/cli';
 import { until } from '../helpers/wait';
 import { memoryIo } from '../../src/cli';
+import type { DeploymentCreated, DeploymentDetail, DeploymentStatus, RolloutView } from '../../src/cli/api.gen';
+import { deploymentDetail, topology } from './fixtures';
 
 /** A stand-in for ctrl: POST /v1/deployments creates dep-1; GET answers its current status. */
 async function fakeCtrl(upgrade: (req: IncomingMessage, socket: Duplex, head: Buffer) => void) {
   let reads = 0;
   let upgrades = 0;
-  let status = 'deploying';
   let rolloutReads = 0;
   let rolloutDoneAfter = Infinity;
-  const detail = () => ({
-    id: 'dep-1', status, desiredState: 'running', error: null, image: 'nginx:1.27', buildContext: null, regions: ['r1'], replicas: 1,
-    cpuMillicores: 100, memoryMib: 64, port: 8080, command: [], env: {}, environmentId: 'default', rolledBackFrom: null,
-    createdAt: new Date().toISOString(), updatedAt: new Date().toISOString(),
-    topology: [{ region: 'r1', desiredStatus: 'running', wanted: 1, running: status === 'ready' ? 1 : 0, pending: status === 'ready' ? 0 : 1, failed: [] }],
-    instances: [], domains: [], steps: [], invocations: [],
-  });
+  let status: DeploymentStatus = 'deploying';
+  // The answers ctrl gives, typed by the generated client: a fake that drifts fails to compile.
+  const detail = (): DeploymentDetail =>
+    deploymentDetail({
+      status, regions: ['r1'], replicas: 1, cpuMillicores: 100, memoryMib: 64, createdAt: new Date().toISOString(), updatedAt: new Date().toISOString(),
+      topology: [topology({ region: 'r1', wanted: 1, running: status === 'ready' ? 1 : 0, pending: status === 'ready' ? 0 : 1 })],
+    });
+  const created: DeploymentCreated = { id: 'dep-1', status: 'pending', version: 'v1', regions: ['r1'] };
   const server: Server = createServer((req, res) => {
     res.setHeader('content-type', 'application/json');
-    if (req.method === 'POST' && req.url === '/v1/deployments') return res.end(JSON.stringify({ id: 'dep-1', status: 'pending' }));
+    if (req.method === 'POST' && req.url === '/v1/deployments') return res.end(JSON.stringify(created));
     if (req.url === '/v1/sentinel-rollouts/current') {
       rolloutReads++;
       const state = rolloutReads > rolloutDoneAfter ? 'completed' : 'in_progress';
-      return res.end(JSON.stringify({ state, image: 'sentinel:v2', currentWave: 0, succeededIds: [], failedIds: [], waves: [{ index: 0, total: 1, succeeded: 0, failed: 0, skipped: 0, pending: 1 }] }));
+      return res.end(JSON.stringify({ state, image: 'sentinel:v2', currentWave: 0, succeededIds: [], failedIds: [], waves: [{ index: 0, total: 1, succeeded: 0, failed: 0, skipped: 0, pending: 1 }] } satisfies RolloutView));
     }
     if (req.url === '/v1/deployments/dep-1') {
       reads++;

@@ -87,3 +87,14 @@ test('the program exits 2 with one message listing every problem', async () => {
   assert.equal(unknown.code, 2);
   assert.match(unknown.stderr, /unknown option/);
 });
+
+test('kube-sim nodes with room: quantities parse to a shape; bad ones are named', async () => {
+  const { nodeShape } = await import('../../src/modes/kube-sim');
+  assert.equal(nodeShape(loadConfig('kubeSim', {}, {})), undefined, 'no option: nodes without limit');
+  assert.deepEqual(nodeShape(loadConfig('kubeSim', { nodes: '1', nodeCpu: '1500m' }, {})), { count: 1, cpuMilli: 1500, memoryBytes: 32 * 1024 ** 3 });
+  assert.deepEqual(nodeShape(loadConfig('kubeSim', {}, { UNKEY_INFRA_NODE_MEMORY: '8Gi' })), { count: 3, cpuMilli: 8000, memoryBytes: 8 * 1024 ** 3 });
+  assert.throws(
+    () => loadConfig('kubeSim', { nodes: '0', nodeCpu: 'lots', nodeMemory: '0' }, {}),
+    (e: unknown) => e instanceof ConfigError && e.problems.length === 3 && e.problems.some((p) => p.startsWith('--node-cpu (UNKEY_INFRA_NODE_CPU): must be a quantity')),
+  );
+});

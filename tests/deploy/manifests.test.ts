@@ -9,26 +9,13 @@ import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadAll, dump } from 'js-yaml';
-import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
-import { Service } from 'kubernetes-models/v1/Service';
-import { Namespace } from 'kubernetes-models/v1/Namespace';
-import { ServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
-import { Role } from 'kubernetes-models/rbac.authorization.k8s.io/v1/Role';
-import { RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding';
 import { KubeSim, DEFAULT_SIM_OPTIONS, SIM_TOKEN } from '../../src/kube-sim';
 import { kubectlFor } from '../kube/kubectl';
+import { restrictedViolations, validateManifest } from '../helpers/manifests';
 import { KRANE_API_CALLS, allowed, FORBIDDEN_CALLS, type Rule } from './rbac';
 
 type Doc = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string> }; [k: string]: any };
 const read = (f: string) => (loadAll(readFileSync(join('deploy', f), 'utf8')) as Doc[]).filter(Boolean);
-const models: Record<string, (d: any) => { validate(): void }> = {
-  'apps/v1/Deployment': (d) => new Deployment(d),
-  'v1/Service': (d) => new Service(d),
-  'v1/Namespace': (d) => new Namespace(d),
-  'v1/ServiceAccount': (d) => new ServiceAccount(d),
-  'rbac.authorization.k8s.io/v1/Role': (d) => new Role(d),
-  'rbac.authorization.k8s.io/v1/RoleBinding': (d) => new RoleBinding(d),
-};
 const files = ['krane-rbac.yaml', 'krane.yaml', 'ctrl.yaml'];
 const find = (docs: Doc[], kind: string, name: string) => {
   const d = docs.find((x) => x.kind === kind && x.metadata.name === name);
@@ -39,25 +26,14 @@ const find = (docs: Doc[], kind: string, name: string) => {
 test('every install manifest validates against the official schemas', () => {
   for (const f of files) {
     for (const d of read(f)) {
-      const make = models[`${d.apiVersion}/${d.kind}`];
-      assert.ok(make, `${f}: no schema for ${d.apiVersion}/${d.kind}`);
-      make(d).validate();
+      validateManifest(d, f);
     }
   }
 });
 
-/** The `restricted` Pod Security Standard's rules for a pod template (pod and every container). */
+/** The `restricted` Pod Security Standard for a pod template, and resources on every container. */
 function assertRestricted(where: string, pod: any): void {
-  assert.equal(pod.securityContext.runAsNonRoot, true, `${where} runAsNonRoot`);
-  assert.equal(pod.securityContext.seccompProfile.type, 'RuntimeDefault', `${where} seccomp`);
-  for (const c of [...(pod.initContainers ?? []), ...pod.containers]) {
-    assert.equal(c.securityContext.allowPrivilegeEscalation, false, `${where}/${c.name} allowPrivilegeEscalation`);
-    assert.deepEqual(c.securityContext.capabilities.drop, ['ALL'], `${where}/${c.name} capabilities`);
-    assert.ok(!c.securityContext.privileged, `${where}/${c.name} privileged`);
-    assert.ok(c.resources?.limits?.memory && c.resources?.requests?.cpu, `${where}/${c.name} resources`);
-  }
-  assert.ok(!pod.hostNetwork && !pod.hostPID && !pod.hostIPC, `${where} host namespaces`);
-  for (const v of pod.volumes ?? []) assert.ok(!v.hostPath, `${where} hostPath volume ${v.name}`);
+  assert.deepEqual(restrictedViolations(pod, { resources: true }), [], where);
 }
 
 const secretEnv = (c: any, name: string) => c.env.find((e: any) => e.name === name)?.valueFrom?.secretKeyRef;

@@ -30,6 +30,8 @@ export const KRANE_API_CALLS: ApiCall[] = [
   ...each('unkey', '', 'services', 'workload headless Services'),
   ...each('unkey', 'apps', 'statefulsets', 'workload StatefulSets'),
   ...each('unkey', '', 'pods', 'instance status watch', ['list', 'watch']),
+  // An autoscaled StatefulSet below its autoscaler's minimum, raised (src/kube/client.ts raiseReplicas).
+  ...(['get', 'update'] as const).map((verb) => ({ verb, group: 'apps', resource: 'statefulsets/scale', namespace: 'unkey', name: 'x', why: 'raise to the autoscaler\'s minimum' })),
   // Leader election (src/kube/leader.ts): read, create when absent, renew / take over / release.
   ...each('unkey', 'coordination.k8s.io', 'leases', 'leader election Lease', ['get', 'create', 'update']).map((c) => ({ ...c, name: c.verb === 'create' ? undefined : 'krane-us-east-1' })),
   // Sentinels, their gossip objects, the routes ConfigMaps, and sentinel status.

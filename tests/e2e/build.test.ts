@@ -3,6 +3,7 @@
 // (its output goes to ctrl's log only: tests/http/build.test.ts).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { assertEvery } from '../helpers/assert';
 import { mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -80,5 +81,5 @@ test('ctrl serves its OpenAPI document, reports the engine and the feed in /read
   assert.match(metrics, /^deployment_build_duration_seconds_count\{[^}]*\} [1-9]/m);
   assert.match(metrics, /^deployment_instances_by_status\{[^}]*status="running"[^}]*\} 1$/m);
   assert.match(metrics, /^deployment_topology_regions\{[^}]*\} 1$/m);
-  assert.ok(ready.checks.every((c: any) => c.ok));
+  assertEvery(ready.checks, (c: any) => c.ok);
 });

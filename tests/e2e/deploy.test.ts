@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { assertEvery } from '../helpers/assert';
 import { testStack, until } from '../helpers/stack';
 import { WORKLOAD_NAMESPACE } from '../../src/sync/wire';
 import { KubeClient } from '../../src/kube/client';
@@ -58,7 +59,7 @@ test('a crash-looping image fails the deploy on the crash report (not the deadli
   // the deploy invocation ended long before its timeout could fire (no timeout in the error).
   assert.match(failed.error, /CrashLoopBackOff/);
   assert.doesNotMatch(failed.error, /timed out|timeout/i);
-  assert.ok(failed.topology.every((t: any) => t.desiredStatus === 'stopped'));
+  assertEvery(failed.topology, (t: any) => t.desiredStatus === 'stopped');
   for (const region of ['us-east-1', 'eu-west-1']) {
     await until(async () => (await simObjects(region, 'StatefulSet', id)).length === 0, 10_000, `StatefulSet removed from ${region}`);
     await until(async () => (await simObjects(region, 'Service', id)).length === 0, 10_000, `Service removed from ${region}`);

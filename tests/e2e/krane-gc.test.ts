@@ -28,6 +28,7 @@ test('a deployment stopped while krane was down is removed by the full sync when
   // nothing will ever say "delete" about it; only GC after a complete snapshot can.
   await stack.db.sql`DELETE FROM deployment_changes WHERE resource_id = ${vanished}`;
   await stack.db.sql`DELETE FROM domains WHERE deployment_id = ${vanished}`;
+  await stack.db.sql`DELETE FROM hostname_claims WHERE deployment_id = ${vanished}`;
   await stack.db.sql`DELETE FROM deployments WHERE id = ${vanished}`;
   // krane is closed (stopKrane resolved), so no one can have acted on it: both still stand.
   assert.equal((await statefulSets(stopped)).length, 1, 'nothing happens while krane is down');

@@ -2,12 +2,12 @@
 // Prometheus checks count across every step (and blue-green's whole window), reaching
 // `failureLimit` rolls back at once, a failing check is never a pass, a step whose instances are
 // not ready when it ends fails, and blue-green keeps blue when traffic came back to it. The
-// Prometheus is a stand-in the test scripts (tests/helpers/prom-stand-in.ts), so "every check
+// Prometheus is a stand-in the test scripts (tests/helpers/prometheus-stand-in.ts), so "every check
 // fails" means exactly that. Each test brings its own stable deployment.
-import { test } from 'node:test';
+import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { testStack, until, deploymentsOf } from '../helpers/stack';
-import { startStandInPrometheus } from '../helpers/prom-stand-in';
+import { startStandInPrometheus } from '../helpers/prometheus-stand-in';
 import { KubeClient } from '../../src/kube/client';
 
 // 300 ms to Ready, so a `slow` pod (10×) stays unready for 3 s: long enough to outlast a step.
@@ -15,6 +15,7 @@ const stack = await testStack({ readyDelayMs: 300, ctrl: { settings: { outboundA
 const BOTH = ['us-east-1', 'eu-west-1'];
 const { create, status } = deploymentsOf(stack, BOTH);
 const prom = await startStandInPrometheus(0.01);
+after(() => prom.close());
 const gate = (o: { interval: string; failureLimit: number }) => ({ ...o, prometheus: { url: prom.url, query: 'error_rate', max: 0.05 } });
 
 const table = async () => ((await stack.api('/v1/environments/default/traffic')).body?.backends ?? []) as { deploymentId: string; weight: number }[];
@@ -71,19 +72,21 @@ test('failureLimit above 1: fewer failed checks than the limit, then passing one
   const canary = await create({ type: 'canary', steps: [{ weight: 25, pause: '1500ms' }], analysis: gate({ interval: '500ms', failureLimit: 3 }) });
   const done = await status(canary, ['ready', 'rolled_back', 'failed'], 30_000);
   assert.equal(done.status, 'ready', done.error);
-  assert.ok(prom.queries >= 3, 'both failures and a pass were seen');
+  assert.ok(prom.queries() >= 3, 'both failures and a pass were seen');
   assert.deepEqual(await table(), [{ deploymentId: canary, weight: 100 }]);
 });
 
 test('a step whose instances are not ready when it ends rolls back, naming the region', async () => {
   const stable = await freshStable();
-  const canary = await create({ type: 'canary', steps: [{ weight: 10, pause: '1500ms' }, { weight: 50, pause: '60s' }] });
+  const canary = await create({ type: 'canary', steps: [{ weight: 10, pause: '5s' }, { weight: 50, pause: '60s' }] });
   await until(async () => (await table()).some((b) => b.deploymentId === canary && b.weight === 10), 30_000, 'canary at 10%');
-  // The pod comes back `slow` (3 s), so the step's end finds eu-west-1 at 0/1.
+  // The pod comes back held by the simulator (not Ready until released), so the step's end
+  // finds eu-west-1 at 0/1 however long the step's end takes to come.
   const sim = stack.regions.get('eu-west-1')!.sim.sim;
-  sim.setFault('unkey', canary, 'slow');
+  sim.holdWorkload('unkey', canary);
   await new KubeClient(sim.kubeConfig()).delete({ apiVersion: 'v1', kind: 'Pod', namespace: 'unkey', name: `${canary}-0` });
   const done = await status(canary, ['ready', 'rolled_back', 'failed'], 30_000);
+  sim.releaseWorkload('unkey', canary);
   assert.equal(done.status, 'rolled_back', done.error);
   assert.match(done.error, /not ready within the step: .*eu-west-1 0\/1/);
   assert.deepEqual(await table(), [{ deploymentId: stable, weight: 100 }]);
@@ -124,14 +127,14 @@ test('blue-green keeps blue running when traffic came back to it during the scal
 test('the failure count survives a ctrl restart: it is derived from the journaled checks', async () => {
   const stable = await freshStable();
   prom.set(0.9);
-  const before = prom.queries;
+  const before = prom.queries();
   const canary = await create({ type: 'canary', steps: [{ weight: 20, pause: '60s' }], analysis: gate({ interval: '2s', failureLimit: 3 }) });
-  await until(() => prom.queries - before >= 2, 30_000, 'two failed checks');
+  await until(() => prom.queries() - before >= 2, 30_000, 'two failed checks');
   await stack.restartCtrl();
   const done = await status(canary, ['ready', 'rolled_back', 'failed'], 30_000);
   assert.equal(done.status, 'rolled_back', done.error);
   assert.match(done.error, /\(3 of failureLimit 3 checks failed\)/);
   // The third query was the last: the resumed walk counted the two before the restart.
-  assert.equal(prom.queries - before, 3, 'checks queried in all');
+  assert.equal(prom.queries() - before, 3, 'checks queried in all');
   assert.deepEqual(await table(), [{ deploymentId: stable, weight: 100 }]);
 });

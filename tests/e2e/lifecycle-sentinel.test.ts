@@ -17,7 +17,7 @@ test('a refused sentinel apply fails its Deploy, the deploy and a rollout wave w
   await until(async () => !!(await kube.get({ apiVersion: 'v1', kind: 'Namespace', name: SENTINEL_NAMESPACE } as never)), 15_000, 'sentinel namespace');
   await kube.apply({ apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'no-deployments', namespace: SENTINEL_NAMESPACE }, spec: { hard: { 'count/deployments.apps': '0' } } } as never);
 
-  const started = Date.now();
+  // The sentinel timeout is 10 minutes: ending within the waits here means the refusal ended it.
   const created = await stack.api('/v1/deployments', { body: { image: 'nginx:1.27', regions: ['us-east-1'], replicas: 1 } });
   assert.equal(created.status, 202, JSON.stringify(created.body));
   const d = await until(async () => {
@@ -26,14 +26,11 @@ test('a refused sentinel apply fails its Deploy, the deploy and a rollout wave w
   }, 20_000, 'deploy ended');
   assert.equal(d.status, 'failed');
   assert.match(d.error, /sentinel .* not ready: .*exceeded quota: no-deployments/);
-  assert.ok(Date.now() - started < 8_000, `the deploy took ${Date.now() - started} ms`);
 
   const sentinelId = (await stack.api('/v1/sentinels?region=us-east-1')).body.sentinels[0].id;
-  const at = Date.now();
   const again = await stack.api(`/v1/sentinels/${sentinelId}/deploy`, { body: { image: 'ghcr.io/unkeyed/sentinel:v3' } });
   assert.equal(again.body.status, 'FAILED', JSON.stringify(again.body));
   assert.match(again.body.reason, /ERR_KUBE_FORBIDDEN: .*exceeded quota/);
-  assert.ok(Date.now() - at < 5_000, `the sentinel deploy took ${Date.now() - at} ms`);
 
   const r = await stack.api('/v1/sentinel-rollouts', { body: { image: 'ghcr.io/unkeyed/sentinel:v4', wavePercentages: [100] } });
   assert.equal(r.status, 202, JSON.stringify(r.body));

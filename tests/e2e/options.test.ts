@@ -4,6 +4,7 @@
 // start a failed one, roll back one that never had an image) and the ?environmentId= filter.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { assertEvery } from '../helpers/assert';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -105,7 +106,7 @@ test('GET /v1/deployments?environmentId= lists only that environment; without it
   assert.deepEqual(only.map((d) => d.id), [other]);
   const dflt = (await stack.api('/v1/deployments?environmentId=default')).body.deployments as { id: string; environmentId: string }[];
   assert.ok(dflt.some((d) => d.id === mine));
-  assert.ok(dflt.every((d) => d.environmentId === 'default'));
+  assertEvery(dflt, (d) => d.environmentId === 'default');
   // No filter means the default environment, as for creates.
   const none = (await stack.api('/v1/deployments')).body.deployments as { id: string }[];
   assert.deepEqual(none.map((d) => d.id), dflt.map((d) => d.id));

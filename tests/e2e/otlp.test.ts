@@ -99,22 +99,39 @@ async function startSystem(receiverUrl: string, readyDelay: number, ctrlEnv: Rec
   await waitForHttp(`http://127.0.0.1:${kranePort}/readyz`, 200, 20_000);
 
   const api = adminApi(url, adminToken);
-  const finished = (id: string) =>
-    until(async () => {
-      const r = await api(`/v1/deployments/${id}`);
-      return ['ready', 'failed'].includes(r.body.status) ? r.body : undefined;
-    }, 30_000, 'deploy finished');
-  return { db, ctrl, startCtrl, kraneLog, api, finished };
+  const finished = (id: string) => {
+    // What the deployment last was, for the message of a wait that runs out.
+    let last: unknown;
+    return until(
+      async () => {
+        const r = await api(`/v1/deployments/${id}`);
+        last = r.body;
+        return ['ready', 'failed'].includes(r.body.status) ? r.body : undefined;
+      },
+      { what: 'deploy finished', show: () => last },
+    );
+  };
+  return { db, ctrl, startCtrl, kraneLog, api, finished, sim: sim.sim };
+}
+
+/** A log line as JSON, or nothing for a line that is not. */
+function jsonLine(l: string): any[] {
+  try {
+    return [JSON.parse(l)];
+  } catch {
+    return [];
+  }
 }
 
 /** Waits until the receiver holds every name of `tree` in the trace; returns the trace's spans. */
 function received(receiver: { spans: ReceivedSpan[] }, traceId: string, tree: string[]): Promise<ReceivedSpan[]> {
-  return until(() => {
-    const mine = receiver.spans.filter((s) => s.traceId === traceId);
-    return tree.every((n) => mine.some((s) => s.name === n)) ? mine : undefined;
-  }, 20_000, 'the spans in the receiver').catch((err: Error) => {
-    throw new Error(`${err.message}; received: ${JSON.stringify(receiver.spans.map((s) => [s.service, s.name, s.traceId]))}`);
-  });
+  return until(
+    () => {
+      const mine = receiver.spans.filter((s) => s.traceId === traceId);
+      return tree.every((n) => mine.some((s) => s.name === n)) ? mine : undefined;
+    },
+    { what: `the spans ${tree.join(', ')} of trace ${traceId} in the receiver`, show: () => receiver.spans.map((s) => [s.service, s.name, s.traceId]) },
+  );
 }
 
 test('ctrl and krane export one trace per deployment to an OTLP/HTTP receiver: the whole tree, across the feed', async () => {
@@ -149,18 +166,30 @@ test('ctrl and krane export one trace per deployment to an OTLP/HTTP receiver: t
     assert.equal(apply.service, 'krane', 'exported by krane');
     assert.equal(apply.parentSpanId, emit.spanId, 'krane continued the trace the change carried');
   }
-  // krane's log line inside its apply span carries the same ids.
-  const logged = kraneLog.map((l) => JSON.parse(l)).find((l) => l.msg === 'resource handled' && l.trace_id === traceId);
-  assert.ok(logged, 'a krane log line with the trace id');
-  assert.ok(applies.some((a) => a.spanId === logged.span_id), `the log line's span ${logged.span_id} is one of the applies`);
+  // krane's log line inside its apply span carries the same ids. The line is written while
+  // the span is open, so the span reaches the receiver after it (the exporter's next batch):
+  // wait for the span the line names, then check it is an apply continuing the trace.
+  const logged = await until(() => kraneLog.flatMap(jsonLine).find((l) => l.msg === 'resource handled' && l.trace_id === traceId), {
+    what: 'a krane log line with the trace id',
+    show: () => kraneLog.slice(-5),
+  });
+  const named = await until(() => receiver.spans.find((s) => s.spanId === logged.span_id), {
+    what: `the span ${logged.span_id} the log line names`,
+    show: () => receiver.spans.filter((s) => s.traceId === traceId).map((s) => [s.name, s.spanId]),
+  });
+  assert.equal(named.name, `deployment.apply.${region}`);
+  assert.equal(named.service, 'krane');
+  assert.equal(named.parentSpanId, emit.spanId, 'the logged apply continued the trace the change carried');
 });
 
 test('ctrl SIGKILLed mid-deploy and started again: the deploy keeps its trace, and no span arrives twice', async () => {
   const receiver = await startReceiver();
-  // Slow pods, so the deploy is waiting for them when ctrl dies; a short lease, so the new
-  // process takes the invocation over in about a second.
-  const sys = await startSystem(receiver.url, 2_500, { UNKEY_INFRA_ENGINE_LEASE: '1500ms' });
-  const created = await sys.api('/v1/deployments', { image: 'nginx:1.27', regions: [region], replicas: 1 });
+  // A short lease, so the new process takes the invocation over in about a second.
+  const sys = await startSystem(receiver.url, 50, { UNKEY_INFRA_ENGINE_LEASE: '1500ms' });
+  // The deployment's pods are held by the simulator until ctrl has been killed and started
+  // again, so the deploy is waiting for them when ctrl dies, however slow this machine is.
+  sys.sim.holdImage('nginx:1.26');
+  const created = await sys.api('/v1/deployments', { image: 'nginx:1.26', regions: [region], replicas: 1 });
   assert.equal(created.status, 202, JSON.stringify(created.body));
   const id = created.body.id as string;
   const traceId = (await sys.api(`/v1/deployments/${id}`)).body.traceId as string;
@@ -171,6 +200,7 @@ test('ctrl SIGKILLed mid-deploy and started again: the deploy keeps its trace, a
   await once(sys.ctrl, 'exit');
 
   await sys.startCtrl();
+  sys.sim.releaseImage('nginx:1.26');
   const d = await sys.finished(id);
   assert.equal(d.status, 'ready', d.error);
   assert.equal(d.traceId, traceId);

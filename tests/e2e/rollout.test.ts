@@ -1,7 +1,11 @@
 // Fleet rollouts on the in-process system: ten sentinels (ten environments, one region),
-// waves of 1, 2, 3 and 4 ([10, 30, 60, 100]).
+// waves of 1, 2, 3 and 4 ([10, 30, 60, 100]). Orders are made with the simulator, not timed: a
+// failing sentinel is one whose writes the cluster refuses (a webhook's denial, FAILED at once,
+// where a crash loop would fail only at the sentinel timeout, which a slow machine's healthy
+// sentinels could reach too), and "in the middle of a wave" is a wave whose pods are held.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { assertEvery } from '../helpers/assert';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { testStack, until } from '../helpers/stack';
@@ -11,7 +15,7 @@ import { sentinelObjectName } from '../../src/kube/manifests/names';
 import { SENTINEL_NAMESPACE } from '../../src/sync/wire';
 
 // The Slack receivers listen on loopback over http: allow-listed (any port), as an operator would.
-const stack = await testStack({ regions: ['us-east-1'], ctrl: { settings: { sentinelTimeout: '2s', outboundAllow: '127.0.0.1' } } });
+const stack = await testStack({ regions: ['us-east-1'], ctrl: { settings: { outboundAllow: '127.0.0.1' } } });
 const sim = stack.regions.get('us-east-1')!.sim.sim;
 const WAVES = [10, 30, 60, 100];
 
@@ -50,10 +54,12 @@ async function slackReceiver() {
 }
 
 test('invalid wave percentages are refused, nothing starts', async () => {
+  const before = await current();
   const r = await stack.api('/v1/sentinel-rollouts', { body: { image: 'sentinel:v2', wavePercentages: [1, 5, 50] } });
   assert.equal(r.status, 400);
   assert.match(JSON.stringify(r.body.error.details), /last wave must be 100/);
-  assert.equal((await current()).state, 'idle');
+  // Whatever ran before (idle, or an earlier test's rollout), it is as it was.
+  assert.deepEqual(await current(), before);
 });
 
 test('all waves succeed → completed; Slack posts arrive in order', async () => {
@@ -67,7 +73,7 @@ test('all waves succeed → completed; Slack posts arrive in order', async () =>
     assert.equal(done.slackWebhookUrl, `${new URL(slack.url).origin}/…`, 'the webhook (a credential) is not shown');
     const notifierKeys = (await stack.api('/v1/invocations?target=SlackNotifier')).body.invocations.map((i: any) => i.key);
     assert.ok(notifierKeys.length > 0 && notifierKeys.every((k: string) => /^[0-9a-f]{16}$/.test(k)), 'nor used as an object key');
-    assert.ok(Object.values(await images()).every((i) => i === 'sentinel:v2'));
+    assertEvery(Object.values(await images()), (i) => i === 'sentinel:v2');
     await until(() => slack.posts.length >= 10, 5000, 'slack posts');
     const kinds = slack.posts.map((p) => p.replace(/^\[[^\]]*\] /, '').split(/[:(]/)[0]!.trim());
     assert.deepEqual(kinds, [
@@ -80,11 +86,14 @@ test('all waves succeed → completed; Slack posts arrive in order', async () =>
 });
 
 test('a failing sentinel in wave 2 pauses; a second rollout is refused; resume finishes the later waves without retrying it', async () => {
+  // Held until the victim is chosen and refused, so its wave cannot reach it first.
+  sim.holdImage('sentinel:v3');
   const start = await stack.api('/v1/sentinel-rollouts', { body: { image: 'sentinel:v3', wavePercentages: WAVES } });
   assert.equal(start.status, 202);
   const victim = (await inWave(1))[0]!;
-  // New pods of the victim's Deployment crash-loop: it never converges on v3.
-  sim.setFault(SENTINEL_NAMESPACE, sentinelObjectName(victim), 'crash');
+  // The cluster refuses the victim's new desired state: it never converges on v3.
+  sim.denyWrites(SENTINEL_NAMESPACE, sentinelObjectName(victim), 'sentinel:v3 is not allowed here');
+  sim.releaseImage('sentinel:v3');
   const paused = await waitState(['paused', 'completed']);
   assert.equal(paused.state, 'paused');
   assert.deepEqual(paused.failedIds, [victim]);
@@ -94,11 +103,11 @@ test('a failing sentinel in wave 2 pauses; a second rollout is refused; resume f
   assert.equal(again.status, 409);
   assert.equal(again.body.error.code, 'ERR_ROLLOUT_IN_PROGRESS');
 
-  sim.setFault(SENTINEL_NAMESPACE, sentinelObjectName(victim), undefined);
+  sim.allowWrites(SENTINEL_NAMESPACE, sentinelObjectName(victim));
   const resumed = await stack.api('/v1/sentinel-rollouts/current/resume', { method: 'POST' });
   assert.equal(resumed.status, 200, JSON.stringify(resumed.body));
   const done = await waitState(['completed', 'paused']);
-  assert.equal(done.state, 'completed');
+  assert.equal(done.state, 'completed', JSON.stringify(done));
   assert.deepEqual(done.failedIds, [victim], 'the failed sentinel is not retried');
   const after = await images();
   assert.equal(after[victim], 'sentinel:v3', 'its desired image was written before it failed');
@@ -110,11 +119,19 @@ test('a failing sentinel in wave 2 pauses; a second rollout is refused; resume f
 
 test('cancel stops before the next wave; rollback reverts the succeeded sentinels to their previous images', async () => {
   const before = await images();
+  // Every sentinel's pods are held; the first wave's are let go once the plan is known, so the
+  // rollout is in its second wave, unfinished, when the cancel arrives.
+  for (const id of fleet) sim.holdWorkload(SENTINEL_NAMESPACE, sentinelObjectName(id));
   const start = await stack.api('/v1/sentinel-rollouts', { body: { image: 'sentinel:v5', wavePercentages: WAVES } });
   assert.equal(start.status, 202);
   const plan = await stack.api('/v1/sentinel-rollouts/current/sentinels');
-  await until(async () => (await current()).currentWave >= 1, 10_000, 'wave 2 reached');
-  const cancel = await stack.api('/v1/sentinel-rollouts/current/cancel', { method: 'POST' });
+  for (const id of await inWave(0)) sim.releaseWorkload(SENTINEL_NAMESPACE, sentinelObjectName(id));
+  await until(async () => (await current()).currentWave >= 1, { what: 'wave 2 reached' });
+  // The cancel queues behind the running wave: once it is queued, the wave may end.
+  const cancelled = stack.api('/v1/sentinel-rollouts/current/cancel', { method: 'POST' });
+  await until(async () => (await stack.db.sql`SELECT 1 FROM engine_invocations WHERE service = 'SentinelRolloutService' AND handler = 'cancel'`).length > 0, { what: 'the cancel queued' });
+  for (const id of fleet) sim.releaseWorkload(SENTINEL_NAMESPACE, sentinelObjectName(id));
+  const cancel = await cancelled;
   assert.equal(cancel.status, 200, JSON.stringify(cancel.body));
   assert.equal(cancel.body.state, 'cancelled');
   // Evidence, not a pause: the runWave queued before the cancel must have run (and found the
@@ -142,17 +159,19 @@ test('cancel stops before the next wave; rollback reverts the succeeded sentinel
 test('a ctrl restart in the middle of a wave resumes the rollout; a dead Slack receiver does not stop it', async () => {
   const dead = await slackReceiver();
   await dead.close();
-  // Slow pods (10× the ready delay) keep the rollout in flight across the restart.
-  for (const id of fleet) sim.setFault(SENTINEL_NAMESPACE, sentinelObjectName(id), 'slow');
+  // The new image's pods are held, so the first wave is in flight when ctrl goes away, and
+  // stays so until ctrl is back.
+  sim.holdImage('sentinel:v6');
   const start = await stack.api('/v1/sentinel-rollouts', { body: { image: 'sentinel:v6', wavePercentages: WAVES, slackWebhookUrl: dead.url } });
   assert.equal(start.status, 202);
-  await until(async () => (await current()).currentWave >= 1, 10_000, 'wave 2 reached');
+  const [first] = await inWave(0);
+  await until(async () => (await images())[first!] === 'sentinel:v6', { what: 'the first wave under way' });
   assert.equal((await current()).state, 'in_progress', 'still rolling when ctrl goes away');
   await stack.restartCtrl();
-  const done = await waitState(['completed', 'paused'], 30_000);
+  sim.releaseImage('sentinel:v6');
+  const done = await waitState(['completed', 'paused']);
   assert.equal(done.state, 'completed', JSON.stringify(done.notes));
-  assert.ok(Object.values(await images()).every((i) => i === 'sentinel:v6'));
-  for (const id of fleet) sim.setFault(SENTINEL_NAMESPACE, sentinelObjectName(id), undefined);
+  assertEvery(Object.values(await images()), (i) => i === 'sentinel:v6');
 });
 
 test('the current rollout pages its lists and its sentinels: every sentinel once, in id order, with per-wave counts', async () => {
@@ -176,7 +195,7 @@ test('the current rollout pages its lists and its sentinels: every sentinel once
   assert.equal(first.sentinels.length, 4);
   const rest = (await stack.api(`/v1/sentinel-rollouts/current/sentinels?cursor=${first.nextCursor}`)).body;
   assert.deepEqual([...first.sentinels, ...rest.sentinels].map((s: any) => s.id), all);
-  assert.ok(rest.sentinels.every((s: any) => s.status === 'READY' && s.previousImage !== 'sentinel:v7'));
+  assertEvery(rest.sentinels, (s: any) => s.status === 'READY' && s.previousImage !== 'sentinel:v7');
   const bad = await stack.api('/v1/sentinel-rollouts/current?list=nope');
   assert.equal(bad.status, 400);
   assert.match(JSON.stringify(bad.body.error.details), /list/);

@@ -14,7 +14,7 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import { startTracing } from '../../src/tracing';
-import { testStack, until } from '../helpers/stack';
+import { deploymentIn, testStack, until } from '../helpers/stack';
 import { runCli } from '../helpers/cli';
 
 const values = { DB_PASSWORD: `pw-${randomBytes(9).toString('hex')}`, REDIS_URL: `redis://:${randomBytes(9).toString('hex')}@redis:6379` };
@@ -63,12 +63,19 @@ test('krane keeps sentinel-credentials from its file, labelled as managed', asyn
   assert.ok(s.metadata.managedFields.some((m: any) => m.manager === 'krane' && m.operation === 'Apply'), 'server-side applied by krane');
 });
 
-let deploymentId = '';
+/** A ready deployment (and so the environment's sentinel), made by whichever test needs it
+ *  first: each test asks for it, none relies on another having run. */
+let ready: Promise<string> | undefined;
+const readyDeployment = () =>
+  (ready ??= (async () => {
+    const r = await stack.api('/v1/deployments', { body: { image: 'nginx:1.27', regions: ['us-east-1'], replicas: 1 } });
+    assert.equal(r.status, 202, JSON.stringify(r.body));
+    await deploymentIn(stack, r.body.id, ['ready']);
+    return r.body.id as string;
+  })());
+
 test('sentinel pods read the Secret with envFrom, and probe the image\'s health endpoint', async () => {
-  const r = await stack.api('/v1/deployments', { body: { image: 'nginx:1.27', regions: ['us-east-1'], replicas: 1 } });
-  assert.equal(r.status, 202, JSON.stringify(r.body));
-  deploymentId = r.body.id;
-  await until(async () => (await stack.api(`/v1/deployments/${deploymentId}`)).body.status === 'ready', 30_000, 'deployment ready');
+  await readyDeployment();
   const pods = (await kube.list('v1', 'Pod', 'sentinel', 'app.kubernetes.io/component=sentinel')).items as any[];
   assert.ok(pods.length > 0);
   for (const p of pods) {
@@ -80,7 +87,7 @@ test('sentinel pods read the Secret with envFrom, and probe the image\'s health 
 });
 
 test('the Secret is repaired when deleted or changed by hand', async () => {
-  const before = await secret();
+  const before = await until(secret, { what: 'the Secret sentinel-credentials' });
   await kube.delete(secretRef);
   await until(async () => {
     const s = await secret();
@@ -88,27 +95,32 @@ test('the Secret is repaired when deleted or changed by hand', async () => {
   }, 10_000, 'the Secret re-created');
   await kube.objects.patch({ ...{ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'sentinel-credentials', namespace: 'sentinel' } }, data: { DB_PASSWORD: Buffer.from('stolen').toString('base64') } } as any, undefined, undefined, 'intruder', undefined, 'application/merge-patch+json');
   await until(async () => (await secret()).data.DB_PASSWORD === b64.DB_PASSWORD, 10_000, 'the value put back');
+  const metrics = await (await fetch(`${region.krane.url}/metrics`)).text();
+  assert.match(metrics, /krane_drift_repairs_total\{[^}]*kind="Secret"[^}]*\} [1-9]/);
 });
 
 test('a hand scale is repaired and shown in GET /v1/regions and regions ls', async () => {
-  const sts = (await kube.list('apps/v1', 'StatefulSet', 'unkey', 'app.kubernetes.io/managed-by=krane')).items[0] as any;
+  const id = await readyDeployment();
+  const sts = (await kube.list('apps/v1', 'StatefulSet', 'unkey', `unkey.com/deployment.id=${id}`)).items[0] as any;
+  assert.ok(sts, `the StatefulSet of ${id}`);
+  const repairedBefore = ((await stack.api('/v1/regions')).body as any[]).find((x) => x.name === 'us-east-1').drift.repaired as number;
   await kube.objects.patch({ apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: sts.metadata.name, namespace: 'unkey' }, spec: { replicas: 4 } } as any, undefined, undefined, 'intruder', undefined, 'application/merge-patch+json');
   const view = await until(async () => {
     const list = (await stack.api('/v1/regions')).body as any[];
     const us = list.find((x) => x.name === 'us-east-1');
     return us.drift.lastObject === `StatefulSet unkey/${sts.metadata.name}` ? us : undefined;
   }, 15_000, 'the repair reported');
-  assert.ok(view.drift.repaired >= 3, 'the Secret twice and the StatefulSet');
+  assert.ok(view.drift.repaired > repairedBefore, `repairs counted: ${repairedBefore} before, ${view.drift.repaired} after`);
   assert.ok(Date.parse(view.drift.lastAt) > Date.now() - 60_000);
   const out = await runCli(['regions', 'ls', '--api', stack.ctrl.url, '--token', stack.adminToken]);
   assert.match(out.stdout, /DRIFT REPAIRED/);
   assert.match(out.stdout, new RegExp(`StatefulSet unkey/${sts.metadata.name}`));
   const metrics = await (await fetch(`${region.krane.url}/metrics`)).text();
   assert.match(metrics, /krane_drift_repairs_total\{[^}]*kind="StatefulSet"[^}]*\} [1-9]/);
-  assert.match(metrics, /krane_drift_repairs_total\{[^}]*kind="Secret"[^}]*\} [1-9]/);
 });
 
 test('the values appear in no log, span, API response, feed line or database row', async () => {
+  const deploymentId = await readyDeployment();
   await tracing.flush();
   assert.ok(logLines.length > 50 && logLines.some((l) => l.includes('sentinel credentials secret applied')), 'logs were captured');
   assertNowhere('the logs', logLines.filter((l) => !l.includes('"mode":"kube-sim"')).join(''));

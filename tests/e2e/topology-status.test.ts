@@ -3,6 +3,7 @@
 // `stopping`, however long; krane's reports move them to `started` and `stopped`.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { pause } from '../helpers/wait';
 import { testStack, until } from '../helpers/stack';
 
 const stack = await testStack({ regions: ['us-east-1'] });
@@ -24,8 +25,9 @@ test('topology status walks starting → started → stopping → stopped, each 
   await waitFor(id, 'starting');
   seen.push('starting');
   assert.equal(await gauge('starting'), 1);
-  // No agent, no pods: it stays starting.
-  await new Promise((r) => setTimeout(r, 500));
+  // No agent, no pods: it stays starting. (An absence can only be sampled: the pause gives a
+  // wrong transition a chance; nothing waits on it.)
+  await pause(500);
   assert.equal(await topologyStatus(id), 'starting');
 
   await stack.restartKrane(REGION);
@@ -42,8 +44,9 @@ test('topology status walks starting → started → stopping → stopped, each 
   await waitFor(id, 'stopping');
   seen.push('stopping');
   assert.equal(await gauge('stopping'), 1);
-  // ctrl asked for the stop, but the pods are still there as far as krane last saw.
-  await new Promise((r) => setTimeout(r, 500));
+  // ctrl asked for the stop, but the pods are still there as far as krane last saw (sampled
+  // after a pause, as above).
+  await pause(500);
   assert.equal(await topologyStatus(id), 'stopping');
 
   await stack.restartKrane(REGION);

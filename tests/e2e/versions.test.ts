@@ -1,13 +1,13 @@
 // Seed 001's versions, rollback by version, quarantine, workspace feature flags and default
 // regions (issue 25), end to end on the in-process stack: kube-sim per region, krane, ctrl.
-import { startStandInPrometheus } from '../helpers/prom-stand-in';
-import { test } from 'node:test';
+import { startStandInPrometheus } from '../helpers/prometheus-stand-in';
+import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { testStack, until, deploymentIn } from '../helpers/stack';
 import { deployments, tenancy } from '../../src/store';
 import { startDeployWorkflow } from '../../src/workflow';
 
-// The failing gate points at http://127.0.0.1:1 (nothing listens): plain http there is allowed explicitly.
+// The gate's stand-in Prometheus listens on 127.0.0.1 over plain http: allowed explicitly.
 const stack = await testStack({ ctrl: { settings: { outboundAllow: '127.0.0.1' } } });
 const ONE = ['us-east-1'];
 
@@ -22,30 +22,37 @@ async function created(body: Record<string, unknown>): Promise<string> {
 const finished = (id: string, ms = 30_000) => deploymentIn(stack, id, ['ready', 'failed', 'rolled_back', 'stopped'], ms);
 const rowCount = async () => (await stack.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM deployments`)[0]!.n;
 
-let v1 = '';
+/** An environment of the test's own (versions, history and quarantine are per environment),
+ *  so a test counts from v1 and sees only its own deployments, whatever ran before it. */
+async function environment(slug: string): Promise<string> {
+  const r = await stack.api('/v1/projects/default/environments', { body: { slug, regions: ONE } });
+  assert.equal(r.status, 201, JSON.stringify(r.body));
+  return r.body.id;
+}
 
 test('three deploys get v1, v2, v3; a named version is kept, and its repeat is a 409 naming the holder with nothing written', async () => {
-  v1 = await created({ image: 'nginx:1.25', port: 9000, env: { MODE: 'one' }, command: ['nginx', '-g', 'daemon off;'] });
-  const v2 = await created({ image: 'nginx:1.26' });
-  const v3 = await created({ image: 'nginx:1.27' });
+  const environmentId = await environment('versions-count');
+  const v1 = await created({ image: 'nginx:1.25', environmentId });
+  const v2 = await created({ image: 'nginx:1.26', environmentId });
+  const v3 = await created({ image: 'nginx:1.27', environmentId });
   const shown = await Promise.all([v1, v2, v3].map(async (id) => (await stack.api(`/v1/deployments/${id}`)).body.version));
   assert.deepEqual(shown, ['v1', 'v2', 'v3']);
-  const list = (await stack.api('/v1/deployments')).body.deployments.map((d: any) => d.version);
+  const list = (await stack.api(`/v1/deployments?environmentId=${environmentId}`)).body.deployments.map((d: any) => d.version);
   assert.deepEqual(list.slice(0, 3), ['v3', 'v2', 'v1'], 'lists show the version too');
 
-  const named = await created({ image: 'nginx:1.27', version: 'release-1.0.0+b7' });
+  const named = await created({ image: 'nginx:1.27', version: 'release-1.0.0+b7', environmentId });
   assert.equal((await stack.api(`/v1/deployments/${named}`)).body.version, 'release-1.0.0+b7');
   const before = await rowCount();
-  const again = await create({ image: 'nginx:1.28', version: 'release-1.0.0+b7' });
+  const again = await create({ image: 'nginx:1.28', version: 'release-1.0.0+b7', environmentId });
   assert.equal(again.status, 409);
   assert.equal(again.body.error.code, 'ERR_DEPLOYMENT_VERSION_TAKEN');
   assert.match(again.body.error.message, new RegExp(named));
-  const bad = await create({ image: 'nginx:1.28', version: 'has space' });
+  const bad = await create({ image: 'nginx:1.28', version: 'has space', environmentId });
   assert.equal(bad.status, 400);
   assert.deepEqual(bad.body.error.details.map((d: any) => d.field), ['version']);
   assert.equal(await rowCount(), before, 'a refused create writes no row');
   // The next automatic version skips nothing it need not: v4 (the named one took no number).
-  const v4 = await created({ image: 'nginx:1.27' });
+  const v4 = await created({ image: 'nginx:1.27', environmentId });
   assert.equal((await stack.api(`/v1/deployments/${v4}`)).body.version, 'v4');
   for (const id of [v1, v2, v3, named, v4]) await finished(id);
 });
@@ -58,7 +65,11 @@ test('concurrent creates in one environment get distinct versions', async () => 
 });
 
 test('rollback to v1 makes a new ready deployment with v1\'s image and config, named in the history', async () => {
-  const rb = await stack.api('/v1/environments/default/rollback', { body: { version: 'v1' } });
+  const environmentId = await environment('versions-rollback');
+  const v1 = await created({ image: 'nginx:1.25', port: 9000, env: { MODE: 'one' }, command: ['nginx', '-g', 'daemon off;'], environmentId });
+  const v2 = await created({ image: 'nginx:1.26', environmentId });
+  for (const id of [v1, v2]) assert.equal((await finished(id)).status, 'ready');
+  const rb = await stack.api(`/v1/environments/${environmentId}/rollback`, { body: { version: 'v1' } });
   assert.equal(rb.status, 202, JSON.stringify(rb.body));
   assert.equal(rb.body.rollbackOf, v1);
   const copy = await finished(rb.body.id);
@@ -72,17 +83,17 @@ test('rollback to v1 makes a new ready deployment with v1\'s image and config, n
   const [row] = await stack.db.sql<{ env: Record<string, string> }[]>`SELECT env FROM deployments WHERE id = ${copy.id}`;
   assert.deepEqual(row!.env, { MODE: 'one' });
 
-  const history = (await stack.api('/v1/environments/default/versions')).body.versions;
+  const history = (await stack.api(`/v1/environments/${environmentId}/versions`)).body.versions;
   const first = history.find((h: any) => h.version === 'v1');
   assert.equal(first.deploymentId, v1);
   assert.equal(first.image, 'nginx:1.25');
   assert.deepEqual(first.rolledBackBy.map((r: any) => r.deploymentId), [copy.id]);
   assert.deepEqual(history.find((h: any) => h.deploymentId === copy.id).rollbackOf, { deploymentId: v1, version: 'v1' });
 
-  const unknown = await stack.api('/v1/environments/default/rollback', { body: { version: 'v999' } });
+  const unknown = await stack.api(`/v1/environments/${environmentId}/rollback`, { body: { version: 'v999' } });
   assert.equal(unknown.status, 404);
   assert.equal((await stack.api('/v1/environments/nope/versions')).status, 404);
-  const both = await stack.api('/v1/environments/default/rollback', { body: { version: 'v1', deploymentId: v1 } });
+  const both = await stack.api(`/v1/environments/${environmentId}/rollback`, { body: { version: 'v1', deploymentId: v1 } });
   assert.equal(both.status, 400);
 });
 
@@ -91,13 +102,18 @@ test('a canary rolled back by its analysis quarantines its image: deploy and rol
   // The gate fails (a value under its minimum), which says the image is bad; a Prometheus that
   // cannot be reached (inconclusive) fails the canary closed but says nothing of the image.
   const prom = await startStandInPrometheus(0);
+  after(() => prom.close());
+  // A canary walks only against a stable: this environment's first deployment.
+  const environmentId = await environment('versions-quarantine');
+  assert.equal((await finished(await created({ image: 'nginx:1.27', environmentId }))).status, 'ready');
   const id = await created({
     image: bad,
+    environmentId,
     strategy: { type: 'canary', steps: [{ weight: 20, pause: '2s' }], analysis: { interval: '200ms', failureLimit: 1, prometheus: { url: prom.url, query: 'up', min: 1 } } },
   });
   const done = await finished(id);
   assert.equal(done.status, 'rolled_back', JSON.stringify(done.error));
-  const q = (await stack.api('/v1/environments/default/quarantine')).body.images;
+  const q = (await stack.api(`/v1/environments/${environmentId}/quarantine`)).body.images;
   assert.deepEqual(q.map((x: any) => [x.image, x.deploymentId]), [[bad, id]]);
   assert.equal((await stack.api(`/v1/deployments/${id}`)).body.quarantined.deploymentId, id, 'the detail view says the image is quarantined');
 
@@ -108,34 +124,34 @@ test('a canary rolled back by its analysis quarantines its image: deploy and rol
   assert.equal((await stack.api(`/v1/deployments/${id}`)).body.desiredState, 'stopped');
 
   const before = await rowCount();
-  const refused = await create({ image: bad });
+  const refused = await create({ image: bad, environmentId });
   assert.equal(refused.status, 409);
   assert.equal(refused.body.error.code, 'ERR_IMAGE_QUARANTINED');
   assert.match(refused.body.error.message, new RegExp(id));
   assert.match(refused.body.error.message, new RegExp(q[0].reason.slice(0, 20).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
-  const rb = await stack.api('/v1/environments/default/rollback', { body: { deploymentId: id } });
+  const rb = await stack.api(`/v1/environments/${environmentId}/rollback`, { body: { deploymentId: id } });
   assert.equal(rb.status, 409);
   assert.equal(rb.body.error.code, 'ERR_IMAGE_QUARANTINED');
   assert.equal(await rowCount(), before);
 
-  const forced = await create({ image: bad, force: true });
+  const forced = await create({ image: bad, force: true, environmentId });
   assert.equal(forced.status, 202, JSON.stringify(forced.body));
   await finished(forced.body.id);
 
-  const del = await stack.api(`/v1/environments/default/quarantine/${encodeURIComponent(bad)}`, { method: 'DELETE' });
+  const del = await stack.api(`/v1/environments/${environmentId}/quarantine/${encodeURIComponent(bad)}`, { method: 'DELETE' });
   assert.equal(del.status, 200, JSON.stringify(del.body));
-  assert.deepEqual((await stack.api('/v1/environments/default/quarantine')).body.images, []);
-  assert.equal((await stack.api(`/v1/environments/default/quarantine/${encodeURIComponent(bad)}`, { method: 'DELETE' })).status, 404);
-  const released = await create({ image: bad });
+  assert.deepEqual((await stack.api(`/v1/environments/${environmentId}/quarantine`)).body.images, []);
+  assert.equal((await stack.api(`/v1/environments/${environmentId}/quarantine/${encodeURIComponent(bad)}`, { method: 'DELETE' })).status, 404);
+  const released = await create({ image: bad, environmentId });
   assert.equal(released.status, 202);
   await finished(released.body.id);
 
   // An operator's abort says nothing about the image.
-  const aborted = await created({ image: 'registry.local/app:aborted', strategy: { type: 'canary', steps: [{ weight: 20, pause: '60s' }] } });
+  const aborted = await created({ image: 'registry.local/app:aborted', environmentId, strategy: { type: 'canary', steps: [{ weight: 20, pause: '60s' }] } });
   await until(async () => (await stack.api(`/v1/deployments/${aborted}`)).body.status === 'deploying' || undefined, 20_000, 'canary walking');
   await until(async () => (await stack.api(`/v1/deployments/${aborted}/abort`, { method: 'POST' })).status === 202 || undefined, 20_000, 'abort accepted');
   assert.equal((await finished(aborted)).status, 'rolled_back');
-  assert.deepEqual((await stack.api('/v1/environments/default/quarantine')).body.images, []);
+  assert.deepEqual((await stack.api(`/v1/environments/${environmentId}/quarantine`)).body.images, []);
 });
 
 test('a digest-pinned image is quarantined by digest, whatever the name in front of it', async () => {

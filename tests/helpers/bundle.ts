@@ -3,6 +3,7 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { join, resolve } from 'node:path';
+import { until } from './wait';
 
 export const ROOT = resolve(import.meta.dirname, '..', '..');
 export const BUNDLE = join(ROOT, 'dist', 'unkey-infra.mjs');
@@ -58,21 +59,17 @@ export function spawnBundle(args: string[], opts: { env?: NodeJS.ProcessEnv; cwd
   return spawn(process.execPath, [ensureBundle(), ...args], { env: opts.env ?? cleanEnv(), cwd: opts.cwd ?? ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
-/** Polls `url` until it answers with `status` (or the deadline passes). */
-export async function waitForHttp(url: string, status = 200, timeoutMs = 15_000): Promise<Response> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
+/** Polls `url` until it answers with `status` (the one poller: fails at the safety net,
+ *  with the last answer or error). `timeoutMs` only raises the net. */
+export function waitForHttp(url: string, status = 200, timeoutMs?: number): Promise<Response> {
+  return until(
+    async () => {
       const r = await fetch(url);
-      if (r.status === status) return r;
-      last = `status ${r.status}`;
-    } catch (err) {
-      last = err;
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`${url} did not answer ${status}: ${String(last)}`);
+      if (r.status !== status) throw new Error(`status ${r.status}`);
+      return r;
+    },
+    { ms: timeoutMs, what: `${url} answering ${status}`, stepMs: 50 },
+  );
 }
 
 /** A child's output lines, collected as they arrive (stdout; stderr too when asked): what a

@@ -1,18 +1,32 @@
-// A real Prometheus (Debian's /usr/bin/prometheus) scraping a one-gauge exporter the test sets,
-// for canary analysis against the real query API. Shared by the canary e2e test and the web
-// view's canary test. Callers skip, saying so, where the binary is missing.
+// A real Prometheus (Debian's, found on PATH as scripts/ensure-tools.mjs finds it) scraping a
+// one-gauge exporter the test sets, for canary analysis against the real query API. Shared by
+// the canary e2e test and the web view's canary test. A missing binary fails the test that
+// needs it, naming the fix: never a skip (npm test installs it first).
 import { after } from 'node:test';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import { until } from './wait';
 import { freePort } from '../../src/net';
 
-export const PROMETHEUS = '/usr/bin/prometheus';
-/** A reason to skip (node:test's `skip` option), or false when Prometheus can run. */
-export const prometheusMissing: string | false = existsSync(PROMETHEUS) ? false : `${PROMETHEUS} is missing (Debian package prometheus)`;
+/** The first executable `bin` on PATH, as the tool check (scripts/ensure-tools.mjs) looks. */
+function onPath(bin: string): string | undefined {
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    try {
+      accessSync(join(dir, bin), constants.X_OK);
+      return join(dir, bin);
+    } catch {
+      // not in this directory
+    }
+  }
+  return undefined;
+}
+
+export const PROMETHEUS = onPath('prometheus');
+/** Why Prometheus cannot run here, or false when it can. */
+export const prometheusMissing: string | false = PROMETHEUS ? false : 'prometheus is not on PATH (Debian package prometheus): run node scripts/ensure-tools.mjs';
 
 export interface Gauge {
   port: number;
@@ -30,6 +44,7 @@ export async function startGauge(name: string, value: number): Promise<Gauge> {
 
 /** Starts Prometheus scraping 127.0.0.1:`target` and returns its URL once `metric` has data. */
 export async function startPrometheus(target: number, metric: string): Promise<string> {
+  if (!PROMETHEUS) throw new Error(prometheusMissing as string);
   const dir = mkdtempSync(join(tmpdir(), 'prom-'));
   // Scraped every 200 ms so a changed value reaches the query within a check or two.
   writeFileSync(join(dir, 'prometheus.yml'), `global:\n  scrape_interval: 200ms\n  scrape_timeout: 150ms\nscrape_configs:\n  - job_name: app\n    static_configs:\n      - targets: ['127.0.0.1:${target}']\n`);

@@ -1,7 +1,7 @@
 // The whole system in-process on a per-file test database: ctrl, and per region a kube-sim and
 // a krane. Fast knobs: pods ready after a few ms, minReadySeconds scaled down, a short deploy
 // re-check.
-import { until as poll } from './wait';
+import { until } from './wait';
 import { after } from 'node:test';
 import { testDb, type TestDb } from './db';
 import { startStack, type StackHandle, type StackOptions } from '../../src/modes/stack';
@@ -87,8 +87,8 @@ function ringLogger(ring: string[]) {
   return pino({ level: 'warn' }, sink);
 }
 
-/** The shared poller with this folder's defaults (whole-system waits take longer). */
-export const until = <T>(fn: () => T | undefined | null | false | Promise<T | undefined | null | false>, ms = 15_000, what = 'condition') => poll(fn, ms, what, 25);
+/** The one poller (tests/helpers/wait.ts), re-exported under the name the e2e tests import. */
+export { until };
 
 /** Waits until deployment `id` is in one of `statuses`; a wait that runs out says what it saw. */
 export async function deploymentIn(stack: TestStack, id: string, statuses: string[], ms = 30_000): Promise<any> {

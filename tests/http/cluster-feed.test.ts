@@ -1,5 +1,6 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { assertEvery } from '../helpers/assert';
 import { testDb } from '../helpers/db';
 import { createAgentToken } from '../../src/store/agent-tokens';
 import { ensureSentinel } from '../../src/store/sentinels';
@@ -159,9 +160,12 @@ test('streams end up to half their wait early, at random, so agents that connect
         return performance.now() - t0;
       }),
     );
-    // Without the spread every stream lasts its whole 2 s; with it most end before 1.9 s.
+    // Without the spread every stream lasts its whole 2 s; with it most end before 1.9 s (the
+    // earliest of twenty near 1.05 s). No stream ends before half its wait; a slow machine
+    // only lengthens them, so no upper bound is asserted. (The spread is Math.random in
+    // src/sync/feed.ts; an injectable one would let this be exact.)
     assert.ok(lasted.some((ms) => ms < 1_900), `some stream ended early: ${lasted.map(Math.round).join(', ')}`);
-    assert.ok(lasted.every((ms) => ms >= 1_000 && ms < 3_000), `every stream within [1 s, its wait + slack): ${lasted.map(Math.round).join(', ')}`);
+    assertEvery(lasted, (ms) => ms >= 1_000, `every stream lasted at least half its wait: ${lasted.map(Math.round).join(', ')}`);
   } finally {
     await s.close();
   }

@@ -104,23 +104,65 @@ test('sentinel observed fields are written; a sentinel apply failure fails a pro
   assert.equal(after.health, 'unhealthy');
 });
 
-test('a sentinel report krane made earlier that arrives later does not overwrite the newer one', async () => {
-  const report = (image: string, observedAt?: number) =>
-    post('/v1/cluster/sentinels/status', east, {
-      region: 'us-east-1',
-      sentinels: [{ sentinelId: 'snt-east', availableReplicas: 1, updatedReplicas: 1, readyReplicas: 1, observedGeneration: 4, runningImage: image, health: 'healthy', ...(observedAt ? { observedAt } : {}) }],
-    });
+// Sentinel reports are ordered by { leaseEpoch, seq } (issue 33, defect 10): the Lease's
+// transitions when the reporting krane took the lead, and that leader's own counter. Every krane
+// replica agrees on them; wall clocks of different processes are not compared at all.
+const sentinelReport = (image: string, order: Record<string, unknown> = {}, available = 1) =>
+  post('/v1/cluster/sentinels/status', east, {
+    region: 'us-east-1',
+    sentinels: [{ sentinelId: 'snt-east', availableReplicas: available, updatedReplicas: 1, readyReplicas: 1, observedGeneration: 4, runningImage: image, health: 'healthy', ...order }],
+  });
+const runningImage = async () => (await sentinels.getSentinel(sql, 'snt-east'))!.runningImage;
+
+test('a report krane made earlier that arrives later does not overwrite the newer one (same leader, by seq)', async () => {
   const t = Date.now();
-  assert.equal((await report('s:new', t + 10)).statusCode, 200);
+  assert.equal((await sentinelReport('s:new', { leaseEpoch: 1, seq: 5, observedAt: t })).statusCode, 200);
   // Accepted (krane is not to retry it), but older than what the row holds: ignored.
-  assert.equal((await report('s:old', t)).statusCode, 200);
-  assert.equal((await sentinels.getSentinel(sql, 'snt-east'))!.runningImage, 's:new');
-  assert.equal((await report('s:newest', t + 20)).statusCode, 200);
-  assert.equal((await sentinels.getSentinel(sql, 'snt-east'))!.runningImage, 's:newest');
-  // A krane from before the stamp: applied as it comes.
-  assert.equal((await report('s:unstamped')).statusCode, 200);
-  assert.equal((await sentinels.getSentinel(sql, 'snt-east'))!.runningImage, 's:unstamped');
-  assert.equal((await report('s:x', -1)).statusCode, 400, 'a stamp must be a positive time');
+  assert.equal((await sentinelReport('s:old', { leaseEpoch: 1, seq: 4, observedAt: t + 10 })).statusCode, 200);
+  assert.equal(await runningImage(), 's:new', 'a later wall clock does not make a report newer');
+  assert.equal((await sentinelReport('s:newest', { leaseEpoch: 1, seq: 6, observedAt: t - 10 })).statusCode, 200);
+  assert.equal(await runningImage(), 's:newest', 'an earlier wall clock does not make it older');
+});
+
+test('after a takeover by a replica whose clock is behind, the new leader\'s reports win and the old one\'s late ones lose', async () => {
+  const t = Date.now();
+  // The old leader (epoch 2), its clock 30 s ahead.
+  assert.equal((await sentinelReport('s:old-leader', { leaseEpoch: 2, seq: 40, observedAt: t + 30_000 }, 1)).statusCode, 200);
+  assert.equal(await runningImage(), 's:old-leader');
+  // The new leader (epoch 3) starts counting again, its clock behind.
+  assert.equal((await sentinelReport('s:new-leader', { leaseEpoch: 3, seq: 1, observedAt: t - 5_000 }, 2)).statusCode, 200);
+  const row = (await sentinels.getSentinel(sql, 'snt-east'))!;
+  assert.deepEqual([row.runningImage, row.availableReplicas], ['s:new-leader', 2]);
+  // A report of the old leader held on a slow link lands now: ignored.
+  assert.equal((await sentinelReport('s:old-late', { leaseEpoch: 2, seq: 41, observedAt: t + 31_000 })).statusCode, 200);
+  assert.equal(await runningImage(), 's:new-leader');
+});
+
+test('a wall-clock observedAt is only shown, and only within a minute of ctrl\'s clock: 1e308 pins nothing', async () => {
+  const observedAt = async () => (await sql<{ observedAt: number | null }[]>`SELECT observed_at FROM sentinels WHERE id = 'snt-east'`)[0]!.observedAt;
+  assert.equal((await sentinelReport('s:pinned?', { leaseEpoch: 3, seq: 2, observedAt: 1e308 })).statusCode, 200);
+  assert.equal(await runningImage(), 's:pinned?');
+  assert.equal(await observedAt(), null, 'a time outside now ± 60 s is not kept');
+  assert.equal((await sentinelReport('s:after', { leaseEpoch: 3, seq: 3, observedAt: Date.now() - 1 })).statusCode, 200);
+  assert.equal(await runningImage(), 's:after', 'the absurd time pinned nothing');
+  assert.ok(Math.abs((await observedAt())! - Date.now()) < 60_000, 'a sane time is kept for display');
+});
+
+test('an older krane (no leaseEpoch and seq) is applied as it comes; a half order or a bad value is refused naming the field', async () => {
+  assert.equal((await sentinelReport('s:unordered')).statusCode, 200);
+  assert.equal(await runningImage(), 's:unordered');
+  assert.equal((await sentinelReport('s:unordered-with-clock', { observedAt: Date.now() + 3_600_000 })).statusCode, 200);
+  assert.equal(await runningImage(), 's:unordered-with-clock', 'its clock orders nothing either');
+  // The ordered leader after it still wins over anything older than it.
+  assert.equal((await sentinelReport('s:ordered', { leaseEpoch: 3, seq: 9 })).statusCode, 200);
+  assert.equal((await sentinelReport('s:stale', { leaseEpoch: 3, seq: 8 })).statusCode, 200);
+  assert.equal(await runningImage(), 's:ordered');
+  for (const [order, field] of [[{ leaseEpoch: 4 }, 'seq'], [{ seq: 4 }, 'leaseEpoch'], [{ leaseEpoch: -1, seq: 1 }, 'leaseEpoch'], [{ leaseEpoch: 2 ** 31, seq: 1 }, 'leaseEpoch'], [{ leaseEpoch: 1, seq: 2 ** 53 }, 'seq'], [{ observedAt: -1 }, 'observedAt']] as const) {
+    const r = await sentinelReport('s:bad', order);
+    assert.equal(r.statusCode, 400, JSON.stringify(order));
+    assert.ok(JSON.stringify(JSON.parse(r.body).error.details).includes(field), `${JSON.stringify(order)} names ${field}: ${r.body}`);
+  }
+  assert.equal(await runningImage(), 's:ordered', 'nothing of a refused report was written');
 });
 
 test('a deployment apply failure is stored as data the workflow sees, and outcomes apply in the order listed', async () => {

@@ -41,8 +41,11 @@ test('a client that resets its connection mid-body is not logged as a database o
   const from = log.lines.length;
   const c = await rawConnect(t.url);
   c.socket.write(`POST /v1/deployments HTTP/1.1\r\nHost: ctrl\r\nAuthorization: Bearer ${t.adminToken}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"image":"`);
-  // Let the body reading start, then reset (RST, not FIN) as a crashing client does.
-  await new Promise((r) => setTimeout(r, 200));
+  // Once ctrl has the request (and so reads its body), reset (RST, not FIN) as a crashing
+  // client does. The evidence it has it: a request sent on another connection after these bytes
+  // were written is answered, and ctrl reads its sockets in the order their bytes arrived.
+  await new Promise<void>((r) => c.socket.write('', () => r()));
+  assert.equal((await fetch(`${t.url}/livez`)).status, 200);
   c.socket.resetAndDestroy();
   const lines = () => log.lines.slice(from).map((l) => JSON.parse(l) as { msg: string; level: number });
   await until(() => lines().some((l) => l.msg === 'client closed the request' || l.msg === 'database unavailable'), 10_000, 'ctrl noticed the reset');

@@ -1,7 +1,7 @@
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { PatchStrategy } from '@kubernetes/client-node';
-import { startSim, recordWatch, service, sleep, statefulSet, waitFor, type SimFixture } from './helpers';
+import { startSim, recordWatch, service, statefulSet, waitFor, type SimFixture } from './helpers';
 
 let f: SimFixture;
 before(async () => {
@@ -26,14 +26,16 @@ const errorOf = async (p: Promise<unknown>): Promise<{ code: number; body: any }
 test('discovery serves the groups and kinds the client maps to plural names', async () => {
   const res = await f.fetch(`${f.url}/apis`);
   const groups = (await res.json()) as { groups: { name: string }[] };
-  assert.deepEqual(groups.groups.map((g) => g.name).sort(), ['apiextensions.k8s.io', 'apps', 'authorization.k8s.io', 'autoscaling', 'cilium.io', 'coordination.k8s.io', 'policy', 'rbac.authorization.k8s.io']);
+  assert.deepEqual(groups.groups.map((g) => g.name).sort(), ['apiextensions.k8s.io', 'apps', 'authorization.k8s.io', 'autoscaling', 'cilium.io', 'coordination.k8s.io', 'networking.k8s.io', 'policy', 'rbac.authorization.k8s.io']);
   const cilium = (await (await f.fetch(`${f.url}/apis/cilium.io/v2`)).json()) as { resources: { name: string; kind: string; namespaced: boolean }[] };
   assert.ok(cilium.resources.some((r) => r.kind === 'CiliumNetworkPolicy' && r.name === 'ciliumnetworkpolicies' && r.namespaced));
   const version = (await (await f.fetch(`${f.url}/version`)).json()) as { major: string };
   assert.equal(version.major, '1');
-  // The client resolves each kind through discovery before using it.
+  // The client resolves each kind through discovery before using it (in a namespace of this
+  // test's own, empty whatever the other tests made in `default`).
+  await f.core.createNamespace({ body: { metadata: { name: 'discovery-empty' } } });
   for (const [apiVersion, kind] of [['v1', 'Service'], ['v1', 'Pod'], ['apps/v1', 'StatefulSet'], ['apps/v1', 'Deployment'], ['policy/v1', 'PodDisruptionBudget'], ['cilium.io/v2', 'CiliumNetworkPolicy']]) {
-    const list = await f.objects.list(apiVersion!, kind!, 'default');
+    const list = await f.objects.list(apiVersion!, kind!, 'discovery-empty');
     assert.deepEqual(list.items, [], `${kind} list`);
   }
 });
@@ -300,7 +302,10 @@ test('deleting a StatefulSet cascades to its pods; orphan policy keeps them', as
   await apply(statefulSet('orphans', 'app:v1', 1));
   await waitFor('pod', async () => (await f.core.listNamespacedPod({ namespace: 'default', labelSelector: 'app=orphans' })).items.length === 1);
   await f.apps.deleteNamespacedStatefulSet({ name: 'orphans', namespace: 'default', propagationPolicy: 'Orphan' });
-  await sleep(20);
+  // The controllers work through their queue in order: once a workload made after the delete
+  // has its pod, anything the delete set off has happened.
+  await apply(statefulSet('after-orphans', 'app:v1', 1));
+  await waitFor('the later pod', async () => (await f.core.listNamespacedPod({ namespace: 'default', labelSelector: 'app=after-orphans' })).items.length === 1);
   const left = await f.core.listNamespacedPod({ namespace: 'default', labelSelector: 'app=orphans' });
   assert.equal(left.items.length, 1);
   assert.equal(left.items[0]!.metadata?.ownerReferences, undefined);

@@ -2,6 +2,7 @@
 // log of deletions at /_sim/audit/deletions.
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
+import { assertEvery } from '../helpers/assert';
 import { PatchStrategy } from '@kubernetes/client-node';
 import { errorOf, startSim, statefulSet, waitFor, type SimFixture } from './helpers';
 
@@ -84,7 +85,7 @@ test('audit: deletions with who asked, cascades with their owner; read since a c
     assert.equal(p.owner.name, 'aud');
   }
   const later = (await admin('GET', `/audit/deletions?since=${sts.seq}`)).body;
-  assert.ok(later.entries.every((e: any) => e.seq > sts.seq));
+  assertEvery(later.entries, (e: any) => e.seq > sts.seq);
   assert.equal((await admin('POST', '/audit/deletions/reset')).status, 200);
   assert.deepEqual((await admin('GET', '/audit/deletions')).body.entries, []);
 });

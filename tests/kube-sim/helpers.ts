@@ -1,6 +1,5 @@
 // Shared setup for the simulator tests: a simulator on a random port, clients from the
 // unchanged @kubernetes/client-node, and small polling/watch helpers.
-import { until } from '../helpers/wait';
 import { AppsV1Api, CoreV1Api, KubernetesObjectApi, Watch, type KubeConfig } from '@kubernetes/client-node';
 import { KubeSim, SIM_TOKEN, type KubeSimOptions } from '../../src/kube-sim';
 
@@ -32,19 +31,8 @@ export async function startSim(opts: Partial<KubeSimOptions> = {}): Promise<SimF
   };
 }
 
-/** Like the shared poller, but any value other than undefined/false counts (0 and '' too). */
-export async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 5_000, intervalMs = 10): Promise<T> {
-  const got = await until(
-    async () => {
-      const v = await fn();
-      return v !== undefined && v !== false ? { v: v as T } : undefined;
-    },
-    timeoutMs,
-    what,
-    intervalMs,
-  );
-  return got.v;
-}
+/** The one poller (tests/helpers/wait.ts), re-exported under the name these tests import. */
+export { waitFor } from '../helpers/wait';
 
 export interface WatchEvent {
   type: string;
@@ -66,7 +54,8 @@ export async function recordWatch(kc: KubeConfig, path: string, params: Record<s
   return { events, ended, stop: () => ctl.abort() };
 }
 
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Pacing only (tests/helpers/wait.ts `pause`), never ordering. */
+export { pause as sleep } from '../helpers/wait';
 
 export function statefulSet(name: string, image: string, replicas = 2, extra: Record<string, unknown> = {}) {
   return {

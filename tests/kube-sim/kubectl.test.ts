@@ -5,6 +5,7 @@
 // it); without it these tests fail and say so.
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
+import { assertEvery } from '../helpers/assert';
 import { execFile, spawn } from 'node:child_process';
 import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -90,23 +91,34 @@ test('apply --server-side twice: created, then the same again without a change',
   assert.ok(second.metadata!.managedFields!.some((m) => m.manager === 'kubectl' && m.operation === 'Apply'));
 });
 
+/** A StatefulSet of the test's own, its pods ready (each test makes what it reads or changes,
+ *  so the file's tests pass alone and in any order). */
+async function readySts(name: string, replicas: number): Promise<void> {
+  await f.objects.create(statefulSet(name, 'nginx:1', replicas) as any);
+  await readyPods(`${name}-`, replicas);
+}
+
 test('get: pod columns READY/STATUS/RESTARTS, StatefulSet READY, wide columns', async () => {
-  await readyPods('web-', 2);
+  await readySts('cols', 2);
   const pods = lines(await ok('get', 'pods'));
   assert.deepEqual(pods[0], ['NAME', 'READY', 'STATUS', 'RESTARTS', 'AGE']);
-  assert.deepEqual(pods.find((r) => r[0] === 'web-0')!.slice(1, 4), ['1/1', 'Running', '0']);
-  await waitFor('sts 2/2', async () => lines(await ok('get', 'statefulset', 'web'))[1]![1] === '2/2', 10_000);
+  assert.deepEqual(pods.find((r) => r[0] === 'cols-0')!.slice(1, 4), ['1/1', 'Running', '0']);
+  await waitFor('sts 2/2', async () => lines(await ok('get', 'statefulset', 'cols'))[1]![1] === '2/2', 10_000);
   assert.deepEqual(lines(await ok('get', 'sts'))[0], ['NAME', 'READY', 'AGE']);
   const wide = lines(await ok('get', 'pods', '-o', 'wide'));
   assert.deepEqual(wide[0]!.slice(5, 7), ['IP', 'NODE']);
-  assert.match(wide.find((r) => r[0] === 'web-0')![6]!, /^kube-sim-node-/);
+  assert.match(wide.find((r) => r[0] === 'cols-0')![6]!, /^kube-sim-node-/);
 });
 
 test('describe pod shows its events', async () => {
-  const out = await ok('describe', 'pod', 'web-0');
+  await readySts('described', 1);
+  const out = await waitFor('the pod\'s events described', async () => {
+    const o = await ok('describe', 'pod', 'described-0');
+    return /Normal\s+Started\s/.test(o) ? o : undefined;
+  });
   assert.match(out, /Events:/);
   for (const reason of ['Scheduled', 'Pulling', 'Pulled', 'Created', 'Started']) assert.match(out, new RegExp(`Normal\\s+${reason}\\s`), reason);
-  assert.match(out, /Successfully assigned default\/web-0 to kube-sim-node-/);
+  assert.match(out, /Successfully assigned default\/described-0 to kube-sim-node-/);
 });
 
 test('get events: a pod\'s lifecycle events (Scheduled, Pulled, Created, Started) with their columns', async () => {
@@ -127,24 +139,25 @@ test('get events: a pod\'s lifecycle events (Scheduled, Pulled, Created, Started
   // A field selector narrows the list to the pod's own events.
   const own = lines(await ok('get', 'events', '--field-selector', 'involvedObject.name=ev-0')).slice(1);
   assert.ok(own.length >= reasons.length, own.map((r) => r.join(' ')).join('\n'));
-  assert.ok(own.every((r) => r[3] === 'pod/ev-0'), own.map((r) => r.join(' ')).join('\n'));
+  assertEvery(own, (r) => r[3] === 'pod/ev-0', own.map((r) => r.join(' ')).join('\n'));
 });
 
 test('scale and get -w: the watch sees the new READY count arrive', async () => {
   assert.ok(KUBECTL, 'kubectl is not installed (not found on PATH); .ci/run installs it with apt-get install kubectl');
-  const watcher = spawn(KUBECTL, ['get', 'sts', 'web', '-w'], { env: env() });
+  await readySts('watched', 2);
+  const watcher = spawn(KUBECTL, ['get', 'sts', 'watched', '-w'], { env: env() });
   let out = '';
   watcher.stdout.on('data', (c) => (out += String(c)));
   const killer = setTimeout(() => watcher.kill('SIGKILL'), KUBECTL_TIMEOUT_MS);
   try {
-    await waitFor('watch header and row', () => /web\s+2\/2/.test(out), 20_000);
-    assert.match(await ok('scale', 'statefulset', 'web', '--replicas=3'), /statefulset.apps\/web scaled/);
-    await waitFor('3/3 seen by the watch', () => /web\s+3\/3/.test(out), 20_000);
+    await waitFor('watch header and row', () => /watched\s+2\/2/.test(out), 20_000);
+    assert.match(await ok('scale', 'statefulset', 'watched', '--replicas=3'), /statefulset.apps\/watched scaled/);
+    await waitFor('3/3 seen by the watch', () => /watched\s+3\/3/.test(out), 20_000);
   } finally {
     clearTimeout(killer);
     watcher.kill();
   }
-  assert.equal((await f.apps.readNamespacedStatefulSet({ name: 'web', namespace: 'default' })).spec!.replicas, 3);
+  assert.equal((await f.apps.readNamespacedStatefulSet({ name: 'watched', namespace: 'default' })).spec!.replicas, 3);
 });
 
 test('scale deployment: spec.replicas changes and the pods follow, up and down', async () => {
@@ -161,8 +174,9 @@ test('scale deployment: spec.replicas changes and the pods follow, up and down',
 });
 
 test('rollout status: StatefulSet and Deployment, after an image change', async () => {
-  await f.apps.patchNamespacedStatefulSet({ name: 'web', namespace: 'default', body: [{ op: 'replace', path: '/spec/template/spec/containers/0/image', value: 'nginx:2' }] });
-  const sts = await ok('rollout', 'status', 'statefulset/web', '--timeout=50s');
+  await readySts('rolled', 2);
+  await f.apps.patchNamespacedStatefulSet({ name: 'rolled', namespace: 'default', body: [{ op: 'replace', path: '/spec/template/spec/containers/0/image', value: 'nginx:2' }] });
+  const sts = await ok('rollout', 'status', 'statefulset/rolled', '--timeout=50s');
   assert.match(sts, /roll(ing update| out) complete/);
   await f.objects.create(deployment('api', 'nginx:1', 2) as any);
   const dep = await ok('rollout', 'status', 'deployment/api', '--timeout=50s');
@@ -179,11 +193,12 @@ test('logs: a crash image logs why it crashed', async () => {
 });
 
 test('delete: the object and its pods go', async () => {
-  assert.match(await ok('delete', 'statefulset', 'boom'), /statefulset.apps "boom" deleted/);
-  const r = await kubectl('get', 'statefulset', 'boom');
+  await readySts('doomed', 1);
+  assert.match(await ok('delete', 'statefulset', 'doomed'), /statefulset.apps "doomed" deleted/);
+  const r = await kubectl('get', 'statefulset', 'doomed');
   assert.notEqual(r.code, 0);
   assert.match(r.stderr, /NotFound|not found/);
-  await waitFor('pods gone', async () => (await f.core.listNamespacedPod({ namespace: 'default', labelSelector: 'app=boom' })).items.length === 0);
+  await waitFor('pods gone', async () => (await f.core.listNamespacedPod({ namespace: 'default', labelSelector: 'app=doomed' })).items.length === 0);
 });
 
 test('explain: fields and descriptions from the served OpenAPI v3, of the release /version names', async () => {

@@ -1,5 +1,6 @@
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
+import { assertEvery } from '../helpers/assert';
 import { PatchStrategy, type V1Pod } from '@kubernetes/client-node';
 import { deployment, recordWatch, startSim, statefulSet, waitFor, type SimFixture } from './helpers';
 
@@ -32,9 +33,13 @@ test('a pod is Pending, then Running and Ready after the ready delay', async () 
     });
     assert.ok(Date.now() - t0 >= READY_DELAY);
     await waitFor('ready event', () => watch.events.some((e) => ready(e.object)));
-    // Pending (scheduled, container being created) comes before Running and Ready.
+    // Pending, bound to a node by the scheduler (spec.nodeName and PodScheduled, as the binding
+    // sets them), the container being created, then Running and Ready.
     const phases = watch.events.map((e) => `${e.object.status?.phase}${ready(e.object) ? '+ready' : ''}${waiting(e.object) ? ':' + waiting(e.object) : ''}`);
-    assert.deepEqual(phases, ['Pending', 'Pending:ContainerCreating', 'Running+ready']);
+    assert.deepEqual(phases, ['Pending', 'Pending', 'Pending:ContainerCreating', 'Running+ready']);
+    assert.equal(watch.events[0]!.object.spec.nodeName, undefined);
+    assert.match(watch.events[1]!.object.spec.nodeName, /^kube-sim-node-\d$/);
+    assert.equal(watch.events[1]!.object.status.conditions.find((c: { type: string }) => c.type === 'PodScheduled')?.status, 'True');
   } finally {
     watch.stop();
   }
@@ -82,7 +87,7 @@ test('StatefulSet: stable ordered names, ordered start, status, scale down and r
     assert.equal(updated.status?.observedGeneration, 2);
     const after = await pods('app=ordered');
     assert.deepEqual(after.map((p) => p.metadata!.name).sort(), ['ordered-0', 'ordered-1', 'ordered-2']);
-    assert.ok(after.every((p) => p.spec?.containers[0]?.image === 'app:v2'));
+    assertEvery(after, (p) => p.spec?.containers[0]?.image === 'app:v2');
     // Highest ordinal first.
     const deletions = watch.events.filter((e) => e.type === 'DELETED').map((e) => e.object.metadata.name);
     assert.deepEqual(deletions, ['ordered-2', 'ordered-1', 'ordered-0']);
@@ -106,7 +111,7 @@ test('Deployment: rolling update surges new pods before old ones go and never dr
   await waitFor('3 available', async () => (await f.apps.readNamespacedDeployment({ name: 'roll', namespace: 'default' })).status?.availableReplicas === 3);
   const initial = await pods('app=roll');
   assert.equal(initial.length, 3);
-  assert.ok(initial.every((p) => p.metadata?.labels?.['pod-template-hash'] && p.metadata.ownerReferences?.[0]?.kind === 'Deployment'));
+  assertEvery(initial, (p) => p.metadata?.labels?.['pod-template-hash'] && p.metadata.ownerReferences?.[0]?.kind === 'Deployment');
 
   // Replay the pod events from here and check the invariants after every event.
   const watch = await recordWatch(f.kc, '/api/v1/namespaces/default/pods', { labelSelector: 'app=roll', resourceVersion: f.sim.api.currentResourceVersion });
@@ -133,7 +138,7 @@ test('Deployment: rolling update surges new pods before old ones go and never dr
     assert.ok(firstAdd >= 0 && firstAdd < firstDelete, 'a new pod comes before an old one goes');
     const final = await pods('app=roll');
     assert.equal(final.length, 3);
-    assert.ok(final.every((p) => p.spec?.containers[0]?.image === 'app:v2'));
+    assertEvery(final, (p) => p.spec?.containers[0]?.image === 'app:v2');
     const conds = Object.fromEntries((done.status?.conditions ?? []).map((c) => [c.type, c]));
     assert.equal(conds.Available?.status, 'True');
     assert.equal(conds.Progressing?.reason, 'NewReplicaSetAvailable');
@@ -236,7 +241,7 @@ test('Deployment: scale down removes pods; Recreate replaces all old pods before
     const firstAdd = watch.events.findIndex((e) => e.type === 'ADDED');
     const lastDelete = watch.events.map((e) => e.type).lastIndexOf('DELETED');
     assert.ok(lastDelete >= 0 && lastDelete < firstAdd, 'every old pod is gone before a new one is created');
-    assert.ok((await pods('app=recreate')).every((p) => p.spec?.containers[0]?.image === 'app:v2'));
+    assertEvery((await pods('app=recreate')), (p) => p.spec?.containers[0]?.image === 'app:v2');
   } finally {
     watch.stop();
   }

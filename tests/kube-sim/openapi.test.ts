@@ -34,7 +34,7 @@ test('/version names the release the definitions come from, and they carry its f
 
 test('/openapi/v3: an index of group-versions; each document has PATCH with fieldValidation and the official schemas', async () => {
   const index = (await (await f.fetch(`${f.url}/openapi/v3`)).json()) as { paths: Record<string, { serverRelativeURL: string }> };
-  assert.deepEqual(Object.keys(index.paths).sort(), ['api/v1', 'apis/apiextensions.k8s.io/v1', 'apis/apps/v1', 'apis/authorization.k8s.io/v1', 'apis/autoscaling/v2', 'apis/cilium.io/v2', 'apis/coordination.k8s.io/v1', 'apis/policy/v1', 'apis/rbac.authorization.k8s.io/v1']);
+  assert.deepEqual(Object.keys(index.paths).sort(), ['api/v1', 'apis/apiextensions.k8s.io/v1', 'apis/apps/v1', 'apis/authorization.k8s.io/v1', 'apis/autoscaling/v2', 'apis/cilium.io/v2', 'apis/coordination.k8s.io/v1', 'apis/networking.k8s.io/v1', 'apis/policy/v1', 'apis/rbac.authorization.k8s.io/v1']);
   const doc = (await (await f.fetch(`${f.url}${index.paths['apis/apps/v1']!.serverRelativeURL}`)).json()) as any;
   const patch = doc.paths['/apis/apps/v1/namespaces/{namespace}/statefulsets/{name}'].patch;
   assert.deepEqual(patch['x-kubernetes-group-version-kind'], { group: 'apps', version: 'v1', kind: 'StatefulSet' });

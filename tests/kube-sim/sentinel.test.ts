@@ -2,6 +2,7 @@
 // no-op, pods become available only after minReadySeconds, and the PDB status follows them.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { assertEvery } from '../helpers/assert';
 import { PatchStrategy } from '@kubernetes/client-node';
 import { recordWatch, startSim, waitFor } from './helpers';
 
@@ -116,7 +117,7 @@ test('sentinel resources: apply twice is a no-op; availability waits for minRead
     assert.equal(stats.byVerb.apply, resources.length);
     assert.equal(stats.mutations, 0, 'second apply changed nothing');
     assert.deepEqual(second.map((o) => o.metadata?.resourceVersion), await Promise.all(resources.map(async (r) => (await f.objects.read(structuredClone(r) as any)).metadata?.resourceVersion)));
-    assert.ok(second.every((o) => o.metadata?.generation === undefined || o.metadata.generation === 1));
+    assertEvery(second, (o) => o.metadata?.generation === undefined || o.metadata.generation === 1);
   } finally {
     await f.close();
   }

@@ -2,8 +2,7 @@
 // passes the official schema, aimed at the StatefulSet, whose manifest then leaves replicas out.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
-import { StatefulSet } from 'kubernetes-models/apps/v1/StatefulSet';
+import { validateManifest } from '../helpers/manifests';
 import { buildObjects, LABEL, SCALE_DOWN_STABILIZATION_SECONDS } from '../../src/kube/manifests';
 import { deploymentState } from './fixtures';
 
@@ -11,8 +10,8 @@ test('an autoscaled deployment gets a valid HPA for its StatefulSet, and the Sta
   const objs = buildObjects(deploymentState({ replicas: 2, autoscaling: { minReplicas: 2, maxReplicas: 6, cpuUtilization: 65 } }));
   assert.deepEqual(objs.map((o) => o.kind), ['Service', 'StatefulSet', 'HorizontalPodAutoscaler']);
   const [, sts, hpa] = objs as [unknown, any, any];
-  new HorizontalPodAutoscaler(hpa).validate();
-  new StatefulSet(sts).validate();
+  validateManifest(hpa);
+  validateManifest(sts);
   assert.equal('replicas' in sts.spec, false, 'the autoscaler owns spec.replicas');
   assert.deepEqual(hpa.spec.scaleTargetRef, { apiVersion: 'apps/v1', kind: 'StatefulSet', name: sts.metadata.name });
   assert.equal(hpa.spec.minReplicas, 2);

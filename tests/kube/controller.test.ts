@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { pause } from '../helpers/wait';
 import { PermanentError } from '../../src/sync/wire';
 import { refKey, type ResourceRef } from '../../src/sync/wire';
 import { managedKinds } from '../../src/kube/apply-controller';
@@ -201,7 +202,8 @@ test('once the inventory is older than verifyAfterMs, apply verifies again and r
   const ctl = controller(api, 50);
   await ctl.apply(depRef('dep-verify'), deploymentState({ deploymentId: 'dep-verify', replicas: 1 }));
   await api.delete({ apiVersion: 'v1', kind: 'Service', namespace: 'unkey', name: 'dep-verify' });
-  await new Promise((r) => setTimeout(r, 60));
+  // Past verifyAfterMs (50): the inventory's age is wall-clock time, so the clock has to move.
+  await pause(60);
   resetStats();
   await ctl.apply(depRef('dep-verify'), deploymentState({ deploymentId: 'dep-verify', replicas: 1 }));
   assert.ok(await api.get({ apiVersion: 'v1', kind: 'Service', namespace: 'unkey', name: 'dep-verify' }));
@@ -226,9 +228,7 @@ test('a kind the cluster does not serve (no CRD) neither blocks the inventory no
   const r = new Reflector({ api, ...widget, plural: 'widgets', labelSelector: '', logger, relistIntervalMs: 60_000, onEvent: () => {} });
   r.start();
   try {
-    const end = Date.now() + 3000;
-    while (!r.hasSynced && Date.now() < end) await new Promise((res) => setTimeout(res, 10));
-    assert.ok(r.hasSynced);
+    await until(() => r.hasSynced, { what: 'the reflector synced with the kind unavailable' });
   } finally {
     await r.stop();
   }

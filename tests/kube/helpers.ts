@@ -1,6 +1,5 @@
 // Shared setup for krane-against-simulator tests: an in-process kube-sim with krane's
 // namespaces, a client, and a tiny fake ctrl that records status reports.
-import { until as poll } from '../helpers/wait';
 import { after } from 'node:test';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -42,7 +41,8 @@ export async function fakeCtrl(): Promise<FakeCtrl> {
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, reports };
 }
 
-export const until = <T>(fn: () => T | undefined | false | Promise<T | undefined | false>, ms = 10_000, step = 10) => poll(fn, ms, 'condition', step);
+/** The one poller (tests/helpers/wait.ts), re-exported under the name these tests import. */
+export { until } from '../helpers/wait';
 
 /** What a fault rule answers instead of the simulator; undefined lets the request through. */
 export interface FaultAnswer {

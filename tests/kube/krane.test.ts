@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { assertEvery } from '../helpers/assert';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -60,7 +61,7 @@ test('startKrane: snapshot applied, statuses and a permanent failure reach ctrl,
     assert.equal(failure.outcome, 'failed');
     assert.equal(failure.code, 'ERR_KUBE_UNMANAGED_CONFLICT');
     assert.match(failure.reason, /without app.kubernetes.io\/managed-by=krane/);
-    assert.ok(bodies('/v1/cluster/deployments/status').every((b) => b.region === 'us-east-1'));
+    assertEvery(bodies('/v1/cluster/deployments/status'), (b) => b.region === 'us-east-1');
 
     assert.equal((await fetch(`${krane.url}/livez`)).status, 200);
     const ready = await until(async () => {
@@ -81,12 +82,13 @@ const RBAC_FOR: Record<string, string[]> = { apply: ['patch', 'create'], get: ['
 
 test('deploy/krane-rbac.yaml grants exactly what krane uses, and nothing cluster-wide', async () => {
   // A simulator of its own, so its request accounting holds only this krane's traffic: apply
-  // every kind (the deployment autoscaled, so its HPA too), watch statuses, then GC one
+  // every kind (the deployment autoscaled, so its HPA too, with a minimum of 2 that krane sets
+  // through /scale on a StatefulSet created at the default 1), watch statuses, then GC one
   // resource of each kind (deletes).
   const own = await startSim(30);
   const r = (type: ResourceRef['type'], id: string): ResourceRef => ({ type, id, region: 'us-east-1' });
   const items = [
-    { ref: r('deployment_topology', 'dep-rbac'), state: deploymentState({ deploymentId: 'dep-rbac', replicas: 1, autoscaling: { minReplicas: 1, maxReplicas: 2, cpuUtilization: 70 } }) },
+    { ref: r('deployment_topology', 'dep-rbac'), state: deploymentState({ deploymentId: 'dep-rbac', replicas: 2, autoscaling: { minReplicas: 2, maxReplicas: 3, cpuUtilization: 70 } }) },
     { ref: r('sentinel', 'snt-rbac'), state: sentinelState({ sentinelId: 'snt-rbac', environmentId: 'env-rbac', replicas: 1 }) },
     { ref: r('cilium_network_policy', 'cnp-rbac'), state: policyState({ policyId: 'cnp-rbac', environmentId: 'env-rbac' }) },
     { ref: r('environment_routes', 'env-rbac'), state: routesState({ environmentId: 'env-rbac' }) },

@@ -29,7 +29,7 @@ function candidate(identity: string, region: string, log = logger) {
   return { e, events };
 }
 
-test('one of two replicas leads; when it dies without releasing, the other takes over within 15 s', async () => {
+test('one of two replicas leads; when it dies without releasing, the other takes over once the Lease expires', async () => {
   const a = candidate('krane-a', 'r1');
   const b = candidate('krane-b', 'r1');
   a.e.start();
@@ -132,7 +132,8 @@ test('two replicas starting at once: the one that loses the race to create the L
 test('a Lease request on a silent link is aborted with its round, not left open', async (t) => {
   // An API server that reads requests and never answers. Each round is given up at the renew
   // deadline; before, its request stayed open, and a silent link gained a socket every round.
-  const server = createServer(() => {});
+  let rounds = 0;
+  const server = createServer(() => void rounds++);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   t.after(() => {
     server.closeAllConnections();
@@ -150,9 +151,9 @@ test('a Lease request on a silent link is aborted with its round, not left open'
     onStoppedLeading: () => {},
   });
   e.start();
-  await new Promise((r) => setTimeout(r, 1_500));
+  await until(() => rounds >= 10, { what: 'ten rounds of Lease requests', show: () => ({ rounds }) });
   const open = await new Promise<number>((r) => server.getConnections((_err, n) => r(n)));
   await e.stop();
   assert.equal(e.isLeader, false);
-  assert.ok(open <= 3, `${open} connections left open after about ten rounds`);
+  assert.ok(open <= 3, `${open} connections left open after ${rounds} rounds`);
 });

@@ -1,15 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { StatefulSet } from 'kubernetes-models/apps/v1/StatefulSet';
-import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
-import { Service } from 'kubernetes-models/v1/Service';
-import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
-import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
-import { Namespace } from 'kubernetes-models/v1/Namespace';
-import { ServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
-import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy';
-import { Role } from 'kubernetes-models/rbac.authorization.k8s.io/v1/Role';
-import { RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding';
+import fc from 'fast-check';
 import { readdirSync, readFileSync } from 'node:fs';
 // A plain YAML parser: client-node's loadAllYaml maps objects onto its classes (`from` becomes
 // `_from`), which would validate something other than what kubectl sends.
@@ -18,28 +9,13 @@ import type { ZodObject } from 'zod';
 import { CiliumPolicyApply, DeploymentApply, SentinelApply, type ApplyState } from '../../src/sync/wire';
 import { ANNOTATION, buildObjects, LABEL, manifestHash, objectName, type ManifestObject } from '../../src/kube/manifests';
 import { deploymentState, policyState, routesState, sentinelState } from './fixtures';
-import { validateCiliumPolicy, validatePublishedCilium } from './cilium-schema';
+import { validatePublishedCilium } from '../helpers/cilium-schema';
+import { restrictedViolations as violations, validateManifest } from '../helpers/manifests';
 
-const models: Record<string, (o: object) => { validate(): void }> = {
-  'v1/Service': (o) => new Service(o as never),
-  'v1/ConfigMap': (o) => new ConfigMap(o as never),
-  'apps/v1/StatefulSet': (o) => new StatefulSet(o as never),
-  'apps/v1/Deployment': (o) => new Deployment(o as never),
-  'policy/v1/PodDisruptionBudget': (o) => new PodDisruptionBudget(o as never),
-  'v1/Namespace': (o) => new Namespace(o as never),
-  'v1/ServiceAccount': (o) => new ServiceAccount(o as never),
-  'networking.k8s.io/v1/NetworkPolicy': (o) => new NetworkPolicy(o as never),
-  'rbac.authorization.k8s.io/v1/Role': (o) => new Role(o as never),
-  'rbac.authorization.k8s.io/v1/RoleBinding': (o) => new RoleBinding(o as never),
-};
+/** The restricted level, and no service account token (workloads and sentinels need none). */
+const restrictedViolations = (pod: unknown) => violations(pod, { noServiceAccountToken: true });
 
-function validate(o: ManifestObject): void {
-  const key = `${o.apiVersion}/${o.kind}`;
-  if (key === 'cilium.io/v2/CiliumNetworkPolicy') return validateCiliumPolicy(o);
-  const make = models[key];
-  assert.ok(make, `no schema for ${key}`);
-  make(o).validate();
-}
+const validate = (o: ManifestObject) => validateManifest(o);
 
 const byKind = (objs: ManifestObject[], kind: string) => objs.find((o) => o.kind === kind) as any;
 
@@ -110,6 +86,18 @@ test('routes: ConfigMap routes-<env> holds the weights and each backend\'s stabl
   const hash = (x: ApplyState) => buildObjects(x)[0]!.metadata.annotations[ANNOTATION.manifestHash];
   assert.equal(hash(s), hash(routesState({ backends: s.backends })));
   assert.notEqual(hash(s), hash(routesState({ backends: s.backends.map((b, i) => ({ ...b, weight: i === 0 ? 80 : i === 1 ? 20 : 0 })) })));
+});
+
+test('routes: with ordinals (the pods krane reported Ready) the addresses are those pods\', whatever the replicas (issue 33)', () => {
+  const s = routesState({ backends: [{ deploymentId: 'dep-auto', weight: 100, replicas: 1, ordinals: [0, 2, 3] }, { deploymentId: 'dep-starting', weight: 0, replicas: 2, ordinals: [] }] });
+  const [cm] = buildObjects(s, { workloadNamespace: 'apps' }) as any[];
+  assert.deepEqual(JSON.parse(cm.data['routes.json']).backends, [
+    { deploymentId: 'dep-auto', weight: 100, addresses: ['dep-auto-0.dep-auto.apps.svc.cluster.local', 'dep-auto-2.dep-auto.apps.svc.cluster.local', 'dep-auto-3.dep-auto.apps.svc.cluster.local'] },
+    { deploymentId: 'dep-starting', weight: 0, addresses: [] },
+  ]);
+  // A pod joining is a different manifest: krane re-applies the ConfigMap.
+  const hash = (x: ApplyState) => buildObjects(x)[0]!.metadata.annotations[ANNOTATION.manifestHash];
+  assert.notEqual(hash(s), hash(routesState({ backends: [{ ...s.backends[0]!, ordinals: [0, 2] }, s.backends[1]!] })));
 });
 
 test('labels are exactly the contract plus managed-by on every object', () => {
@@ -221,37 +209,28 @@ test('object names: ids pass through; anything else maps to a distinct valid nam
   assert.match(objectName('123'), /^[a-z]/);
 });
 
+// A chosen id shaped like a folded name (`<base>-<hex>`) once got the folded name of another
+// environment's id (tests/e2e/attack-object-names.test.ts): distinct ids, with or without a
+// prefix, never share a name, whichever of them is folded.
+test('object names: two different ids never share a name, folded or not', () => {
+  const dns = fc.stringMatching(/^[a-z][-a-z0-9]{0,60}[a-z0-9]$/);
+  const anyId = fc.oneof(dns, fc.string({ maxLength: 80 }), dns.map((x) => `${x}-${'0123456789abcdef'.slice(0, 10)}`));
+  fc.assert(
+    fc.property(anyId, anyId, fc.constantFrom('', 'routes-', 'gossip-'), (a, b, prefix) => {
+      const [x, y] = [objectName(a, prefix), objectName(b, prefix)];
+      assert.match(x, /^[a-z]([-a-z0-9]*[a-z0-9])?$/);
+      assert.ok(x.length <= 52, x);
+      if (a !== b) assert.notEqual(x, y, `${a} and ${b}`);
+    }),
+    { numRuns: 2000 },
+  );
+  // The fold of an id that takes the shape: not the chosen id's own unfolded name.
+  const victim = 'checkout-production-eu-central-1-customer-api-b';
+  const folded = objectName(victim, 'routes-');
+  assert.notEqual(objectName(folded.slice('routes-'.length), 'routes-'), folded);
+});
+
 /** Volume types the `restricted` Pod Security Standard allows. */
-const RESTRICTED_VOLUMES = ['configMap', 'csi', 'downwardAPI', 'emptyDir', 'ephemeral', 'persistentVolumeClaim', 'projected', 'secret'];
-
-/**
- * The `restricted` Pod Security Standard (what the namespaces enforce), checked on a pod
- * template, plus what we add on top: no service account token. Returns the violations.
- */
-function restrictedViolations(pod: any): string[] {
-  const out: string[] = [];
-  const psc = pod.securityContext ?? {};
-  if (pod.hostNetwork || pod.hostPID || pod.hostIPC) out.push('host namespaces');
-  if (pod.automountServiceAccountToken !== false) out.push('service account token mounted');
-  for (const v of pod.volumes ?? []) {
-    const type = Object.keys(v).find((k) => k !== 'name');
-    if (!RESTRICTED_VOLUMES.includes(type!)) out.push(`volume type ${type}`);
-  }
-  for (const c of [...(pod.initContainers ?? []), ...pod.containers]) {
-    const sc = c.securityContext ?? {};
-    if (sc.privileged) out.push(`${c.name}: privileged`);
-    if (sc.allowPrivilegeEscalation !== false) out.push(`${c.name}: allowPrivilegeEscalation not false`);
-    if (!(sc.capabilities?.drop ?? []).includes('ALL')) out.push(`${c.name}: capabilities not dropped`);
-    if ((sc.capabilities?.add ?? []).some((a: string) => a !== 'NET_BIND_SERVICE')) out.push(`${c.name}: capabilities added`);
-    if ((sc.runAsNonRoot ?? psc.runAsNonRoot) !== true) out.push(`${c.name}: runAsNonRoot not true`);
-    if ((sc.runAsUser ?? psc.runAsUser) === 0) out.push(`${c.name}: runs as uid 0`);
-    const seccomp = (sc.seccompProfile ?? psc.seccompProfile)?.type;
-    if (seccomp !== 'RuntimeDefault' && seccomp !== 'Localhost') out.push(`${c.name}: seccomp ${seccomp}`);
-    for (const p of c.ports ?? []) if (p.hostPort) out.push(`${c.name}: hostPort`);
-  }
-  return out;
-}
-
 const podOf = (objs: ManifestObject[]) => (objs.find((o) => o.kind === 'StatefulSet' || o.kind === 'Deployment') as any).spec.template.spec;
 
 test('workload and sentinel pods meet the restricted Pod Security Standard and mount no token', () => {
@@ -289,16 +268,13 @@ test('a read-only root filesystem where the workload asks for it (sentinels alwa
 
 const deployDocs = () =>
   readdirSync(new URL('../../deploy/', import.meta.url))
-    .filter((f) => f.endsWith('.yaml'))
+    // kustomization.yaml is kustomize's own file, not an object the API server takes.
+    .filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml')
     .flatMap((f) => (loadAll(readFileSync(new URL(`../../deploy/${f}`, import.meta.url), 'utf8')) as any[]).map((d) => ({ file: f, doc: d })));
 
 test('deploy/*.yaml validates against the official schemas; the workload namespaces enforce restricted', () => {
   const docs = deployDocs();
-  for (const { file, doc } of docs) {
-    const make = models[`${doc.apiVersion}/${doc.kind}`];
-    assert.ok(make, `${file}: no schema for ${doc.apiVersion}/${doc.kind}`);
-    make(doc).validate();
-  }
+  for (const { file, doc } of docs) validateManifest(doc, file);
   for (const ns of ['unkey', 'sentinel']) {
     const doc = docs.find((d) => d.doc.kind === 'Namespace' && d.doc.metadata.name === ns)?.doc;
     assert.ok(doc, `namespace ${ns}`);

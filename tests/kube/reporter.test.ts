@@ -2,6 +2,8 @@ import { test } from 'node:test';
 import { until } from '../helpers/wait';
 import { freePort } from '../../src/net';
 import assert from 'node:assert/strict';
+import { pause } from '../helpers/wait';
+import { assertEvery } from '../helpers/assert';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { StatusReporter } from '../../src/sync/reporter';
@@ -85,9 +87,9 @@ test('ctrl down: states are kept (latest wins), the breaker opens, and all is de
     );
     const sentinels = ctrl.bodies.filter((b) => b.path === '/v1/cluster/sentinels/status').flatMap((b) => b.body.sentinels);
     assert.equal(sentinels.length, 1);
-    // Stamped when observed (not when sent), so ctrl can order a late report behind a newer one.
+    // Stamped when observed (not when sent): shown by ctrl, never used to order.
     assert.ok(sentinels[0].observedAt >= before && sentinels[0].observedAt < sentAfter, `observedAt ${sentinels[0].observedAt}`);
-    assert.ok(ctrl.bodies.every((b) => b.body.region === 'us-east-1'));
+    assertEvery(ctrl.bodies, (b) => b.body.region === 'us-east-1');
   } finally {
     await r.close();
     await new Promise((res) => server.close(res));
@@ -153,9 +155,38 @@ test('options passed as undefined keep their defaults (no busy retry loop agains
   });
   r.breaker.on('fire', () => attempts++);
   r.instance(inst('dep-a-0', 'pending'));
-  await new Promise((res) => setTimeout(res, 600));
-  // default retry interval is 1 s: the first attempt only, not hundreds
+  // An absence sampled over 600 ms (a busy loop would make hundreds of attempts; a slow machine
+  // only makes fewer): the default retry interval is 1 s, so the first attempt only.
+  await pause(600);
   assert.ok(attempts <= 2, `${attempts} attempts in 600 ms`);
   assert.equal(r.pending(), 1);
   await r.close();
+});
+
+test('sentinel states carry the order of this leadership: { leaseEpoch, seq } from lead(), none before it', async () => {
+  const port = await freePort();
+  const ctrl = { bodies: [] as { path: string; body: any }[], answer: () => 200 };
+  const server = await listen(port, ctrl);
+  const r = new StatusReporter({ controlPlaneUrl: `http://127.0.0.1:${port}`, token: 't', region: 'us-east-1', logger, flushDelayMs: 5 });
+  const state = (id: string, available: number) => ({ sentinelId: id, availableReplicas: available, updatedReplicas: 0, readyReplicas: 0, observedGeneration: 1, runningImage: null, health: 'unknown' as const, specHash: null });
+  const sent = () => ctrl.bodies.filter((b) => b.path === '/v1/cluster/sentinels/status').flatMap((b) => b.body.sentinels);
+  try {
+    r.sentinel(state('snt-a', 0));
+    await until(() => sent().length === 1);
+    assert.deepEqual([sent()[0].leaseEpoch, sent()[0].seq], [undefined, undefined], 'without leadership: applied as they come');
+    r.lead(7);
+    r.sentinel(state('snt-a', 1));
+    r.sentinel(state('snt-b', 1));
+    await until(() => sent().length === 3);
+    assert.deepEqual(sent().slice(1).map((s: any) => `${s.sentinelId}:${s.leaseEpoch}:${s.seq}`), ['snt-a:7:1', 'snt-b:7:2']);
+    // A new leadership counts again from its own epoch.
+    r.lead(8);
+    r.sentinel(state('snt-a', 2));
+    await until(() => sent().length === 4);
+    assert.deepEqual([sent()[3].leaseEpoch, sent()[3].seq], [8, 1]);
+    assert.ok(sent().every((s: any) => typeof s.observedAt === 'number'), 'the wall clock still goes along, for display');
+  } finally {
+    await r.close();
+    await new Promise((res) => server.close(res));
+  }
 });

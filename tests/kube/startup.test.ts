@@ -3,6 +3,7 @@
 // for pods already running when it started).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { pause } from '../helpers/wait';
 import type { V1Pod } from '@kubernetes/client-node';
 import { InstanceStatusWatcher, podStartup } from '../../src/kube/status';
 import type { StatusSink } from '../../src/sync/wire';
@@ -39,8 +40,9 @@ test('the watcher observes each new pod once when it becomes running, and ignore
   w1.start();
   await until(() => first.length === 1);
   await w1.stop();
-  // Well past the slack, so dep-before's Ready transition is older than the next watcher.
-  await new Promise((r) => setTimeout(r, 1_200));
+  // Well past the slack, so dep-before's Ready transition is older than the next watcher (the
+  // rule is in wall-clock time: the clock has to move).
+  await pause(1_200);
 
   const seen: number[] = [];
   const reported: string[] = [];

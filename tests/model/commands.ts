@@ -1,44 +1,18 @@
 // The model-based test's commands (fast-check `commands`): each runs on the real system through
-// the driver, updates the pure model with what was accepted, then has every rule checked on a
-// fresh snapshot. A deployment is named by an index taken modulo the sequence's deployments, so a
-// shrunk sequence still names one.
+// the driver, checks the answer against the model's prediction (predict.ts: a 4xx only where the
+// model says so, never a 5xx), updates the pure model with what was accepted, checks the
+// outcome a command promises (a promote, a rollback), then has every rule checked on a fresh
+// snapshot. A deployment is named by an index taken modulo the sequence's deployments, so a
+// shrunk sequence still names one. The environment's own commands (deletion) are in
+// commands-environment.ts.
 import fc from 'fast-check';
 import * as M from './lifecycle-model';
+import * as P from './predict';
 import { METRIC_VALUE, REGIONS, type Answer, type Driver } from './driver';
+import { environmentCommands } from './commands-environment';
+import { accepted, checkRules, hasDeployments, target, unexpected, type Box, type Cmd } from './check';
 
-/** fast-check's model: the pure model in a box (fast-check hands the same object to each command). */
-export interface Box {
-  m: M.Model;
-  /** The snapshot after the previous command and the regions offline then (the offline rule). */
-  prev: { snap: M.Snapshot; offline: string[] } | null;
-  /** Violations of known defects seen (reported, not failed, while KNOWN_DEFECTS_FIXED is false). */
-  known: M.Violation[];
-  /** Distinguishes the analysis queries of all sequences. */
-  queries: { next: number };
-}
-
-export type Cmd = fc.AsyncCommand<Box, Driver>;
-
-/** Checks every rule on a fresh snapshot; throws with the failing ones. Returns the snapshot. */
-export async function checkRules(box: Box, d: Driver, extra: M.Violation[] = []): Promise<M.Snapshot> {
-  const snap = await d.snapshot(box.m);
-  const offlineThroughout = box.prev ? box.prev.offline.filter((r) => box.m.offline.includes(r)) : [];
-  const vs = [...extra, ...M.snapshotViolations(box.m, snap, REGIONS), ...(box.prev ? M.offlineViolations(box.m, box.prev.snap, snap, offlineThroughout) : [])];
-  const { failing, known } = M.judged(vs);
-  for (const k of known) if (!box.known.some((x) => x.rule === k.rule && x.message === k.message)) box.known.push(k);
-  box.prev = { snap, offline: [...box.m.offline] };
-  if (failing.length) throw new Error(`rules broken:\n${failing.map((v) => `  [${v.rule}] ${v.message}`).join('\n')}`);
-  return snap;
-}
-
-/** A 5xx is never an answer to a valid request; 4xx refusals (409 state conflicts) are fine. */
-function noServerError(what: string, a: Answer): Answer {
-  if (a.status >= 500) throw new Error(`${what} answered ${a.status}: ${JSON.stringify(a.body)}`);
-  return a;
-}
-
-const target = (box: Box, i: number) => box.m.deployments[i % box.m.deployments.length]!;
-const hasDeployments = (box: Box) => box.m.deployments.length > 0;
+export { checkRules, type Box } from './check';
 
 export interface CreateSpec {
   kind: M.Kind;
@@ -51,9 +25,16 @@ export interface CreateSpec {
   pause: '150ms' | '400ms' | '800ms';
   /** An image the simulator makes ready ten times slower: commands land while it starts. */
   slow: boolean;
+  /** Autoscaled 1-3 (issue 33): busy (cpuhot, scaled to 3) or idle (cpucold, stays at 1). */
+  autoscale: M.Autoscale;
 }
 
-export const imageOf = (s: Pick<CreateSpec, 'slow'>) => (s.slow ? 'nginx-slow:1.27' : 'nginx:1.27');
+export function imageOf(s: Pick<CreateSpec, 'slow'> & Partial<Pick<CreateSpec, 'autoscale'>>): string {
+  const slow = s.slow ? '-slow' : '';
+  if (s.autoscale === 'busy') return `registry.local/app:cpuhot${slow}-1`;
+  if (s.autoscale === 'idle') return `registry.local/app:cpucold${slow}-1`;
+  return s.slow ? 'nginx-slow:1.27' : 'nginx:1.27';
+}
 
 /** The strategy body: short pauses and checks keep a walk within a second or three. */
 export function strategyOf(s: CreateSpec, prometheusUrl: string, query: string): unknown {
@@ -70,13 +51,22 @@ class Create implements Cmd {
   async run(box: Box, d: Driver) {
     const before = await d.snapshot(box.m);
     const query = `model_metric{n="${box.queries.next++}"}`;
-    const a = noServerError('create', await d.create(strategyOf(this.s, d.prom.url, query), imageOf(this.s)));
-    if (a.status !== 202) throw new Error(`create answered ${a.status}: ${JSON.stringify(a.body)}`);
-    box.m = M.created(M.tick(box.m), { id: a.body.id, kind: this.s.kind, failureLimit: this.s.analysis ? this.s.failureLimit : Infinity, query, stable: M.stableIn(before) });
-    await checkRules(box, d);
+    const image = imageOf(this.s);
+    const a = await d.create(strategyOf(this.s, d.prom.url, query), image, d.environmentId, this.s.autoscale !== 'none');
+    const bad = unexpected(this.toString(), P.expectCreate(box.m, image, before, await d.snapshot(box.m)), a);
+    box.m = M.tick(box.m);
+    if (a.status === 202) box.m = M.created(box.m, { id: a.body.id, kind: this.s.kind, failureLimit: this.s.analysis ? this.s.failureLimit : Infinity, query, stable: M.stableIn(before), image, autoscale: this.s.autoscale });
+    await checkRules(box, d, bad);
   }
   toString = () =>
-    `create(${this.s.kind}${this.s.kind === 'canary' ? ` steps=${this.s.steps}x${this.s.pause}` : ''}${this.s.analysis ? ` limit=${this.s.failureLimit}/${this.s.interval}` : ''}${this.s.slow ? ' slow' : ''})`;
+    `create(${this.s.kind}${this.s.kind === 'canary' ? ` steps=${this.s.steps}x${this.s.pause}` : ''}${this.s.analysis ? ` limit=${this.s.failureLimit}/${this.s.interval}` : ''}${this.s.slow ? ' slow' : ''}${this.s.autoscale !== 'none' ? ` autoscaled-${this.s.autoscale}` : ''})`;
+}
+
+/** Sends a stop or start and checks its answer; returns the answer. */
+async function desired(box: Box, d: Driver, dep: M.ModelDeployment, state: 'running' | 'stopped', before: M.Snapshot): Promise<{ a: Answer; bad: M.Violation[] }> {
+  const a = await d.api(`/v1/deployments/${dep.id}/${state === 'running' ? 'start' : 'stop'}`, {});
+  const allowed = state === 'stopped' ? P.expectStop() : P.expectStart(box.m, dep, before, await d.snapshot(box.m));
+  return { a, bad: unexpected(`${state === 'running' ? 'start' : 'stop'}(${dep.id})`, allowed, a) };
 }
 
 class DesiredState implements Cmd {
@@ -84,10 +74,11 @@ class DesiredState implements Cmd {
   check = hasDeployments;
   async run(box: Box, d: Driver) {
     const dep = target(box, this.i);
+    const before = await d.snapshot(box.m);
     box.m = M.tick(box.m);
-    const a = noServerError(this.toString(), await d.api(`/v1/deployments/${dep.id}/${this.state === 'running' ? 'start' : 'stop'}`, {}));
-    if (a.status < 300) box.m = M.desiredAccepted(box.m, dep.id, this.state);
-    await checkRules(box, d);
+    const { a, bad } = await desired(box, d, dep, this.state, before);
+    if (accepted(a)) box.m = M.desiredAccepted(box.m, dep.id, this.state, a.body?.changed === true);
+    await checkRules(box, d, bad);
   }
   toString = () => `${this.state === 'running' ? 'start' : 'stop'}(#${this.i})`;
 }
@@ -99,11 +90,14 @@ class StopThenStart implements Cmd {
   check = hasDeployments;
   async run(box: Box, d: Driver) {
     const dep = target(box, this.i);
+    const before = await d.snapshot(box.m);
     box.m = M.tick(box.m);
     const stop = d.api(`/v1/deployments/${dep.id}/stop`, {});
     await new Promise((r) => setTimeout(r, 5));
     const start = d.api(`/v1/deployments/${dep.id}/start`, {});
-    const [a, b] = [noServerError('stop', await stop), noServerError('start', await start)];
+    const [a, b] = [await stop, await start];
+    const after = await d.snapshot(box.m);
+    const bad = [...unexpected(`stop(${dep.id})`, P.expectStop(), a), ...unexpected(`start(${dep.id})`, P.expectStart(box.m, dep, before, after), b)];
     // Sent 5 ms apart, the two may still be applied in either order (the second request can
     // reach the server first on a loaded machine); the answers say which came last: a change's
     // generation, or which one changed anything at all. The first model of this command took
@@ -112,7 +106,7 @@ class StopThenStart implements Cmd {
     for (const [state] of M.appliedInOrder([['stopped', a], ['running', b]])) {
       box.m = M.desiredAccepted(M.tick(box.m), dep.id, state);
     }
-    await checkRules(box, d);
+    await checkRules(box, d, bad);
   }
   toString = () => `stopThenStart(#${this.i})`;
 }
@@ -125,13 +119,14 @@ class Abort implements Cmd {
     const before = await d.snapshot(box.m);
     const weightBefore = M.weightOf(before, dep.id);
     box.m = M.tick(box.m);
-    const a = noServerError('abort', await d.api(`/v1/deployments/${dep.id}/abort`, {}));
-    if (a.status !== 202) return void (await checkRules(box, d));
+    const a = await d.api(`/v1/deployments/${dep.id}/abort`, {});
+    const bad = unexpected(`abort(${dep.id})`, P.expectAbort(dep, before, await d.snapshot(box.m)), a);
+    if (a.status !== 202) return void (await checkRules(box, d, bad));
     box.m = M.abortAccepted(box.m, dep.id, weightBefore, M.serving(before, dep.stable));
     const accepted = box.m.deployments.find((x) => x.id === dep.id)!;
     const deadline = Date.now() + M.ABORT_MS;
-    for (;;) {
-      const snap = await checkRules(box, d);
+    for (let extra = bad; ; extra = []) {
+      const snap = await checkRules(box, d, extra);
       if (!M.abortBinds(accepted) || M.abortSettled(accepted, snap)) return;
       if (Date.now() > deadline) {
         const rule = weightBefore === 0 ? 'abort-before-traffic' : 'abort';
@@ -145,7 +140,46 @@ class Abort implements Cmd {
   toString = () => `abort(#${this.i})`;
 }
 
-class Simple implements Cmd {
+/** A promote: answered as the model predicts, and a 200 that was no walk's command moved the table. */
+class Promote implements Cmd {
+  constructor(readonly i: number) {}
+  check = hasDeployments;
+  async run(box: Box, d: Driver) {
+    const dep = target(box, this.i);
+    const before = await d.snapshot(box.m);
+    box.m = M.tick(box.m);
+    const a = await d.api(`/v1/deployments/${dep.id}/promote`, {});
+    const after = await d.snapshot(box.m);
+    const bad = unexpected(`promote(${dep.id})`, P.expectPromote(box.m, dep, REGIONS, before, after), a);
+    if (a.status === 200 && a.body?.promoting !== true) bad.push(...M.promoteViolations(dep.id, before, after));
+    await checkRules(box, d, bad);
+  }
+  toString = () => `promote(#${this.i})`;
+}
+
+/** Rollback makes a new (rolling) deployment of the target's spec and image: the model gains it. */
+class Rollback implements Cmd {
+  constructor(readonly i: number) {}
+  check = hasDeployments;
+  async run(box: Box, d: Driver) {
+    const dep = target(box, this.i);
+    const before = await d.snapshot(box.m);
+    box.m = M.tick(box.m);
+    const a = await d.api(`/v1/deployments/${dep.id}/rollback`, {});
+    const bad = unexpected(`rollback(${dep.id})`, P.expectRollback(box.m, dep, before, await d.snapshot(box.m)), a);
+    if (a.status === 202) {
+      box.m = M.created(box.m, { id: a.body.id, kind: 'rolling', failureLimit: Infinity, query: `none-${a.body.id}`, stable: M.stableIn(before), image: dep.image, autoscale: dep.autoscale });
+      const after = await d.snapshot(box.m);
+      const made = after.deployments[a.body.id];
+      const old = after.deployments[dep.id];
+      if (made && old) bad.push(...M.rollbackViolations({ ...old, id: dep.id }, { ...made, id: a.body.id }));
+    }
+    await checkRules(box, d, bad);
+  }
+  toString = () => `rollback(#${this.i})`;
+}
+
+export class Simple implements Cmd {
   constructor(
     readonly name: string,
     readonly act: (box: Box, d: Driver) => Promise<void>,
@@ -160,8 +194,6 @@ class Simple implements Cmd {
   toString = () => this.name;
 }
 
-const post = (what: string, path: (box: Box) => string) => async (box: Box, d: Driver) => void noServerError(what, await d.api(path(box), {}));
-
 const specArb = fc.record({
   kind: fc.constantFrom<M.Kind>('rolling', 'canary', 'canary', 'blue-green'),
   steps: fc.integer({ min: 1, max: 3 }),
@@ -170,12 +202,17 @@ const specArb = fc.record({
   interval: fc.constantFrom<CreateSpec['interval']>('100ms', '200ms'),
   pause: fc.constantFrom<CreateSpec['pause']>('150ms', '400ms', '800ms'),
   slow: fc.boolean(),
+  autoscale: fc.constantFrom<M.Autoscale>('none', 'none', 'busy', 'idle'),
 });
 const idx = fc.nat({ max: 7 });
 const region = fc.constantFrom(...REGIONS);
 
-/** Every command, weighted so creates and metric flips are common and restarts rarer. */
+/** Every command, weighted so creates and metric flips are common and restarts and deletions rarer. */
 export function commandArbs(): fc.Arbitrary<Cmd>[] {
+  const metric = (v: M.Metric) => new Simple(`metric(${v})`, async (box, d) => {
+    d.prom.set(METRIC_VALUE[v]);
+    box.m = M.metricSet(box.m, v);
+  });
   return [
     specArb.map((s) => new Create(s)),
     specArb.map((s) => new Create(s)),
@@ -183,16 +220,10 @@ export function commandArbs(): fc.Arbitrary<Cmd>[] {
     idx.map((i) => new DesiredState(i, 'running')),
     idx.map((i) => new StopThenStart(i)),
     idx.map((i) => new Abort(i)),
-    idx.map((i) => new Simple(`promote(#${i})`, post('promote', (b) => `/v1/deployments/${target(b, i).id}/promote`), hasDeployments)),
-    idx.map((i) => new Simple(`rollback(#${i})`, async (box, d) => rollback(box, d, i), hasDeployments)),
-    fc.constantFrom<M.Metric>('good', 'bad', 'absent').map((v) => new Simple(`metric(${v})`, async (box, d) => {
-      d.prom.set(METRIC_VALUE[v]);
-      box.m = M.metricSet(box.m, v);
-    })),
-    fc.constantFrom<M.Metric>('bad').map((v) => new Simple(`metric(${v})`, async (box, d) => {
-      d.prom.set(METRIC_VALUE[v]);
-      box.m = M.metricSet(box.m, v);
-    })),
+    idx.map((i) => new Promote(i)),
+    idx.map((i) => new Rollback(i)),
+    fc.constantFrom<M.Metric>('good', 'bad', 'absent').map(metric),
+    fc.constantFrom<M.Metric>('bad').map(metric),
     region.map((r) => new Simple(`offline(${r})`, async (box, d) => {
       await d.offline(r);
       box.m = M.regionOffline(box.m, r);
@@ -205,12 +236,6 @@ export function commandArbs(): fc.Arbitrary<Cmd>[] {
     fc.constant(new Simple('restartCtrl', (_box, d) => d.restartCtrl())),
     fc.integer({ min: 100, max: 1000 }).map((ms) => new Simple(`wait(${ms}ms)`, () => new Promise((r) => setTimeout(r, ms)))),
     fc.integer({ min: 100, max: 1000 }).map((ms) => new Simple(`wait(${ms}ms)`, () => new Promise((r) => setTimeout(r, ms)))),
+    ...environmentCommands(),
   ];
-}
-
-/** Rollback makes a new (rolling) deployment from the target's spec: the model gains it. */
-async function rollback(box: Box, d: Driver, i: number): Promise<void> {
-  const before = await d.snapshot(box.m);
-  const a = noServerError('rollback', await d.api(`/v1/deployments/${target(box, i).id}/rollback`, {}));
-  if (a.status === 202) box.m = M.created(box.m, { id: a.body.id, kind: 'rolling', failureLimit: Infinity, query: `none-${a.body.id}`, stable: M.stableIn(before) });
 }

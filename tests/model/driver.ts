@@ -10,13 +10,17 @@ import { loadConfig } from '../../src/config';
 import { startCtrl, type CtrlHandle } from '../../src/modes/ctrl';
 import { newId } from '../../src/ids';
 import { tenancy } from '../../src/store';
-import { isPodReady, resourceForKind } from '../../src/kube-sim';
 import type { Model, Snapshot } from './lifecycle-model';
+import { readDesired, readObjects, readSnapshot } from './observe';
+import { convergenceBreaks } from './convergence';
 
 export const REGIONS = ['us-east-1', 'eu-west-1'];
 /** The analysis bound and the values the metric commands set: good passes, bad fails, absent is no data. */
 export const MAX = 0.05;
 export const METRIC_VALUE = { good: 0.01, bad: 0.9, absent: null } as const;
+
+/** An autoscaled deployment's bounds: the simulator's autoscaler takes a busy one to 3. */
+export const AUTOSCALING = { minReplicas: 1, maxReplicas: 3 };
 
 /** Fast enough for dozens of sequences a minute, slow enough that commands land mid-walk:
  *  a region is offline after 1 s of silence and a deploy waits 3 s for it. */
@@ -49,7 +53,10 @@ export class Driver {
     // with a running krane read as offline whenever its stream is between polls (a ctrl restart),
     // which the long runs saw as deploys failing on an 'offline' region after the 3 s grace.
     const krane = { tuning: { minBackoffMs: 50, reporterRetryMs: 100, breakerResetMs: 500, heartbeatMs: 250 } };
-    const stack = await testStack({ regions: REGIONS, readyDelayMs: 40, ctrl: { engine, recheckMs: 200, settings: CTRL_SETTINGS }, krane });
+    // Autoscalers evaluated every 200 ms, their 5-minute scale-down window cut to 6 s: a busy
+    // (cpuhot) deployment reaches its maximum within a sequence (issue 33).
+    const sim = { minReadyScale: 0.001, hpaSyncMs: 200, hpaStabilizationScale: 0.02 };
+    const stack = await testStack({ regions: REGIONS, readyDelayMs: 40, sim, ctrl: { engine, recheckMs: 200, settings: CTRL_SETTINGS }, krane });
     const cfg = loadConfig(
       'ctrl',
       {
@@ -162,8 +169,10 @@ export class Driver {
     return { status: r.status, body: text ? JSON.parse(text) : null };
   }
 
-  create(strategy: unknown, image = 'nginx:1.27', environmentId = this.environmentId): Promise<Answer> {
-    return this.api('/v1/deployments', { image, regions: REGIONS, replicas: 1, environmentId, ...(strategy ? { strategy } : {}) });
+  /** A deployment of `image` in both regions: one replica, or 1-3 following CPU (`autoscaled`). */
+  create(strategy: unknown, image = 'nginx:1.27', environmentId = this.environmentId, autoscaled = false): Promise<Answer> {
+    const size = autoscaled ? { autoscaling: AUTOSCALING } : { replicas: 1 };
+    return this.api('/v1/deployments', { image, regions: REGIONS, ...size, environmentId, ...(strategy ? { strategy } : {}) });
   }
 
   readonly kraneDown = new Set<string>();
@@ -189,47 +198,31 @@ export class Driver {
     await this.stack.restartCtrl();
   }
 
-  /** Ready pods of `ids` per region, from each simulator's store (the truth krane reports from). */
-  readyPods(ids: readonly string[]): Record<string, Record<string, number>> {
-    const want = new Set(ids);
-    const out: Record<string, Record<string, number>> = {};
-    const POD = resourceForKind('v1', 'Pod')!;
-    for (const [region, r] of this.stack.regions) {
-      for (const pod of r.sim.sim.store.list(POD, undefined)) {
-        const id = (pod.metadata as { labels?: Record<string, string> }).labels?.['unkey.com/deployment.id'];
-        if (!id || !want.has(id) || !isPodReady(pod as never) || (pod.metadata as { deletionTimestamp?: string }).deletionTimestamp) continue;
-        (out[id] ??= {})[region] = (out[id]![region] ?? 0) + 1;
-      }
-    }
-    return out;
+  /** The rules' snapshot of the sequence's environment (observe.ts). */
+  snapshot(m: Model): Promise<Snapshot> {
+    return readSnapshot(this.stack, this.environmentId, m, (query) => this.prom.answered(query).filter((v) => v !== null && v > MAX).length);
+  }
+
+  /** How the clusters differ from desired state of the sequence's environment (convergence.ts). */
+  async divergence(): Promise<string[]> {
+    const want = await readDesired(this.stack, this.environmentId);
+    return convergenceBreaks(want, readObjects(this.stack, this.environmentId));
+  }
+
+  /** Regions whose krane holds a GC pass for an operator's confirmation (its brake). */
+  async gcHeld(): Promise<string[]> {
+    return (await this.stack.db.sql<{ region: string }[]>`SELECT region FROM krane_gc_status WHERE held`).map((r) => r.region);
   }
 
   /**
-   * The routing table, the deployments and the regions in one repeatable-read transaction; the
-   * pods read before and after it, a pod counting as ready if it was either time (a pod becomes
-   * ready or goes away between two reads; neither may be blamed on the table).
+   * What an operator does when krane's GC brake holds (`unkey-infra krane gc --confirm`): a krane
+   * that restarted after its region's environment was deleted full-syncs and finds every object
+   * of it undesired, which in the model's small clusters is more than the brake's half.
    */
-  async snapshot(m: Model): Promise<Snapshot> {
-    const ids = m.deployments.map((d) => d.id);
-    const before = this.readyPods(ids);
-    const sql = this.stack.db.sql;
-    const read = await sql.begin('isolation level repeatable read read only', async (tx) => {
-      const [routes] = await tx<{ backends: { deploymentId: string; weight: number }[] }[]>`SELECT backends FROM environment_routes WHERE environment_id = ${this.environmentId}`;
-      const rows = await tx<{ id: string; status: string; desiredState: string; error: string | null }[]>`SELECT id, status, desired_state, error FROM deployments WHERE id = ANY(${ids}::text[])`;
-      const regions = await tx<{ region: string; status: string }[]>`SELECT region, status FROM region_liveness`;
-      return { routes, rows: [...rows], regions: [...regions] };
-    });
-    const afterPods = this.readyPods(ids);
-    const readyPods: Snapshot['readyPods'] = {};
-    for (const id of ids) for (const r of REGIONS) (readyPods[id] ??= {})[r] = Math.max(before[id]?.[r] ?? 0, afterPods[id]?.[r] ?? 0);
-    const failedChecks: Record<string, number> = {};
-    for (const d of m.deployments) failedChecks[d.query] = this.prom.answered(d.query).filter((v) => v !== null && v > MAX).length;
-    return {
-      table: (read.routes?.backends ?? []).map((b) => ({ deploymentId: b.deploymentId, weight: b.weight })),
-      deployments: Object.fromEntries(read.rows.map((r) => [r.id, { status: r.status, desiredState: r.desiredState, error: r.error }])),
-      readyPods,
-      failedChecks,
-      regionStatus: Object.fromEntries(read.regions.map((r) => [r.region, r.status])),
-    };
+  async confirmGc(region: string): Promise<number> {
+    const r = this.stack.regions.get(region)!;
+    const res = await fetch(`${r.krane.url}/gc/confirm`, { method: 'POST', headers: { authorization: `Bearer ${r.token}` }, signal: AbortSignal.timeout(CALL_DEADLINE_MS) });
+    if (!res.ok) throw new Error(`krane of ${region} refused the GC confirmation: ${res.status} ${await res.text()}`);
+    return ((await res.json()) as { approved: number }).approved;
   }
 }

@@ -6,9 +6,12 @@
 // snapshot of the real system against the rules. No I/O here: the driver (driver.ts) takes the
 // snapshots, the commands (commands.ts) feed both sides.
 //
-// The rules (issue 23's semantics, DESIGN section 11):
-//   traffic   weights sum to 100 (or the table is empty) and never name a deployment that is
-//             stopped, failed or rolled back; a share above 0 only for one ready in every region
+// The rules (issues 23 and 33, DESIGN section 11):
+//   traffic   traffic-rules.ts, shared with the chaos harness: weights sum to 100 (or the table
+//             is empty), every entry (not only the model's) names a deployment of the
+//             environment, none stopped, failed or rolled back; a share above 0 only for one
+//             ready in every region; at settle, each region's routes list exactly the ready
+//             pods of every entry with a share (an autoscaler's included)
 //   limit     a deployment whose failed checks reached failureLimit (over its whole analysis)
 //             never has 100% and never ends ready
 //   desired   the last accepted stop/start decides the desired state, whatever a walk was doing
@@ -17,7 +20,12 @@
 //             share never gets one
 //   stable    the stable of a canary or blue-green stays running and ready until the switch
 //   offline   no walk moves traffic forward while one of its regions is offline
-//   settle    every deployment reaches a terminal or steady state within a bound
+//   settle    every deployment reaches a terminal or steady state within a bound, and the
+//             clusters converge to desired state (convergence.ts), krane and ctrl restarts or not
+//   answer    every answer is one the model predicts (predict.ts): a 4xx only where it says so
+//   promote   a promote answered 200 moved all traffic to its target (unless another deploy
+//             was on its way); a rollback made a deployment of the target's spec and image
+//   deleted   once its environment is deleted, nothing of it runs or is on its way
 
 /** The defects issue 23 names, which these rules found on the code before branch a-lifecycle's
  *  fixes (merged). While false, the rules that only those defects break are reported, not
@@ -44,27 +52,38 @@ const STRICT_ENV = process.env.UNKEY_INFRA_MODEL_STRICT === '1';
 /** The issue's bound: an accepted abort puts all traffic back on the stable within 5 s. */
 export const ABORT_MS = 5_000;
 
+import { tableBreaks } from './traffic-rules';
+
 export type Kind = 'rolling' | 'canary' | 'blue-green';
+/** Autoscaled deployments (issue 33): none (a fixed replica), busy (the simulator's `cpuhot`
+ *  image, which its autoscaler scales to the maximum) or idle (`cpucold`, stays at the minimum). */
+export type Autoscale = 'none' | 'busy' | 'idle';
 export type Metric = 'good' | 'bad' | 'absent';
 export const TERMINAL = new Set(['ready', 'stopped', 'failed', 'rolled_back']);
-const NO_TRAFFIC = new Set(['stopped', 'failed', 'rolled_back']);
-
 export interface ModelDeployment {
   id: string;
   /** Position in the sequence's creates (for messages and the "newest" rule). */
   n: number;
+  /** The command number it was created at. */
+  createdAt: number;
   kind: Kind;
   failureLimit: number;
   /** The analysis query, unique per deployment, so the stand-in counts its failed checks. */
   query: string;
   /** The deployment serving 100% when this one was created (what an abort returns to). */
   stable: string | null;
-  /** The last accepted stop/start and the command number it was accepted at. */
-  desired: { state: 'running' | 'stopped'; at: number } | null;
+  /** The last accepted stop/start, the command number it was accepted at, and whether it
+   *  changed anything (a start of a running deployment decides nothing). */
+  desired: { state: 'running' | 'stopped'; at: number; changed?: boolean } | null;
   /** Command number of an accepted abort, the share the deployment had just before it, and
    *  whether its stable was serving then (without one a canary is a rolling deploy: an abort
    *  has nothing to return to, and the rules below do not judge it). */
   abort: { at: number; weightBefore: number; stableServing: boolean } | null;
+  /** Its image (what a rollback redeploys and a quarantine names). */
+  image: string;
+  autoscale: Autoscale;
+  /** A stop or start changed its desired state (its generation moved): no walk takes a command. */
+  generationMoved: boolean;
 }
 
 export interface Model {
@@ -73,19 +92,48 @@ export interface Model {
   deployments: ModelDeployment[];
   metric: Metric;
   offline: string[];
+  /** The sequence's environment was deleted (an accepted deletion). */
+  deleted: boolean;
 }
 
-export const initialModel = (): Model => ({ at: 0, deployments: [], metric: 'good', offline: [] });
+export const initialModel = (): Model => ({ at: 0, deployments: [], metric: 'good', offline: [], deleted: false });
+
+/** A deployment as a snapshot shows it; beyond the first three, what the newer rules read. */
+export interface DeploymentView {
+  status: string;
+  desiredState: string;
+  error: string | null;
+  environmentId?: string;
+  image?: string | null;
+  regions?: string[];
+  replicas?: number;
+  autoscaling?: { minReplicas: number; maxReplicas: number } | null;
+  rolledBackFrom?: string | null;
+  strategy?: string;
+  /** A topology of it is meant to run somewhere. */
+  topologyRunning?: boolean;
+}
 
 /** What the driver reads of the real system, all in one database snapshot except the pods. */
 export interface Snapshot {
+  /** The sequence's environment (absent in hand-made snapshots: every entry is taken as its). */
+  environmentId?: string;
   table: { deploymentId: string; weight: number }[];
-  deployments: Record<string, { status: string; desiredState: string; error: string | null }>;
+  /** The model's deployments and every deployment the table names (one missing: none such). */
+  deployments: Record<string, DeploymentView>;
   /** Ready pods per deployment per region, read from each region's simulator. */
   readyPods: Record<string, Record<string, number>>;
   /** Failed checks the stand-in Prometheus answered, per query. */
   failedChecks: Record<string, number>;
   regionStatus: Record<string, string>;
+  /** Milliseconds since each region's last sign of life (predict.ts#regionCertainty). */
+  regionAgeMs?: Record<string, number>;
+  /** Images quarantined in the environment. */
+  quarantined?: string[];
+  /** Sentinels of the environment with a deploy in progress (a deletion waits for them). */
+  sentinelsProgressing?: number;
+  /** The environment is deleted in the database. */
+  environmentDeleted?: boolean;
 }
 
 export interface Violation {
@@ -97,8 +145,8 @@ export interface Violation {
 
 export const tick = (m: Model): Model => ({ ...m, at: m.at + 1 });
 
-export function created(m: Model, d: Omit<ModelDeployment, 'desired' | 'abort' | 'n'>): Model {
-  return { ...m, deployments: [...m.deployments, { ...d, n: m.deployments.length, desired: null, abort: null }] };
+export function created(m: Model, d: Omit<ModelDeployment, 'desired' | 'abort' | 'n' | 'createdAt' | 'generationMoved' | 'image' | 'autoscale'> & Partial<Pick<ModelDeployment, 'image' | 'autoscale'>>): Model {
+  return { ...m, deployments: [...m.deployments, { image: 'nginx:1.27', autoscale: 'none', ...d, n: m.deployments.length, createdAt: m.at, desired: null, abort: null, generationMoved: false }] };
 }
 
 const update = (m: Model, id: string, f: (d: ModelDeployment) => ModelDeployment): Model => ({
@@ -106,7 +154,11 @@ const update = (m: Model, id: string, f: (d: ModelDeployment) => ModelDeployment
   deployments: m.deployments.map((d) => (d.id === id ? f(d) : d)),
 });
 
-export const desiredAccepted = (m: Model, id: string, state: 'running' | 'stopped'): Model => update(m, id, (d) => ({ ...d, desired: { state, at: m.at } }));
+/** An accepted stop or start; `changed`: it moved the desired state (and its generation). */
+export const desiredAccepted = (m: Model, id: string, state: 'running' | 'stopped', changed = true): Model =>
+  update(m, id, (d) => ({ ...d, desired: { state, at: m.at, changed }, generationMoved: d.generationMoved || changed }));
+
+export const environmentDeleted = (m: Model): Model => ({ ...m, deleted: true });
 
 type RunState = 'running' | 'stopped';
 /** An answer to a stop or start: its status, and (2xx) whether it changed anything and the generation. */
@@ -149,21 +201,53 @@ export const weightOf = (s: Snapshot, id: string) => s.table.find((b) => b.deplo
 
 // ---- the rules over one snapshot ----
 
+/** The traffic rules of traffic-rules.ts on the snapshot's table: every entry, the model's or not. */
 export function trafficViolations(s: Snapshot, regions: readonly string[]): Violation[] {
+  const env = s.environmentId ?? '(the environment)';
+  const facts = (id: string) => {
+    const d = s.deployments[id];
+    if (!d) return undefined;
+    const ready = Object.fromEntries((d.regions ?? regions).map((r) => [r, s.readyPods[id]?.[r] ?? 0]));
+    return { environmentId: d.environmentId ?? env, status: d.status, desiredState: d.desiredState, ready };
+  };
+  return tableBreaks(env, s.table, facts).map((b) => ({ rule: 'traffic', message: `[${b.rule}] ${b.message}` }));
+}
+
+/** Once its environment is deleted, nothing of it runs or is on its way (issue 33). */
+export function deletedViolations(m: Model, s: Snapshot): Violation[] {
+  if (!m.deleted) return [];
   const out: Violation[] = [];
-  const sum = s.table.reduce((n, b) => n + b.weight, 0);
-  if (s.table.length > 0 && sum !== 100) out.push({ rule: 'traffic', message: `weights sum to ${sum}: ${show(s.table)}` });
-  for (const b of s.table) {
-    const d = s.deployments[b.deploymentId];
-    if (!d) continue; // another environment's deployment cannot be here; the table is per environment
-    if (d.desiredState !== 'running' || NO_TRAFFIC.has(d.status)) {
-      out.push({ rule: 'traffic', message: `${b.deploymentId} (${d.status}, desired ${d.desiredState}) is in the table: ${show(s.table)}` });
-    } else if (b.weight > 0) {
-      const missing = regions.filter((r) => (s.readyPods[b.deploymentId]?.[r] ?? 0) < 1);
-      if (missing.length) out.push({ rule: 'traffic', message: `${b.deploymentId} has ${b.weight}% but no ready pod in ${missing.join(', ')}` });
+  if (s.environmentDeleted === false) out.push({ rule: 'deleted', message: `the deletion was answered 200, yet environment ${s.environmentId} is not deleted` });
+  for (const d of m.deployments) {
+    const r = s.deployments[d.id];
+    if (!r) continue;
+    if (r.topologyRunning || (r.desiredState === 'running' && ['pending', 'building', 'deploying', 'network'].includes(r.status))) {
+      out.push({ rule: 'deleted', message: `${d.id} of the deleted environment is ${r.status}, desired ${r.desiredState}${r.topologyRunning ? ', a topology running' : ''}` });
     }
   }
+  if (s.table.length > 0) out.push({ rule: 'deleted', message: `the deleted environment's table is ${s.table.map((b) => `${b.deploymentId}:${b.weight}`).join(', ')}` });
   return out;
+}
+
+/**
+ * A rollback made a new deployment of its target's spec and image (seed 001), rolling, in the
+ * target's environment, naming the target.
+ */
+export function rollbackViolations(target: DeploymentView & { id: string }, made: DeploymentView & { id: string }): Violation[] {
+  const want = { image: target.image, regions: target.regions, replicas: target.replicas, autoscaling: target.autoscaling ?? null, environmentId: target.environmentId, rolledBackFrom: target.id, strategy: 'rolling' };
+  const have = { image: made.image, regions: made.regions, replicas: made.replicas, autoscaling: made.autoscaling ?? null, environmentId: made.environmentId, rolledBackFrom: made.rolledBackFrom, strategy: made.strategy };
+  return JSON.stringify(want) === JSON.stringify(have) ? [] : [{ rule: 'promote', message: `rollback of ${target.id} made ${made.id} as ${JSON.stringify(have)}, not ${JSON.stringify(want)}` }];
+}
+
+/**
+ * A promote answered 200 (not handed to a walk) moved all traffic to its target, as the first
+ * snapshot after it shows, unless a deploy that was on its way before it took the table since.
+ */
+export function promoteViolations(id: string, before: Snapshot, after: Snapshot): Violation[] {
+  if (after.table.length === 1 && after.table[0]!.deploymentId === id && after.table[0]!.weight === 100) return [];
+  const onWay = Object.entries(before.deployments).filter(([x, d]) => x !== id && ['pending', 'building', 'deploying', 'network'].includes(d.status));
+  if (onWay.length > 0) return [];
+  return [{ rule: 'promote', message: `${id} was promoted (200), yet the table is ${after.table.map((b) => `${b.deploymentId}:${b.weight}`).join(', ') || 'empty'}` }];
 }
 
 export function limitViolations(m: Model, s: Snapshot): Violation[] {
@@ -190,6 +274,15 @@ export function desiredViolations(m: Model, s: Snapshot): Violation[] {
     // A later abort or a failing gate may stop it after a start; an earlier stop may not.
     if (d.desired.state === 'running' && real.desiredState === 'stopped' && /stopped by operator/.test(real.error ?? '') && !(d.abort && d.abort.at > d.desired.at)) {
       out.push({ rule: 'desired-overwritten', message: `${d.id}: a start was accepted last, yet the walk's rollback for an earlier stop left it ${real.status}, desired stopped` });
+    }
+    // Stopped with no reason after a start that changed it (issue 33, defect 6): only a walk that
+    // began after the start may stop it so (a canary's switch or a blue-green's scale-down of its
+    // stable); a blue-green's scale-down from before the start did it on main. A start of a
+    // running deployment decided nothing (the first version of this rule blamed a canary's
+    // switch on one: create(canary), start(#0)).
+    const replaced = m.deployments.some((x) => x.stable === d.id && x.kind !== 'rolling' && x.createdAt > d.desired!.at);
+    if (d.desired.state === 'running' && d.desired.changed !== false && real.desiredState === 'stopped' && real.status === 'stopped' && !real.error && !replaced) {
+      out.push({ rule: 'desired-overwritten', message: `${d.id}: a start was accepted last and no walk began since, yet it is stopped` });
     }
   }
   return out;
@@ -261,7 +354,7 @@ export function offlineViolations(m: Model, before: Snapshot, after: Snapshot, o
 
 /** Every rule that a single snapshot can judge. */
 export function snapshotViolations(m: Model, s: Snapshot, regions: readonly string[]): Violation[] {
-  return [...trafficViolations(s, regions), ...limitViolations(m, s), ...desiredViolations(m, s), ...abortViolations(m, s), ...stableViolations(m, s)];
+  return [...trafficViolations(s, regions), ...limitViolations(m, s), ...desiredViolations(m, s), ...abortViolations(m, s), ...stableViolations(m, s), ...deletedViolations(m, s)];
 }
 
 /** Deployments not yet terminal or steady (the settle rule's subjects). */
@@ -273,5 +366,3 @@ export function judged(vs: Violation[]): { failing: Violation[]; known: Violatio
   if (STRICT) return { failing: vs.filter((v) => !OPEN_DEFECT_RULES.has(v.rule)), known: vs.filter((v) => OPEN_DEFECT_RULES.has(v.rule)) };
   return { failing: vs.filter((v) => !KNOWN_DEFECT_RULES.has(v.rule)), known: vs.filter((v) => KNOWN_DEFECT_RULES.has(v.rule)) };
 }
-
-const show = (t: { deploymentId: string; weight: number }[]) => t.map((b) => `${b.deploymentId}:${b.weight}`).join(', ') || 'empty';

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { KraneSupervisor } from '../../src/modes/supervisor';
 import type { KraneHandle } from '../../src/modes/krane';
+import { until } from '../helpers/wait';
 
 interface Fake {
   closed: boolean;
@@ -13,16 +14,18 @@ interface Fake {
 }
 
 /** A supervisor whose starts are stand-ins; failNext(n) fails the next n starts, hold(p)
- *  holds each start until p settles. */
+ *  holds each start until p settles; entered() counts the starts begun (held ones too). */
 function harness() {
   const made: Fake[] = [];
   const current = new Map<string, KraneHandle>();
   let failures = 0;
+  let entered = 0;
   let gate: Promise<void> | undefined;
   const sup = new KraneSupervisor({
     logger: pino({ level: 'silent' }),
     replaced: (region, krane) => void current.set(region, krane),
     start: async (_region, onLostLease) => {
+      entered++;
       await gate;
       if (failures > 0) {
         failures--;
@@ -33,18 +36,14 @@ function harness() {
       return { close: async () => void (f.closed = true) } as unknown as KraneHandle;
     },
   });
-  return { sup, made, current, failNext: (n: number) => (failures = n), hold: (p: Promise<void>) => (gate = p) };
+  return { sup, made, current, entered: () => entered, failNext: (n: number) => (failures = n), hold: (p: Promise<void>) => (gate = p) };
 }
-
-const until = async (fn: () => boolean, what: string) => {
-  for (const t0 = Date.now(); !fn(); await new Promise((r) => setTimeout(r, 10))) if (Date.now() - t0 > 5_000) throw new Error(`${what} not met`);
-};
 
 test('a krane that lost its Lease is started again', async () => {
   const { sup, made, current } = harness();
   await sup.start('r');
   made[0]!.lose();
-  await until(() => current.has('r'), 'started again');
+  await until(() => current.has('r'), { what: 'started again', show: () => ({ made: made.length }) });
   assert.equal(made.length, 2);
   assert.equal(made[0]!.closed, false, 'the lost one closed itself; the supervisor only starts');
   await sup.close();
@@ -55,7 +54,7 @@ test('a restart whose starts fail is tried again with backoff until one succeeds
   await sup.start('r');
   failNext(2);
   made[0]!.lose();
-  await until(() => current.has('r'), 'started again');
+  await until(() => current.has('r'), { what: 'started again', show: () => ({ made: made.length }) });
   assert.equal(made.length, 2, 'two failed starts, then one krane');
   await sup.close();
 });
@@ -65,27 +64,31 @@ test('stop during the restart backoff: nothing starts, and settled() does not wa
   await sup.start('r');
   made[0]!.lose();
   sup.stop('r');
-  const t0 = Date.now();
-  await sup.settled('r');
-  assert.ok(Date.now() - t0 < 150, `settled took ${Date.now() - t0} ms`);
-  await new Promise((r) => setTimeout(r, 400));
+  let settled = false;
+  void sup.settled('r').then(() => (settled = true));
+  // The stop aborts the backoff's timer: settled() resolves on promise jobs alone, before any
+  // timer could fire (a backoff waited out would need one).
+  await new Promise((r) => setImmediate(r));
+  assert.ok(settled, 'settled() resolved without waiting for a timer');
+  // The restart has ended, so nothing can start any more.
   assert.equal(made.length, 1, 'no krane started after the stop');
   assert.equal(current.size, 0);
   await sup.close();
 });
 
 test('close while a restart is starting: the new krane is closed, never handed out, and close waits for it', async () => {
-  const { sup, made, current, hold } = harness();
+  const { sup, made, current, hold, entered } = harness();
   await sup.start('r');
   let open!: () => void;
   hold(new Promise<void>((r) => (open = r)));
   made[0]!.lose();
-  await new Promise((r) => setTimeout(r, 300)); // past the first backoff: the start is waiting at the gate
+  await until(() => entered() === 2, { what: 'the restart waiting at the gate', show: () => ({ entered: entered() }) });
   const closing = sup.close();
   open();
   await closing;
   assert.equal(current.size, 0, 'nothing replaced the stopped krane');
-  assert.ok(made.slice(1).every((f) => f.closed), 'a krane started during close was closed');
+  assert.equal(made.length, 2, 'the restart made its krane');
+  assert.equal(made[1]!.closed, true, 'a krane started during close was closed');
   await assert.rejects(sup.start('r'), /closing/);
 });
 

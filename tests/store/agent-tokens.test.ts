@@ -6,6 +6,7 @@ import { testDb } from '../helpers/db';
 import { runBundle } from '../helpers/bundle';
 import * as tokens from '../../src/store/agent-tokens';
 import { getFeedEpoch } from '../../src/store/system';
+import { load } from 'js-yaml';
 
 const db = await testDb();
 
@@ -41,6 +42,11 @@ test('ctrl tokens ls and ctrl tokens revoke ID, from the bundle', async () => {
   assert.equal(json.code, 0, json.stderr);
   const parsed = JSON.parse(json.stdout) as { id: string; revokedAt: string | null }[];
   assert.equal(parsed.find((t) => t.id === id)!.revokedAt, null);
+  const yaml = await runBundle(['ctrl', 'tokens', 'ls', '-o', 'yaml', '--database-url', db.url]);
+  assert.deepEqual(load(yaml.stdout), parsed, '-o yaml is the same list');
+  const bad = await runBundle(['ctrl', 'tokens', 'ls', '-o', 'xml', '--database-url', db.url]);
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /-o must be one of table, wide, json, yaml/);
 
   const revoke = await runBundle(['ctrl', 'tokens', 'revoke', id, '--database-url', db.url]);
   assert.equal(revoke.code, 0, revoke.stderr);

@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { assertEvery } from '../helpers/assert';
 import { emptyDb } from '../helpers/db';
 import { bundledMigrations, migrate, parseMigrations, pendingMigrations, MigrationError } from '../../src/store';
 import { createDb } from '../../src/store/db';
@@ -27,7 +28,7 @@ test('two runners started at once both succeed and apply each migration once', a
     const rows = await db.sql<{ version: number; n: number }[]>`
       SELECT version, count(*)::int AS n FROM schema_migrations GROUP BY version`;
     assert.equal(rows.length, bundledMigrations().length);
-    assert.ok(rows.every((r) => r.n === 1));
+    assertEvery(rows, (r) => r.n === 1);
   } finally {
     await Promise.all([a.end(), b.end()]);
   }

@@ -48,3 +48,28 @@ test('transactions begun while every connection is busy are reserved, and none i
     await sql.end({ timeout: 1 });
   }
 });
+
+// postgres.js 3.4.9 counts the rows of an answer in one variable per connection and resets it
+// only when a statement completes. A statement that sends rows and then fails (a division by
+// zero on the fourth row, a statement timeout, a refused value in a batch) never completes, so
+// the next answer on that connection is written from where the failed one stopped: leading
+// holes, a length that counts them, and no error. Found by the engine's group commit (a batch
+// refused after its first rows); porsager/postgres#1119 upstream.
+test('a statement that fails after sending rows leaves the next answer on its connection whole', async () => {
+  const sql = postgres(db.url, { max: 1, onnotice: () => {} });
+  try {
+    for (const pipelined of [false, true]) {
+      // One connection: the second statement runs on the one the first failed on, after it
+      // (sequential) or written behind it before its answer came (pipelined).
+      const failing = sql`SELECT i, 1 / (4 - i) AS boom FROM generate_series(1, 10) i`.execute();
+      const next = pipelined ? sql`SELECT x FROM generate_series(1, 5) x`.execute() : undefined;
+      await assert.rejects(failing, /division by zero/);
+      const rows = await (next ?? sql`SELECT x FROM generate_series(1, 5) x`);
+      const what = pipelined ? 'pipelined' : 'sequential';
+      assert.equal(rows.length, 5, `${what}: five rows, no holes before them`);
+      assert.deepEqual([...rows].map((r) => r?.x), [1, 2, 3, 4, 5], `${what}: each row where it belongs`);
+    }
+  } finally {
+    await sql.end({ timeout: 1 });
+  }
+});

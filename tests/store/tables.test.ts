@@ -1,5 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { until } from '../helpers/wait';
+import { assertEvery } from '../helpers/assert';
 import { testDb } from '../helpers/db';
 import { newId } from '../../src/ids';
 import { changes, cilium, deployments, domains, events, instances, sentinels, tenancy, topology, agentTokens, system } from '../../src/store';
@@ -101,7 +103,7 @@ test('topology: each write records exactly one outbox row in the same transactio
   assert.equal(stopped.length, 2);
   rows = await changes.listChangesFor(sql, 'deployment_topology', d.id);
   assert.equal(rows.length, 4);
-  assert.ok(rows.every((r) => /^\d+$/.test(r.txid)), 'txid is exposed as an exact decimal string');
+  assertEvery(rows, (r) => /^\d+$/.test(r.txid), 'txid is exposed as an exact decimal string');
   const t = await topology.getTopology(sql, d.id, 'us-east-1');
   assert.equal(t?.desiredStatus, 'stopped');
   assert.equal((await topology.listTopology(sql, d.id)).length, 2);
@@ -149,14 +151,16 @@ test('sentinels: ensure is idempotent per environment and region; desired and ob
   assert.equal(observed?.observedGeneration, 7);
   assert.equal(observed?.health, 'healthy');
   assert.equal((await changes.listChangesFor(sql, 'sentinel', a.sentinel.id)).length, 2, 'observed fields do not feed krane');
-  // Reports carry krane's observation time: one made earlier that reaches ctrl later (held on a
-  // slow link, retried after a lost answer) must not overwrite the newer one (chaos seed 48).
-  const newer = { ...obs, observedGeneration: 9, runningImage: 'sentinel:3', observedAt: 2_000.5 };
+  // Reports carry their order, { leaseEpoch, seq } (sql/0027): one made earlier that reaches ctrl
+  // later (held on a slow link, retried after a lost answer, from a leader that lost its Lease)
+  // must not overwrite the newer one (chaos seed 48, issue 33). Wall clocks order nothing.
+  const newer = { ...obs, observedGeneration: 9, runningImage: 'sentinel:3', order: { epoch: 1, seq: 2 }, observedAt: 1_000 };
   assert.equal((await sentinels.updateSentinelObserved(sql, a.sentinel.id, 'us-east-1', newer))?.observedGeneration, 9);
-  await sentinels.updateSentinelObserved(sql, a.sentinel.id, 'us-east-1', { ...obs, observedGeneration: 8, runningImage: 'sentinel:old', observedAt: 1_000 });
+  assert.equal(await sentinels.updateSentinelObserved(sql, a.sentinel.id, 'us-east-1', { ...obs, observedGeneration: 8, runningImage: 'sentinel:old', order: { epoch: 1, seq: 1 }, observedAt: 2_000 }), undefined);
   const kept = await sentinels.getSentinel(sql, a.sentinel.id);
   assert.equal(kept?.runningImage, 'sentinel:3', 'an older report does not overwrite a newer one');
-  assert.equal((await sentinels.updateSentinelObserved(sql, a.sentinel.id, 'us-east-1', { ...obs, observedGeneration: 10, observedAt: 3_000 }))?.observedGeneration, 10);
+  assert.equal((await sentinels.updateSentinelObserved(sql, a.sentinel.id, 'us-east-1', { ...obs, observedGeneration: 10, order: { epoch: 2, seq: 0 } }))?.observedGeneration, 10, 'a new leader starts its count again');
+  assert.equal((await sentinels.updateSentinelObserved(sql, a.sentinel.id, 'us-east-1', { ...obs, observedGeneration: 11, order: { epoch: 2, seq: 0 } }))?.observedGeneration, 11, 'the same order again is a retry');
 
   const listed = await sentinels.listSentinels(sql, { region: 'us-east-1' });
   assert.ok(listed.some((s) => s.id === a.sentinel.id));
@@ -288,8 +292,7 @@ test('batch reads for status reports: states of many deployments, many sentinels
       ]);
       await deployments.setDeploymentStatus(tx, b.id, 'ready');
     });
-    const end = Date.now() + 5000;
-    while (got.length < 3 && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
+    await until(() => got.length >= 3, { what: 'the three events', show: () => got });
     assert.deepEqual(
       got.map((e) => (e.type === 'deployment.status' ? `${e.deploymentId}:${e.status}` : `wave ${e.type === 'rollout.wave' ? e.wave : '?'}`)),
       ['wave 0', 'wave 1', `${b.id}:ready`],

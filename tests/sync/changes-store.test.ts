@@ -17,13 +17,13 @@ const db = await testDb({ isolated: true });
 async function settled(): Promise<void> {
   const [last] = await db.sql<{ txid: string; id: string }[]>`SELECT txid::text AS txid, id::text AS id FROM deployment_changes ORDER BY txid DESC, id DESC LIMIT 1`;
   if (!last) return;
-  const until = Date.now() + 20_000;
-  for (;;) {
-    const head = await changes.settledHead(db.sql);
-    if (head.txid === last.txid ? BigInt(head.id) >= BigInt(last.id) : BigInt(head.txid) > BigInt(last.txid)) return;
-    if (Date.now() > until) throw new Error('rows did not settle');
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  await waitFor(
+    async () => {
+      const head = await changes.settledHead(db.sql);
+      return head.txid === last.txid ? BigInt(head.id) >= BigInt(last.id) : BigInt(head.txid) > BigInt(last.txid);
+    },
+    { what: `rows up to ${last.txid}:${last.id} settled`, show: () => changes.settledHead(db.sql) },
+  );
 }
 
 test('settled reads wait for an older open transaction and then return both rows in (txid, id) order', async () => {
@@ -100,8 +100,7 @@ test('a stream whose cursor is older than the in-memory buffer is served from th
   for (let i = 0; i < 30; i++) ids.push(await deployTo(db.sql, 'us-east-1'));
   // Let the tailer read them all, so the buffer (5 entries) has moved far past the cursor.
   const [last] = await changes.listChangesFor(db.sql, 'deployment_topology', ids.at(-1)!);
-  const until = Date.now() + 20_000;
-  while (server.feed.tailer.buffer.head.id !== last!.id && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+  await waitFor(() => server.feed.tailer.buffer.head.id === last!.id, { what: 'the tailer read all 30', show: () => server.feed.tailer.buffer.head });
   assert.equal(server.feed.tailer.buffer.size, 5);
   const r = await readFeed(server.url, TOKENS['us-east-1'], { cursor, wait: '0.3' });
   assert.equal(r.status, 200);

@@ -62,8 +62,16 @@ test('16 concurrent writers × 5,000 changes with random transaction lengths and
   assert.equal(committed.size + rolledBack.size, total);
   assert.ok(rolledBack.size > 0 && committed.size > 0);
 
-  await waitFor(() => ctrl.current.size >= committed.size, 60_000, 'every committed change');
-  await sleep(300);
+  // Every committed change delivered with its own value (the condition itself, not a count and
+  // a pause after it).
+  const undelivered = () =>
+    [...committed]
+      .filter(([id, replicas]) => {
+        const s = ctrl.applied(`deployment_topology/${id}`);
+        return !(s && s.kind === 'deployment' && s.replicas === replicas);
+      })
+      .map(([id]) => id);
+  await waitFor(() => undelivered().length === 0, { what: 'every committed change delivered', show: () => undelivered().slice(0, 10) });
   const missing = [...committed.keys()].filter((id) => !ctrl.current.has(`deployment_topology/${id}`));
   assert.deepEqual(missing, [], 'every committed change delivered');
   for (const [id, replicas] of committed) {

@@ -1,5 +1,6 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { assertEvery } from '../helpers/assert';
 import { testDb } from '../helpers/db';
 import { upsertTopology, setTopologyStatus } from '../../src/store/topology';
 import { ensureSentinel, updateSentinelDesired } from '../../src/store/sentinels';
@@ -80,7 +81,7 @@ test('full sync lists every resource of the region, then incremental changes, he
   assert.equal(byId.get(sentinel.id).state.kind, 'sentinel');
   assert.equal(byId.get(sentinel.id).state.namespace, 'sentinel');
   assert.equal(byId.get('cnp-a').state.kind, 'cilium_network_policy');
-  assert.ok(snap.every((l) => l.resource.region === 'us-east-1'), 'no other region in the snapshot');
+  assertEvery(snap, (l) => l.resource.region === 'us-east-1', 'no other region in the snapshot');
   const rest = lines.slice(endIdx + 1);
   // Rows not yet settled when the snapshot was taken (another database's open transaction can
   // hold back the cluster-wide xmin) come again after snapshot_end: harmless duplicates.

@@ -1,6 +1,5 @@
 // Shared fixtures for the change-feed tests: a real ctrl HTTP server with the feed mounted, a
 // recording controller, and writers that go through the store's desired-state functions.
-import { until as poll } from '../helpers/wait';
 import type { AddressInfo } from 'node:net';
 import postgres from 'postgres';
 import { AgentAuth, buildCtrlApp } from '../../src/http';
@@ -138,11 +137,9 @@ export function countingDb(url: string): { sql: Sql; count: () => number } {
   return { sql, count: () => n };
 }
 
-export async function waitFor(cond: () => boolean | Promise<boolean>, timeoutMs = 10_000, what = 'condition'): Promise<void> {
-  await poll(cond, timeoutMs, what, 10);
-}
-
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** The one poller (tests/helpers/wait.ts), re-exported under the name these tests import;
+ *  `sleep` paces load loops (never orders events). */
+export { waitFor, pause as sleep } from '../helpers/wait';
 
 /** Reads a whole (short) feed response as parsed lines. */
 export async function readFeed(url: string, token: string, query: Record<string, string>): Promise<{ status: number; lines: any[]; body: string }> {

@@ -285,3 +285,27 @@ test('a 503 with Retry-After (full-sync slots busy) is back-pressure: waited out
   assert.equal(w.stats.failures, 0);
   await w.stop();
 });
+
+test('a handler failing just after the whole response arrived ends the stream quietly: the abort never reaches the pooled socket', async () => {
+  // The response (kept alive, as through a proxy) ends in the chunk that carries the one
+  // incremental event, and its handler fails at once. The failure aborts the request; Node's
+  // own abort then destroyed the socket the response had just left for the keep-alive pool,
+  // whose error had no listener: an uncaught exception, which ends krane. Found by
+  // tests/sync/handover-model.test.ts.
+  const change = JSON.stringify({ ...JSON.parse(applyLine('late')), cursor: 'e:2:1' });
+  const fake = await fakeCtrl(['{"type":"snapshot_begin"}', '{"type":"snapshot_end","cursor":"e:1:1","count":0}', change, '{"type":"end","cursor":"e:2:1"}', ''].join('\n'));
+  const ctrl = new RecordingController();
+  ctrl.hook = (_op, ref) => {
+    if (ref.id === 'late') throw new Error('api server unavailable');
+  };
+  const uncaught: Error[] = [];
+  const onUncaught = (err: Error) => void uncaught.push(err);
+  process.on('uncaughtException', onUncaught);
+  after(() => void process.off('uncaughtException', onUncaught));
+  const w = watcher(fake.url, ctrl, { retries: 0 });
+  w.start();
+  await waitFor(() => w.stats.failures >= 1, 5_000, 'the stream failing on the handler');
+  await w.stop();
+  assert.deepEqual(uncaught.map((e) => e.message), []);
+  assert.equal(w.cursor, 'e:1:1', 'the cursor stays before the failed event');
+});

@@ -2,6 +2,7 @@
 // the invocation, no traceparent on the outbox row or on the NDJSON change line, traceId null.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { assertEvery } from '../helpers/assert';
 import { deploymentsOf, testStack } from '../helpers/stack';
 
 const stack = await testStack({ regions: ['us-east-1'] });
@@ -24,5 +25,5 @@ test('with tracing off a deploy stores no trace context anywhere and shows trace
   const r = await fetch(`${stack.ctrl.url}/v1/cluster/changes?wait=1`, { headers: { authorization: `Bearer ${stack.regions.get('us-east-1')!.token}` } });
   const lines = (await r.text()).trim().split('\n').map((l) => JSON.parse(l));
   assert.ok(lines.some((l) => l.type === 'change' && l.resource.id === id));
-  assert.ok(lines.every((l) => !('traceparent' in l)));
+  assertEvery(lines, (l) => !('traceparent' in l));
 });

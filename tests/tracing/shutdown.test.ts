@@ -2,6 +2,7 @@
 // shutdown nor eat the pod's termination grace (src/tracing/provider.ts).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { within } from '../helpers/wait';
 
 test('shutdown with the collector down neither fails nor hangs: the spans are dropped and said so', async () => {
   const { startTracing, activeTracer } = await import('../../src/tracing/provider');
@@ -12,8 +13,7 @@ test('shutdown with the collector down neither fails nor hangs: the spans are dr
   const port = (silent.address() as import('node:net').AddressInfo).port;
   const h = startTracing({ serviceName: 'test', endpoint: `http://127.0.0.1:${port}` });
   activeTracer()!.tracer.startSpan('lost').end();
-  const t0 = Date.now();
-  await h.shutdown();
-  assert.ok(Date.now() - t0 < 5_000, `shutdown took ${Date.now() - t0} ms`);
+  // Ending at all is the claim (a hang is the failure): within() fails it at the safety net.
+  await within(h.shutdown(), 'the tracing shutdown');
   silent.close();
 });

@@ -3,10 +3,10 @@
 // stable in one region is rolled back, and its page plots both series per region with each
 // region's verdict and reason (the bad region fail, the other pass or inconclusive).
 // Page-side expressions are strings: this file is checked without the DOM library.
-import { test } from 'node:test';
+import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { testStack, deploymentsOf } from '../helpers/stack';
-import { noisy, startSeriesPrometheus } from '../helpers/prometheus-series';
+import { noisy, startStandInPrometheus } from '../helpers/prometheus-stand-in';
 import { buildWebView, launchBrowser, openPage, screenshot, signedIn, visible } from './browser';
 
 buildWebView();
@@ -14,7 +14,8 @@ const stack = await testStack({ ctrl: { settings: { outboundAllow: '127.0.0.1' }
 const browser = await launchBrowser();
 const BOTH = ['us-east-1', 'eu-west-1'];
 let canaryId = '';
-const prom = await startSeriesPrometheus((s, t) => noisy(s.deployment === canaryId && s.region === 'eu-west-1' ? 0.03 : 0.01, `${s.deployment}/${s.region}`, t));
+const prom = await startStandInPrometheus(null, { series: (s, t) => noisy(s.deployment === canaryId && s.region === 'eu-west-1' ? 0.03 : 0.01, `${s.deployment}/${s.region}`, t) });
+after(() => prom.close());
 const { create, status } = deploymentsOf(stack, BOTH, 60_000);
 
 test("a rolled-back canary's page plots both series per region with the verdicts and reasons", async () => {
@@ -43,6 +44,11 @@ test("a rolled-back canary's page plots both series per region with the verdicts
     }
   }
   assert.notEqual(await page.locator('[data-testid="judgement"][data-region="us-east-1"]').getAttribute('data-verdict'), 'fail');
+  // Each check's estimate and intervals over time against the tolerance (issue 37): the last one failed, above the tolerance line.
+  const trail = eu.locator('[data-testid="shift-chart"]');
+  assert.ok(Number(await trail.getAttribute('data-points')) >= 1, 'checks plotted');
+  assert.equal(await eu.locator('[data-testid="shift-check"]').last().getAttribute('data-verdict'), 'fail');
+  assert.match((await trail.locator('[data-testid="shift-tolerance"] title').textContent()) ?? '', /^tolerance 1\.1×$/);
   await page.getByRole('heading', { name: 'Canary judgement' }).scrollIntoViewIfNeeded();
   await screenshot(page, 'canary-judgement');
   assert.deepEqual(problems, []);

@@ -5,6 +5,7 @@
 // the interleaving that used to leave a live region announced offline until the next tick.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { until } from '../helpers/wait';
 import { pino } from 'pino';
 import { testDb } from '../helpers/db';
 import { agentTokens } from '../../src/store';
@@ -51,11 +52,11 @@ test('a tick does not announce offline over a heartbeat that committed after its
 
 /** Positive evidence that another session waits on a row lock (the tick's UPDATE). */
 async function waitForLockWait(): Promise<void> {
-  const until = Date.now() + 10_000;
-  while (Date.now() < until) {
-    const [r] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`;
-    if (r!.n > 0) return;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error('the tick never waited on the heartbeat\'s row lock');
+  await until(
+    async () => {
+      const [r] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`;
+      return r!.n > 0;
+    },
+    { what: "the tick waiting on the heartbeat's row lock" },
+  );
 }

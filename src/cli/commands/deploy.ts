@@ -2,6 +2,7 @@
 // to ready or failed. Without --regions ctrl decides: the environment's regions, else its
 // --default-regions (in `dev`, every region of the local stack).
 import type { ClientFlags } from '../client';
+import type { BodyOf } from '../api-paths';
 import { usageError, EXIT_OK } from '../errors';
 import type { CommandContext } from './context';
 import { followDeployment } from './follow';
@@ -140,12 +141,13 @@ export async function deployCommand(o: DeployOptions, ctx: CommandContext): Prom
   };
   const strategy = strategyFromFlags(o);
   if (strategy) Object.assign(body, { strategy });
+  // The flags' values go as given: ranges and names are the API's to judge (its 400 names them).
   // Retried through a failover: the key makes a repeat answer with the deployment the first call made.
-  const created = await client.post<{ id: string; status: string; regions?: string[]; version?: string }>('/v1/deployments', body, { retry: true, idempotencyKey: newIdempotencyKey() });
+  const created = await client.post('/v1/deployments', { body: body as BodyOf<'/v1/deployments', 'post'>, retry: true, idempotencyKey: newIdempotencyKey() });
   if (!o.wait) {
     ctx.io.out(o.json ? `${JSON.stringify(created, null, 2)}\n` : `${created.id}\n`);
     return EXIT_OK;
   }
-  if (!o.json) ctx.io.out(`created deployment ${created.id} (${(created.regions ?? o.regions ?? []).join(', ')})${created.version ? `, version ${created.version}` : ''}\n`);
+  if (!o.json) ctx.io.out(`created deployment ${created.id} (${created.regions.join(', ')}), version ${created.version}\n`);
   return followDeployment(ctx, client, created.id, { json: Boolean(o.json), timeoutMs: o.timeout });
 }

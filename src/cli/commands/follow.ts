@@ -17,7 +17,8 @@ export function progressPrinter(io: Io, elapsed: () => number): (s: ProgressStat
     if (io.isTTY) {
       const lines = progressLines(s, { withBars: true, elapsedMs: elapsed() }).map((l) => l.slice(0, Math.max(20, io.columns - 1)));
       // ESC[nF moves to the start of the line n lines up, ESC[J clears from there down.
-      io.out(`${drawn ? `\x1b[${drawn}F\x1b[J` : ''}${lines.join('\n')}\n`);
+      if (drawn) io.control(`\x1b[${drawn}F\x1b[J`);
+      io.out(`${lines.join('\n')}\n`);
       drawn = lines.length;
       return;
     }

@@ -1,21 +1,14 @@
 // `unkey-infra keys create|ls|revoke` and `unkey-infra audit ls`: scoped API keys and the audit
 // trail over /v1/keys and /v1/audit. A created key is printed once; ctrl keeps only its hash.
 import { CliError, EXIT_OK } from '../errors';
-import { clip, table } from '../render';
+import { auditColumns, keyColumns } from '../columns';
+import { printList, type ListFlags } from './list';
+import type { BodyOf } from '../api-paths';
 import type { CommandContext } from './context';
 import type { JsonFlag } from './deployments';
 
 const printJson = (ctx: CommandContext, value: unknown) => ctx.io.out(`${JSON.stringify(value, null, 2)}\n`);
 
-interface KeyView {
-  id: string;
-  name: string;
-  scope: { workspaceId: string; projectId: string | null; environmentId: string | null };
-  permissions: string[];
-  expiresAt: string | null;
-  createdAt: string;
-  revokedAt: string | null;
-}
 
 /** `--scope WORKSPACE[/PROJECT[/ENVIRONMENT]]` → the API's scope object. */
 export function parseScope(value: string): { workspaceId: string; projectId?: string; environmentId?: string } {
@@ -32,7 +25,8 @@ export async function keysCreate(o: JsonFlag & { scope: string; permissions: str
     permissions: o.permissions,
     ...(o.expiresIn ? { expiresAt: new Date(ctx.now() + o.expiresIn).toISOString() } : {}),
   };
-  const r = await (await ctx.client(o)).post<KeyView & { key: string }>('/v1/keys', body);
+  // Permission names go as given: the API names any it does not know.
+  const r = await (await ctx.client(o)).post('/v1/keys', { body: body as BodyOf<'/v1/keys', 'post'> });
   if (o.json) {
     printJson(ctx, r);
     return EXIT_OK;
@@ -43,49 +37,25 @@ export async function keysCreate(o: JsonFlag & { scope: string; permissions: str
   return EXIT_OK;
 }
 
-export async function keysLs(o: JsonFlag, ctx: CommandContext): Promise<number> {
-  const r = await (await ctx.client(o)).get<{ keys: KeyView[] }>('/v1/keys');
-  if (o.json) printJson(ctx, r);
-  else if (r.keys.length === 0) ctx.io.out('no keys\n');
-  else {
-    const scope = (s: KeyView['scope']) => [s.workspaceId, s.projectId, s.environmentId].filter(Boolean).join('/');
-    ctx.io.out(table(['ID', 'NAME', 'SCOPE', 'PERMISSIONS', 'EXPIRES', 'REVOKED'], r.keys.map((k) => [k.id, clip(k.name, 30), scope(k.scope), k.permissions.join(','), k.expiresAt ?? '-', k.revokedAt ?? '-'])));
-  }
-  return EXIT_OK;
+export async function keysLs(o: ListFlags, ctx: CommandContext): Promise<number> {
+  const client = await ctx.client(o);
+  return printList(ctx, client, o, { fetch: () => client.get('/v1/keys'), rows: (r) => r.keys, columns: keyColumns, empty: 'no keys' });
 }
 
 export async function keysRevoke(id: string, o: JsonFlag, ctx: CommandContext): Promise<number> {
-  const r = await (await ctx.client(o)).request<{ id: string }>('DELETE', `/v1/keys/${encodeURIComponent(id)}`);
+  const r = await (await ctx.client(o)).delete('/v1/keys/{id}', { path: { id } });
   if (o.json) printJson(ctx, r);
   else ctx.io.out(`revoked ${r.id}\n`);
   return EXIT_OK;
 }
 
-interface AuditEntry {
-  id: string;
-  at: string;
-  actor: { type: string; id: string | null };
-  action: string;
-  target: string | null;
-  outcome: string;
-  sourceIp: string | null;
-}
-
-export async function auditLs(o: JsonFlag & { actor?: string; target?: string; action?: string; since?: string; limit?: number; cursor?: string }, ctx: CommandContext): Promise<number> {
-  const r = await (await ctx.client(o)).get<{ entries: AuditEntry[]; next: string | null }>('/v1/audit', {
-    actor: o.actor,
-    target: o.target,
-    action: o.action,
-    since: o.since,
-    limit: o.limit,
-    cursor: o.cursor,
+export async function auditLs(o: ListFlags & { actor?: string; target?: string; action?: string; since?: string; limit?: number; cursor?: string }, ctx: CommandContext): Promise<number> {
+  const client = await ctx.client(o);
+  return printList(ctx, client, o, {
+    fetch: () => client.get('/v1/audit', { query: { actor: o.actor, target: o.target, action: o.action, since: o.since, limit: o.limit, cursor: o.cursor } }),
+    rows: (r) => r.entries,
+    columns: auditColumns,
+    empty: 'no audit entries',
+    footer: (r) => (r.next ? `more: --cursor ${r.next}\n` : ''),
   });
-  if (o.json) printJson(ctx, r);
-  else if (r.entries.length === 0) ctx.io.out('no audit entries\n');
-  else {
-    const rows = r.entries.map((e) => [e.at, `${e.actor.type}:${e.actor.id ?? '-'}`, e.action, e.target ?? '-', e.outcome, e.sourceIp ?? '-']);
-    ctx.io.out(table(['AT', 'ACTOR', 'ACTION', 'TARGET', 'OUTCOME', 'SOURCE'], rows));
-    if (r.next) ctx.io.out(`more: --cursor ${r.next}\n`);
-  }
-  return EXIT_OK;
 }

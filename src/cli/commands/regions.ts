@@ -1,53 +1,26 @@
 // `unkey-infra regions ls`: every region with its agent's status, last sign of life, lag,
 // leader, the drift its krane healed and the desired states its cluster refused, each with the
-// reason under the table (GET /v1/regions). --json prints the API's answer unchanged.
-import { EXIT_OK } from '../errors';
-import { age, table } from '../render';
+// reason under the table (GET /v1/regions). -o json|yaml prints the API's answer unchanged;
+// --watch follows region.status events.
+import type { RegionView } from '../api.gen';
+import { regionColumns } from '../columns';
 import type { CommandContext } from './context';
-import type { JsonFlag } from './deployments';
+import { printList, type ListFlags } from './list';
 
-/** One region as GET /v1/regions returns it (src/workflow/regions.ts#RegionView). */
-export interface RegionView {
-  name: string;
-  status: 'online' | 'offline' | 'never_seen';
-  lastSeenAt: string | null;
-  agent: { id: string | null; version: string | null; leader: boolean };
-  lag: { changes: number; seconds: number };
-  lastFullSyncAt: string | null;
-  objects: Record<string, number>;
-  /** Absent from a ctrl older than issue 24. */
-  drift?: { repaired: number; lastAt: string | null; lastObject: string | null };
-  failures?: { resourceType: string; resourceId: string; code: string; reason: string; failedAt: string }[];
+/** The refusals under the table, one line each with its reason. */
+export function failureLines(list: RegionView[]): string {
+  const reasons = list.flatMap((r) => r.failures.map((f) => `${r.name}: ${f.resourceType}/${f.resourceId} ${f.code}: ${f.reason}`));
+  return reasons.length ? `\nfailures:\n${reasons.map((l) => `  ${l}`).join('\n')}\n` : '';
 }
 
-function driftCell(d: RegionView['drift'], now: number): string {
-  if (!d) return '-';
-  if (d.repaired === 0) return '0';
-  return `${d.repaired} (last ${d.lastObject ?? '?'} ${age(d.lastAt, now)})`;
-}
-
-export function regionsTable(list: RegionView[], now: number): string {
-  if (list.length === 0) return 'no regions (a region exists once it has an agent token: `unkey-infra ctrl tokens create --region R`)\n';
-  const rows = list.map((r) => [
-    r.name,
-    r.status,
-    age(r.lastSeenAt, now),
-    r.status === 'never_seen' ? '-' : `${r.lag.changes} changes / ${r.lag.seconds}s`,
-    r.agent.id ? `${r.agent.id}${r.agent.leader ? '' : ' (standby)'}` : '-',
-    r.agent.version ?? '-',
-    age(r.lastFullSyncAt, now),
-    driftCell(r.drift, now),
-    String(r.failures?.length ?? 0),
-  ]);
-  const reasons = list.flatMap((r) => (r.failures ?? []).map((f) => `${r.name}: ${f.resourceType}/${f.resourceId} ${f.code}: ${f.reason}`));
-  const out = table(['REGION', 'STATUS', 'LAST SEEN', 'LAG', 'LEADER', 'VERSION', 'LAST FULL SYNC', 'DRIFT REPAIRED', 'FAILURES'], rows);
-  return reasons.length ? `${out}\nfailures:\n${reasons.map((l) => `  ${l}`).join('\n')}\n` : out;
-}
-
-export async function regionsLs(o: JsonFlag, ctx: CommandContext): Promise<number> {
+export async function regionsLs(o: ListFlags, ctx: CommandContext): Promise<number> {
   const client = await ctx.client(o);
-  const list = await client.get<RegionView[]>('/v1/regions');
-  if (o.json) ctx.io.out(`${JSON.stringify(list, null, 2)}\n`);
-  else ctx.io.out(regionsTable(list, ctx.now()));
-  return EXIT_OK;
+  return printList(ctx, client, o, {
+    fetch: () => client.get('/v1/regions'),
+    rows: (list) => list,
+    columns: regionColumns,
+    empty: 'no regions (a region exists once it has an agent token: `unkey-infra ctrl tokens create --region R`)',
+    footer: failureLines,
+    watch: { events: 'region', key: (r) => r.name, item: (r) => r },
+  });
 }

@@ -3,30 +3,18 @@
 // `rollout.wave` event triggers a fresh read (a periodic read backs the socket up, and a lost
 // socket is said once on stderr), and the per-wave view is redrawn in place on a terminal,
 // appended when it changed otherwise.
-import { EXIT_FAILED, EXIT_OK } from '../errors';
+import { CliError, EXIT_FAILED, EXIT_OK } from '../errors';
+import type { RolloutCurrent, RolloutView } from '../api.gen';
 import type { CommandContext } from './context';
 import { fallbackNotice } from './follow';
 import { openLive } from '../live';
 import { DEFAULT_WATCH } from '../watch';
 import type { JsonFlag } from './deployments';
 
-export interface RolloutView {
-  state: string;
-  image?: string;
-  currentWave?: number;
-  succeeded?: number;
-  failed?: number;
-  /** Already on the image when the rollout started. */
-  skipped?: number;
-  /** Skipped because their region was offline. */
-  skippedOffline?: number;
-  reverted?: number;
-  waves?: { index: number; total: number; succeeded: number; failed: number; skipped: number; pending: number }[];
-  succeededIds?: string[];
-  failedIds?: string[];
-  skippedIds?: string[];
-  /** Wave and reason of the failed and skipped sentinels listed (the API's first page of each). */
-  notes?: Record<string, { wave: number; reason?: string }>;
+/** The current rollout without ?list= (the API answers one outcome's page only when asked). */
+function asView(r: RolloutCurrent): RolloutView {
+  if ('state' in r) return r;
+  throw new CliError('ERR_CLI_BAD_RESPONSE', 'ctrl answered the current rollout with a page of ids');
 }
 
 /** Backstop re-read while watching, in case an event was missed (ctx.watch.pollMs overrides). */
@@ -67,10 +55,8 @@ export function renderRollout(r: RolloutView): string {
 
 export async function rolloutStart(o: JsonFlag & { image: string; waves?: number[]; slackWebhook?: string }, ctx: CommandContext): Promise<number> {
   const client = await ctx.client(o);
-  const r = await client.post<{ state: string; waves: number[] }>('/v1/sentinel-rollouts', {
-    image: o.image,
-    ...(o.waves ? { wavePercentages: o.waves } : {}),
-    ...(o.slackWebhook ? { slackWebhookUrl: o.slackWebhook } : {}),
+  const r = await client.post('/v1/sentinel-rollouts', {
+    body: { image: o.image, ...(o.waves ? { wavePercentages: o.waves } : {}), ...(o.slackWebhook ? { slackWebhookUrl: o.slackWebhook } : {}) },
   });
   if (o.json) ctx.io.out(`${JSON.stringify(r, null, 2)}\n`);
   else {
@@ -82,7 +68,7 @@ export async function rolloutStart(o: JsonFlag & { image: string; waves?: number
 
 export async function rolloutStatus(o: JsonFlag & { watch?: boolean }, ctx: CommandContext): Promise<number> {
   const client = await ctx.client(o);
-  const read = () => client.get<RolloutView>('/v1/sentinel-rollouts/current');
+  const read = async () => asView(await client.get('/v1/sentinel-rollouts/current'));
   let r = await read();
   if (!o.watch || !ACTIVE.has(r.state)) {
     ctx.io.out(o.json ? `${JSON.stringify(r, null, 2)}\n` : renderRollout(r));
@@ -92,7 +78,7 @@ export async function rolloutStatus(o: JsonFlag & { watch?: boolean }, ctx: Comm
   const draw = () => {
     const text = o.json ? `${JSON.stringify(r)}\n` : renderRollout(r);
     if (text === drawn) return;
-    if (ctx.io.isTTY && drawn && !o.json) ctx.io.out(`\x1b[${drawn.split('\n').length - 1}A\x1b[J`);
+    if (ctx.io.isTTY && drawn && !o.json) ctx.io.control(`\x1b[${drawn.split('\n').length - 1}A\x1b[J`);
     ctx.io.out(text);
     drawn = text;
   };
@@ -108,7 +94,9 @@ export async function rolloutStatus(o: JsonFlag & { watch?: boolean }, ctx: Comm
     onLost: (reason) => ctx.io.err(fallbackNotice(reason, pollMs)),
   });
   try {
-    while (ACTIVE.has(r.state)) {
+    // Until the rollout stops rolling, or the user interrupts.
+    ctx.signal.addEventListener('abort', () => wake?.(), { once: true });
+    while (ACTIVE.has(r.state) && !ctx.signal.aborted) {
       if (!missed) {
         await new Promise<void>((resolve) => {
           const timer = setTimeout(() => wake!(), pollMs);
@@ -119,6 +107,7 @@ export async function rolloutStatus(o: JsonFlag & { watch?: boolean }, ctx: Comm
           };
         });
       }
+      if (ctx.signal.aborted) break;
       missed = false;
       r = await read();
       draw();
@@ -132,7 +121,7 @@ export async function rolloutStatus(o: JsonFlag & { watch?: boolean }, ctx: Comm
 export async function rolloutAction(action: 'resume' | 'cancel' | 'rollback', o: JsonFlag, ctx: CommandContext): Promise<number> {
   const client = await ctx.client(o);
   // Cancel waits for the running wave and rollback for every revert: no client-side timeout.
-  const r = await client.post<{ state: string; reverted?: number }>(`/v1/sentinel-rollouts/current/${action}`, {}, { timeoutMs: 0 });
+  const r = await client.post(`/v1/sentinel-rollouts/current/${action}`, { timeoutMs: 0 });
   if (o.json) ctx.io.out(`${JSON.stringify(r, null, 2)}\n`);
   else ctx.io.out(`rollout ${action}: ${r.state}${r.reverted !== undefined ? `, ${r.reverted} sentinels reverted` : ''}\n`);
   return EXIT_OK;

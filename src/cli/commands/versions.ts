@@ -2,38 +2,27 @@
 // get|set` (issue 25): an environment's history, rollback by version, its quarantined images,
 // and a workspace's feature flags. Thin views over the API; --json prints its answer unchanged.
 import { EXIT_OK, usageError } from '../errors';
-import { age, clip, table } from '../render';
+import { table } from '../render';
+import { quarantineColumns, versionColumns } from '../columns';
+import { printList, type ListFlags } from './list';
 import type { CommandContext } from './context';
 import type { JsonFlag } from './deployments';
 import { followDeployment } from './follow';
 
-const env = (id: string | undefined) => `/v1/environments/${encodeURIComponent(id ?? 'default')}`;
+/** The environment a command names, `default` when it names none. */
+const env = (id: string | undefined) => ({ id: id ?? 'default' });
 const printJson = (ctx: CommandContext, value: unknown) => ctx.io.out(`${JSON.stringify(value, null, 2)}\n`);
 
-interface VersionRow {
-  version: string;
-  deploymentId: string;
-  image: string | null;
-  status: string;
-  createdAt: string;
-  rollbackOf: { deploymentId: string; version: string } | null;
-  rolledBackBy: { deploymentId: string; version: string }[];
-}
-
-export async function deploymentsVersions(o: JsonFlag & { environment?: string; limit?: number }, ctx: CommandContext): Promise<number> {
-  const r = await (await ctx.client(o)).get<{ versions: VersionRow[] }>(`${env(o.environment)}/versions`, { limit: o.limit });
-  if (o.json) printJson(ctx, r);
-  else if (r.versions.length === 0) ctx.io.out('no versions\n');
-  else {
-    const now = ctx.now();
-    ctx.io.out(
-      table(
-        ['VERSION', 'DEPLOYMENT', 'STATUS', 'IMAGE', 'CREATED', 'ROLLBACK OF', 'ROLLED BACK TO BY'],
-        r.versions.map((v) => [v.version, v.deploymentId, v.status, clip(v.image, 40), age(v.createdAt, now), v.rollbackOf?.version ?? '-', v.rolledBackBy.map((b) => b.version).join(',') || '-']),
-      ),
-    );
-  }
-  return EXIT_OK;
+export async function deploymentsVersions(o: ListFlags & { environment?: string; limit?: number }, ctx: CommandContext): Promise<number> {
+  const client = await ctx.client(o);
+  return printList(ctx, client, o, {
+    fetch: () => client.get('/v1/environments/{id}/versions', { path: env(o.environment), query: { limit: o.limit } }),
+    rows: (r) => r.versions,
+    columns: versionColumns,
+    empty: 'no versions',
+    // A version's status moves with its deployment's events.
+    watch: { events: 'deployment', key: (v) => v.deploymentId, item: (v) => v },
+  });
 }
 
 export async function deploymentsRollbackToVersion(
@@ -41,7 +30,7 @@ export async function deploymentsRollbackToVersion(
   ctx: CommandContext,
 ): Promise<number> {
   const client = await ctx.client(o);
-  const r = await client.post<{ id: string; version: string; rollbackOf: string }>(`${env(o.environment)}/rollback`, { version: o.toVersion, ...(o.force ? { force: true } : {}) });
+  const r = await client.post('/v1/environments/{id}/rollback', { path: env(o.environment), body: { version: o.toVersion, ...(o.force ? { force: true } : {}) } });
   if (!o.wait) {
     ctx.io.out(o.json ? `${JSON.stringify(r, null, 2)}\n` : `${r.id}\n`);
     return EXIT_OK;
@@ -50,23 +39,21 @@ export async function deploymentsRollbackToVersion(
   return followDeployment(ctx, client, r.id, { json: Boolean(o.json), timeoutMs: o.timeout });
 }
 
-interface Quarantined {
-  image: string;
-  reason: string;
-  deploymentId: string;
-  createdAt: string;
-}
-
-export async function quarantineLs(o: JsonFlag & { environment?: string }, ctx: CommandContext): Promise<number> {
-  const r = await (await ctx.client(o)).get<{ images: Quarantined[] }>(`${env(o.environment)}/quarantine`);
-  if (o.json) printJson(ctx, r);
-  else if (r.images.length === 0) ctx.io.out('no quarantined images\n');
-  else ctx.io.out(table(['IMAGE', 'DEPLOYMENT', 'SINCE', 'REASON'], r.images.map((q) => [q.image, q.deploymentId, age(q.createdAt, ctx.now()), clip(q.reason, 80)])));
-  return EXIT_OK;
+export async function quarantineLs(o: ListFlags & { environment?: string }, ctx: CommandContext): Promise<number> {
+  const client = await ctx.client(o);
+  return printList(ctx, client, o, {
+    fetch: () => client.get('/v1/environments/{id}/quarantine', { path: env(o.environment) }),
+    rows: (r) => r.images,
+    columns: quarantineColumns,
+    empty: 'no quarantined images',
+    // An image is quarantined as its deployment is rolled back (a deployment event); a release
+    // has no event and shows at the next periodic read.
+    watch: { events: 'deployment', key: (q) => q.image, item: (q) => q },
+  });
 }
 
 export async function quarantineRm(image: string, o: JsonFlag & { environment?: string }, ctx: CommandContext): Promise<number> {
-  const r = await (await ctx.client(o)).request<{ image: string }>('DELETE', `${env(o.environment)}/quarantine/${encodeURIComponent(image)}`);
+  const r = await (await ctx.client(o)).delete('/v1/environments/{id}/quarantine/{image}', { path: { ...env(o.environment), image } });
   if (o.json) printJson(ctx, r);
   else ctx.io.out(`released ${r.image}\n`);
   return EXIT_OK;
@@ -89,14 +76,14 @@ export function parseFeatureSettings(args: string[]): Record<string, boolean> {
 const showFeatures = (f: Record<string, boolean>) => table(['FEATURE', 'STATE'], Object.entries(f).map(([k, v]) => [k, v ? 'on' : 'off']));
 
 export async function featuresGet(workspace: string, o: JsonFlag, ctx: CommandContext): Promise<number> {
-  const r = await (await ctx.client(o)).get<{ features: Record<string, boolean> }>(`/v1/workspaces/${encodeURIComponent(workspace)}/features`);
+  const r = await (await ctx.client(o)).get('/v1/workspaces/{id}/features', { path: { id: workspace } });
   ctx.io.out(o.json ? `${JSON.stringify(r, null, 2)}\n` : showFeatures(r.features));
   return EXIT_OK;
 }
 
 export async function featuresSet(workspace: string, settings: string[], o: JsonFlag, ctx: CommandContext): Promise<number> {
   const body = parseFeatureSettings(settings);
-  const r = await (await ctx.client(o)).request<{ features: Record<string, boolean> }>('PUT', `/v1/workspaces/${encodeURIComponent(workspace)}/features`, { body });
+  const r = await (await ctx.client(o)).put('/v1/workspaces/{id}/features', { path: { id: workspace }, body });
   ctx.io.out(o.json ? `${JSON.stringify(r, null, 2)}\n` : showFeatures(r.features));
   return EXIT_OK;
 }

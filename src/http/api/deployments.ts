@@ -3,10 +3,10 @@
 // writes its audit row in its own transaction (the commands' `alongside`).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { notFound, validationError } from '../../errors';
-import { analysisChecks, autoscalers, deployments, domains, instances, quarantine, tenancy } from '../../store';
+import { analysisChecks, autoscalers, deployments, domains, instances, quarantine, sentinels, tenancy } from '../../store';
 import type { Deployment } from '../../store/deployments';
 import type { AnalysisCheckRow } from '../../store/analysis-checks';
-import { abortDeployment, changeDesiredState, createDeployment, destinationProblem, NO_OUTBOUND_ALLOW, promoteDeployment, rollbackDeployment, type OutboundPolicy, type Workflows } from '../../workflow';
+import { abortDeployment, changeDesiredState, createDeployment, destinationProblem, NO_OUTBOUND_ALLOW, promoteDeployment, rollbackDeployment, sentinelConverged, type OutboundPolicy, type Workflows } from '../../workflow';
 import type { Engine } from '../../workflow/engine';
 import { CreateDeploymentBody, IdParams, ListDeploymentsQuery, RollbackBody } from './schemas';
 import { parse } from './parse';
@@ -85,6 +85,13 @@ export function deploymentRoutes(deps: DeploymentRouteDeps) {
   const write = (action: string) => ({ config: { permission: 'deployments.write' as const, action } });
   const traffic = (action: string) => ({ config: { permission: 'traffic.write' as const, action } });
 
+  /** What is wrong with a gate's Prometheus URL for this caller; the allow list is the admin's. */
+  const gateProblem = async (url: string, admin: boolean, outbound: OutboundPolicy): Promise<string | null> => {
+    const problem = await destinationProblem(url, admin ? outbound : { ...outbound, allow: [] });
+    if (!problem || admin || (await destinationProblem(url, outbound))) return problem;
+    return 'is a host of --outbound-allow (the platform\'s network, whose Prometheus holds every workspace\'s series); only the admin token may aim a gate there, a key uses a public https Prometheus';
+  };
+
   return (app: FastifyInstance) => {
     app.post('/v1/deployments', write('deployment.create'), async (req, reply) => {
       const p = principalOf(req);
@@ -98,8 +105,14 @@ export function deploymentRoutes(deps: DeploymentRouteDeps) {
         throw validationError('invalid request body: replicas', [{ field: 'replicas', message: 'give replicas or autoscaling, not both (the autoscaler sets the replica count)' }]);
       }
       // ctrl will query this URL on the caller's behalf: only where the outbound policy allows.
+      // The hosts of --outbound-allow are the platform's own network: its Prometheus scrapes
+      // every workspace's sentinels and workloads, and a gate's query is the caller's PromQL,
+      // sent as it is (nothing can confine it to one workspace's series). So only the admin
+      // token aims a gate there; a key, always scoped to a workspace, uses a public https
+      // Prometheus of its own, and the allow list does not widen that.
       const prometheusUrl = body.strategy && 'analysis' in body.strategy ? body.strategy.analysis?.prometheus?.url : undefined;
-      const refused = prometheusUrl ? await destinationProblem(prometheusUrl, deps.outbound ?? NO_OUTBOUND_ALLOW) : null;
+      const outbound = deps.outbound ?? NO_OUTBOUND_ALLOW;
+      const refused = prometheusUrl ? await gateProblem(prometheusUrl, p.type === 'admin', outbound) : null;
       if (refused) throw validationError('invalid request body: strategy.analysis.prometheus.url', [{ field: 'strategy.analysis.prometheus.url', message: refused }]);
       // With an Idempotency-Key, a retried call answers with the deployment the first one made.
       const d = await once(sql, req, 'deployment.create', auditAlongside(req), (along) => createDeployment(cmd, body, null, along), (id) => own(req, id));
@@ -118,7 +131,7 @@ export function deploymentRoutes(deps: DeploymentRouteDeps) {
     app.get('/v1/deployments/:id', { config: { permission: 'deployments.read' } }, async (req) => {
       const { id } = parse(IdParams, req.params, 'params');
       const d = await own(req, id);
-      const [progress, inst, doms, invocations, liveness, checks, scalers, quarantined] = await Promise.all([
+      const [progress, inst, doms, invocations, liveness, checks, scalers, quarantined, snts] = await Promise.all([
         deployments.deploymentProgress(sql, id),
         instances.listInstances(sql, id),
         domains.listDomains(sql, { deploymentId: id }),
@@ -127,6 +140,7 @@ export function deploymentRoutes(deps: DeploymentRouteDeps) {
         analysisChecks.listChecks(sql, id),
         autoscalers.listAutoscalers(sql, id),
         d.image ? quarantine.findQuarantined(sql, d.environmentId, d.image) : Promise.resolve(undefined),
+        sentinels.listSentinels(sql, { environmentId: d.environmentId }),
       ]);
       const scaler = new Map(scalers.map((s) => [s.region, s]));
       // Per region with autoscaling: the bounds, the replicas the autoscaler last ran and wants.
@@ -148,6 +162,11 @@ export function deploymentRoutes(deps: DeploymentRouteDeps) {
         invocations: invocations.map((i) => ({ id: i.id, handler: i.handler, status: i.status, createdAt: i.createdAt })),
         // The evidence of each analysis verdict (issue 27), the newest 100, oldest first.
         analysis: { checks: checkViews(checks) },
+        // The environment's sentinels in the deployment's regions (seed 000): a deploy waits only
+        // for those it created, so one still converging (a fleet rollout's) shows here instead.
+        sentinels: snts
+          .filter((x) => d.regions.includes(x.region))
+          .map((x) => ({ id: x.id, region: x.region, image: x.image, runningImage: x.runningImage, deployStatus: x.deployStatus, health: x.health, converged: sentinelConverged(x) })),
       };
     });
 

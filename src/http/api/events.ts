@@ -10,9 +10,10 @@
 // never echoed back: the server selects `unkey-infra.events` when offered, otherwise nothing.
 // A key's socket carries only events of its scope (each event's deployment, sentinel or
 // environment is looked up once and remembered: scopes never change), `region.status` only with
-// regions.read, and no fleet rollout events; it is closed at once when the key is revoked.
+// regions.read, and no fleet rollout events; it is closed at once when the key is revoked or expires.
 //
-// Limits (SECURITY.md): EVENT_SOCKETS_PER_TOKEN sockets per credential (429 past it),
+// Limits (SECURITY.md): EVENT_SOCKETS_PER_TOKEN sockets per credential and
+// EVENT_SOCKETS_PER_WORKSPACE for all of a workspace's keys together (429 past either),
 // client messages up to EVENT_MAX_PAYLOAD_BYTES, and a ping every pingIntervalMs: a socket
 // whose pong has not come back by the next ping is dropped, so half-open connections (a
 // laptop closed, a NAT forgetting the flow) do not hold a slot for ever.
@@ -31,6 +32,7 @@ import { principalOf } from './scope';
 import { EventsQuery } from './schemas';
 import { parse } from './parse';
 import { tooSlow, type Backlog } from './slow-client';
+import { SocketQuota } from './socket-quota';
 
 export const EVENTS_PATH = '/v1/events';
 /** The neutral subprotocol the server selects (the web view offers it first). */
@@ -44,6 +46,11 @@ export const WS_TOKEN_PROTOCOL = 'base64url.bearer.';
  * pin thousands of sockets (each a fan-out target and a buffer) on one replica.
  */
 export const EVENT_SOCKETS_PER_TOKEN = 20;
+/**
+ * Live event sockets all keys of one workspace may hold on a replica: five keys' worth of the
+ * per-credential cap, so a tenant that mints keys gets no more of a replica's sockets than that.
+ */
+export const EVENT_SOCKETS_PER_WORKSPACE = 100;
 /** Client → server messages: clients send nothing we read; 64 KiB bounds what a frame costs. */
 export const EVENT_MAX_PAYLOAD_BYTES = 64 * 1024;
 /**
@@ -56,6 +63,7 @@ export const EVENT_PING_INTERVAL_MS = 30_000;
 export interface EventSocketOptions {
   pingIntervalMs?: number;
   socketsPerToken?: number;
+  socketsPerWorkspace?: number;
 }
 
 export interface EventHub {
@@ -90,29 +98,35 @@ export const selectProtocol = (offered: Set<string>): string | false => (offered
 /** Options for @fastify/websocket's ws server. */
 export const websocketServerOptions = { maxPayload: EVENT_MAX_PAYLOAD_BYTES, handleProtocols: selectProtocol };
 
-/** Scopes remembered by id (deployments, sentinels, environments): one lookup per id, not per event. */
+/** Scopes remembered by kind and id (deployments, sentinels, environments): one lookup per id, not per event. */
 const SCOPE_CACHE_MAX = 50_000;
-/** WebSocket close code for a revoked credential (4000-4999: the application's own). */
+/** WebSocket close code for a revoked or expired credential (4000-4999: the application's own). */
 const CLOSE_REVOKED = 4401;
 
 type ScopeRow = { workspaceId: string; projectId: string; environmentId: string };
 
-/** Whether a key may see an event; reads the scope of what it names (cached). */
+/**
+ * Whether a key may see an event; reads the scope of what it names (cached). The cache is keyed by
+ * kind and id: ids of different kinds live in different tables, and an environment sharing a
+ * deployment's id (made before chosen ids were checked, or by hand) must not lend the
+ * deployment its scope.
+ */
 function eventFilter(sql: Sql, cache: LRUCache<string, ScopeRow>) {
-  const scopeOf = async (id: string, env: boolean): Promise<ScopeRow | false> => {
-    const hit = cache.get(id);
+  const scopeOf = async (kind: 'deployment' | 'sentinel' | 'environment', id: string): Promise<ScopeRow | false> => {
+    const key = `${kind}:${id}`;
+    const hit = cache.get(key);
     if (hit) return hit;
-    const row = env ? await tenancy.getEnvironment(sql, id) : (await tenancy.scopesOf(sql, [id])).get(id);
+    const row = await tenancy.scopeOfKind(sql, kind, id);
     if (!row) return false;
     // Only what exists is remembered: a scope never changes, an absence may end.
     const v = { workspaceId: row.workspaceId, projectId: row.projectId, environmentId: row.environmentId };
-    cache.set(id, v);
+    cache.set(key, v);
     return v;
   };
   return async (p: Principal, e: LiveEvent): Promise<boolean> => {
     if (p.type === 'admin') return true;
     if (e.type === 'region.status') return can(p, 'regions.read');
-    const named = 'deploymentId' in e ? scopeOf(e.deploymentId, false) : 'sentinelId' in e ? scopeOf(e.sentinelId, false) : 'environmentId' in e ? scopeOf(e.environmentId, true) : null;
+    const named = 'deploymentId' in e ? scopeOf('deployment', e.deploymentId) : 'sentinelId' in e ? scopeOf('sentinel', e.sentinelId) : 'environmentId' in e ? scopeOf('environment', e.environmentId) : null;
     const s = named ? await named : false;
     return !!s && inScope(p, s);
   };
@@ -149,10 +163,12 @@ function heartbeat(intervalMs: number) {
 
 export function eventRoutes(deps: { hub: EventHub; keys?: KeyAuth; workflows: { commands: { sql: Sql } }; events?: EventSocketOptions }) {
   const allowed = eventFilter(deps.workflows.commands.sql, new LRUCache({ max: SCOPE_CACHE_MAX }));
-  const cap = deps.events?.socketsPerToken ?? EVENT_SOCKETS_PER_TOKEN;
-  const held = new Map<string, number>();
+  const quota = new SocketQuota({ perHolder: deps.events?.socketsPerToken ?? EVENT_SOCKETS_PER_TOKEN, perWorkspace: deps.events?.socketsPerWorkspace ?? EVENT_SOCKETS_PER_WORKSPACE });
+  const workspaceOf = (req: FastifyRequest) => {
+    const p = principalOf(req);
+    return p.type === 'key' ? p.scope.workspaceId : null;
+  };
   const pings = heartbeat(deps.events?.pingIntervalMs ?? EVENT_PING_INTERVAL_MS);
-  const full = (holder: string) => (held.get(holder) ?? 0) >= cap;
   return (app: FastifyInstance) => {
     app.addHook('onClose', async () => pings.stop());
     app.get(
@@ -163,17 +179,18 @@ export function eventRoutes(deps: { hub: EventHub; keys?: KeyAuth; workflows: { 
         // Validated before the upgrade, so a bad query or a full quota is a plain HTTP answer.
         preValidation: async (req) => {
           parse(EventsQuery, req.query, 'query');
-          if (full(holderOf(req))) throw new AppError('ERR_EVENTS_TOO_MANY_SOCKETS', `this credential holds ${cap} event sockets already; close one first`);
+          const refused = quota.refusal(holderOf(req), workspaceOf(req));
+          if (refused) throw new AppError('ERR_EVENTS_TOO_MANY_SOCKETS', refused);
         },
       },
       (socket: WebSocket, req) => {
         const holder = holderOf(req);
         // Two upgrades of one holder may both have passed preValidation.
-        if (full(holder)) {
-          socket.close(1013, 'too many event sockets for this credential');
+        if (quota.refusal(holder, workspaceOf(req))) {
+          socket.close(1013, 'too many event sockets for this credential or workspace');
           return;
         }
-        held.set(holder, (held.get(holder) ?? 0) + 1);
+        const unhold = quota.add(holder, workspaceOf(req));
         const q = parse(EventsQuery, req.query, 'query');
         const p = principalOf(req);
         // A reader that stays behind is cut, not one a burst left behind for a moment (slow-client.ts).
@@ -195,16 +212,15 @@ export function eventRoutes(deps: { hub: EventHub; keys?: KeyAuth; workflows: { 
             if (await allowed(p, e).catch(() => false)) send(e);
           });
         });
-        const revoke = p.type === 'key' && deps.keys ? deps.keys.hold(p.id, () => (socket.close(CLOSE_REVOKED, 'credential revoked'), setTimeout(() => socket.terminate(), 1_000).unref())) : () => {};
+        const revoke =
+          p.type === 'key' && deps.keys ? deps.keys.hold(p.id, (why) => (socket.close(CLOSE_REVOKED, `credential ${why}`), setTimeout(() => socket.terminate(), 1_000).unref()), p.expiresAt) : () => {};
         let released = false;
         const release = () => {
           unsubscribe();
           if (released) return;
           released = true;
           revoke();
-          const n = (held.get(holder) ?? 1) - 1;
-          if (n > 0) held.set(holder, n);
-          else held.delete(holder);
+          unhold();
         };
         socket.on('close', release);
         socket.on('error', release);

@@ -3,14 +3,18 @@
 // tenancy, keys, the audit trail, and the OpenAPI document. Bodies, queries and params are
 // validated with the zod schemas in schemas.ts before any handler writes: a 400 names every bad
 // field. Long-running work is handed to workflows (src/workflow); handlers return as soon as it
-// is durable. Each route's config says what a key needs (permission, unscoped) and, for a
-// change, its audit action; handlers write the audit row in the change's transaction
-// (src/http/audit.ts).
+// is durable. Tenants are kept apart here (issue 32, SECURITY.md's Tenant isolation): scope
+// before existence (scope.ts), a key's sentinel image refused (sentinels.ts), chosen ids and
+// hostnames checked (tenancy-schemas.ts, tenancy.ts), key caps and trees (keys.ts), event
+// sockets per credential and per workspace (socket-quota.ts). Each route's config says what a
+// key needs (permission, unscoped) and, for a change, its audit action; handlers write the
+// audit row in the change's transaction (src/http/audit.ts).
 import websocket from '@fastify/websocket';
 import type { FastifyInstance } from 'fastify';
 import type { OutboundPolicy, Workflows } from '../../workflow';
 import type { Engine } from '../../workflow/engine';
 import type { KeyAuth } from '../keys';
+import type { ImageRule } from '../../image-allow';
 import { publicGuard } from './guard';
 import { tenancyRoutes } from './tenancy';
 import { keyRoutes } from './keys';
@@ -43,6 +47,10 @@ export interface PublicApiDeps {
   keys: KeyAuth;
   /** The event socket's ping interval and per-credential cap (tests shorten them). */
   events?: EventSocketOptions;
+  /** Images sentinels may run (--sentinel-images); empty or absent: any an unscoped credential sets. */
+  sentinelImages?: readonly ImageRule[] | undefined;
+  /** A workspace's caps (live keys: KEYS_PER_WORKSPACE unless given). */
+  tenantCaps?: { keysPerWorkspace?: number | undefined } | undefined;
 }
 
 export function publicApiRoutes(deps: PublicApiDeps) {

@@ -15,6 +15,8 @@ import { parse } from './parse';
 import { auditInTx } from '../audit';
 import type { FastifyRequest } from 'fastify';
 import type { TxSql } from '../../store';
+import type { ImageRule } from '../../image-allow';
+import { sentinelImageRefusal } from './sentinels';
 
 type List = 'succeeded' | 'failed' | 'skipped';
 const LISTS: readonly List[] = ['succeeded', 'failed', 'skipped'];
@@ -22,7 +24,7 @@ const LIST_STATUS: Record<List, ItemStatus> = { succeeded: 'READY', failed: 'FAI
 /** Where each listed sentinel failed or was skipped, and why (succeeded ones need no note). */
 const notesOf = (items: RolloutItem[]) => Object.fromEntries(items.filter((i) => i.status !== 'READY').map((i) => [i.sentinelId, { wave: i.wave, ...(i.reason ? { reason: i.reason } : {}) }]));
 
-export function rolloutRoutes(deps: { workflows: Workflows; engine: Engine; outbound: OutboundPolicy }) {
+export function rolloutRoutes(deps: { workflows: Workflows; engine: Engine; outbound: OutboundPolicy; sentinelImages?: readonly ImageRule[] | undefined }) {
   const { engine } = deps;
   const sql = deps.workflows.commands.sql;
   const def = deps.workflows.rollout;
@@ -69,6 +71,8 @@ export function rolloutRoutes(deps: { workflows: Workflows; engine: Engine; outb
   return (app: FastifyInstance) => {
     app.post('/v1/sentinel-rollouts', fleet('rollout.start'), async (req, reply) => {
       const body = parse(StartRolloutBody, req.body, 'body');
+      const refused = sentinelImageRefusal(deps.sentinelImages ?? [], body.image);
+      if (refused) throw refused;
       // The webhook is a URL of the caller's choosing that ctrl will POST to: only where the
       // outbound policy allows (checked again when each post is sent).
       const problem = body.slackWebhookUrl ? await destinationProblem(body.slackWebhookUrl, deps.outbound) : null;

@@ -4,17 +4,31 @@ import { z } from 'zod';
 import { parseDuration, regionPattern } from '../../config';
 import { text } from '../../workflow/deploy/spec';
 import { PERMISSIONS } from '../permissions';
+import { foreignPrefix, type IdPrefix } from '../../ids';
 
 /** Ids given by the caller become label values and parts of hostnames: DNS-safe, short. */
 const slugId = z.string().regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, 'must be lowercase letters, digits and hyphens (at most 63), like acme-prod');
 const name = text(128).min(1, 'must not be empty');
 const region = z.string().regex(regionPattern, 'must be a DNS-safe region name like us-east-1');
-const hostname = z.string().max(253).regex(/^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$/, 'must be a lowercase DNS name like api.example.com');
+/** A DNS name a resolver and a certificate can carry: labels of 1 to 63 lowercase letters, digits
+ *  and inner hyphens, joined by single dots, 253 characters in all. (The looser run of
+ *  `[a-z0-9.-]` before let `shop..example.com` and `-x` labels through.) */
+const DNS_LABEL = '[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?';
+// No lookahead for the length (max(253) holds it): the fuzz test generates from the pattern.
+const DNS_NAME = new RegExp(`^${DNS_LABEL}(?:\\.${DNS_LABEL})*$`);
+const hostname = z.string().max(253).regex(DNS_NAME, 'must be a lowercase DNS name like api.example.com (labels of 1 to 63 letters, digits and inner hyphens)');
 
-export const CreateWorkspaceBody = z.strictObject({ id: slugId.optional(), name });
-export const CreateProjectBody = z.strictObject({ id: slugId.optional(), name });
+/** A chosen id of kind `own`: a slug that does not take another kind's generated prefix. */
+const chosenId = (own: IdPrefix) =>
+  slugId.superRefine((v, ctx) => {
+    const p = foreignPrefix(v, own);
+    if (p) ctx.addIssue({ code: 'custom', message: `must not start with ${p}-, which generated ids of another kind use` });
+  });
+
+export const CreateWorkspaceBody = z.strictObject({ id: chosenId('ws').optional(), name });
+export const CreateProjectBody = z.strictObject({ id: chosenId('prj').optional(), name });
 export const CreateEnvironmentBody = z.strictObject({
-  id: slugId.optional(),
+  id: chosenId('env').optional(),
   slug: slugId,
   regions: z
     .array(region)
@@ -64,6 +78,9 @@ export const AuditQuery = z.strictObject({
   target: text(256).min(1).optional(),
   action: text(128).min(1).optional(),
   since: since.optional(),
-  cursor: z.string().regex(/^\d{1,18}$/, 'must be the cursor of a previous page').optional(),
+  cursor: z
+    .string()
+    .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, 'must be the cursor of a previous page')
+    .optional(),
   limit: z.coerce.number().int().min(1).max(1000).default(100),
 });

@@ -8,12 +8,13 @@
 // deletes the objects) and marks the rows deleted. Deleting a workspace also revokes its keys.
 // The `default` workspace and environment stay: `dev` and deploys without environmentId use them.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { AppError } from '../../errors';
+import { AppError, validationError } from '../../errors';
 import { newId } from '../../ids';
-import { apiKeys, removeEnvironment, tenancy, withTx, type Queryable, type TxSql } from '../../store';
+import { apiKeys, hostnameClaims, removeEnvironment, tenancy, withTx, type Queryable, type TxSql } from '../../store';
 import type { Workflows } from '../../workflow';
 import { assertKnownRegions } from '../../workflow/regions';
 import { environmentHostname } from '../../workflow/progressive/traffic';
+import { reservedHostnameProblem } from '../../workflow/deploy/hostnames';
 import { auditInTx } from '../audit';
 import { forbiddenPermission } from '../permissions';
 import { conflictOnDuplicate, principalOf, visible } from './scope';
@@ -160,17 +161,23 @@ export function tenancyRoutes(deps: { workflows: Workflows }) {
       const project = visible(req, await projectScope(sql, projectId), 'project', projectId);
       assertBroadEnough(req, 'project');
       await assertKnownRegions(sql, body.regions);
+      const reserved = body.hostname ? reservedHostnameProblem(body.hostname, apexDomain) : undefined;
+      if (reserved) throw validationError('invalid request body: hostname', [{ field: 'hostname', message: reserved }]);
       const appId = (await tenancy.projectApp(sql, projectId))!;
       if (await tenancy.slugTaken(sql, appId, body.slug)) throw new AppError('ERR_TENANCY_CONFLICT', `project ${projectId} already has an environment ${body.slug}`);
-      if (body.hostname && (await tenancy.hostnameTaken(sql, body.hostname))) throw new AppError('ERR_TENANCY_CONFLICT', `hostname ${body.hostname} is taken by another environment`);
+      const hostname = environmentHostname({ appId, slug: body.slug, hostname: body.hostname ?? null }, apexDomain);
+      // Answered before any write when the name is plainly taken; the claim below decides a race.
+      if (await hostnameClaims.ownerOf(sql, hostname)) throw hostnameClaims.hostnameTaken(hostname);
       const id = body.id ?? newId('env');
       const env = await conflictOnDuplicate(
         withTx(sql, async (tx) => {
           await tenancy.insertEnvironment(tx, { environmentId: id, workspaceId: project.workspaceId, projectId, appId, slug: body.slug, regions: body.regions, hostname: body.hostname ?? null });
+          // One owner per name (issue 32): the environment's name, given or generated, is its own from now on.
+          await hostnameClaims.claimHostname(tx, { hostname, kind: 'environment', workspaceId: project.workspaceId, environmentId: id });
           await auditInTx(tx, req, { id, workspaceId: project.workspaceId, projectId, environmentId: id });
           return (await tenancy.getEnvironment(tx, id))!;
         }),
-        `environment ${id}, its slug or its hostname already exists`,
+        `environment ${id} or its slug already exists`,
       );
       return reply.status(201).send(envView(env, apexDomain));
     });

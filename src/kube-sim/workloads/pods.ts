@@ -1,7 +1,9 @@
 // The simulated kubelet and scheduler: each pod walks scheduled → containers created →
 // running and Ready after the ready delay, or into its fault (crash loop with back-off,
 // image pull errors, OOM kills, slow start), writing the pod status and the Events a real
-// node would. A pod whose requests fit no node stays Pending with FailedScheduling.
+// node would. The scheduler binds a pod to a node with room (capacity.ts: spec.nodeName, as the
+// binding subresource sets it); one no node has room for stays Pending with FailedScheduling,
+// and is tried again when a pod leaves a node.
 //
 // Keying: one run per pod uid with at most one timer; a timer that fires for a pod that was
 // replaced (same name, new uid) does nothing. Status writes go through SimApi.setStatus, so
@@ -11,9 +13,11 @@ import type { SimApi } from '../sim-api';
 import type { ObjectStore } from '../object-store';
 import type { KubeObject } from '../types';
 import type { EventRecorder } from './events';
+import type { PodGates } from './gates';
 import { containerStatus, faultFromImage, podStatus, type ContainerStage, type Fault, type PodPlacement } from './pod-status';
 import { containerSpec, probeFailure } from './probes';
-import { NODES, unschedulableReason } from './scheduler';
+import { NodePool } from './capacity';
+import { DEFAULT_NODE_SHAPE, podRequests } from './scheduler';
 import { controllerOf, nowIso, qosClass } from './util';
 
 /** How much longer a `slow` image takes to become ready. */
@@ -57,6 +61,8 @@ export class PodRunner {
   readonly readySince = new Map<string, number>();
   private readonly faults = new Map<string, Fault>();
   private nextPodIp = 1;
+  /** Where the scheduler's round-robin over nodes starts next. */
+  private nextNode = 0;
   private stopped = false;
 
   constructor(
@@ -64,6 +70,9 @@ export class PodRunner {
     private readonly store: ObjectStore,
     private readonly events: EventRecorder,
     private readonly readyDelayMs: number,
+    /** The nodes' room (default: nodes without limit, of the default shape). */
+    readonly nodes: NodePool = new NodePool(DEFAULT_NODE_SHAPE, false),
+    private readonly gates?: PodGates,
   ) {}
 
   stop(): void {
@@ -118,16 +127,17 @@ export class PodRunner {
   start(pod: KubeObject): void {
     const uid = pod.metadata.uid!;
     if (this.runs.has(uid)) return;
-    const unschedulable = unschedulableReason(pod.spec);
-    if (unschedulable) {
+    const named = /^kube-sim-node-(\d+)$/.exec(String(pod.spec?.nodeName ?? ''));
+    const ref = { uid, ns: pod.metadata.namespace ?? '', name: pod.metadata.name! };
+    const placed = this.nodes.place(ref, podRequests(pod.spec), named ? Number(named[1]) : undefined, this.nextNode);
+    if ('message' in placed) {
       // Deferred: writing from inside the store's event callback would reorder events.
-      setImmediate(() => this.markUnschedulable(pod, unschedulable));
+      setImmediate(() => this.markUnschedulable(pod, placed.message));
       return;
     }
+    if (!named) this.nextNode++;
     const n = this.nextPodIp++;
-    // hostIP follows the node the pod was placed on; pods created without one get spread.
-    const placed = /^kube-sim-node-(\d+)$/.exec(String(pod.spec?.nodeName ?? ''));
-    const node = placed ? Number(placed[1]) : n % NODES;
+    const node = placed.node;
     const run: PodRun = {
       uid,
       ns: pod.metadata.namespace ?? '',
@@ -142,8 +152,10 @@ export class PodRunner {
     };
     this.runs.set(uid, run);
     setImmediate(() => {
+      if (this.stopped || !this.currentPod(run)) return;
+      if (!named) this.api.bindPod(run.ns, run.name, run.node);
       const current = this.currentPod(run);
-      if (!current || this.stopped) return;
+      if (!current) return;
       this.events.record(current, 'Normal', 'Scheduled', `Successfully assigned ${run.ns}/${run.name} to ${run.node}`, { component: 'default-scheduler' });
       for (const c of this.containers(current)) {
         if (c.image) this.events.record(current, 'Normal', 'Pulling', `Pulling image "${c.image}"`, KUBELET(run.node), containerPath(c));
@@ -153,8 +165,10 @@ export class PodRunner {
     });
   }
 
-  /** The pod is gone: its run ends, and its started containers are stopped. */
+  /** The pod is gone: its run ends, its started containers are stopped, and its room on the
+   *  node goes to the pods waiting for some. */
   end(pod: KubeObject): void {
+    if (this.nodes.release(pod.metadata.uid!)) this.retryWaiting();
     const run = this.runs.get(pod.metadata.uid!);
     this.runs.delete(pod.metadata.uid!);
     this.readySince.delete(pod.metadata.uid!);
@@ -165,13 +179,22 @@ export class PodRunner {
     }
   }
 
+  /** Pods that waited for room are tried again, oldest first; those that still do not fit wait on. */
+  private retryWaiting(): void {
+    for (const w of this.nodes.waitingPods()) {
+      const pod = this.store.get(POD, w.ns, w.name);
+      if (pod && pod.metadata.uid === w.uid) this.start(pod);
+      else this.nodes.release(w.uid);
+    }
+  }
+
   private markUnschedulable(pod: KubeObject, message: string): void {
     const current = this.store.get(POD, pod.metadata.namespace ?? '', pod.metadata.name!);
-    if (!current || current.metadata.uid !== pod.metadata.uid || this.stopped) return;
-    const now = nowIso();
+    if (!current || current.metadata.uid !== pod.metadata.uid || this.stopped || this.runs.has(current.metadata.uid!)) return;
+    const was = (current.status?.conditions as { type: string; status: string; lastTransitionTime?: string }[] | undefined)?.find((c) => c.type === 'PodScheduled' && c.status === 'False');
     this.api.setStatus(POD, current.metadata.namespace ?? '', current.metadata.name!, {
       phase: 'Pending',
-      conditions: [{ type: 'PodScheduled', status: 'False', lastProbeTime: null, lastTransitionTime: now, reason: 'Unschedulable', message }],
+      conditions: [{ type: 'PodScheduled', status: 'False', lastProbeTime: null, lastTransitionTime: was?.lastTransitionTime ?? nowIso(), reason: 'Unschedulable', message }],
       qosClass: qosClass(current.spec),
     });
     this.events.record(current, 'Warning', 'FailedScheduling', message, { component: 'default-scheduler' });
@@ -189,6 +212,8 @@ export class PodRunner {
   private scheduleTick(run: PodRun, pod: KubeObject): void {
     if (run.timer) clearTimeout(run.timer);
     run.timer = undefined;
+    // Held by an image gate (gates.ts): no step until released, which calls startReleased.
+    if (run.tick === 0 && this.gates?.holds(this.containers(pod).map((c) => c.image), ownerKey(pod))) return;
     const delay = nextDelay(run.tick, this.containers(pod), Math.max(1, this.readyDelayMs), run.probing);
     if (delay === undefined) return;
     run.timer = setTimeout(() => {
@@ -200,6 +225,18 @@ export class PodRunner {
       this.writeStatus(run, current);
       this.scheduleTick(run, current);
     }, delay);
+  }
+
+  /** After a gate lifted: pods that were held before their first step take it now. */
+  startReleased(): string[] {
+    const started: string[] = [];
+    for (const run of this.runs.values()) {
+      const pod = run.tick === 0 && !run.timer ? this.currentPod(run) : undefined;
+      if (!pod) continue;
+      this.scheduleTick(run, pod);
+      if (run.timer) started.push(run.name);
+    }
+    return started;
   }
 
   private stageOf(run: PodRun, c: ContainerView, now: string): ContainerStage {
@@ -307,6 +344,11 @@ export class PodRunner {
 }
 
 const containerPath = (c: ContainerView) => `spec.containers{${c.name}}`;
+/** The pod's controlling workload as namespace/name (what a workload gate names). */
+const ownerKey = (pod: KubeObject) => {
+  const owner = controllerOf(pod);
+  return owner ? `${pod.metadata.namespace ?? ''}/${owner.name}` : undefined;
+};
 
 /** Milliseconds until the next lifecycle step, or undefined when the pod has settled. A
  *  failing probe is tried again each step (the sim's unit of time stands for periodSeconds). */

@@ -1,11 +1,22 @@
-// Placement of pods on the simulated nodes, as pure functions: resource quantities, whether a
-// pod's requests fit an empty node at all, and the scheduler's message when they do not.
-// There is no bin-packing: a pod that fits one node is placed, round-robin.
+// Placement of pods on the simulated nodes, as pure functions: resource quantities, what a pod
+// requests, which node has room for it, and the scheduler's message when none has, in the words
+// of kube-scheduler's FitError (pkg/scheduler/framework/types.go): "0/N nodes are available:"
+// then each reason with the number of nodes that gave it, sorted as strings, then the
+// preemption plugin's own FitError; each part ends with ".", so the whole ends with "..".
+// Stateful accounting (which pod holds what on which node) is capacity.ts.
 
-/** Simulated nodes (hostIP 10.0.0.x, kube-sim-node-N): three, like a small cluster's zones. */
-export const NODES = 3;
-/** Allocatable resources of each simulated node: a common 8-core, 32 GiB worker. */
-export const NODE_CAPACITY = { cpuMilli: 8000, memoryBytes: 32 * 1024 ** 3 };
+/** The shape of the simulated nodes: how many, and each one's allocatable CPU and memory. */
+export interface NodeShape {
+  count: number;
+  cpuMilli: number;
+  memoryBytes: number;
+}
+
+/** Three nodes (hostIP 10.0.0.x, kube-sim-node-N), like a small cluster's zones, each a common
+ *  8-core, 32 GiB worker. */
+export const DEFAULT_NODE_SHAPE: NodeShape = { count: 3, cpuMilli: 8000, memoryBytes: 32 * 1024 ** 3 };
+/** The default's node count, for placement round-robin. */
+export const NODES = DEFAULT_NODE_SHAPE.count;
 
 const SUFFIX: Record<string, number> = {
   Ki: 1024, Mi: 1024 ** 2, Gi: 1024 ** 3, Ti: 1024 ** 4, Pi: 1024 ** 5, Ei: 1024 ** 6,
@@ -40,12 +51,41 @@ export function podRequests(spec: { containers?: { resources?: Resources }[] } |
   return { cpuMilli, memoryBytes };
 }
 
-/** Undefined when the pod fits a node; otherwise the scheduler's FailedScheduling message. */
-export function unschedulableReason(spec: Parameters<typeof podRequests>[0]): string | undefined {
-  const need = podRequests(spec);
-  const missing: string[] = [];
-  if (need.cpuMilli > NODE_CAPACITY.cpuMilli) missing.push(`${NODES} Insufficient cpu`);
-  if (need.memoryBytes > NODE_CAPACITY.memoryBytes) missing.push(`${NODES} Insufficient memory`);
-  if (missing.length === 0) return undefined;
-  return `0/${NODES} nodes are available: ${missing.join(', ')}. preemption: 0/${NODES} nodes are available: ${NODES} No preemption victims found for incoming pod.`;
+/** What a node has left for new pods. */
+export interface NodeRoom {
+  cpuMilli: number;
+  memoryBytes: number;
+}
+
+/** kube-scheduler's NodeResourcesFit reasons for one node (none: the pod fits). A zero request
+ *  always fits, as in the plugin. */
+export function insufficient(need: NodeRoom, room: NodeRoom): string[] {
+  const out: string[] = [];
+  if (need.cpuMilli > 0 && need.cpuMilli > room.cpuMilli) out.push('Insufficient cpu');
+  if (need.memoryBytes > 0 && need.memoryBytes > room.memoryBytes) out.push('Insufficient memory');
+  return out;
+}
+
+/** FitError's histogram: "<count> <reason>" per reason, sorted as strings, joined by ", ". */
+function histogram(reasonsPerNode: readonly string[][]): string {
+  const counts = new Map<string, number>();
+  for (const reasons of reasonsPerNode) for (const r of reasons) counts.set(r, (counts.get(r) ?? 0) + 1);
+  return [...counts].map(([r, n]) => `${n} ${r}`).sort().join(', ');
+}
+
+/**
+ * The FailedScheduling message for a pod no node has room for, given each node's reasons.
+ * Every pod here has the same priority, so the preemption plugin finds no victims on any node.
+ */
+export function fitErrorMessage(reasonsPerNode: readonly string[][]): string {
+  const n = reasonsPerNode.length;
+  const preemption = `preemption: 0/${n} nodes are available: ${histogram(reasonsPerNode.map(() => ['No preemption victims found for incoming pod']))}.`;
+  return `0/${n} nodes are available: ${histogram(reasonsPerNode)}. ${preemption}.`;
+}
+
+/** Undefined when the pod fits an empty node of the shape; otherwise the scheduler's message. */
+export function unschedulableReason(spec: Parameters<typeof podRequests>[0], shape: NodeShape = DEFAULT_NODE_SHAPE): string | undefined {
+  const reasons = insufficient(podRequests(spec), shape);
+  if (reasons.length === 0) return undefined;
+  return fitErrorMessage(Array.from({ length: shape.count }, () => reasons));
 }

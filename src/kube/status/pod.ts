@@ -1,5 +1,6 @@
 // Pod → instance state, a pure function. `failed` means the instance cannot serve and will not
-// recover by waiting (crash loop, image cannot be pulled, out of memory, bad config); `creating`
+// recover by waiting (crash loop, image cannot be pulled, out of memory, bad config, and seed
+// 001's "resource limits": no node has room for what the pod requests); `creating`
 // (seed 001) is a pod placed on a node whose container is not running yet (pulling, creating);
 // `pending` covers the rest still on its way (not scheduled yet, terminating, a running
 // container not Ready yet); `running` means the pod is Ready. The reason is the kubelet's own
@@ -21,6 +22,16 @@ export const FAILURE_REASONS = new Set([
   'RunContainerError',
   'OOMKilled',
 ]);
+
+/**
+ * The scheduler's words for a node without room for a pod's requests (NodeResourcesFit). A pod
+ * unschedulable for that fails (seed 001: "Creating → Failed: resource limits"); one waiting for
+ * a taint, an affinity or a volume stays pending, since a node that fits may still come.
+ */
+const INSUFFICIENT_RESOURCES = /\d+ Insufficient (cpu|memory)\b/;
+
+/** Longest reason kept (the wire's limit is 1024): a scheduler message over many nodes is long. */
+const MAX_REASON = 1000;
 
 export interface PodState {
   status: InstanceReport['status'];
@@ -61,6 +72,9 @@ export function podState(pod: V1Pod): PodState {
   if (waiting) return { status: creating ? 'creating' : 'pending', reason: waiting };
   if (creating) return { status: 'creating', reason: st.phase ?? 'Pending' };
   const unscheduled = st.conditions?.find((c) => c.type === 'PodScheduled' && c.status === 'False');
+  if (unscheduled && unscheduled.reason === 'Unschedulable' && INSUFFICIENT_RESOURCES.test(unscheduled.message ?? '')) {
+    return { status: 'failed', reason: `resource limits: ${unscheduled.message}`.slice(0, MAX_REASON) };
+  }
   if (unscheduled) return { status: 'pending', reason: unscheduled.reason ?? 'Unschedulable' };
   return { status: 'pending', reason: st.phase === 'Running' ? 'NotReady' : (st.phase ?? 'Pending') };
 }

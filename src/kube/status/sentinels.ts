@@ -1,7 +1,9 @@
 // Watches sentinel Deployments and their pods (label-scoped) and reports each sentinel's
 // observed fields when they change, and all of them after every full relist. Pods matter for
 // health: a rollout whose new pod crash-loops leaves the Deployment "progressing" for minutes,
-// while the pod says at once that it is failing.
+// while the pod says at once that it is failing. Only the leader reports (isLeader): its reports
+// carry the order of its leadership (src/sync/reporter.ts), and a standby's view, stale or not,
+// has no place in it; a new leader reports every sentinel at once (reportAll).
 import type { V1Deployment, V1Pod } from '@kubernetes/client-node';
 import type { Logger } from '../../log';
 import type { SentinelStatus } from '../../sync/wire';
@@ -19,6 +21,8 @@ export interface SentinelWatcherOptions {
   logger: Logger;
   relistIntervalMs: number;
   minBackoffMs?: number;
+  /** Whether this krane leads (reports only then); absent: it always does (no leader election). */
+  isLeader?: () => boolean;
 }
 
 export class SentinelStatusWatcher {
@@ -69,6 +73,15 @@ export class SentinelStatusWatcher {
     if (wasFailing !== isFailing) this.refresh(id, false);
   }
 
+  /** Reports every sentinel as seen now (a new leader's first word on them). */
+  reportAll(): void {
+    for (const d of this.deployments.store.values()) this.emit(d as V1Deployment, true);
+  }
+
+  private get leading(): boolean {
+    return this.o.isLeader?.() ?? true;
+  }
+
   private onDeployment(type: 'upsert' | 'delete', d: V1Deployment, relist: boolean): void {
     const id = d.metadata?.labels?.[LABEL.sentinelId];
     if (!id) return;
@@ -76,7 +89,7 @@ export class SentinelStatusWatcher {
       // The sentinel's objects are gone: nothing runs, and a later re-create starts from scratch.
       this.lastImage.delete(id);
       this.last.delete(id);
-      this.o.sink.sentinel({ sentinelId: id, availableReplicas: 0, updatedReplicas: 0, readyReplicas: 0, observedGeneration: 0, runningImage: null, health: 'unknown', specHash: null });
+      if (this.leading) this.o.sink.sentinel({ sentinelId: id, availableReplicas: 0, updatedReplicas: 0, readyReplicas: 0, observedGeneration: 0, runningImage: null, health: 'unknown', specHash: null });
       return;
     }
     this.emit(d, relist);
@@ -101,7 +114,8 @@ export class SentinelStatusWatcher {
     const text = JSON.stringify(s);
     const unchanged = this.last.get(id) === text;
     this.o.logger.debug({ ...s, force, unchanged }, 'sentinel observed');
-    if (!force && unchanged) return;
+    // A standby keeps no `last`: when it leads, reportAll sends everything anyway.
+    if ((!force && unchanged) || !this.leading) return;
     this.last.set(id, text);
     this.o.sink.sentinel(s);
   }

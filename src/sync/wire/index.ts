@@ -4,7 +4,9 @@
 // - protocol.ts: zod schemas of every change-feed line, the desired states they carry, krane's
 //   status reports (instances, sentinels, apply outcomes, the GC brake) and the desired-state
 //   lookups. Both sides parse with them, so an unknown or malformed line is an error on either
-//   side, never skipped.
+//   side, never skipped. Hence a new line type goes only to agents that ask for it by a query
+//   parameter (the `handover` line: `handover=1`), which a ctrl before it ignores (unknown
+//   query parameters are dropped); an old krane never asks and never gets one.
 // - spec-hash.ts: sentinelSpecHash, which ctrl sends with a sentinel's desired state and
 //   compares with what krane reports back (READY means the cluster runs exactly that spec).
 // - controller.ts: ResourceController, what krane's Kubernetes side implements for the feed's

@@ -29,9 +29,9 @@ export const DeploymentApply = z.object({
   region,
   namespace: z.string().min(1),
   image: z.string().min(1),
-  replicas: z.number().int().min(0),
-  cpuMillicores: z.number().int().positive(),
-  memoryMib: z.number().int().positive(),
+  replicas: int32().min(0),
+  cpuMillicores: int32().positive(),
+  memoryMib: int32().positive(),
   port: z.number().int().min(1).max(65535),
   command: z.array(z.string()),
   env: z.record(z.string(), z.string()),
@@ -42,11 +42,12 @@ export const DeploymentApply = z.object({
    * of requests); krane then leaves the StatefulSet's replicas to it. Absent or null: `replicas`.
    */
   autoscaling: z
-    .object({ minReplicas: z.number().int().min(1), maxReplicas: z.number().int().min(1), cpuUtilization: z.number().int().min(1).max(100) })
+    .object({ minReplicas: int32().min(1), maxReplicas: int32().min(1), cpuUtilization: z.number().int().min(1).max(100) })
     .nullable()
     .optional(),
   /** The deployment's desired-state generation (a stop and a start each move it); krane stamps
-   *  its pod reports with the one it applied. Absent from a ctrl before the field. */
+   *  its pod reports with the one it applied. Absent from a ctrl before the field. A bigint
+   *  column: bounded by what a JSON number holds exactly (zod's int). */
   generation: z.number().int().min(0).optional(),
 });
 export type DeploymentApply = z.infer<typeof DeploymentApply>;
@@ -59,9 +60,9 @@ export const SentinelApply = z.object({
   region,
   namespace: z.string().min(1),
   image: z.string().min(1),
-  replicas: z.number().int().min(0),
-  cpuMillicores: z.number().int().positive(),
-  memoryMib: z.number().int().positive(),
+  replicas: int32().min(0),
+  cpuMillicores: int32().positive(),
+  memoryMib: int32().positive(),
   /**
    * sentinelSpecHash of the fields above, computed by ctrl. krane stamps it on the Deployment
    * and reports it back once that spec is fully rolled out; ctrl calls a sentinel converged
@@ -84,8 +85,10 @@ export type CiliumPolicyApply = z.infer<typeof CiliumPolicyApply>;
 
 /**
  * An environment's routing table in one region (issue 13). krane writes it as the ConfigMap the
- * sentinels read, adding each backend's stable instance addresses, which follow from the
- * deployment id and its replicas in the region (StatefulSet pod DNS names).
+ * sentinels read, adding each backend's stable instance addresses (StatefulSet pod DNS names),
+ * which follow from the deployment id and `ordinals`, its pods running in the region as krane
+ * reported them (issue 33: so an autoscaler's extra pods get traffic); absent (a ctrl from
+ * before), from `replicas`: ordinals 0 to replicas-1.
  */
 export const RoutesApply = z.object({
   action: z.literal('apply'),
@@ -95,7 +98,15 @@ export const RoutesApply = z.object({
   namespace: z.string().min(1),
   hostname: z.string().min(1).max(253),
   backends: z
-    .array(z.object({ deploymentId: id, weight: z.number().int().min(0).max(100), replicas: z.number().int().min(0) }))
+    .array(
+      z.object({
+        deploymentId: id,
+        weight: z.number().int().min(0).max(100),
+        replicas: int32().min(0),
+        // A deployment runs at most 1,000 replicas (its spec's bound); ordinals are the pods'.
+        ordinals: z.array(z.number().int().min(0).max(999_999)).max(1000).optional(),
+      }),
+    )
     .max(100),
 });
 export type RoutesApply = z.infer<typeof RoutesApply>;
@@ -132,9 +143,18 @@ export type ChangeEvent = z.infer<typeof ChangeEvent>;
 export const StreamLine = z.union([
   z.object({ type: z.literal('snapshot_begin') }),
   ChangeEvent,
-  z.object({ type: z.literal('snapshot_end'), cursor: z.string().min(1), count: z.number().int().min(0) }),
+  z.object({ type: z.literal('snapshot_end'), cursor: z.string().min(1), count: int32().min(0) }),
   z.object({ type: z.literal('heartbeat') }),
   z.object({ type: z.literal('end'), cursor: z.string().min(1) }),
+  /**
+   * Sent at the wait limit, instead of ending, to a poll that asked with `handover=1`: every
+   * change up to `cursor` was sent. The agent opens its next poll from it and keeps reading
+   * this one, which goes on sending changes until the agent closes it (once the next poll is
+   * answered) or a grace period passes (then `end`). A change committed while the agent
+   * reconnects so arrives at once instead of waiting for the reconnect. Sent only to agents
+   * that asked: an older krane fails on a line type it does not know.
+   */
+  z.object({ type: z.literal('handover'), cursor: z.string().min(1) }),
 ]);
 export type StreamLine = z.infer<typeof StreamLine>;
 
@@ -143,7 +163,8 @@ export type StreamLine = z.infer<typeof StreamLine>;
 export const InstanceReport = z.object({
   deploymentId: id,
   podName: z.string().min(1).max(253),
-  address: z.string().nullable(),
+  /** The pod's DNS name (podAddress: hostname.service.namespace.svc.domain), a DNS name's 253. */
+  address: z.string().max(253).nullable(),
   status: z.enum(['pending', 'creating', 'running', 'failed']),
   reason: z.string().max(1024).nullable(),
   cpuMillicores: int32().min(0),
@@ -151,8 +172,9 @@ export const InstanceReport = z.object({
   /** True when the pod is gone: ctrl removes the instance row. */
   deleted: z.boolean().default(false),
   /** The deployment's desired-state generation krane had applied when it observed the pod
-   *  (DeploymentApply.generation); absent when it had applied none, or from an older krane. */
-  generation: z.number().int().min(0).optional(),
+   *  (DeploymentApply.generation); absent when it had applied none, or from an older krane.
+   *  The instances column is an int4 (a larger value was a 500). */
+  generation: int32().min(0).optional(),
 });
 export type InstanceReport = z.infer<typeof InstanceReport>;
 
@@ -189,13 +211,14 @@ export const MAX_INSTANCE_SET = 50_000;
 /** An autoscaled deployment's HorizontalPodAutoscaler as krane sees it (issue 25). */
 export const AutoscalerStatus = z.object({
   deploymentId: id,
-  minReplicas: z.number().int().min(0),
-  maxReplicas: z.number().int().min(0),
+  // Each lands in an int4 column of topology_autoscalers.
+  minReplicas: int32().min(0),
+  maxReplicas: int32().min(0),
   /** null until the autoscaler has run once. */
-  currentReplicas: z.number().int().min(0).nullable(),
-  desiredReplicas: z.number().int().min(0).nullable(),
+  currentReplicas: int32().min(0).nullable(),
+  desiredReplicas: int32().min(0).nullable(),
   /** Average CPU of the Ready pods, percent of requests; null without metrics. */
-  cpuUtilization: z.number().int().min(0).nullable(),
+  cpuUtilization: int32().min(0).nullable(),
   /** True when the autoscaler is gone: ctrl removes its row. */
   deleted: z.boolean().default(false),
 });
@@ -222,7 +245,8 @@ export const SentinelStatus = z.object({
   updatedReplicas: int32().min(0),
   readyReplicas: int32().min(0),
   observedGeneration: z.number().int().min(0),
-  runningImage: z.string().nullable(),
+  /** The image the Deployment runs: an image reference, bounded like the API's (512). */
+  runningImage: z.string().max(512).nullable(),
   health: z.enum(['unknown', 'healthy', 'unhealthy']),
   /**
    * The spec hash stamped on the Deployment, reported only once the Deployment controller has
@@ -230,13 +254,25 @@ export const SentinelStatus = z.object({
    */
   specHash: z.string().max(128).nullable().default(null),
   /**
-   * When krane observed this (its clock, ms since the epoch, strictly increasing per krane): ctrl
-   * keeps the newest, so a report that reaches it after a later one cannot overwrite it. Absent
-   * from an older krane (its reports are applied as they come); an older ctrl ignores it. Two
-   * kranes of a region (HA) stamp with their own clocks: a takeover waits out the Lease, seconds,
-   * far more than the skew of NTP-synced nodes, so the new leader's reports are the newer.
+   * The order of reports, which every krane replica of the region agrees on (issue 33): the
+   * Lease's leaseTransitions when the reporting krane took the lead, and that leader's own
+   * counter, strictly increasing. ctrl keeps the greatest { leaseEpoch, seq }: a report that
+   * reaches it after a later one (a request held on a slow link, retried after a lost answer, or
+   * from a leader that lost its Lease) cannot overwrite it. Both or neither; absent from an older
+   * krane or one without leader election (applied as they come); an older ctrl ignores them.
+   */
+  leaseEpoch: int32().min(0).optional(),
+  seq: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
+  /**
+   * When krane observed this (its wall clock, ms since the epoch): shown, never used to order
+   * (clocks of different processes disagree). ctrl keeps it only within now ± 60 s.
    */
   observedAt: z.number().positive().finite().optional(),
+}).superRefine((s, ctx) => {
+  // Half an order cannot be compared: name the missing half.
+  if ((s.leaseEpoch === undefined) !== (s.seq === undefined)) {
+    ctx.addIssue({ code: 'custom', path: [s.leaseEpoch === undefined ? 'leaseEpoch' : 'seq'], message: 'leaseEpoch and seq come together' });
+  }
 });
 export type SentinelStatus = z.infer<typeof SentinelStatus>;
 

@@ -21,8 +21,9 @@ export interface BuildRequest {
 }
 
 export interface Builder {
-  /** Resolves to the image reference to deploy. Rejects with a short reason on failure. */
-  build(req: BuildRequest): Promise<string>;
+  /** Resolves to the image reference to deploy. Rejects with a short reason on failure, and
+   *  when `signal` aborts (an operator's abort of the canary being built) stops the build. */
+  build(req: BuildRequest, opts?: { signal?: AbortSignal }): Promise<string>;
 }
 
 /** Output kept for the log from one build (its tail): enough for the failing step. */
@@ -71,7 +72,7 @@ const tail = (s: string, add: string, max: number) => (s + add).slice(-max);
 export function commandBuilder(o: CommandBuilderOptions): Builder {
   const log = o.logger;
   return {
-    async build(req) {
+    async build(req, opts = {}) {
       const where = await resolveBuildContext(o.root, req.buildContext);
       if ('problem' in where) throw new Error(`build context ${where.problem}`);
       const suggested = `unkey.local/${req.deploymentId}:latest`;
@@ -79,7 +80,9 @@ export function commandBuilder(o: CommandBuilderOptions): Builder {
       if (o.env.PATH) env.PATH = o.env.PATH;
       if (o.env.HOME) env.HOME = o.env.HOME;
       return new Promise((resolvePromise, reject) => {
-        const child = spawn('sh', ['-c', o.command], { cwd: where.path, env, stdio: ['ignore', 'pipe', 'pipe'] });
+        // An abort kills the shell (the build tool it runs goes with it unless it daemonises).
+        const stop = opts.signal;
+        const child = spawn('sh', ['-c', o.command], { cwd: where.path, env, stdio: ['ignore', 'pipe', 'pipe'], ...(stop ? { signal: stop, killSignal: 'SIGKILL' as const } : {}) });
         let output = '';
         let stdout = '';
         child.stdout.on('data', (d: Buffer) => {
@@ -94,11 +97,13 @@ export function commandBuilder(o: CommandBuilderOptions): Builder {
         }, BUILD_TIMEOUT_MS);
         child.on('error', (err) => {
           clearTimeout(timer);
+          if (stop?.aborted) return reject(new Error('build stopped by an abort'));
           log.warn({ deploymentId: req.deploymentId, err: err.message }, 'build command could not start');
           reject(new Error('build command could not start'));
         });
         child.on('exit', (code, signal) => {
           clearTimeout(timer);
+          if (stop?.aborted) return reject(new Error('build stopped by an abort'));
           if (code !== 0) {
             const how = timedOut ? `timed out after ${BUILD_TIMEOUT_MS / 60_000} minutes` : signal ? `killed by ${signal}` : `exit code ${code}`;
             log.warn({ deploymentId: req.deploymentId, exitCode: code, signal, output }, 'build failed');

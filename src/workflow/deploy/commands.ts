@@ -18,6 +18,8 @@ import { strategyOf } from '../progressive/strategy';
 import { assertFeatures, assertNotQuarantined, assertVersionFree, resolveRegions, versionTaken } from './admission';
 import type { Feature } from './features';
 import { versions } from '../../store';
+import type { OfflineCheck } from '../regions';
+import { claimDeploymentHostname } from './hostnames';
 
 export interface CommandDeps {
   sql: Sql;
@@ -31,6 +33,8 @@ export interface CommandDeps {
   defaultRegions?: readonly string[] | undefined;
   /** Feature flags of workspaces that never chose (--default-features); absent: all on. */
   defaultFeatures?: readonly Feature[] | undefined;
+  /** Which regions are offline: a promote into one is refused (src/workflow/regions.ts). */
+  offline?: OfflineCheck | undefined;
 }
 
 /** What createDeployment takes: the spec (src/workflow/deploy/spec.ts) after validation. */
@@ -103,6 +107,7 @@ async function insertAndStart(
       traceparent: currentTraceparent(),
       strategy: input.strategy.type === 'rolling' ? null : input.strategy,
     });
+    await claimDeploymentHostname(tx, deps.apexDomain, row);
     await a.alongside?.(tx, targetOf(row));
     return row;
   }).catch(async (err: unknown) => {
@@ -165,13 +170,17 @@ export async function promoteDeployment(deps: CommandDeps, id: string, alongside
   const pending = await deployments.getDeployment(deps.sql, id);
   if (!pending) throw notFound('deployment', id);
   if (pending.status !== 'ready' && (await commandStrategy(deps, pending, 'promote', alongside))) return { deploymentId: id, hostnames: [], promoting: true };
+  // Read again under the lock below; refused here first, so a deployment of a deleted
+  // environment (never ready) gets this answer, not the missing table's (issue 33).
+  if (pending.status !== 'ready') throw notReady(pending);
+  await refuseOffline(deps, pending);
   return withTx(deps.sql, async (tx) => {
     // The environment's traffic lock before the deployment's row (the lock order of traffic.ts):
     // a canary's switch holds the table while it stops this deployment.
     await lockTraffic(tx, pending.environmentId, deps.apexDomain);
     const d = await deployments.lockDeployment(tx, id);
     if (!d) throw notFound('deployment', id);
-    if (d.status !== 'ready') throw new AppError('ERR_DEPLOYMENT_NOT_READY', `deployment ${id} is ${d.status}; only a ready deployment can be promoted`);
+    if (d.status !== 'ready') throw notReady(d);
     const env = await tenancy.getEnvironment(tx, d.environmentId);
     await domains.pointEnvironmentDomains(tx, d.environmentId, id);
     await domains.assignDomain(tx, {
@@ -185,6 +194,22 @@ export async function promoteDeployment(deps: CommandDeps, id: string, alongside
     await alongside?.(tx, targetOf(pending));
     return { deploymentId: id, hostnames: (await domains.listDomains(tx, { deploymentId: id })).map((x) => x.hostname) };
   });
+}
+
+const notReady = (d: { id: string; status: string }) => new AppError('ERR_DEPLOYMENT_NOT_READY', `deployment ${d.id} is ${d.status}; only a ready deployment can be promoted`);
+
+/**
+ * No promotion while a target region is offline (DESIGN section 11), by an operator as by a
+ * walk (which holds a stored promote until every region is back, canary.ts#judgeCheck): the
+ * region's krane would not hear of the new routes, and the deployment's instance rows there are
+ * what krane last said, not what runs. A refusal, not a wait: the same request succeeds once the
+ * region is back.
+ */
+async function refuseOffline(deps: CommandDeps, d: Deployment): Promise<void> {
+  if (!deps.offline) return;
+  const { offline } = await deps.offline(d.regions, Date.now());
+  if (offline.length === 0) return;
+  throw new AppError('ERR_PROMOTE_REGION_OFFLINE', `deployment ${d.id} runs in ${offline.join(', ')}, which ${offline.length === 1 ? 'is' : 'are'} offline: a promote waits until every region it runs in is back`);
 }
 
 export async function changeDesiredState(deps: CommandDeps, id: string, desired: 'running' | 'stopped', alongside?: Alongside): Promise<{ changed: boolean; generation?: number | undefined }> {

@@ -3,10 +3,11 @@
 // outbox rows and journal entry commit together: a crash and replay never writes twice.
 //
 //   pending → building (only with a build context) → deploying (topologies + outbox per region,
-//   sentinel + gossip policy per region, SentinelService.deploy on each, then wait for
-//   instances) → network (domains) → ready; or failed with the reason, after stopping the
+//   sentinel + gossip policy per region, SentinelService.deploy on each it created, then wait
+//   for instances) → network (domains) → ready; or failed with the reason, after stopping the
 //   topologies (krane deletes the workloads and reports the pods gone, which removes their
-//   instance rows: ctrl never deletes an observation itself).
+//   instance rows: ctrl never deletes an observation itself). The database steps' bodies are
+//   in steps.ts, the build's in build-step.ts.
 //
 // Waiting for instances: an awakeable is created and stored under INSTANCES_KEY before the
 // first check; the status-report path sends `notifyInstances` (shared) when the deployment's
@@ -19,10 +20,10 @@
 // deployment.status.poll per check are opened inside step bodies, so a replay emits none again.
 import { z } from 'zod';
 import { defineObject, handler, TerminalError, TimeoutError, CancelledError, type Context, type DurablePromise } from '../engine';
-import { cilium, deployments, domains, sentinels, tenancy, topology, type Sql } from '../../store';
-import type { TxSql } from '../../store/db';
-import { newId } from '../../ids';
+import { deployments, type Sql } from '../../store';
 import type { Builder } from './build';
+import { buildImage } from './build-step';
+import { cleanUp, createTopologies, ensureSentinels, markReady, STOPPED } from './steps';
 import type { SentinelDeployOutput, SentinelServiceDef } from '../fleet/sentinel';
 import { evaluateProgress, type Progress } from './progress';
 import { notifyHandler, openWaiter } from './wait';
@@ -30,13 +31,12 @@ import type { WorkflowMetrics } from '../metrics';
 import { NO_OUTBOUND_ALLOW, type OutboundPolicy } from '../outbound/policy';
 import type { OfflineCheck } from '../regions';
 import { annotate, fail, planSpan, recordError, withSpan } from '../../tracing';
-import { environmentHostname, lockTraffic, routeAllTo, withdrawTraffic } from '../progressive/traffic';
 import { runCanary } from '../progressive/canary';
-import { rollBack, startWalk, superseded, walkOf, type StrategyDeps, type StrategyOutcome } from '../progressive/walk';
+import { rollBack, startWalk, walkOf, type StrategyDeps, type StrategyOutcome } from '../progressive/walk';
 import { runBlueGreen } from '../progressive/blue-green';
+import type { ScaleDownServiceDef } from '../progressive/scale-down';
 import { strategyOf, type Strategy } from '../progressive/strategy';
 import { ALL_FEATURES, disabledFeature, requiredFeatures, workspaceFeatures, type Feature } from './features';
-import { quarantineFailure } from '../progressive/quarantine';
 
 export const DEPLOY_SERVICE = 'DeployService';
 export const INSTANCES_KEY = 'instances_awakeable';
@@ -45,6 +45,8 @@ export interface DeployDeps {
   sql: Sql;
   builder: Builder;
   sentinel: SentinelServiceDef;
+  /** Blue-green's delayed scale-down of the deployment it switched from (progressive/scale-down.ts). */
+  scaleDown: ScaleDownServiceDef;
   /** Overall limit for instances to come up (DESIGN: default 5 minutes). */
   timeoutMs: number;
   /** Backstop re-check while waiting, in case a notification was lost. */
@@ -76,7 +78,6 @@ export const DeployOutput = z.object({
 });
 export type DeployOutput = z.infer<typeof DeployOutput>;
 
-const STOPPED = 'ERR_DEPLOY_STOPPED';
 const TERMINAL_STATUSES = new Set(['ready', 'failed', 'stopped', 'superseded', 'rolled_back']);
 
 export function deployService(deps: DeployDeps) {
@@ -106,47 +107,46 @@ export function deployService(deps: DeployDeps) {
           // Journals from before flags carry no disabledFeature: they decided without them. A
           // start after a stop is no new deploy: it brings back what was already admitted.
           if (d.disabledFeature && !input.restart) throw new TerminalError(`feature ${d.disabledFeature} is disabled for workspace ${d.workspaceId}`, { code: 'ERR_FEATURE_DISABLED' });
-          if (!d.image) {
-            await ctx.runTx('status-building', (tx) => deployments.setDeploymentStatus(tx, id, 'building').then(() => null));
-            const image = await ctx.run(
-              'build',
-              () =>
-                withSpan('deployment.build', { attributes, childOnly: true }, async () => {
-                  const started = Date.now();
-                  const built = await deps.builder.build({ deploymentId: id, buildContext: d.buildContext! });
-                  deps.metrics.built((Date.now() - started) / 1000);
-                  return built;
-                }),
-              { maxAttempts: 2 },
-            );
-            await ctx.runTx('image', (tx) => deployments.setDeploymentImage(tx, id, image).then(() => null));
-          }
-          await ctx.runTx('topologies', (tx) => createTopologies(tx, id, d));
-          const sentinelIds = await ctx.runTx('sentinels', async (tx) => {
-            const env = await tenancy.getEnvironment(tx, d.environmentId);
-            if (!env) throw new TerminalError(`environment ${d.environmentId} not found`, { code: 'ERR_DEPLOY_ENVIRONMENT' });
-            const scope = { workspaceId: env.workspaceId, projectId: env.projectId, appId: env.appId, environmentId: env.id };
-            const ids: string[] = [];
-            for (const region of d.regions) {
-              const { sentinel } = await sentinels.ensureSentinel(tx, { id: newId('snt'), ...scope, region, ...deps.sentinelDefaults });
-              await cilium.ensureCiliumPolicy(tx, { id: newId('cnp'), ...scope, region });
-              ids.push(sentinel.id);
-            }
-            return ids;
-          });
           // A start after a stop brings instances back as they were: no traffic walk again. Nor
           // does a first run that began after a stop and a start: walks happen only under a
           // deployment's first desired-state generation (store: requestTrafficCommand).
           const strategy = strategyOf(d.strategy);
           const resumed = input.restart || (strategy.type !== 'rolling' && (d.generation ?? 0) > 0);
           const walks = strategy.type !== 'rolling' && !resumed;
+          // An operator's abort of a walk is honoured in every phase (DESIGN section 11): during
+          // the build (build-step.ts), before the topologies (createTopologies), while the
+          // sentinels come up (abortableSentinels) and after (walkTraffic). A run whose load step
+          // predates generations replays a journal without these reads.
+          const abortable = walks && d.generation !== undefined;
+          const aborted = async () => walkOutput(id, await rollBack(ctx, strategyDeps(deps, d), walkOf(id, d.environmentId, { stable: null, command: 'abort', table: [] }, d.generation), 'aborted by operator'));
+          if (!d.image) {
+            await ctx.runTx('status-building', (tx) => deployments.setDeploymentStatus(tx, id, 'building').then(() => null));
+            const built = await ctx.run(
+              'build',
+              () =>
+                withSpan('deployment.build', { attributes, childOnly: true }, async () => {
+                  const started = Date.now();
+                  const image = await buildImage({ sql, builder: deps.builder, deploymentId: id, buildContext: d.buildContext!, abortable });
+                  deps.metrics.built((Date.now() - started) / 1000);
+                  return image;
+                }),
+              { maxAttempts: 2 },
+            );
+            // Journals from before aborts reached the build hold the image alone.
+            if (typeof built !== 'string') return await aborted();
+            await ctx.runTx('image', (tx) => deployments.setDeploymentImage(tx, id, built).then(() => null));
+          }
+          if ((await ctx.runTx('topologies', (tx) => createTopologies(tx, id, d, abortable))) === 'aborted') return await aborted();
+          const placed = await ctx.runTx('sentinels', (tx) => ensureSentinels(tx, deps, d));
+          // Seed 000: a deploy waits for the sentinels it created. An existing one is the
+          // environment's, maybe mid-rollout; it is shown on the deployment (its view), not
+          // waited for (issue 33). Journals from before hold every id, and waited for each.
+          const sentinelIds = Array.isArray(placed) ? (placed as string[]) : placed.created;
           const calls = ctx.all(sentinelIds.map((sid) => planSpan('sentinel.deploy', { 'sentinel.id': sid, 'deployment.id': id }, () => ctx.call(deps.sentinel, 'deploy', {}, { key: sid }))));
           // A run whose load step predates generations replays a journal without the race's
           // entries: it waits for its sentinels as it did (the journal decides, not the code).
-          const results = walks && d.generation !== undefined ? await abortableSentinels(ctx, deps, id, calls) : await calls;
-          if (results === 'aborted') {
-            return walkOutput(id, await rollBack(ctx, strategyDeps(deps, d), walkOf(id, d.environmentId, { stable: null, command: 'abort', table: [] }, d.generation), 'aborted by operator'));
-          }
+          const results = abortable ? await abortableSentinels(ctx, deps, id, calls) : await calls;
+          if (results === 'aborted') return await aborted();
           const bad = results.find((r) => r.status !== 'READY');
           if (bad) throw new TerminalError(`sentinel ${bad.sentinelId} not ready: ${bad.reason ?? 'failed'}`, { code: 'ERR_DEPLOY_SENTINEL' });
           if (strategy.type !== 'rolling' && walks) return walkOutput(id, await walkTraffic(ctx, deps, id, d, strategy));
@@ -189,37 +189,6 @@ function walkOutput(id: string, out: StrategyOutcome): DeployOutput {
 }
 
 /**
- * The domains step of a rolling deploy: its own hostname, `ready`, and (unless a newer ready
- * deployment holds it, or this is a restart while something else serves the environment) the
- * environment's domain and all its traffic.
- */
-async function markReady(tx: TxSql, deps: DeployDeps, id: string, environmentId: string, restart: boolean): Promise<null> {
-  // The environment's traffic lock before the deployment's row: the lock order of traffic.ts.
-  const table = await lockTraffic(tx, environmentId, deps.apexDomain);
-  // A stop that landed after the last instance check must not end in `ready`.
-  const locked = await deployments.lockDeployment(tx, id);
-  if (locked?.desiredState === 'stopped') throw new TerminalError('stopped before it became ready', { code: STOPPED });
-  const env = await tenancy.getEnvironment(tx, environmentId);
-  const base = { workspaceId: env!.workspaceId, environmentId: env!.id, deploymentId: id };
-  await domains.assignDomain(tx, { ...base, hostname: `${id}.${deps.apexDomain}`, kind: 'deployment' });
-  const row = await deployments.setDeploymentStatus(tx, id, 'ready');
-  // The environment's domain follows the newest ready deployment; an older one that
-  // finishes late, or a restart, does not take it back (promote moves it explicitly).
-  const envHost = environmentHostname(env!, deps.apexDomain);
-  const holder = await domains.holderOf(tx, envHost);
-  const newerHolds = holder && holder.deploymentId !== id && holder.status === 'ready' && holder.createdAt > row!.createdAt;
-  // A restart takes them back only when nothing serves the environment: its stop (or the stops
-  // of every deployment that served it) emptied the table, and a start should end that outage.
-  if ((!restart || table.length === 0) && !newerHolds) {
-    await domains.assignDomain(tx, { ...base, hostname: envHost, kind: 'environment' });
-    // Traffic follows the domain: a rolling deploy that became ready takes all of it.
-    await routeAllTo(tx, environmentId, deps.apexDomain, id);
-  }
-  if (row) deps.metrics.finished('ready', row.createdAt);
-  return null;
-}
-
-/**
  * A canary or blue-green: the new deployment joins the table at weight 0, its instances are
  * waited for, then the strategy walks. Instances that fail (or never come up, or a region that
  * stays offline) before the walk are the strategy's first failing signal, so the deployment ends
@@ -247,7 +216,7 @@ async function walkTraffic(
     const reason = err.code === 'ERR_DEPLOY_INSTANCES_FAILED' ? `canary instance failed in ${err.message}` : err.message;
     return rollBack(ctx, sdeps, walk, reason, err.code === 'ERR_DEPLOY_INSTANCES_FAILED');
   }
-  return strategy.type === 'canary' ? runCanary(ctx, sdeps, walk, strategy, start.command) : runBlueGreen(ctx, sdeps, walk, strategy, start.command);
+  return strategy.type === 'canary' ? runCanary(ctx, sdeps, walk, strategy, start.command) : runBlueGreen(ctx, sdeps, walk, strategy, start.command, deps.scaleDown);
 }
 
 const strategyDeps = (deps: DeployDeps, d: { regions: string[] }): StrategyDeps => ({
@@ -281,56 +250,6 @@ async function abortableSentinels(ctx: Context, deps: DeployDeps, id: string, ca
   } finally {
     await ctx.clear(INSTANCES_KEY);
   }
-}
-
-/** The cleanup step of a deploy that did not become ready. */
-async function cleanUp(tx: TxSql, deps: DeployDeps, id: string, err: unknown, reason: string, generation: number | undefined): Promise<'requeued' | 'stopped' | 'failed'> {
-  // The traffic lock first (traffic.ts); a deployment never changes environment, so reading
-  // which one before the lock is safe.
-  const found = await deployments.getDeployment(tx, id);
-  if (found) await lockTraffic(tx, found.environmentId, deps.apexDomain);
-  const row = await deployments.lockDeployment(tx, id);
-  // Stopped and started again since this run began (whatever ended it: the stop itself, or the
-  // table the stop changed under a walk): the start has queued a fresh deploy behind this one,
-  // so leave its running topologies and status alone (walk.ts#superseded). A journal from
-  // before generations knows only the stop that ended it.
-  if (row && (superseded(row, generation) || (generation === undefined && row.desiredState === 'running' && err instanceof TerminalError && err.code === STOPPED))) return 'requeued';
-  // Whatever ended the deploy, a stop that arrived meanwhile (even during the sentinel
-  // wait) makes it `stopped`, which a later start can resume, rather than `failed`.
-  const stopped = row?.desiredState === 'stopped';
-  await topology.setTopologyStatus(tx, id, 'stopped');
-  // Instance rows stay: they are what krane last saw, and krane removes them when the pods
-  // go. Deleting them here lost a pod that outlived the stop (its krane could not act on it)
-  // and had been reported once, so a later start waited for it until a relist (chaos seed 12).
-  // A canary that failed mid-walk (or was stopped) must not keep its share of traffic.
-  if (row) await withdrawTraffic(tx, deps.apexDomain, row.environmentId, id);
-  const done = await deployments.setDeploymentStatus(tx, id, stopped ? 'stopped' : 'failed', stopped ? null : reason);
-  if (done) deps.metrics.finished(stopped ? 'stopped' : 'failed', done.createdAt);
-  // Failed because its instances failed: the image is the likely cause, so it is quarantined
-  // with this status change (not after a timeout, a stop or a region outage).
-  if (done && !stopped && err instanceof TerminalError && err.code === 'ERR_DEPLOY_INSTANCES_FAILED') await quarantineFailure(tx, done, reason);
-  return stopped ? 'stopped' : 'failed';
-}
-
-/**
- * The topology step: the deployment goes `deploying`, then one topology row (with its outbox
- * row) per region. Two spans, as seed 001 names them; the outbox rows carry events.emit's
- * traceparent, so krane's deployment.apply.<region> spans become its children.
- */
-async function createTopologies(tx: TxSql, id: string, d: { regions: string[]; replicas: number }): Promise<null> {
-  const attributes = { 'deployment.id': id, 'deployment.regions': d.regions };
-  const row = await withSpan('deployment.topology.create', { attributes, childOnly: true }, async () => {
-    const locked = await deployments.lockDeployment(tx, id);
-    if (locked?.desiredState === 'stopped') throw new TerminalError('stopped before it became ready', { code: STOPPED });
-    await deployments.setDeploymentStatus(tx, id, 'deploying');
-    return locked!;
-  });
-  await withSpan('deployment.events.emit', { attributes, childOnly: true }, async () => {
-    for (const region of d.regions) {
-      await topology.upsertTopology(tx, { deploymentId: id, region, workspaceId: row.workspaceId, replicas: d.replicas, desiredStatus: 'running' });
-    }
-  });
-  return null;
 }
 
 /**

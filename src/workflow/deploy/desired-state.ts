@@ -7,7 +7,7 @@
 // its traffic back: deploy.ts#markReady).
 import { z } from 'zod';
 import { defineObject, handler, TerminalError } from '../engine';
-import { deployments, quarantine, topology, type Sql } from '../../store';
+import { deployments, quarantine, tenancy, topology, type Sql } from '../../store';
 import type { TxSql } from '../../store/db';
 import type { Deployment } from '../../store/deployments';
 import type { DeployServiceDef } from './deploy';
@@ -39,6 +39,15 @@ export function desiredStateService(deps: { sql: Sql; deploy: DeployServiceDef; 
             throw new TerminalError(`deployment ${id} failed; roll back or deploy again instead of starting it`, { code: 'ERR_DEPLOYMENT_STATE_CONFLICT' });
           }
           if (desired === 'running') await refuseQuarantinedRestart(tx, { ...d, image: found.image });
+          // Held against a deletion until this commits (a deletion locks the row FOR UPDATE and
+          // refuses while anything runs): of a deletion and a start, whichever comes second sees
+          // the first. Started in a deleted environment, the deploy failed on it and left its
+          // workloads running with nothing to stop them (issue 33).
+          if (desired === 'running' && !(await tenancy.shareEnvironment(tx, d.environmentId))) {
+            throw new TerminalError(`environment ${d.environmentId} was deleted; deployment ${id} cannot start again (deploy into a live environment instead)`, {
+              code: 'ERR_DEPLOYMENT_STATE_CONFLICT',
+            });
+          }
           const row = (await deployments.commandDesiredState(tx, id, desired))!;
           await topology.setTopologyStatus(tx, id, desired);
           // A deployment still on its way keeps its status: its deploy notices the stop itself.

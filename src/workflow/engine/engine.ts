@@ -119,7 +119,7 @@ export class Engine {
       maxParked: opts.maxParked ?? DEFAULT_MAX_PARKED,
       defs: this.#defs,
       results: this.#results,
-      metrics: (counts) => engineMetrics(opts.registry, counts),
+      metrics: (counts) => engineMetrics(opts.registry, counts, () => store.backlog(this.sql)),
       client: this,
       tracing: opts.tracing ?? null,
     });
@@ -270,7 +270,9 @@ export class Engine {
     const alongside = opts.alongside;
     const run = alongside
       ? () => this.sql.begin(async (tx) => (await alongside(tx), store.startInvocation(tx, args))) as Promise<store.StartResult>
-      : () => store.startInvocation(this.sql, args);
+      : traceContext
+        ? () => store.startInvocation(this.sql, args)
+        : () => this.#worker.batches.starts.submit(args);
     const r = await run().catch((err: unknown) => this.#startedAnyway(id, err));
     if (!r.deduped && r.status === 'running' && r.epoch) {
       this.#worker.launch({ ...started, epoch: r.epoch, cancelRequested: false }, []);

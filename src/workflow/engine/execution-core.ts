@@ -22,6 +22,8 @@ import type { ChildOptions, ChildTarget, ExecutionTarget } from './types';
 import * as store from './invocation-store';
 import * as journalStore from './journal-store';
 import type { DoneEntry, JournalRow } from './invocation-store';
+import type { EngineBatches } from './batches';
+import type { EngineMetrics } from './metrics';
 
 /** What an execution needs from its engine. */
 export interface Runtime {
@@ -29,6 +31,8 @@ export interface Runtime {
   readonly logger: Logger;
   readonly workerId: string;
   readonly leaseMs: number;
+  /** Completed steps, starts and finishes of every execution here, sent together. */
+  readonly batches: EngineBatches;
   /** Worker id to claim a child for in process, or null when at capacity / not running. */
   claimWorker(): string | null;
   /** `retry`: an earlier try's answer was lost, so the start may already have committed. */
@@ -42,6 +46,8 @@ export interface Runtime {
   onFinished(exec: ExecutionCore, finish: store.FinishResult | null, outcome: Outcome | null): void;
   /** An execution that held the lease learnt it had lost it (for engine_leases_lost_total). */
   onLeaseLost(): void;
+  /** The engine's metrics (a step's retries count in engine_step_retries_total). */
+  readonly metrics: Pick<EngineMetrics, 'stepRetried'>;
 }
 
 export type Outcome = { status: 'completed'; result: string } | { status: 'failed' | 'cancelled'; error: StoredFailure };
@@ -130,16 +136,15 @@ export abstract class ExecutionCore {
   }
 
   async #finish(outcome: Outcome, retry: boolean): Promise<store.FinishResult> {
-    const r = await store.finishInvocation(
-      this.sql,
-      this.id,
-      this.epoch,
-      outcome.status,
-      outcome.status === 'completed' ? outcome.result : null,
-      outcome.status === 'completed' ? null : outcome.error,
-      this._rt.claimWorker(),
-      this._rt.leaseMs,
-    );
+    const r = await this._rt.batches.finishes.submit({
+      id: this.id,
+      epoch: this.epoch,
+      status: outcome.status,
+      result: outcome.status === 'completed' ? outcome.result : null,
+      error: outcome.status === 'completed' ? null : outcome.error,
+      worker: this._rt.claimWorker(),
+      leaseMs: this._rt.leaseMs,
+    });
     if (r.ok || !retry) return r;
     // The first try may have committed: only this lease epoch can have finished it. What it
     // handed on (the parent, the key's next invocation) is found by claims once those leases lapse.
@@ -162,7 +167,7 @@ export abstract class ExecutionCore {
 
   /** A journal write of a completed position; a retry recognises its own earlier write. */
   protected async _journalDone(seq: number, kind: string, name: string, value: string | null, failure: StoredFailure | null, retry: boolean): Promise<boolean> {
-    if (await journalStore.journalDone(this.sql, this.id, this.epoch, seq, kind, name, value, failure)) return true;
+    if (await this._rt.batches.journal.submit({ invocationId: this.id, epoch: this.epoch, seq, kind, name, value, failure })) return true;
     return retry && (await journalStore.ownEntry(this.sql, this.id, this.epoch, seq, kind, name)) !== null;
   }
 

@@ -70,6 +70,7 @@ export class Execution extends ExecutionCore {
       invocationId: this.id,
       gone: () => this.state === 'detached' || this.state === 'finished',
       lost: () => this._lost(),
+      retrying: () => this._rt.metrics.stepRetried(this.target.service),
     };
   }
 

@@ -13,8 +13,11 @@
 //   much to claim (timers, poll), lease renewal; results.ts: waiters.
 // - execution-core.ts (positions, replay, suspension) + execution.ts (the operations);
 //   step-attempts.ts (a step's retries); outage.ts (waiting out the database).
-// - invocation-store.ts (invocation rows, claims, leases) and journal-store.ts (journal and
-//   object state): the engine's only SQL. views.ts + redact.ts: operator views.
+// - invocation-store.ts (invocation rows, claims, leases), journal-store.ts (journal and
+//   object state) and batch-store.ts (the many-member statements below): the engine's only
+//   SQL. views.ts + redact.ts: operator views.
+// - group-commit.ts: requests that many executions make at once share one statement;
+//   batches.ts holds the process's three (completed steps, starts, finishes).
 // - trace.ts: the opaque trace carrier of an invocation (TraceHooks given as an option; the
 //   engine imports no tracing code): stored at start, current around every execution.
 //
@@ -61,7 +64,10 @@
 //   invocations are claimed by anyone once the lease expires and replayed from the journal.
 // - Hot path: a call/send from a process with spare capacity inserts the invocation already
 //   claimed and runs it at once; between steps the execution stays in memory (one fenced
-//   INSERT per step, no re-reads). An execution blocked only on completions suspends (row
+//   INSERT per step, no re-reads). Group commit: the steps, starts and finishes of all the
+//   executions of a process that arrive while one such statement is in flight go together in
+//   the next (a lone one goes at once), each member with its own fence and answer; a batch
+//   that fails for one member's reason is sent again member by member. An execution blocked only on completions suspends (row
 //   `suspended`, lease released, no worker slot held) but stays parked in memory: a wake-up
 //   from this process (awakeable resolved here, a child finishing here) claims it back in the
 //   same statement and continues the same call stack; a wake-up from another process NOTIFYs
@@ -90,7 +96,9 @@
 //   await engine.listInvocations({ status: 'running', target: 'counter' }); await engine.getInvocation(id);
 //   routes' readiness: engine.readinessCheck();  on SIGTERM: await engine.stop() (hands leases back).
 //   Metrics (with `registry`): engine_invocations_finished_total{service,handler,status},
-//   engine_executions{state=running|parked}.
+//   engine_leases_lost_total, engine_step_retries_total{service},
+//   engine_executions{state=running|parked}, and from the database at scrape time
+//   engine_invocations{status} and engine_overdue_seconds{status} (unfinished ones).
 export { createEngine, Engine } from './engine';
 export type { EngineOptions, ClientOptions, SendClientOptions, InvocationView, JournalEntryView } from './engine';
 export { handler, defineService, defineObject } from './definitions';

@@ -237,15 +237,23 @@ export async function cancelInvocation(
   return row!.r;
 }
 
-/** Extends the leases this worker holds; returns the ids still held. */
+/** Extends the leases this worker holds; returns the ids still held. A row another statement
+ *  has locked (its finish, its suspension) is not waited for: it is still held if it is still
+ *  running under the epoch, and its own statement moves it on. Waiting would let a renewal
+ *  that locks many rows and a batch of finishes that locks many rows wait on each other in
+ *  opposite orders until the deadlock detector ends one a second later. */
 export async function renewLeases(sql: Queryable, ids: string[], epochs: number[], leaseMs: number): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
   const rows = await sql<{ id: string }[]>`
-    UPDATE engine_invocations i
-       SET due_at = now() + make_interval(secs => ${leaseMs}::int / 1000.0)
-      FROM unnest(${ids}::text[], ${epochs}::int[]) AS l(id, epoch)
-     WHERE i.id = l.id AND i.lease_epoch = l.epoch AND i.status = 'running'
-     RETURNING i.id`;
+    WITH l AS (SELECT * FROM unnest(${ids}::text[], ${epochs}::int[]) AS l(id, epoch)),
+    held AS (SELECT i.id FROM engine_invocations i JOIN l ON i.id = l.id AND i.lease_epoch = l.epoch AND i.status = 'running'),
+    locked AS (
+      SELECT i.id FROM engine_invocations i JOIN l ON i.id = l.id AND i.lease_epoch = l.epoch AND i.status = 'running'
+         FOR NO KEY UPDATE OF i SKIP LOCKED),
+    renewed AS (
+      UPDATE engine_invocations i SET due_at = now() + make_interval(secs => ${leaseMs}::int / 1000.0)
+        FROM locked WHERE i.id = locked.id)
+    SELECT id FROM held`;
   return new Set(rows.map((r) => r.id));
 }
 
@@ -288,6 +296,9 @@ export interface ListFilter {
   target?: string;
   /** Object key (with target: one object's invocations). */
   key?: string;
+  /** Object keys in this set only (empty: none). Applied before the limit, so a caller that may
+   *  see some objects gets a full page of theirs, whatever other objects' invocations are newer. */
+  keys?: readonly string[];
   limit?: number;
 }
 
@@ -298,6 +309,7 @@ export async function listInvocationRows(sql: Queryable, f: ListFilter): Promise
      WHERE (${f.status ?? null}::text IS NULL OR status = ${f.status ?? null})
        AND (${f.target ?? null}::text IS NULL OR service = ${f.target ?? null})
        AND (${f.key ?? null}::text IS NULL OR object_key = ${f.key ?? null})
+       AND (${f.keys ? (f.keys as string[]) : null}::text[] IS NULL OR object_key = ANY(${f.keys ? (f.keys as string[]) : null}::text[]))
      ORDER BY created_at DESC, id LIMIT ${limit}`;
 }
 
@@ -323,4 +335,21 @@ export async function purgeFinished(sql: Queryable, olderThanMs: number, limit: 
     t AS (DELETE FROM engine_trace_contexts WHERE invocation_id IN (SELECT id FROM gone))
     SELECT id FROM gone`;
   return rows.length;
+}
+
+export interface BacklogRow {
+  status: InvocationStatus;
+  count: number;
+  /** Seconds the most overdue of them is past its due_at (a ready one's start, a running one's
+   *  lease, a timer); 0 when none is late. */
+  overdueSeconds: number;
+}
+
+/** Unfinished invocations by status, and how late each status's latest is: the engine's
+ *  backlog metrics, one query per scrape (the status index narrows it to unfinished rows). */
+export async function backlog(sql: Queryable): Promise<BacklogRow[]> {
+  return sql<BacklogRow[]>`
+    SELECT status, count(*)::int AS count,
+           coalesce(max(extract(epoch FROM now() - due_at)) FILTER (WHERE due_at < now()), 0)::float8 AS overdue_seconds
+    FROM engine_invocations WHERE status IN ('scheduled', 'queued', 'ready', 'running', 'suspended') GROUP BY status`;
 }

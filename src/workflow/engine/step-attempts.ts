@@ -30,6 +30,8 @@ export interface StepHost {
   gone(): boolean;
   /** Records the lost lease on the execution and throws. */
   lost(): never;
+  /** An attempt failed and another follows (engine_step_retries_total). */
+  retrying(): void;
 }
 
 /** Runs the body until it succeeds, fails terminally or runs out of attempts; the outcome is
@@ -42,13 +44,26 @@ export async function attemptStep(
 ): Promise<{ value: string | null; failure: StoredFailure | null }> {
   const maxAttempts = Math.max(1, opts.maxAttempts ?? DEFAULT_MAX_ATTEMPTS);
   let made = 0;
+  const attempt = (n: number): Promise<string> => {
+    // A dropped execution starts no further attempt of a body another owner now runs.
+    if (host.gone()) throw new AbortError(new LeaseLostError(host.invocationId));
+    made = n;
+    return bodyOutlivingOutages(host, name, () => fn(n));
+  };
+  // The first attempt runs without p-retry's machinery (most steps succeed at once, and a
+  // step's JavaScript is the engine's hot path); its failure is handed to p-retry as the
+  // failure of p-retry's own first attempt, so what follows (backoff, giving up) is p-retry's.
+  let first: unknown;
+  try {
+    return { value: await attempt(1), failure: null };
+  } catch (err) {
+    first = err;
+  }
   try {
     const value = await pRetry(
-      async (attempt) => {
-        // A dropped execution starts no further attempt of a body another owner now runs.
-        if (host.gone()) throw new AbortError(new LeaseLostError(host.invocationId));
-        made = attempt;
-        return bodyOutlivingOutages(host, name, () => fn(attempt));
+      async (n) => {
+        if (n === 1) throw first;
+        return attempt(n);
       },
       {
         retries: maxAttempts - 1,
@@ -57,6 +72,7 @@ export async function attemptStep(
         factor: opts.factor ?? 2,
         onFailedAttempt: ({ error, attemptNumber, retriesLeft }) => {
           host.logger.warn({ invocationId: host.invocationId, step: name, attemptNumber, retriesLeft, err: error.message }, 'engine step attempt failed');
+          if (retriesLeft > 0) host.retrying();
         },
       },
     );

@@ -21,6 +21,7 @@ import * as store from './invocation-store';
 import * as journalStore from './journal-store';
 import type { InvocationRow, JournalRow } from './invocation-store';
 import { untilAnswered } from './outage';
+import { EngineBatches } from './batches';
 import { ResultWaiters, TERMINAL, settleFromStored } from './results';
 
 /** One channel for every engine message (payload prefixes n/r/d/t/s): one LISTEN per process. */
@@ -55,6 +56,7 @@ export class Worker implements Runtime {
   readonly logger: Logger;
   readonly workerId: string;
   readonly leaseMs: number;
+  readonly batches: EngineBatches;
   readonly #concurrency: number;
   readonly #pollMs: number;
   readonly #stopTimeoutMs: number;
@@ -72,7 +74,7 @@ export class Worker implements Runtime {
   #listening = false;
   #unlisten: (() => Promise<void>) | null = null;
   readonly #claims: Claims;
-  readonly #metrics: EngineMetrics;
+  readonly metrics: EngineMetrics;
   readonly trace: EngineTrace;
 
   constructor(o: WorkerOptions) {
@@ -80,6 +82,7 @@ export class Worker implements Runtime {
     this.logger = o.logger;
     this.workerId = o.workerId;
     this.leaseMs = o.leaseMs;
+    this.batches = new EngineBatches(o.sql);
     this.#concurrency = o.concurrency;
     this.#pollMs = o.pollMs;
     this.#stopTimeoutMs = o.stopTimeoutMs;
@@ -88,7 +91,7 @@ export class Worker implements Runtime {
     this.#results = o.results;
     this.#client = o.client;
     this.trace = new EngineTrace(o.tracing, o.sql);
-    this.#metrics = o.metrics(() => ({ running: this.#running.size, parked: this.#parked.size }));
+    this.metrics = o.metrics(() => ({ running: this.#running.size, parked: this.#parked.size }));
     this.#claims = new Claims({
       sql: o.sql,
       logger: o.logger,
@@ -186,25 +189,13 @@ export class Worker implements Runtime {
     const id = newId('inv');
     const key = opts.key ?? null;
     const traceContext = this.trace.capture();
-    const r = await store
-      .startInvocation(this.sql, {
-        id,
-        service: target.service,
-        handler: target.handler,
-        key,
-        kind: target.kind,
-        input: target.input,
-        idempotencyKey: opts.idempotencyKey ?? null,
-        delayMs,
-        worker,
-        leaseMs: this.leaseMs,
-        parent: { id: exec.id, epoch: exec.epoch, seq, entry, name: `${target.service}/${target.handler}` },
-        traceContext,
-      })
-      .catch((err: unknown) => {
-        // engine_start's fence on the parent (SQLSTATE UE001): this process lost the parent's lease.
-        throw (err as { code?: unknown }).code === 'UE001' ? new LeaseLostError(exec.id) : err;
-      });
+    const parent = { id: exec.id, epoch: exec.epoch, seq, entry, name: `${target.service}/${target.handler}` };
+    const { service, handler, kind, input } = target;
+    const args: store.StartArgs = { id, service, handler, key, kind, input, idempotencyKey: opts.idempotencyKey ?? null, delayMs, worker, leaseMs: this.leaseMs, parent, traceContext };
+    // engine_start's fence on the parent (SQLSTATE UE001): this process lost the parent's lease.
+    const r = await (traceContext ? store.startInvocation(this.sql, args) : this.batches.starts.submit(args)).catch((err: unknown) => {
+      throw (err as { code?: unknown }).code === 'UE001' ? new LeaseLostError(exec.id) : err;
+    });
     if (!r.deduped && r.status === 'running' && r.epoch) {
       this.launch({ id, service: target.service, handler: target.handler, key, kind: target.kind, input: target.input, epoch: r.epoch, cancelRequested: false, traceContext }, []);
     } else if (r.status === 'scheduled' && delayMs !== null) {
@@ -244,7 +235,7 @@ export class Worker implements Runtime {
     this.#parked.delete(exec);
     if (this.#executions.get(exec.id) === exec) this.#executions.delete(exec.id);
     if (finish?.ok && outcome) {
-      this.#metrics.finished(exec.target.service, exec.target.handler, outcome.status);
+      this.metrics.finished(exec.target.service, exec.target.handler, outcome.status);
       const fields = { invocationId: exec.id, service: exec.target.service, handler: exec.target.handler };
       if (outcome.status === 'completed') this.logger.debug(fields, 'engine invocation completed');
       else this.logger.warn({ ...fields, status: outcome.status, code: outcome.error.code, err: outcome.error.message }, 'engine invocation failed');
@@ -368,7 +359,7 @@ export class Worker implements Runtime {
 
   /** Not while stopping: the leases of executions still running then are handed back, not lost. */
   onLeaseLost(): void {
-    if (!this.#stopping) this.#metrics.leaseLost();
+    if (!this.#stopping) this.metrics.leaseLost();
   }
 
   /** An execution of `id` runs in this process now (it will settle local waiters itself). */

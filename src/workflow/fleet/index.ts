@@ -7,9 +7,11 @@
 // - rollout-regions.ts: what rollouts ask about regions (offline sentinels are skipped;
 //   failed-but-written are reverted).
 // - slack.ts: progress posts, which never fail the rollout.
+// - rollout-metrics.ts: the rollout's state and its sentinels by outcome, as Prometheus gauges.
 //
 // Keying: a sentinel's deploys run on its key; there is one rollout at a time (`singleton`).
 export * from './sentinel';
 export * from './rollout';
 export * from './waves';
 export * from './slack';
+export * from './rollout-metrics';

@@ -33,7 +33,7 @@ import type { Backend } from '../../store/routes';
 import type { TrafficCommand } from '../../store/deployments';
 import { TimeoutError, type Context, type DurablePromise } from '../engine';
 import type { AnalysisResult } from './analysis';
-import { judgeAnalysis, type Judgement } from './judgement';
+import { judgeAnalysis, recordEvidence, type Evidence, type Judgement } from './judgement';
 import { evaluateProgress } from '../deploy/progress';
 import { ms, type Analysis, type CanaryStrategy } from './strategy';
 import { canarySplit, sameTable, setTraffic } from './traffic';
@@ -61,6 +61,9 @@ export interface Check {
   /** Target regions offline now, and why to give up (one offline past the grace); absent in
    *  journals from before holds checked liveness. */
   offline?: { regions: string[]; reason: string | null };
+  /** The analysis's evidence, recorded by the check's own evidence step (judgement.ts); absent
+   *  in journals from before it had one (their checks recorded it themselves). */
+  evidence?: Evidence;
 }
 
 /** What the walk's analysis found so far, over all its holds: derived from journaled checks. */
@@ -89,16 +92,29 @@ export function judgeCheck(c: Check, before: HoldMemory, o: { deadline: number; 
   const failures = before.failures + (c.analysis?.verdict === 'fail' ? 1 : 0);
   const m = { failures, last };
   const end = (r: HoldResult | null) => ({ ...m, end: r });
+  const limit: HoldResult | null =
+    c.analysis?.verdict === 'fail' && failures >= o.failureLimit
+      ? { kind: 'fail', reason: `analysis failed: ${c.analysis.reason} (${failures} of failureLimit ${o.failureLimit} checks failed)`, signal: true }
+      : null;
+  // The limit first (issue 33): whatever else this check saw (a table changed by a stop, an
+  // abort, a promote), the image failed its analysis, and that verdict is about the image: the
+  // walk ends rolled back and the image is quarantined (unless an operator's abort or stop came
+  // too: walk.ts#rollBack). Judged after the rest, a changed table ended it `failed` and a stop
+  // and start brought the canary back `ready` with every check failed. Legacy walks replay the
+  // order they were journaled under.
+  if (limit && !o.legacy) return end(limit);
   if (c.command === 'abort') return end({ kind: 'abort' });
   if (c.failed) return end({ kind: 'fail', reason: c.failed, signal: c.failed !== STOPPED_BY_OPERATOR });
   if (c.changed) return end({ kind: 'changed', found: c.changed });
   if (c.offline?.reason) return end({ kind: 'fail', reason: c.offline.reason });
-  if (c.analysis?.verdict === 'fail' && failures >= o.failureLimit) {
-    return end({ kind: 'fail', reason: `analysis failed: ${c.analysis.reason} (${failures} of failureLimit ${o.failureLimit} checks failed)`, signal: true });
-  }
-  if (c.command === 'promote') return end({ kind: 'promote' });
+  if (limit) return end(limit);
+  // Nothing is promoted into a region that is offline or not ready, by an operator as by the
+  // analysis (promoteEarly): the promote stays stored and is taken at the first check that finds
+  // every target region online and ready (issue 33; it was taken at once, offline or not).
+  const everywhere = !c.notReady && !c.offline?.regions.length;
+  if (c.command === 'promote' && (everywhere || o.legacy)) return end({ kind: 'promote' });
   // promoteEarly: every region shown within tolerance, so the rest of the pause adds nothing.
-  if (c.analysis?.early && !c.notReady && !c.offline?.regions.length) return end({ kind: 'pass' });
+  if (c.analysis?.early && everywhere) return end({ kind: 'pass' });
   if (c.now < o.deadline) return end(null);
   if (c.notReady) return end({ kind: 'fail', reason: `not ready within the step: ${c.notReady}` });
   if (c.offline?.regions.length) return end(null);
@@ -183,6 +199,8 @@ async function holdUntil(
   for (let k = 0; ; k++) {
     const due = nextQueryAt;
     const c = await ctx.run(`check-${label}-${k}`, () => checkSignals(deps, walk, analysis, due, h.startedAt, tally.since));
+    // Exactly once, and the evidence the check journaled (judgement.ts says why apart).
+    if (c.evidence) await ctx.runTx(`evidence-${label}-${k}`, (tx) => recordEvidence(tx, walk.id, c.evidence!));
     if (c.analysis) nextQueryAt = c.now + interval;
     const judged = judgeCheck(c, memory, { deadline, failureLimit, legacy });
     memory = judged;
@@ -205,9 +223,10 @@ async function holdUntil(
 /**
  * One check of a hold, journaled as a whole: the deployment's command and instances, the
  * table, the target regions' liveness, and (when due) the analysis (judgement.ts: threshold or
- * compare, both judged the same way here, judgeCheck).
+ * compare, both judged the same way here, judgeCheck). Reads only: it runs at least once, and
+ * its evidence is written by the step after it.
  */
-async function checkSignals(deps: StrategyDeps, walk: Walk, analysis: Analysis | undefined, queryDueAt: number, startedAt: number, since?: number): Promise<Check> {
+export async function checkSignals(deps: StrategyDeps, walk: Walk, analysis: Analysis | undefined, queryDueAt: number, startedAt: number, since?: number): Promise<Check> {
   const id = walk.id;
   const d = await deployments.getDeployment(deps.sql, id);
   // A read, not a lock: a change seen here is final (only the walk writes the table it expects).
@@ -220,7 +239,8 @@ async function checkSignals(deps: StrategyDeps, walk: Walk, analysis: Analysis |
   // One clock reading decides both whether the query is due and what the check's time is: two
   // could straddle a deadline, and a hold whose only query was due there would pass unjudged.
   const now = Date.now();
-  const result = analysis && !failed && now >= queryDueAt ? await judgeAnalysis(deps, { deploymentId: id, stableId: walk.stable, regions: d?.regions ?? [], ...(since !== undefined ? { since } : {}) }, analysis) : null;
+  const judged = analysis && !failed && now >= queryDueAt ? await judgeAnalysis(deps, { deploymentId: id, stableId: walk.stable, regions: d?.regions ?? [], ...(since !== undefined ? { since } : {}) }, analysis) : null;
   const notReady = progress.state === 'waiting' ? progress.waitingFor.join(', ') : null;
-  return { now, command: d?.trafficCommand ?? null, failed, notReady, analysis: result, changed, offline: { regions: offline.offline, reason: offline.reason } };
+  const checked = { now, command: d?.trafficCommand ?? null, failed, notReady, analysis: judged?.judgement ?? null, changed, offline: { regions: offline.offline, reason: offline.reason } };
+  return judged ? { ...checked, evidence: judged.evidence } : checked;
 }

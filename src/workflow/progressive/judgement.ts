@@ -1,8 +1,15 @@
 // One analysis check, whichever the judge (issue 27): `threshold` asks the instant query of
 // analysis.ts against min/max; `compare` reads the canary's and the stable's series per region
-// over the same window (range-query.ts) and compares them (judge/). Either way the check's
-// evidence is kept (analysis_checks, shown by GET /v1/deployments/:id) and announced
-// (`deployment.analysis`), and one verdict comes back for the hold (canary.ts).
+// over the same window (range-query.ts) and compares them (judge/). Either way one verdict comes
+// back for the hold (canary.ts) with the check's evidence, which recordEvidence keeps
+// (analysis_checks, shown by GET /v1/deployments/:id) and announces (`deployment.analysis`).
+//
+// The judging and the recording are two steps (issue 33): the query runs in the hold's check, a
+// journaled step run at least once (a crash before its journal entry runs it again), so it
+// writes nothing; the evidence it journaled is then recorded by a database step of its own
+// (runTx), whose rows commit with its journal entry: once, and the very evidence the walk
+// counted. Recorded inside the check, a replayed check wrote a second row, possibly with the
+// other verdict, beside a walk that counted one.
 //
 // Regions: the canary fails when any region's comparison fails, naming the region; it is
 // inconclusive while any region is (the hold fails closed if that lasts to the step's end); an
@@ -12,7 +19,7 @@
 // front of traffic; the first check comes an interval later, canary.ts) and grows with each
 // check: the sequential tests are valid for that, one test over the canary's whole life, not
 // one per step.
-import { analysisChecks, events, withTx, type Sql } from '../../store';
+import { analysisChecks, events, type Sql, type TxSql } from '../../store';
 import type { LiveEvent } from '../../live-events';
 import { queryPrometheus, type AnalysisResult } from './analysis';
 import { compareSeries, type Comparison, type CompareInput } from './judge';
@@ -24,6 +31,16 @@ import type { WorkflowMetrics } from '../metrics';
 export interface Judgement extends AnalysisResult {
   /** promoteEarly, and every region shown within tolerance: the step may end now. */
   early?: boolean;
+}
+
+type AnalysisEvent = Extract<LiveEvent, { type: 'deployment.analysis' }>;
+
+/** What a check found, to record once (recordEvidence): its rows and events, and when it ran. */
+export interface Evidence {
+  /** Epoch ms of the check (the end of a comparison's window). */
+  at: number;
+  rows: { region: string | null; verdict: AnalysisEvent['verdict']; detail: Record<string, unknown> }[];
+  events: AnalysisEvent[];
 }
 
 export interface JudgeDeps {
@@ -42,21 +59,20 @@ export interface JudgeSubject {
   since?: number;
 }
 
-type AnalysisEvent = Extract<LiveEvent, { type: 'deployment.analysis' }>;
-
-export async function judgeAnalysis(deps: JudgeDeps, subject: JudgeSubject, analysis: Analysis): Promise<Judgement> {
-  const result = analysis.judge === 'compare' ? await judgeCompare(deps, subject, analysis) : await judgeThreshold(deps, subject.deploymentId, analysis);
-  deps.metrics.analysed('prometheus', result.verdict);
-  return result;
+/** Judges one check; writes nothing (its evidence is recorded by the caller's own step). */
+export async function judgeAnalysis(deps: JudgeDeps, subject: JudgeSubject, analysis: Analysis): Promise<{ judgement: Judgement; evidence: Evidence }> {
+  const judged = analysis.judge === 'compare' ? await judgeCompare(deps, subject, analysis) : await judgeThreshold(deps, subject.deploymentId, analysis);
+  deps.metrics.analysed('prometheus', judged.judgement.verdict);
+  return judged;
 }
 
-async function judgeThreshold(deps: JudgeDeps, id: string, analysis: Analysis): Promise<Judgement> {
+async function judgeThreshold(deps: JudgeDeps, id: string, analysis: Analysis): Promise<{ judgement: Judgement; evidence: Evidence }> {
   const result = await queryPrometheus(analysis.prometheus, deps.outbound);
   const { min, max } = analysis.prometheus;
   const bounds = { ...(min !== undefined ? { min } : {}), ...(max !== undefined ? { max } : {}) };
   const event: AnalysisEvent = { type: 'deployment.analysis', deploymentId: id, region: null, signal: 'prometheus', verdict: result.verdict, value: result.value, reason: result.reason, ...bounds };
-  await record(deps.sql, id, [{ region: null, verdict: result.verdict, detail: { judge: 'threshold', value: result.value, reason: result.reason, ...bounds } }], [event]);
-  return result;
+  const rows = [{ region: null, verdict: result.verdict, detail: { judge: 'threshold', value: result.value, reason: result.reason, ...bounds } }];
+  return { judgement: result, evidence: { at: Date.now(), rows, events: [event] } };
 }
 
 /** Both series of one region: values, or counts too when the count rule applies. */
@@ -68,35 +84,49 @@ async function readRegion(deps: JudgeDeps, s: JudgeSubject, a: Analysis, region:
   const reads: SeriesRead[] = await Promise.all(queries);
   const bad = reads.find((r): r is Extract<SeriesRead, { ok: false }> => !r.ok);
   if (bad) return { error: bad.reason };
-  const [b, c, bt, ct] = reads.map((r) => (r as { values: number[] }).values);
-  const sum = (xs: number[]) => xs.reduce((t, x) => t + x, 0);
-  const input: CompareInput = { baseline: b!, canary: c!, ...(bt && ct ? { counts: { baseline: { errors: sum(b!), total: sum(bt) }, canary: { errors: sum(c!), total: sum(ct) } } } : {}) };
-  return { input };
+  const [b, c, bt, ct] = reads as Extract<SeriesRead, { ok: true }>[];
+  return { input: bt && ct ? pairCounts(b!, bt, c!, ct) : { baseline: b!.values, canary: c!.values } };
 }
 
-async function judgeCompare(deps: JudgeDeps, s: JudgeSubject, a: Analysis): Promise<Judgement> {
+type Points = { values: number[]; times: number[] };
+
+/**
+ * The count rule's windows: errors and requests of both deployments at each timestamp any of the
+ * four series has, NaN where one has no point (the judge drops that window and counts it). Pure.
+ */
+export function pairCounts(be: Points, bt: Points, ce: Points, ct: Points): CompareInput {
+  const all = [be, bt, ce, ct];
+  const times = [...new Set(all.flatMap((s) => s.times))].sort((x, y) => x - y);
+  const at = all.map((s) => new Map(s.times.map((t, i) => [t, s.values[i]!])));
+  const column = (k: number) => times.map((t) => at[k]!.get(t) ?? Number.NaN);
+  return { baseline: column(0), canary: column(2), totals: { baseline: column(1), canary: column(3) } };
+}
+
+async function judgeCompare(deps: JudgeDeps, s: JudgeSubject, a: Analysis): Promise<{ judgement: Judgement; evidence: Evidence }> {
   const settings = compareSettings(a);
   const endMs = Date.now();
-  if (!s.stableId) return { verdict: 'inconclusive', value: null, reason: 'no stable deployment to compare with' };
+  if (!s.stableId) return { judgement: { verdict: 'inconclusive', value: null, reason: 'no stable deployment to compare with' }, evidence: { at: endMs, rows: [], events: [] } };
   const startMs = s.since ?? (await analysisChecks.firstCheckAt(deps.sql, s.deploymentId, 'compare'))?.getTime() ?? endMs;
   const stepMs = rangeStep(ms(a.interval), endMs - startMs);
   const perRegion = await Promise.all(
     s.regions.map(async (region): Promise<{ region: string; c: Comparison; series?: { baseline: number[]; canary: number[] } }> => {
       const r = await readRegion(deps, s, a, region, { startMs, endMs, stepMs });
-      if ('error' in r) return { region, c: { verdict: 'inconclusive', early: false, method: 'none', pValue: null, shift: null, baseline: { n: 0, median: null }, canary: { n: 0, median: null }, reason: r.error! } };
+      if ('error' in r) return { region, c: { verdict: 'inconclusive', early: false, method: 'none', pValue: null, shift: null, baseline: { n: 0, median: null }, canary: { n: 0, median: null }, dropped: NONE_DROPPED, reason: r.error! } };
       return { region, c: compareSeries(r.input!, settings), series: { baseline: thin(r.input!.baseline), canary: thin(r.input!.canary) } };
     }),
   );
   // The rows keep both series, thinned, for the web view's plot; the events stay small.
   const rows = perRegion.map(({ region, c, series }) => ({ region, verdict: c.verdict, detail: { ...evidence(region, s.stableId!, c), ...(series ? { series } : {}) } }));
   const evts = perRegion.map(({ region, c }): AnalysisEvent => ({ type: 'deployment.analysis', deploymentId: s.deploymentId, signal: 'prometheus', value: null, ...evidence(region, s.stableId!, c) }));
-  await record(deps.sql, s.deploymentId, rows, evts, new Date(endMs));
+  const found: Evidence = { at: endMs, rows, events: evts };
   const named = (v: string) => perRegion.filter((r) => r.c.verdict === v).map((r) => `in ${r.region}: ${r.c.reason}`).join('; ');
-  if (perRegion.some((r) => r.c.verdict === 'fail')) return { verdict: 'fail', value: null, reason: named('fail') };
-  if (perRegion.some((r) => r.c.verdict === 'inconclusive')) return { verdict: 'inconclusive', value: null, reason: named('inconclusive') };
+  if (perRegion.some((r) => r.c.verdict === 'fail')) return { judgement: { verdict: 'fail', value: null, reason: named('fail') }, evidence: found };
+  if (perRegion.some((r) => r.c.verdict === 'inconclusive')) return { judgement: { verdict: 'inconclusive', value: null, reason: named('inconclusive') }, evidence: found };
   const early = perRegion.length > 0 && perRegion.every((r) => r.c.early);
-  return { verdict: 'pass', value: null, reason: named('pass'), ...(early ? { early } : {}) };
+  return { judgement: { verdict: 'pass', value: null, reason: named('pass'), ...(early ? { early } : {}) }, evidence: found };
 }
+
+const NONE_DROPPED = { baseline: { nan: 0, infinite: 0 }, canary: { nan: 0, infinite: 0 } };
 
 /** Points of a series kept with a check: a chart's worth, not the window's every sample. */
 const SERIES_POINTS = 60;
@@ -112,7 +142,11 @@ export function thin(values: readonly number[]): number[] {
   });
 }
 
-/** A compare check as the API and the event show it (issue 27's field names). */
+/**
+ * A compare check as the API and the event show it (issue 27's field names; issue 37 adds
+ * `dropped` and, in `shift`, `coverage`, `reachable`, `tolerance` and `anytime`). JSON has no
+ * Infinity: an unbounded end of an interval is stored and shown as null.
+ */
 function evidence(region: string, stableId: string, c: Comparison) {
   return {
     judge: 'compare' as const,
@@ -123,14 +157,15 @@ function evidence(region: string, stableId: string, c: Comparison) {
     shift: c.shift,
     baseline: { deploymentId: stableId, n: c.baseline.n, median: c.baseline.median },
     canary: { n: c.canary.n, median: c.canary.median },
+    dropped: c.dropped,
     reason: c.reason,
     ...(c.early ? { early: true } : {}),
   };
 }
 
-async function record(sql: Sql, id: string, rows: { region: string | null; verdict: AnalysisEvent['verdict']; detail: Record<string, unknown> }[], evts: AnalysisEvent[], at = new Date()): Promise<void> {
-  await withTx(sql, async (tx) => {
-    await analysisChecks.insertChecks(tx, rows.map((r) => ({ deploymentId: id, judge: r.detail.judge as 'threshold' | 'compare', region: r.region, verdict: r.verdict, detail: r.detail })), at);
-    await events.publishEvents(tx, evts);
-  });
+/** Keeps and announces a check's evidence, in the caller's transaction (the evidence step). */
+export async function recordEvidence(tx: TxSql, deploymentId: string, e: Evidence): Promise<null> {
+  await analysisChecks.insertChecks(tx, e.rows.map((r) => ({ deploymentId, judge: r.detail.judge as 'threshold' | 'compare', region: r.region, verdict: r.verdict, detail: r.detail })), new Date(e.at));
+  await events.publishEvents(tx, e.events);
+  return null;
 }

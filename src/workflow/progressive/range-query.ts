@@ -4,8 +4,12 @@
 import type { OutboundPolicy } from '../outbound/policy';
 import { getCapped, OutboundRefusedError } from '../outbound/post';
 
-/** A series read, or why there is none (unreachable, refused, not one series). */
-export type SeriesRead = { ok: true; values: number[] } | { ok: false; reason: string };
+/**
+ * A series read, or why there is none (unreachable, refused, not one series). Values keep NaN and
+ * ±Inf (a ratio over a window without requests), which the judge counts as dropped; times are the
+ * samples' timestamps in ms, to pair an error series with its request series.
+ */
+export type SeriesRead = { ok: true; values: number[]; times: number[] } | { ok: false; reason: string };
 
 /** A range query answers in the time one check may take; the check interval is the pace. */
 const QUERY_TIMEOUT_MS = 5_000;
@@ -34,11 +38,14 @@ export function seriesOf(body: unknown): SeriesRead {
   const b = body as { status?: string; data?: { resultType?: string; result?: unknown } };
   if (b?.status !== 'success' || b.data?.resultType !== 'matrix' || !Array.isArray(b.data.result)) return { ok: false, reason: 'prometheus answered with something that is not a range query answer' };
   const result = b.data.result as { values?: [number, string][] }[];
-  if (result.length === 0) return { ok: true, values: [] };
+  if (result.length === 0) return { ok: true, values: [], times: [] };
   if (result.length > 1) return { ok: false, reason: `the query returned ${result.length} series; aggregate it to one per deployment (sum, avg)` };
-  const values = (result[0]!.values ?? []).map((v) => Number(v[1])).filter((x) => Number.isFinite(x));
-  return { ok: true, values };
+  const points = result[0]!.values ?? [];
+  return { ok: true, values: points.map((v) => sampleValue(v[1])), times: points.map((v) => Math.round(Number(v[0]) * 1000)) };
 }
+
+/** Prometheus writes non-finite values as "NaN", "+Inf" and "-Inf"; Number() reads only the first. */
+const sampleValue = (s: unknown): number => (s === '+Inf' ? Infinity : s === '-Inf' ? -Infinity : Number(s));
 
 export async function queryRange(url: string, query: string, window: { startMs: number; endMs: number; stepMs: number }, policy: OutboundPolicy): Promise<SeriesRead> {
   const u = new URL('api/v1/query_range', url.endsWith('/') ? url : `${url}/`);

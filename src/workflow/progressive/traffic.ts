@@ -54,6 +54,9 @@ export const serves = (d: { status: string; desiredState: string } | undefined):
  * locked a deployment row must have taken the traffic lock before (the lock order above).
  */
 export async function withdrawTraffic(tx: TxSql, apexDomain: string, environmentId: string, id: string): Promise<void> {
+  // A deleted environment's table was emptied by its deletion: nothing to take away, and a stop
+  // or a failed deploy's cleanup there must still go through (issue 33).
+  if (!(await tenancy.getEnvironment(tx, environmentId))) return;
   const table = await lockTraffic(tx, environmentId, apexDomain);
   if (!table.some((b) => b.deploymentId === id)) return;
   const others = await deployments.runStates(tx, table.filter((b) => b.deploymentId !== id).map((b) => b.deploymentId));

@@ -19,7 +19,7 @@
 // the walk first compares, under the row's lock: if the row is running again under a newer
 // generation (`superseded`), the walk writes nothing and leaves the deployment to that run. It
 // is the rolling path's guard (deploy.ts#cleanUp) made general, and cleanUp uses it too.
-import { deployments, domains, tenancy, topology, type Sql } from '../../store';
+import { deployments, tenancy, topology, type Sql } from '../../store';
 import type { Backend } from '../../store/routes';
 import type { TxSql } from '../../store/db';
 import type { Deployment, TrafficCommand } from '../../store/deployments';
@@ -29,6 +29,7 @@ import { canarySplit, environmentHostname, lockTraffic, routeAllTo, sameTable, s
 import type { WorkflowMetrics } from '../metrics';
 import type { OfflineCheck } from '../regions';
 import { quarantineFailure } from './quarantine';
+import { assignOwnDomain, deploymentHostname } from '../deploy/hostnames';
 
 export interface StrategyDeps {
   sql: Sql;
@@ -206,8 +207,8 @@ export async function completeSwitch(tx: TxSql, deps: StrategyDeps, walk: Walk, 
   if (held) return held;
   const env = (await tenancy.getEnvironment(tx, environmentId))!;
   const base = { workspaceId: env.workspaceId, environmentId, deploymentId: id };
-  await domains.assignDomain(tx, { ...base, hostname: `${id}.${deps.apexDomain}`, kind: 'deployment' });
-  await domains.assignDomain(tx, { ...base, hostname: environmentHostname(env, deps.apexDomain), kind: 'environment' });
+  await assignOwnDomain(tx, { ...base, hostname: deploymentHostname(id, deps.apexDomain), kind: 'deployment' });
+  await assignOwnDomain(tx, { ...base, hostname: environmentHostname(env, deps.apexDomain), kind: 'environment' });
   await routeAllTo(tx, environmentId, deps.apexDomain, id);
   await deployments.clearTrafficCommand(tx, id);
   const row = await deployments.setDeploymentStatus(tx, id, 'ready');

@@ -10,7 +10,8 @@ import { regionRows } from '../../../src/web/app/models/regions';
 import { failedOf, parseWaves, rolloutActions, skippedOf, waveProgress } from '../../../src/web/app/models/rollout';
 import { liveLabel } from '../../../src/web/app/models/shell';
 import { applyTable, tableTracker } from '../../../src/web/app/models/canary';
-import type { DeploymentSummary, RegionView, RolloutView } from '../../../src/web/app/types';
+import type { DeploymentSummary, RegionView, RolloutView } from '../../../src/cli/api.gen';
+import { deploymentSummary, regionView } from '../../cli/fixtures';
 
 test('span and duration read as people read time', () => {
   const cases: [number, string][] = [[-5, '0s'], [0, '0s'], [59_999, '59s'], [60_000, '1m'], [3_600_000, '1h'], [3_660_000, '1h 1m'], [90_000_000, '1d 1h'], [NaN, '–']];
@@ -46,10 +47,7 @@ test('API errors keep the API\'s words; anything else is described by its status
   assert.deepEqual([p.code, p.message], ['ERR_UNKNOWN', 'HTTP 502 Bad Gateway']);
 });
 
-const dep = (o: Partial<DeploymentSummary> = {}): DeploymentSummary => ({
-  id: 'd1', status: 'deploying', desiredState: 'running', error: null, image: 'nginx:1', buildContext: null, regions: ['a', 'b'], replicas: 2,
-  cpuMillicores: 100, memoryMib: 128, port: 8080, command: [], envKeys: [], readOnlyRootFilesystem: false, environmentId: 'default', rolledBackFrom: null, createdAt: '', updatedAt: '', ...o,
-});
+const dep = (o: Partial<DeploymentSummary> = {}): DeploymentSummary => deploymentSummary({ id: 'd1', image: 'nginx:1', regions: ['a', 'b'], replicas: 2, ...o });
 
 test('live events patch the deployments list; an unknown deployment asks for a reload', () => {
   const rows: Row[] = [{ d: dep() }];
@@ -68,31 +66,32 @@ test('live events patch the deployments list; an unknown deployment asks for a r
 });
 
 test('deployment actions are offered only in the states the API accepts them', () => {
-  const on = (d: Partial<DeploymentSummary> & { strategy?: { type: string } }) =>
+  const canary: DeploymentSummary['strategy'] = { type: 'canary', steps: [{ weight: 10, pause: '1m' }] };
+  const on = (d: Partial<DeploymentSummary>) =>
     Object.entries(deploymentActions({ ...dep(), ...d })).filter(([, s]) => s.enabled).map(([a]) => a).sort();
   assert.deepEqual(on({ status: 'ready' }), ['promote', 'rollback', 'stop']);
   assert.deepEqual(on({ status: 'stopped', desiredState: 'stopped' }), ['rollback', 'start']);
   assert.deepEqual(on({ status: 'failed' }), ['rollback']);
-  assert.deepEqual(on({ status: 'deploying', strategy: { type: 'canary' } }), ['abort', 'rollback', 'stop']);
-  assert.deepEqual(on({ status: 'ready', strategy: { type: 'canary' } }), ['promote', 'rollback', 'stop'], 'a finished canary cannot be aborted');
+  assert.deepEqual(on({ status: 'deploying', strategy: canary }), ['abort', 'rollback', 'stop']);
+  assert.deepEqual(on({ status: 'ready', strategy: canary }), ['promote', 'rollback', 'stop'], 'a finished canary cannot be aborted');
   assert.deepEqual(on({ status: 'pending', image: null }), ['stop']);
 });
 
-const region = (o: Partial<RegionView>): RegionView => ({ name: 'x', status: 'online', lastSeenAt: null, agent: null, lag: null, lastFullSyncAt: null, objects: null, ...o });
+const region = (o: Partial<RegionView>): RegionView => regionView({ name: 'x', ...o });
 
 test('regions: offline and never-seen come first, flagged in words', () => {
   const now = Date.parse('2026-01-01T00:10:00Z');
   const rows = regionRows([
     region({ name: 'b', lastSeenAt: '2026-01-01T00:09:55Z', agent: { id: 'k1', version: '1.0', leader: true }, lag: { changes: 3, seconds: 1 }, objects: { deployments: 2, sentinels: 1 } }),
     region({ name: 'c', status: 'never_seen' }),
-    region({ name: 'a', status: 'offline', lastSeenAt: '2026-01-01T00:05:00Z', objects: 7 }),
+    region({ name: 'a', status: 'offline', lastSeenAt: '2026-01-01T00:05:00Z', objects: { deployments: 7 } }),
   ], now);
   assert.deepEqual(rows.map((r) => [r.name, r.flagged, r.statusLabel, r.lastSeen]), [
     ['a', true, 'offline', '5m ago'],
     ['c', true, 'never seen', 'never'],
     ['b', false, 'online', '5s ago'],
   ]);
-  assert.deepEqual([rows[2]!.leader, rows[2]!.lag, rows[2]!.objects, rows[0]!.objects], ['k1 (leader) v1.0', '3 changes, 1s', '2 deployments, 1 sentinels', '7']);
+  assert.deepEqual([rows[2]!.leader, rows[2]!.lag, rows[2]!.objects, rows[0]!.objects], ['k1 (leader) v1.0', '3 changes, 1s', '2 deployments, 1 sentinels', '7 deployments']);
 });
 
 test('rollout actions follow the API\'s state rules', () => {
@@ -124,7 +123,7 @@ test('waves: progress and phase from per-wave counts; failures and skipped with 
   ]);
   assert.deepEqual(failedOf(r), [{ id: 's2', reason: 'CrashLoopBackOff' }]);
   assert.deepEqual(skippedOf(r), [{ id: 's5', reason: undefined }, { id: 's6', reason: 'region offline' }]);
-  const running = { ...r, state: 'in_progress', waves: [r.waves![0]!, { index: 1, total: 1, succeeded: 0, failed: 0, skipped: 0, pending: 1 }] };
+  const running: RolloutView = { ...r, state: 'in_progress', waves: [r.waves![0]!, { index: 1, total: 1, succeeded: 0, failed: 0, skipped: 0, pending: 1 }] };
   assert.deepEqual(waveProgress(running).map((w) => w.phase), ['done', 'running']);
   assert.deepEqual(parseWaves(' 1, 5 25 ,100 '), [1, 5, 25, 100]);
   assert.equal(parseWaves('  '), undefined);

@@ -15,6 +15,8 @@ import { CanaryChart, chartedIds } from '../../../src/web/app/views/canaries';
 import { WeightsTable } from '../../../src/web/app/views/traffic';
 import { DeploymentsTable } from '../../../src/web/app/views/deployments';
 import { unavailableAction } from '../../../src/web/app/views/deployment';
+import type { RolloutView } from '../../../src/cli/api.gen';
+import { deploymentSummary, regionView } from '../../cli/fixtures';
 
 const text = (html: string) => html.replace(/<[^>]+>/g, ' ').replace(/&amp;/g, '&').replace(/\s+/g, ' ').trim();
 
@@ -43,8 +45,8 @@ test('badges carry the status in text and a class safe for CSS', () => {
 
 test('an offline region is flagged in its row, in words', () => {
   const rows = regionRows([
-    { name: 'us-east-1', status: 'online', lastSeenAt: null, agent: null, lag: null, lastFullSyncAt: null, objects: null },
-    { name: 'eu-west-1', status: 'offline', lastSeenAt: null, agent: null, lag: null, lastFullSyncAt: null, objects: null },
+    regionView({ name: 'us-east-1', status: 'online' }),
+    regionView({ name: 'eu-west-1', status: 'offline' }),
   ], 0);
   const html = render(h(RegionsTable, { rows }));
   assert.match(html, /<tr data-region="eu-west-1" data-status="offline" class="flagged">/);
@@ -53,7 +55,7 @@ test('an offline region is flagged in its row, in words', () => {
 });
 
 test('waves render as progress bars with counts; ids with reasons', () => {
-  const r = {
+  const r: RolloutView = {
     state: 'paused', currentWave: 1, wavePercentages: [50, 100], failedIds: ['s2'], succeededIds: ['s1'], skippedIds: ['s3'],
     succeeded: 1, failed: 1, skippedOffline: 1,
     notes: { s2: { wave: 1, reason: 'timeout' }, s3: { wave: 1, reason: 'region eu-west-1 offline' } },
@@ -88,13 +90,12 @@ test('traffic weights, strategies and the canary chart', () => {
 });
 
 test('the deployments table shows status, source, per-region ready/wanted, age and error', () => {
-  const d = {
-    id: 'd1', status: 'failed', desiredState: 'running', error: 'CrashLoopBackOff in eu-west-1', image: null, buildContext: 'apps/web', regions: ['eu-west-1'], replicas: 1,
-    cpuMillicores: 100, memoryMib: 128, port: 8080, command: [], envKeys: [], readOnlyRootFilesystem: false, environmentId: 'default', rolledBackFrom: null, createdAt: '2026-01-01T00:00:00Z', updatedAt: '',
-  };
+  const d = deploymentSummary({
+    id: 'd1', status: 'failed', error: 'CrashLoopBackOff in eu-west-1', image: null, buildContext: 'apps/web', regions: ['eu-west-1'], replicas: 1, createdAt: '2026-01-01T00:00:00Z',
+  });
   const html = render(h(DeploymentsTable, { rows: [{ d, regions: [{ region: 'eu-west-1', ready: 0, wanted: 1, failed: 1, reason: 'CrashLoopBackOff' }] }], env: 'default', now: Date.parse('2026-01-01T00:03:00Z') }));
   assert.match(html, /<tr data-id="d1" data-status="failed">/);
-  assert.equal(text(html).split('Error ')[1], 'd1 failed build: apps/web eu-west-1 0/1 · 1 failed 3m CrashLoopBackOff in eu-west-1');
+  assert.equal(text(html).split('Error ')[1], 'd1 v1 failed build: apps/web eu-west-1 0/1 · 1 failed 3m CrashLoopBackOff in eu-west-1');
   const missing = unavailableAction(new ApiError(404, 'ERR_NOT_FOUND', 'no route POST /v1/deployments/d1/abort'), 'Abort');
   assert.equal(missing.message, 'Abort is not available on this server (no route POST /v1/deployments/d1/abort)');
   const real = new ApiError(409, 'ERR_DEPLOYMENT_STATE', 'not running');

@@ -1,6 +1,5 @@
 // Shared helpers for engine tests: a quiet logger and an engine with short timings, stopped
 // when the test file ends.
-import { until } from '../../helpers/wait';
 import { after } from 'node:test';
 import { createLogger } from '../../../src/log';
 import type { Sql } from '../../../src/store/db';
@@ -14,13 +13,6 @@ export function testEngine(sql: Sql, opts: Partial<EngineOptions> = {}): Engine 
   return engine;
 }
 
-export const waitFor = <T>(what: string, fn: () => Promise<T | undefined | null | false>, timeoutMs = 10_000) => until(fn, timeoutMs, what);
-
-/** Rejects when `p` has not settled within `ms`: a hang fails the test instead of stalling it. */
-export function withDeadline<T>(p: Promise<T>, what: string, ms = 20_000): Promise<T> {
-  let timer!: NodeJS.Timeout;
-  const t = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not settle within ${ms} ms`)), ms);
-  });
-  return Promise.race([p, t]).finally(() => clearTimeout(timer));
-}
+/** The one poller and deadline (tests/helpers/wait.ts), re-exported under the names these
+ *  tests import. */
+export { waitFor, within as withDeadline } from '../../helpers/wait';

@@ -4,6 +4,7 @@
 // handler code, never count as a step's attempt, and every step must run once.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { assertEvery } from '../../helpers/assert';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -62,13 +63,14 @@ async function rows(id: string, step: string): Promise<number> {
   return r!.n;
 }
 
-/** One definition per engine: the same service, with step bodies that record who ran them. */
-function faultDefs(db: Sql, worker: string) {
+/** One definition per engine: the same service, with step bodies that record who ran them.
+ *  `service` names it: an engine only claims invocations of services it registered. */
+function faultDefs(db: Sql, worker: string, service = 'faults') {
   const insert = (id: string, step: string) => async (tx: postgres.TransactionSql<Record<string, unknown>>) => {
     await tx`INSERT INTO fx_rows (invocation_id, step, worker) VALUES (${id}, ${step}, ${worker})`;
     return worker;
   };
-  return defineService('faults', {
+  return defineService(service, {
     journey: handler({ input: z.object({}), output: z.string() }, async (ctx) => {
       const id = ctx.invocationId;
       try {
@@ -145,9 +147,14 @@ function faultDefs(db: Sql, worker: string) {
   });
 }
 
-function engineOn(db: Sql, workerId: string, registry?: ReturnType<typeof createRegistry>): { engine: Engine; def: ReturnType<typeof faultDefs> } {
+function engineOn(
+  db: Sql,
+  workerId: string,
+  registry?: ReturnType<typeof createRegistry>,
+  service?: string,
+): { engine: Engine; def: ReturnType<typeof faultDefs> } {
   const e = testEngine(db, { workerId, leaseMs: LEASE_MS, pollMs: 100, stealAfterMs: 200, ...(registry ? { registry } : {}) });
-  return { engine: e, def: e.register(faultDefs(db, workerId)) };
+  return { engine: e, def: e.register(faultDefs(db, workerId, service)) };
 }
 
 const { engine, def: Faults } = engineOn(sql, 'outage');
@@ -178,7 +185,7 @@ test('a Postgres outage longer than the lease, mid-invocation and under a sleepi
   assert.equal(countOf(sleeping.id, 'after'), 1);
   const inv = await engine.getInvocation(id);
   assert.deepEqual(inv.journal.map((j) => j.name), ['a', 'b', 'c', 'd', 'nap', 'e']);
-  assert.ok(inv.journal.every((j) => j.failure === null), 'no step was recorded as failed');
+  assertEvery(inv.journal, (j) => j.failure === null, 'no step was recorded as failed');
 });
 
 test('terminated connections (pg_terminate_backend) are waited out: a statement in flight and a sleeping invocation both finish, each step once', async () => {
@@ -215,8 +222,8 @@ test('terminated connections (pg_terminate_backend) are waited out: a statement 
 });
 
 test('a replica cut off from the database loses its lease to another, which finishes the work; the stale one writes nothing and its caller still gets the answer', async () => {
-  // Only the two replicas of this test may take the invocation over.
-  await engine.stop();
+  // Only the two replicas of this test may take the invocation over: they serve a service of
+  // their own, which the file's engine (still serving the other tests, in any order) never claims.
   enteredC = latch();
   gateC = latch();
   const proxy = await faultProxy(port);
@@ -224,8 +231,8 @@ test('a replica cut off from the database loses its lease to another, which fini
   const viaProxy = createDb(`postgres://postgres:postgres@127.0.0.1:${proxy.port}/outage`, { max: 5, applicationName: 'engine-cut' });
   after(() => viaProxy.end({ timeout: 1 }));
   const registry = createRegistry();
-  const { engine: a, def: FaultsA } = engineOn(viaProxy, 'fa', registry);
-  const { engine: b } = engineOn(sql, 'fb');
+  const { engine: a, def: FaultsA } = engineOn(viaProxy, 'fa', registry, 'faults-cut');
+  const { engine: b } = engineOn(sql, 'fb', undefined, 'faults-cut');
   await a.start();
   await b.start();
   const call = a.call(FaultsA, 'fenced', {});

@@ -25,7 +25,7 @@ test('judgeCheck: each case, and the failures it carries on', () => {
     ['not ready at the deadline fails', check({ now: 1000, notReady: 'eu-west-1 0/1' }), { failures: 0, last: pass }, 'fail', 0],
     ['an offline region at the deadline holds', check({ now: 1000, offline: { regions: ['eu-west-1'], reason: null } }), { failures: 0, last: pass }, null, 0],
     ['an offline region past the grace fails', check({ offline: { regions: ['eu-west-1'], reason: 'region eu-west-1 is offline' } }), { failures: 0, last: null }, 'fail', 0],
-    ['abort wins over everything', check({ command: 'abort', failed: 'x', analysis: fail }), { failures: 2, last: null }, 'abort', 3],
+    ['abort wins over everything but the limit', check({ command: 'abort', failed: 'x', analysis: fail }), { failures: 1, last: null }, 'abort', 2],
     ['promote skips a failing check below the limit', check({ command: 'promote', analysis: fail }), { failures: 0, last: null }, 'promote', 1],
     ['no analysis at the deadline passes', check({ now: 1000 }), { failures: 0, last: null }, 'pass', 0],
     ['a stop seen by a check ends the hold', check({ failed: 'stopped by operator' }), { failures: 0, last: null }, 'fail', 0],
@@ -71,4 +71,31 @@ test('stepVerdict: a stop and a start since the walk began are the stop, not a c
   assert.equal(stepVerdict(row({}), walk, withdrawn), 'changed', 'someone else changed the table');
   assert.equal(stepVerdict(row({}), walk, walk.expected), null, 'the walk\'s own table');
   assert.equal(stepVerdict(row({ desiredGeneration: 2 }), { ...walk, generation: undefined }, walk.expected), null, 'a journal from before generations cannot tell');
+});
+
+test('judgeCheck: the failure limit is judged before anything else the same check sees (issue 33, defect 4)', () => {
+  const table = [{ deploymentId: 'stable', weight: 100 }];
+  const cases: [string, Partial<Check>][] = [
+    ['a changed table', { changed: table }],
+    ['an abort', { command: 'abort' }],
+    ['a promote', { command: 'promote' }],
+    ['an offline region past the grace', { offline: { regions: ['eu-west-1'], reason: 'region eu-west-1 is offline' } }],
+    ['an offline region', { offline: { regions: ['eu-west-1'], reason: null } }],
+    ['the deadline', { now: 1000 }],
+  ];
+  for (const [name, over] of cases) {
+    const r = judgeCheck(check({ ...over, analysis: fail }), { failures: 2, last: null }, o);
+    assert.deepEqual(r.end, { kind: 'fail', reason: 'analysis failed: 0.9 is above the maximum 0.05 (3 of failureLimit 3 checks failed)', signal: true }, name);
+  }
+});
+
+test('judgeCheck: an operator\'s promote is held while a target region is offline or not ready, as an early pass is (issue 33, defect 3)', () => {
+  const promote = (over: Partial<Check>) => judgeCheck(check({ command: 'promote', ...over }), { failures: 0, last: null }, o).end?.kind ?? null;
+  assert.equal(promote({}), 'promote', 'every region online and ready');
+  assert.equal(promote({ offline: { regions: ['eu-west-1'], reason: null } }), null, 'a region offline inside its grace');
+  assert.equal(promote({ notReady: 'eu-west-1 0/1' }), null, 'instances not ready');
+  assert.equal(promote({ now: 1000, offline: { regions: ['eu-west-1'], reason: null } }), null, 'past the step\'s end, still offline: held');
+  assert.equal(promote({ offline: { regions: ['eu-west-1'], reason: 'region eu-west-1 is offline' } }), 'fail', 'offline past the grace fails the walk');
+  // A journal from before holds checked liveness has no offline field: its promote stands.
+  assert.equal(judgeCheck({ now: 100, command: 'promote', failed: null, notReady: null, analysis: null }, { failures: 0, last: null }, o).end?.kind, 'promote');
 });

@@ -129,11 +129,14 @@ test('each traffic transaction waits for the table before it locks any deploymen
   const env = await newEnvironment();
   const stable = await newDeployment(env, { status: 'ready', desired: 'running' });
   const canary = await newDeployment(env, { status: 'network', desired: 'running', strategy: CANARY });
+  // The promote's own: ready when its turn comes (the switch before it stops the stable, and a
+  // promote of a deployment not ready is refused before any lock).
+  const other = await newDeployment(env, { status: 'ready', desired: 'running' });
   await setTable(env, [{ deploymentId: stable, weight: 100 }, { deploymentId: canary, weight: 0 }]);
   const cases: [string, () => Promise<unknown>][] = [
     ['startWalk', () => withTx(sql, (tx) => startWalk(tx, sdeps, canary, env))],
     ['completeSwitch', () => withTx(sql, (tx) => completeSwitch(tx, sdeps, { id: canary, environmentId: env, stable, expected: null }))],
-    ['promote', () => promoteDeployment(cdeps, stable)],
+    ['promote', () => promoteDeployment(cdeps, other)],
   ];
   for (const [name, run] of cases) {
     const blocker = await sql.reserve();
@@ -145,7 +148,7 @@ test('each traffic transaction waits for the table before it locks any deploymen
       pending = run().catch(() => {});
       await until(async () => (await lockWaiters()) === 1, 10_000, `${name} waiting`);
       // While it waits for the table, every deployment row is free: NOWAIT fails at once otherwise.
-      for (const id of [stable, canary]) {
+      for (const id of [stable, canary, other]) {
         await assert.doesNotReject(withTx(sql, (tx) => tx`SELECT 1 FROM deployments WHERE id = ${id} FOR UPDATE NOWAIT`), `${name} holds ${id} while waiting for the table`);
       }
     } finally {

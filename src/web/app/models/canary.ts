@@ -2,7 +2,7 @@
 // time and the analysis values measured at each step, with their bounds. Pure: events and
 // snapshots in, series and SVG geometry out. Event fields are read leniently (API.md fixes the
 // event names, not every field), so a missing field drops a point, never the page.
-import type { Traffic } from '../types';
+import type { Traffic } from '../../../cli/api.gen';
 
 export interface WeightPoint {
   t: number;

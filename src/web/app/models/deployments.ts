@@ -1,7 +1,8 @@
 // The deployments list as the page holds it, and how live events change it. Pure: data in,
 // data out. A status event of a deployment the list does not hold yet asks for a reload (it
 // was just created); everything else is patched in place.
-import type { DeploymentSummary, LiveEvent, RegionTopology } from '../types';
+import type { DeploymentSummary, RegionTopology } from '../../../cli/api.gen';
+import type { LiveEvent } from '../../../live-events';
 
 export const STATUSES = ['pending', 'building', 'deploying', 'network', 'ready', 'failed', 'stopped', 'rolled_back', 'superseded'] as const;
 
@@ -35,7 +36,8 @@ export function applyStatus(rows: Row[], e: StatusEvent): { rows: Row[]; known: 
   const next = rows.map((r) => {
     if (r.d.id !== e.deploymentId) return r;
     known = true;
-    return { ...r, d: { ...r.d, status: e.status, error: e.error } };
+    // The event's status is one of the deployment's (src/live-events.ts types it as text).
+    return { ...r, d: { ...r.d, status: e.status as DeploymentSummary['status'], error: e.error } };
   });
   return { rows: known ? next : rows, known };
 }

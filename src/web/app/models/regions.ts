@@ -1,6 +1,6 @@
 // Regions as rows: liveness flagged, lag and object counts in words. Pure.
 import { ago } from '../format';
-import type { RegionView } from '../types';
+import type { RegionView } from '../../../cli/api.gen';
 
 export interface RegionRow {
   name: string;

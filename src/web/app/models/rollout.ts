@@ -1,6 +1,6 @@
 // The fleet rollout as the page shows it: per-wave progress and which actions the API accepts
 // in each state (the same rules as src/http/api/rollouts.ts, which answers 409 otherwise).
-import type { RolloutView, RolloutWave } from '../types';
+import type { RolloutView, RolloutWave } from '../../../cli/api.gen';
 
 export type RolloutAction = 'start' | 'resume' | 'cancel' | 'rollback';
 

@@ -69,20 +69,7 @@ export function AuditView() {
           </thead>
           <tbody>
             {res.data.entries.map((e) => (
-              <tr key={e.id} data-outcome={e.outcome}>
-                <td data-label="When" title={timestamp(e.at)}>
-                  {ago(e.at, now)}
-                </td>
-                <td data-label="Actor">{`${e.actor.type}${e.actor.id ? `:${e.actor.id}` : ''}`}</td>
-                <th scope="row" data-label="Action">
-                  {e.action}
-                </th>
-                <td data-label="Target">{e.target ?? '-'}</td>
-                <td data-label="Outcome">
-                  <Badge status={e.outcome === 'ok' ? 'ready' : 'failed'} label={e.outcome} />
-                </td>
-                <td data-label="Source">{e.sourceIp ?? '-'}</td>
-              </tr>
+              <AuditRow key={e.id} e={e} now={now} />
             ))}
           </tbody>
         </table>
@@ -100,5 +87,24 @@ export function AuditView() {
         )}
       </p>
     </section>
+  );
+}
+
+function AuditRow({ e, now }: { e: AuditEntry; now: number }) {
+  return (
+    <tr data-outcome={e.outcome}>
+      <td data-label="When" title={timestamp(e.at)}>
+        {ago(e.at, now)}
+      </td>
+      <td data-label="Actor">{`${e.actor.type}${e.actor.id ? `:${e.actor.id}` : ''}`}</td>
+      <th scope="row" data-label="Action">
+        {e.action}
+      </th>
+      <td data-label="Target">{e.target ?? '-'}</td>
+      <td data-label="Outcome">
+        <Badge status={e.outcome === 'ok' ? 'ready' : 'failed'} label={e.outcome} />
+      </td>
+      <td data-label="Source">{e.sourceIp ?? '-'}</td>
+    </tr>
   );
 }

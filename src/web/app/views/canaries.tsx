@@ -9,7 +9,7 @@ import { useEffect, useMemo, useState } from 'preact/hooks';
 import { useEvents, useNow, useResource } from '../hooks';
 import { addAnalysis, analysisFromEvent, applyTable, chartGeometry, tableTracker, type CanarySeries } from '../models/canary';
 import { href } from '../router';
-import type { Traffic } from '../types';
+import type { Traffic } from '../../../cli/api.gen';
 import { ErrorBox, isUnavailable, Loading, Unavailable } from './common';
 import { trafficPath, WeightsTable } from './traffic';
 

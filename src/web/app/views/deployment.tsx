@@ -8,7 +8,7 @@ import { age, duration, timestamp } from '../format';
 import { useDebounced, useEvents, useNow, useResource, useSession } from '../hooks';
 import { deploymentActions, source, type DeploymentAction } from '../models/deployments';
 import { href } from '../router';
-import type { DeploymentDetail } from '../types';
+import type { DeploymentDetail } from '../../../cli/api.gen';
 import { ActionButton, Badge, ErrorBox, isUnavailable, Loading, Outcome } from './common';
 import { StrategyLine, TrafficPanel } from './traffic';
 import { Judgements } from './judgement';

@@ -8,7 +8,8 @@ import { age } from '../format';
 import { useDebounced, useEvents, useNow, useResource, useSession, type LiveEventAny } from '../hooks';
 import { applyRegion, applyStatus, countsOf, filterRows, source, STATUSES, type RegionCount, type Row } from '../models/deployments';
 import { href } from '../router';
-import type { DeploymentDetail, DeploymentSummary, LiveEvent } from '../types';
+import type { DeploymentDetail, DeploymentSummary } from '../../../cli/api.gen';
+import type { LiveEvent } from '../../../live-events';
 import { Badge, ErrorBox, Loading } from './common';
 
 /** How many deployments the list shows (the API's page; older ones are reached by id). */
@@ -18,7 +19,8 @@ const DETAIL_CONCURRENCY = 4;
 
 async function loadList(api: Api, env: string): Promise<Row[]> {
   const r = await api<{ deployments: DeploymentSummary[] }>(`/v1/deployments?environmentId=${encodeURIComponent(env)}&limit=${LIST_LIMIT}`);
-  return r.deployments.map((d) => (d.topology ? { d, regions: countsOf(d.topology) } : { d }));
+  // The list carries no per-region progress: each row's is read from its detail.
+  return r.deployments.map((d) => ({ d }));
 }
 
 async function mapLimited<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {

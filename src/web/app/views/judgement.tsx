@@ -4,6 +4,7 @@
 // last check read them (the stable's and the canary's over the same window), the verdict and
 // its reason in words. Nothing for deployments without compare checks.
 import { latestJudgements, seriesGeometry, type JudgeCheck } from '../models/judge';
+import { ShiftChart } from './shift-chart';
 
 function Plot({ c }: { c: JudgeCheck }) {
   if (!c.series) return null;
@@ -31,6 +32,7 @@ export function Judgements({ checks }: { checks: unknown }) {
       {list.map((c) => (
         <figure key={c.region} class="chart" data-testid="judgement" data-region={c.region} data-verdict={c.verdict}>
           <Plot c={c} />
+          <ShiftChart checks={checks} region={c.region} />
           <figcaption>
             <strong>{c.region}</strong>: <span class={`verdict v-${c.verdict}`}>{c.verdict}</span> — {c.reason}
             <br />

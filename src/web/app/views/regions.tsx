@@ -6,7 +6,7 @@
 // region going quiet sends no event until ctrl notices).
 import { useDebounced, useEvents, useInterval, useNow, useResource } from '../hooks';
 import { regionRows, type RegionRow } from '../models/regions';
-import type { RegionView } from '../types';
+import type { RegionView } from '../../../cli/api.gen';
 import { Badge, ErrorBox, isUnavailable, Loading, Unavailable } from './common';
 
 /** Backstop refresh: "last seen" and offline detection move without events. */

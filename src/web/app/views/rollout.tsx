@@ -9,7 +9,7 @@ import type { ApiError } from '../api';
 import { timestamp } from '../format';
 import { useDebounced, useEvents, useResource, useSession } from '../hooks';
 import { allowedIn, failedOf, parseWaves, rolloutActions, skippedOf, waveProgress, type RolloutAction, type WaveProgress } from '../models/rollout';
-import type { RolloutView as Rollout } from '../types';
+import type { RolloutView as Rollout } from '../../../cli/api.gen';
 import { ActionButton, Badge, ErrorBox, Loading, Outcome } from './common';
 import { SentinelsPanel } from './sentinels';
 

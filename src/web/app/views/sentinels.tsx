@@ -5,7 +5,7 @@
 // and `rollout.wave` events (a rollout changes the desired image, which no event carries) and
 // after every reconnect.
 import { useDebounced, useEvents, useResource } from '../hooks';
-import type { SentinelView } from '../types';
+import type { SentinelView } from '../../../cli/api.gen';
 import { Badge, ErrorBox, Loading } from './common';
 
 /** The API's page size; a bigger fleet is summarised by the rollout's waves above. */

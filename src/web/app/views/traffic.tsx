@@ -5,7 +5,7 @@
 // so instead of failing the page.
 import { useDebounced, useEvents, useResource } from '../hooks';
 import { strategyText } from '../models/canary';
-import type { Strategy, Traffic } from '../types';
+import type { Strategy, Traffic } from '../../../cli/api.gen';
 import { ErrorBox, isUnavailable, Unavailable } from './common';
 
 export function StrategyLine({ strategy }: { strategy: Strategy }) {

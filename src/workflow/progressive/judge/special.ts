@@ -61,26 +61,85 @@ export function logGamma(x: number): number {
 
 export const logBeta = (a: number, b: number): number => logGamma(a) + logGamma(b) - logGamma(a + b);
 
-function logBinomPmf(k: number, n: number, p: number): number {
-  if (p <= 0) return k === 0 ? 0 : -Infinity;
-  if (p >= 1) return k === n ? 0 : -Infinity;
-  return logGamma(n + 1) - logGamma(k + 1) - logGamma(n - k + 1) + k * Math.log(p) + (n - k) * Math.log1p(-p);
+/**
+ * The regularized incomplete beta function I_x(a, b), by its continued fraction (Lentz's method,
+ * as in Numerical Recipes' betacf) on the side where it converges fast. Real a, b > 0: the
+ * binomial tails below use it so that counts need not be integers.
+ */
+export function incompleteBeta(x: number, a: number, b: number): number {
+  if (x <= 0) return 0;
+  if (x >= 1) return 1;
+  const front = Math.exp(a * Math.log(x) + b * Math.log1p(-x) - logBeta(a, b));
+  if (x < (a + 1) / (a + b + 2)) return (front * betaFraction(x, a, b)) / a;
+  return 1 - (front * betaFraction(1 - x, b, a)) / b;
 }
 
-/** P(X ≥ k) for X ~ Binomial(n, p), summed from the short side so the tail keeps its digits. */
+/** The continued fraction of I_x(a, b); 300 terms reach 1e-15 for the judge's a, b (up to ~1e7). */
+function betaFraction(x: number, a: number, b: number): number {
+  const tiny = 1e-300;
+  const qab = a + b;
+  const qap = a + 1;
+  const qam = a - 1;
+  let c = 1;
+  let d = 1 - (qab * x) / qap;
+  if (Math.abs(d) < tiny) d = tiny;
+  d = 1 / d;
+  let h = d;
+  for (let m = 1; m <= 300; m++) {
+    const m2 = 2 * m;
+    let aa = (m * (b - m) * x) / ((qam + m2) * (a + m2));
+    d = 1 + aa * d;
+    if (Math.abs(d) < tiny) d = tiny;
+    c = 1 + aa / c;
+    if (Math.abs(c) < tiny) c = tiny;
+    d = 1 / d;
+    h *= d * c;
+    aa = (-(a + m) * (qab + m) * x) / ((a + m2) * (qap + m2));
+    d = 1 + aa * d;
+    if (Math.abs(d) < tiny) d = tiny;
+    c = 1 + aa / c;
+    if (Math.abs(c) < tiny) c = tiny;
+    d = 1 / d;
+    const del = d * c;
+    h *= del;
+    if (Math.abs(del - 1) < 1e-15) break;
+  }
+  return h;
+}
+
+/** The x with I_x(a, b) = q, by bisection (I is increasing in x); 1e-15 apart at the end. */
+export function betaQuantile(q: number, a: number, b: number): number {
+  if (q <= 0) return 0;
+  if (q >= 1) return 1;
+  let lo = 0;
+  let hi = 1;
+  for (let i = 0; i < 200 && hi - lo > 1e-15 * Math.max(lo, 1e-300); i++) {
+    const mid = (lo + hi) / 2;
+    if (incompleteBeta(mid, a, b) < q) lo = mid;
+    else hi = mid;
+  }
+  return (lo + hi) / 2;
+}
+
+/**
+ * P(X ≥ k) for X ~ Binomial(n, p), as I_p(k, n − k + 1). For whole k and n that is the binomial
+ * tail exactly; for counts from `increase()` (3.7 errors of 912.4 requests) it is the tail's
+ * continuous extension, which lies between the tails of the neighbouring whole counts, rather
+ * than a sum over k, k + 1, … that would step past n.
+ */
 export function binomSf(k: number, n: number, p: number): number {
   if (k <= 0) return 1;
   if (k > n) return 0;
-  let s = 0;
-  for (let i = k; i <= n; i++) s += Math.exp(logBinomPmf(i, n, p));
-  return Math.min(1, s);
+  if (p <= 0) return 0;
+  if (p >= 1) return 1;
+  return incompleteBeta(p, k, n - k + 1);
 }
 
-/** P(X ≤ k) for X ~ Binomial(n, p). */
+/** P(X ≤ k) for X ~ Binomial(n, p), as I_{1−p}(n − k, k + 1) (real k and n, as binomSf). */
 export function binomCdf(k: number, n: number, p: number): number {
   if (k < 0) return 0;
   if (k >= n) return 1;
-  let s = 0;
-  for (let i = 0; i <= k; i++) s += Math.exp(logBinomPmf(i, n, p));
-  return Math.min(1, s);
+  if (p <= 0) return 1;
+  if (p >= 1) return 0;
+  return incompleteBeta(1 - p, n - k, k + 1);
 }
