@@ -4,7 +4,7 @@
 // versions and quarantine, sentinels, invocations, regions, tenants, keys, the audit trail and
 // feature flags. The CLI and the web view are typed from these schemas (src/cli/api.gen.ts), so
 // this is what keeps their types true to the server.
-import { test } from 'node:test';
+import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { testStack, until, deploymentIn } from '../helpers/stack';
 import { startStandInPrometheus } from '../helpers/prometheus-stand-in';
@@ -45,6 +45,8 @@ test('a canary rolled back by its failing gate, its quarantined image, and an ab
   const stable = (await deployment({})).body.id as string;
   await deploymentIn(stack, stable, ['ready']);
   const prometheus = await startStandInPrometheus(5);
+  // The stand-in has no hook of its own; left open, its server keeps the file's process alive.
+  after(() => prometheus.close());
   const analysis = { interval: '1s', prometheus: { url: prometheus.url, query: 'error_rate', max: 1 } };
   const crash = (await deployment({ image: 'registry.local/app:bad-1', strategy: { type: 'canary', steps: [{ weight: 50, pause: '1m' }], analysis } })).body.id as string;
   await deploymentIn(stack, crash, ['rolled_back', 'failed']);
