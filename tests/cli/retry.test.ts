@@ -6,6 +6,7 @@ import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ApiClient, ApiError, CliError } from '../../src/cli';
 import { isTransient, retryDelay } from '../../src/cli/retry';
+import { assertEvery } from '../helpers/assert';
 
 test('transient: 502/503/504 and a connection broken under a call; not a refused connection, a 4xx, a 500 or another client error', () => {
   const unreachable = (code: string) => new CliError('ERR_CLI_UNREACHABLE', 'x', { cause: Object.assign(new Error(code), { code }) });
@@ -55,7 +56,7 @@ test('a create with a key is sent again, with the same key, until ctrl answers',
   const r = await client.post('/v1/deployments', { body: { image: 'x' }, retry: true, idempotencyKey: 'key-abcdefgh' });
   assert.equal(r.id, 'dep-1');
   assert.equal(calls.length, 3);
-  assert.ok(calls.every((c) => c.key === 'key-abcdefgh'));
+  assertEvery(calls, (c) => c.key === 'key-abcdefgh', 'every try carried the key');
 });
 
 test('a write not marked safe to repeat is sent once; a read is retried', async () => {

@@ -16,6 +16,7 @@ import { loadConfig, ConfigError } from '../../src/config';
 import { startCtrl } from '../../src/modes/ctrl';
 import { createLogger } from '../../src/log';
 import { createDb } from '../../src/store';
+import { assertEvery } from '../helpers/assert';
 
 const db = await testDb();
 const direct = new URL(db.url);
@@ -45,7 +46,7 @@ test('the pool through PgBouncer never pipelines: mixed concurrent queries all f
   try {
     const answers = await Promise.all(Array.from({ length: 300 }, (_, i) => (i % 2 ? pool`SELECT 1 AS v` : pool`SELECT ${i}::int AS v`)));
     assert.equal(answers.length, 300);
-    assert.ok(answers.every((r) => r.length === 1));
+    assertEvery(answers, (r) => r.length === 1, 'each query answered its one row');
   } finally {
     await pool.end({ timeout: 1 });
   }

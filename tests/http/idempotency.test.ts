@@ -3,7 +3,9 @@
 // never a second one; the key is recorded in the same transaction as the deployment.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { DeploymentCreated, RollbackCreated } from '../../src/http/api/openapi-responses';
 import { REGION, testCtrl } from './helpers';
+import { assertEvery } from '../helpers/assert';
 
 const t = await testCtrl();
 
@@ -25,6 +27,8 @@ test('the same key twice answers with the same deployment and makes one', async 
   assert.equal(a.status, 202, JSON.stringify(a.body));
   assert.equal(b.status, 202, JSON.stringify(b.body));
   assert.equal(b.body.id, a.body.id);
+  // The replay is the documented answer, as strictly as the first (the CLI is typed from it).
+  for (const r of [a, b]) assert.ok(DeploymentCreated.safeParse(r.body).success, JSON.stringify(r.body));
   assert.equal(await count(), before + 1);
   // Without a key every call creates, as before.
   const c = await post('/v1/deployments', spec);
@@ -35,7 +39,7 @@ test('calls racing with one key make one deployment, and all answer with it', as
   const before = await count();
   const spec = { image: 'nginx:1.27', regions: [REGION], replicas: 1 };
   const answers = await Promise.all(Array.from({ length: 6 }, () => post('/v1/deployments', spec, 'retry-key-race')));
-  assert.ok(answers.length > 0 && answers.every((r) => r.status === 202), JSON.stringify(answers));
+  assertEvery(answers, (r) => r.status === 202, 'every racing call accepted');
   assert.equal(new Set(answers.map((r) => r.body.id)).size, 1);
   assert.equal(await count(), before + 1);
 });
@@ -60,5 +64,6 @@ test('a rollback with a key made twice is one new deployment', async () => {
   const b = await post(`/v1/deployments/${first.body.id}/rollback`, {}, 'rollback-key-01');
   assert.equal(a.status, 202, JSON.stringify(a.body));
   assert.equal(b.body.id, a.body.id);
+  for (const r of [a, b]) assert.ok(RollbackCreated.safeParse(r.body).success, JSON.stringify(r.body));
   assert.equal(await count(), before + 1);
 });
