@@ -112,12 +112,35 @@ export async function lockRoutes(q: Queryable, r: { environmentId: string; works
 }
 
 /**
+ * Holds the routing tables of the environments of `deploymentIds` (FOR SHARE) until the
+ * transaction ends, for a status report about to change their pods' rows. A traffic write
+ * (lockRoutes: FOR UPDATE) then either commits before the report reads the tables, or waits
+ * for the report to commit: never does the feed send a table written while the report was open
+ * without its pods and the report, having read the table as it was, record nothing after it.
+ * Taken before the report's own writes: the routes row is every environment's first lock
+ * (src/workflow/progressive/traffic.ts), and a walk holding it goes on to lock the deployment
+ * row that a report's new instance row holds FOR KEY SHARE (its foreign key). Tables in id
+ * order, as two reports may share them with a writer between. A table a traffic write is
+ * creating (lockRoutes' first INSERT, not committed) cannot be held: see backendsMoved.
+ */
+export async function holdRoutesOf(q: Queryable, deploymentIds: readonly string[]): Promise<void> {
+  if (deploymentIds.length === 0) return;
+  await q`
+    SELECT r.environment_id FROM environment_routes r
+    WHERE r.environment_id IN (SELECT environment_id FROM deployments WHERE id = ANY(${deploymentIds as string[]}::text[]))
+    ORDER BY r.environment_id FOR SHARE`;
+}
+
+/**
  * Records a routes change in `region` for every table that gives one of `deploymentIds` a share
  * and applies there: their running pods in the region moved (a pod became Ready or went, an
  * autoscaler scaled), so the addresses the region's routes list did. A backend at weight 0 (a
  * canary joining, its pods starting) carries no traffic: its addresses are read afresh by the
- * write that gives it a share, so its pods' comings and goings change nothing before that.
- * Returns the environments.
+ * write that gives it a share, so its pods' comings and goings change nothing before that. That
+ * holds only if the caller held the tables (holdRoutesOf) before writing the pods: the write
+ * giving a share then commits before this read, or after the caller (so the feed reads the
+ * table with the caller's pods). The one gap left is a table's very first write (lockRoutes
+ * inserting its row), which no report can hold. Returns the environments.
  */
 export async function backendsMoved(q: Queryable, region: string, deploymentIds: readonly string[]): Promise<string[]> {
   if (deploymentIds.length === 0) return [];
