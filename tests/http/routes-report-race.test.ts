@@ -7,7 +7,7 @@
 // step's table without the pod and nothing sends it again. The order is made to happen with
 // explicit transactions: the step holds the table, and a deferred trigger holds the report's
 // commit until the step has committed.
-import { test } from 'node:test';
+import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import type { FastifyInstance } from 'fastify';
 import { testDb } from '../helpers/db';
@@ -15,7 +15,7 @@ import { until } from '../helpers/wait';
 import { buildCtrlApp } from '../../src/http';
 import { clusterStatusRoutes } from '../../src/http/cluster-status';
 import { createLogger } from '../../src/log';
-import { agentTokens, deployments, routes, topology } from '../../src/store';
+import { agentTokens, deployments, routes, tenancy, topology } from '../../src/store';
 import { loadDesiredRows } from '../../src/store/desired-state';
 
 const scope = { workspaceId: 'default', projectId: 'default', appId: 'default', environmentId: 'default' };
@@ -36,12 +36,13 @@ await sql.unsafe(`
   CREATE CONSTRAINT TRIGGER test_hold_commit AFTER INSERT ON instances
     DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION test_hold_commit();`);
 const { app }: { app: FastifyInstance } = await buildCtrlApp({ sql, logger: createLogger('silent'), routes: [clusterStatusRoutes({ sql })] });
+after(() => app.close());
 
 /** Sessions of this database waiting for a lock (a row lock shows as a wait on a transaction). */
 const lockWaiters = async () =>
   (await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`)[0]!.n;
-const routesChanges = async () =>
-  (await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM deployment_changes WHERE resource_type = 'environment_routes' AND resource_id = 'default' AND region = 'us-east-1'`)[0]!.n;
+const routesChanges = async (environmentId = 'default') =>
+  (await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM deployment_changes WHERE resource_type = 'environment_routes' AND resource_id = ${environmentId} AND region = 'us-east-1'`)[0]!.n;
 
 test('a pod made Ready while a canary step gives its deployment a first share gets a routes change after both', async () => {
   const step = await sql.reserve();
@@ -77,6 +78,41 @@ test('a pod made Ready while a canary step gives its deployment a first share ge
     step.release();
     holder.release();
     await reported?.catch(() => {});
-    await app.close();
+  }
+});
+
+test('a pod made Ready while the environment\'s first traffic write creates its table gets a routes change after both', async () => {
+  // A table that does not exist yet cannot be held: the write creating it and the report meet
+  // on the environment's advisory lock instead (routes.holdRoutesOf).
+  await tenancy.insertEnvironment(sql, { environmentId: 'env-new', workspaceId: 'default', projectId: 'default', appId: 'default', slug: 'env-new' });
+  await deployments.insertDeployment(sql, { id: 'dep-first', ...scope, environmentId: 'env-new', image: 'img:1', buildContext: null, cpuMillicores: 100, memoryMib: 128, replicas: 2, port: 8080, command: [], env: {}, regions: ['us-east-1'] });
+  await topology.upsertTopology(sql, { deploymentId: 'dep-first', region: 'us-east-1', workspaceId: 'default', replicas: 2 });
+  const table = { environmentId: 'env-new', workspaceId: 'default', hostname: 'default-env-new.unkey.local' };
+  const step = await sql.reserve();
+  const holder = await sql.reserve();
+  let reported: Promise<{ statusCode: number; body: string }> | undefined;
+  try {
+    await holder`BEGIN`;
+    await holder`SELECT pg_advisory_xact_lock(4242)`;
+    // The deploy's first traffic write: the table created, all traffic to the deployment.
+    await step`BEGIN`;
+    await step`SET LOCAL idle_in_transaction_session_timeout = '60s'`;
+    await routes.lockRoutes(step, table);
+    await routes.setRoutes(step, { ...table, backends: [{ deploymentId: 'dep-first', weight: 100 }] });
+    const pod = { deploymentId: 'dep-first', podName: 'dep-first-1', address: null, status: 'running', reason: null, cpuMillicores: 100, memoryMib: 128, deleted: false };
+    reported = app.inject({ method: 'POST', url: '/v1/cluster/deployments/status', headers: { authorization: `Bearer ${token}` }, payload: { region: 'us-east-1', instances: [pod] } });
+    await until(async () => (await lockWaiters()) === 1, 30_000, 'the report waiting');
+    await step`COMMIT`;
+    const atStep = await routesChanges('env-new');
+    await holder`COMMIT`;
+    const r = await reported;
+    assert.equal(r.statusCode, 200, r.body);
+    assert.ok((await routesChanges('env-new')) > atStep, 'the report committed after the table was created and recorded no routes change');
+  } finally {
+    await step`ROLLBACK`.catch(() => {});
+    await holder`ROLLBACK`.catch(() => {});
+    step.release();
+    holder.release();
+    await reported?.catch(() => {});
   }
 });
