@@ -133,15 +133,16 @@ export async function holdRoutesOf(q: Queryable, deploymentIds: readonly string[
     held AS (SELECT r.environment_id FROM environment_routes r WHERE r.environment_id IN (SELECT environment_id FROM envs)
              ORDER BY r.environment_id FOR SHARE)
     SELECT e.environment_id, h.environment_id IS NOT NULL AS held FROM envs e LEFT JOIN held h USING (environment_id)`;
-  const missing = envs.filter((e) => !e.held).map((e) => tableLockKey(e.environmentId)).sort();
+  const missing = envs.filter((e) => !e.held).map((e) => tableLockKey(e.environmentId));
+  // In key order (a volatile call in the select list runs after the sort).
   if (missing.length) await q`SELECT pg_advisory_xact_lock_shared(hashtext(k)) FROM unnest(${missing}::text[]) AS k ORDER BY k`;
 }
 
 /** The advisory lock a table's creation holds (a hash: another key sharing it only waits). */
 const tableLockKey = (environmentId: string) => `environment_routes:${environmentId}`;
 
-/** Called by the write that inserts an environment's table, after its insert: a report that
- *  found no table to hold waits here for the write's commit, or the write for the report's. */
+/** Taken by the write that inserts an environment's table (before or just after its insert): a
+ *  report that found no table to hold waits for the write's commit, or the write for the report's. */
 async function creatingTable(q: Queryable, environmentId: string): Promise<void> {
   await q`SELECT pg_advisory_xact_lock(hashtext(${tableLockKey(environmentId)}))`;
 }
