@@ -49,6 +49,8 @@ const REGISTRY = {
   ERR_IMAGE_QUARANTINED: E(409),
   ERR_FEATURE_DISABLED: E(403),
   ERR_DEPLOY_NO_REGIONS: E(400),
+  /** A build stopped by an operator's abort (build-step.ts answers { aborted: true }): never HTTP. */
+  ERR_BUILD_ABORTED: E(null),
 
   // Sentinels and fleet rollouts
   ERR_SENTINEL_NOT_FOUND: E(404),
@@ -110,6 +112,8 @@ const REGISTRY = {
   ERR_KUBE_UNAVAILABLE: E(null, true),
   ERR_KUBE_UNAUTHORIZED: E(null, true),
   ERR_KUBE_NAMESPACE_TERMINATING: E(null, true),
+  /** raiseReplicas asked to scale a kind with no scale subresource it knows (a caller's bug). */
+  ERR_KUBE_SCALE_UNSUPPORTED: E(null),
 
   // The client commands (they print these; exit codes live in src/cli/errors.ts)
   ERR_CLI_API: E(null),

@@ -3,6 +3,7 @@
 // a success answers. ApiClient's typed calls take these, so a command names a route and gets its
 // answer's type from the document; nothing here is written by hand about any one route.
 import type { paths } from './api.gen';
+import { CliError, EXIT_USAGE } from './errors';
 
 export type Method = 'get' | 'post' | 'put' | 'delete';
 
@@ -45,7 +46,7 @@ export type CallArgs<P extends keyof paths, M extends Method> = PathParams<P, M>
 export function fillPath(template: string, values: Record<string, string> | undefined): string {
   return template.replace(/\{(\w+)\}/g, (_, name: string) => {
     const v = values?.[name];
-    if (v === undefined) throw new Error(`no value for {${name}} of ${template}`);
+    if (v === undefined) throw new CliError('ERR_CLI_USAGE', `no value for {${name}} of ${template}`, { exitCode: EXIT_USAGE });
     return encodeURIComponent(v);
   });
 }

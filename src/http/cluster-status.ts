@@ -156,7 +156,10 @@ export function clusterStatusRoutes(deps: ClusterStatusDeps) {
       await linkedToApplies('deployment.status.report', region, applies, () =>
         withTx(sql, async (tx) => {
           // The routes address each backend's running pods (store/desired-state.ts): whose set
-          // this report moves gets a routes change, read before and after its writes.
+          // this report moves gets a routes change, read before and after its writes. The tables
+          // are held first, so a traffic write racing the report commits wholly before or after
+          // it (routes.holdRoutesOf); a complete set may prune pods of any deployment here.
+          await routes.holdRoutesOf(tx, report.instanceSet ? [...new Set([...named, ...(await instances.deploymentsIn(tx, region))])] : named);
           const before = await instances.runningPods(tx, region, named);
           if (report.instanceSet) {
             // The body's own reports are newer than its set: they decide their pods' rows.

@@ -3,6 +3,7 @@
 // metrics and the benchmark; and the one place that reads client errors (status code, Status
 // body, Retry-After) into the facts src/kube/classify.ts decides on.
 import { AppsV1Api, createConfiguration, KubeConfig, KubernetesObjectApi, PatchStrategy, ServerConfiguration, Watch, type Configuration, type KubernetesObject } from '@kubernetes/client-node';
+import { AppError } from '../errors';
 import type { ApiFailure } from './classify';
 
 /** The field manager every apply uses; ownership in managedFields is recorded under it. */
@@ -165,7 +166,7 @@ export class KubeClient {
   async raiseReplicas(ref: ObjectRef, floor: number): Promise<boolean> {
     const args = { name: ref.name, namespace: ref.namespace };
     const sts = ref.kind === 'StatefulSet';
-    if (!sts && ref.kind !== 'Deployment') throw new Error(`cannot scale a ${ref.kind}`);
+    if (!sts && ref.kind !== 'Deployment') throw new AppError('ERR_KUBE_SCALE_UNSUPPORTED', `cannot scale a ${ref.kind}`);
     for (let attempt = 1; ; attempt++) {
       this.counts.scale++;
       let scale;

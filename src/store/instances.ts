@@ -99,6 +99,13 @@ export async function runningPods(q: Queryable, region: string, ids: readonly st
   return new Map(rows.map((r) => [r.deploymentId, r.pods]));
 }
 
+/** The deployments with a pod running (Ready) in `region`: whose routes a complete set that
+ *  prunes rows (deleteInstancesNotIn) can move. */
+export async function deploymentsIn(q: Queryable, region: string): Promise<string[]> {
+  const rows = await q<{ deploymentId: string }[]>`SELECT DISTINCT deployment_id FROM instances WHERE region = ${region} AND status = 'running'`;
+  return rows.map((r) => r.deploymentId);
+}
+
 /**
  * For each deployment id: whether it exists and whether it has a topology row in `region`.
  * Ids absent from the result do not exist. The cluster API uses it to keep an agent to its region.

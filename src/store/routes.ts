@@ -71,6 +71,7 @@ function writeRoutes(q: Queryable, r: { environmentId: string; workspaceId: stri
     const [regions] = await tx<{ regions: string[] | null }[]>`
       SELECT array_agg(DISTINCT x ORDER BY x) AS regions FROM deployments, unnest(regions) AS x WHERE id = ANY(${ids}::text[])`;
     const [old] = await tx<{ regions: string[] }[]>`SELECT regions FROM environment_routes WHERE environment_id = ${r.environmentId} FOR UPDATE`;
+    if (!old) await creatingTable(tx, r.environmentId);
     const now = regions?.regions ?? [];
     const [row] = await tx<Routes[]>`
       INSERT INTO environment_routes (environment_id, workspace_id, hostname, backends, regions)
@@ -105,10 +106,45 @@ export async function getRoutes(q: Queryable, environmentId: string): Promise<Ro
  * locked other rows. The empty row is in no region, so it needs no change row.
  */
 export async function lockRoutes(q: Queryable, r: { environmentId: string; workspaceId: string; hostname: string }): Promise<Routes> {
-  await q`INSERT INTO environment_routes (environment_id, workspace_id, hostname) VALUES (${r.environmentId}, ${r.workspaceId}, ${r.hostname})
-          ON CONFLICT (environment_id) DO NOTHING`;
+  const created = await q`INSERT INTO environment_routes (environment_id, workspace_id, hostname) VALUES (${r.environmentId}, ${r.workspaceId}, ${r.hostname})
+          ON CONFLICT (environment_id) DO NOTHING RETURNING environment_id`;
+  if (created.length) await creatingTable(q, r.environmentId);
   const [row] = await q<Routes[]>`SELECT * FROM environment_routes WHERE environment_id = ${r.environmentId} FOR UPDATE`;
   return row!;
+}
+
+/**
+ * Holds the routing tables of the environments of `deploymentIds` (FOR SHARE) until the
+ * transaction ends, for a status report about to change their pods' rows. A traffic write
+ * (lockRoutes: FOR UPDATE) then either commits before the report reads the tables, or waits
+ * for the report to commit: never does the feed send a table written while the report was open
+ * without its pods and the report, having read the table as it was, record nothing after it.
+ * Taken before the report's own writes: the routes row is every environment's first lock
+ * (src/workflow/progressive/traffic.ts), and a walk holding it goes on to lock the deployment
+ * row that a report's new instance row holds FOR KEY SHARE (its foreign key). Tables in id
+ * order, as two reports may share them with a writer between. A table not there yet (or being
+ * created, not committed) has no row to hold: the report holds the environment's table
+ * advisory lock in share mode instead, which the write creating the table takes exclusively.
+ */
+export async function holdRoutesOf(q: Queryable, deploymentIds: readonly string[]): Promise<void> {
+  if (deploymentIds.length === 0) return;
+  const envs = await q<{ environmentId: string; held: boolean }[]>`
+    WITH envs AS (SELECT DISTINCT environment_id FROM deployments WHERE id = ANY(${deploymentIds as string[]}::text[])),
+    held AS (SELECT r.environment_id FROM environment_routes r WHERE r.environment_id IN (SELECT environment_id FROM envs)
+             ORDER BY r.environment_id FOR SHARE)
+    SELECT e.environment_id, h.environment_id IS NOT NULL AS held FROM envs e LEFT JOIN held h USING (environment_id)`;
+  const missing = envs.filter((e) => !e.held).map((e) => tableLockKey(e.environmentId));
+  // In key order (a volatile call in the select list runs after the sort).
+  if (missing.length) await q`SELECT pg_advisory_xact_lock_shared(hashtext(k)) FROM unnest(${missing}::text[]) AS k ORDER BY k`;
+}
+
+/** The advisory lock a table's creation holds (a hash: another key sharing it only waits). */
+const tableLockKey = (environmentId: string) => `environment_routes:${environmentId}`;
+
+/** Taken by the write that inserts an environment's table (before or just after its insert): a
+ *  report that found no table to hold waits for the write's commit, or the write for the report's. */
+async function creatingTable(q: Queryable, environmentId: string): Promise<void> {
+  await q`SELECT pg_advisory_xact_lock(hashtext(${tableLockKey(environmentId)}))`;
 }
 
 /**
@@ -116,8 +152,10 @@ export async function lockRoutes(q: Queryable, r: { environmentId: string; works
  * and applies there: their running pods in the region moved (a pod became Ready or went, an
  * autoscaler scaled), so the addresses the region's routes list did. A backend at weight 0 (a
  * canary joining, its pods starting) carries no traffic: its addresses are read afresh by the
- * write that gives it a share, so its pods' comings and goings change nothing before that.
- * Returns the environments.
+ * write that gives it a share, so its pods' comings and goings change nothing before that. That
+ * holds only if the caller held the tables (holdRoutesOf) before writing the pods: the write
+ * giving a share then commits before this read, or after the caller (so the feed reads the
+ * table with the caller's pods). Returns the environments.
  */
 export async function backendsMoved(q: Queryable, region: string, deploymentIds: readonly string[]): Promise<string[]> {
   if (deploymentIds.length === 0) return [];

@@ -42,6 +42,10 @@ const PAGE = 1_000;
 /**
  * Serves a region's waiters after new rows were appended: pushes to the ones with a target,
  * wakes the others. `lines` builds (and shares) the serialized lines of buffered entries.
+ * A burst longer than a page (one transaction can change thousands of a region's rows) is
+ * pushed page by page until the waiters are at the head, as the stream's own loop reads it:
+ * left at the end of the first page, the rest would wait for the region's next change or
+ * the wait's timer (up to a heartbeat).
  */
 export async function pushToWaiters(
   buffer: ChangeBuffer,
@@ -49,6 +53,18 @@ export async function pushToWaiters(
   waiters: readonly Waiter[],
   lines: (entries: BufferedChange[]) => Promise<string[]>,
 ): Promise<void> {
+  // Each round moves every waiter it serves forward by up to a page, so this ends.
+  for (let left = waiters; left.length > 0; ) left = await pushPage(buffer, region, left, lines);
+}
+
+/** One page to each waiter; returns the waiters still waiting whose page was cut short. */
+async function pushPage(
+  buffer: ChangeBuffer,
+  region: string,
+  waiters: readonly Waiter[],
+  lines: (entries: BufferedChange[]) => Promise<string[]>,
+): Promise<Waiter[]> {
+  const more: Waiter[] = [];
   // Waiters at the same position get the same chunk: one group each (usually one in all).
   const groups = new Map<string, { entries: BufferedChange[]; upTo: Position; members: Waiter[] }>();
   for (const w of waiters) {
@@ -86,6 +102,9 @@ export async function pushToWaiters(
       t.pos = maxPosition(t.pos, g.upTo);
       t.lastWrite = now;
       if (!ok) w.finish('drain');
+      // Cut short at a page: the next round sends on from here.
+      else if (comparePositions(g.upTo, buffer.head) < 0) more.push(w);
     }
   }
+  return more;
 }

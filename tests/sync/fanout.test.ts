@@ -116,3 +116,27 @@ test('lines that fail to load wake the group to read for itself', async () => {
   assert.equal(w.ended(), 'change');
   assert.deepEqual(w.pushed, []);
 });
+
+test('a burst over one page of a region is pushed whole, page by page, in order; a socket that fills stops at its page', async () => {
+  const b = new ChangeBuffer(10_000, { txid: '1', id: '0' });
+  const start = b.head;
+  const a = [waiter(start), waiter(start)];
+  const full = waiter(start, { full: true });
+  // 2,500 rows of one region in one append (one big transaction): two full pages and a half.
+  b.append(Array.from({ length: 2500 }, (_, i) => row(2, i + 1, 'a')));
+  const l = lineBuilder();
+  await pushToWaiters(b, 'a', [...a, full], l.lines);
+  const ids = (w: ReturnType<typeof waiter>) => w.pushed.join('').split('\n').filter(Boolean).map((s) => Number(JSON.parse(s).id));
+  const all = Array.from({ length: 2500 }, (_, i) => i + 1);
+  for (const w of a) {
+    assert.deepEqual(ids(w), all, 'every row once, in order');
+    assert.deepEqual(w.target!.pos, b.head, 'at the head');
+    assert.equal(w.finished, false, 'it goes on waiting');
+  }
+  assert.ok(l.calls.length > 0 && l.calls.every((c) => c.length <= 1000), 'no push larger than a page');
+  // The one whose socket filled got the first page and was woken to drain, with its position
+  // at the end of what it was sent, so its own read sends the rest.
+  assert.deepEqual(ids(full), all.slice(0, 1000));
+  assert.equal(full.ended(), 'drain');
+  assert.deepEqual(full.target!.pos, { txid: '2', id: '1000' });
+});

@@ -67,14 +67,19 @@ const sentinelsInEveryRegion = () =>
   })());
 
 test('a deployment is one trace: deployment.workflow with build, topology, events, polls and sentinel deploys; krane applies under events.emit', async () => {
-  const id = await create({ buildContext: buildContext() });
+  // An environment of its own: a deploy calls SentinelService.deploy only for the sentinels it
+  // creates (issue 33), so in the default environment an earlier test's deploy would have
+  // made them and this trace would have none, depending on the order the tests ran.
+  const env = await stack.api('/v1/projects/default/environments', { body: { id: 'env-trace-tree', slug: 'trace-tree', regions } });
+  assert.equal(env.status, 201, JSON.stringify(env.body));
+  const id = await create({ buildContext: buildContext(), environmentId: 'env-trace-tree' });
   const { d, spans } = await finishedTrace(id);
   assert.equal(d.status, 'ready', d.error);
 
   const root = one(spans, 'deployment.workflow');
   assert.equal(parentOf(root), undefined, 'the workflow span is the root');
   assert.equal(root.attributes['deployment.id'], id);
-  assert.equal(root.attributes['environment.id'], 'default');
+  assert.equal(root.attributes['environment.id'], 'env-trace-tree');
   assert.deepEqual(root.attributes['deployment.regions'], regions);
   assert.equal(root.status.code, SpanStatusCode.UNSET);
 

@@ -8,7 +8,10 @@
 // hostnames checked (tenancy-schemas.ts, tenancy.ts), key caps and trees (keys.ts), event
 // sockets per credential and per workspace (socket-quota.ts). Each route's config says what a
 // key needs (permission, unscoped) and, for a change, its audit action; handlers write the
-// audit row in the change's transaction (src/http/audit.ts).
+// audit row in the change's transaction (src/http/audit.ts). What every route answers is part
+// of the contract too: strict zod schemas (openapi-responses.ts, openapi-responses-tenancy.ts),
+// named in the OpenAPI document's components (openapi-refs.ts), from which the CLI's and the
+// web view's types are generated.
 import websocket from '@fastify/websocket';
 import type { FastifyInstance } from 'fastify';
 import type { OutboundPolicy, Workflows } from '../../workflow';

@@ -13,6 +13,7 @@
 import { spawn } from 'node:child_process';
 import { realpath, stat } from 'node:fs/promises';
 import { isAbsolute, relative, resolve } from 'node:path';
+import { AppError } from '../../errors';
 import type { Logger } from '../../log';
 
 export interface BuildRequest {
@@ -97,13 +98,13 @@ export function commandBuilder(o: CommandBuilderOptions): Builder {
         }, BUILD_TIMEOUT_MS);
         child.on('error', (err) => {
           clearTimeout(timer);
-          if (stop?.aborted) return reject(new Error('build stopped by an abort'));
+          if (stop?.aborted) return reject(new AppError('ERR_BUILD_ABORTED', 'build stopped by an abort'));
           log.warn({ deploymentId: req.deploymentId, err: err.message }, 'build command could not start');
           reject(new Error('build command could not start'));
         });
         child.on('exit', (code, signal) => {
           clearTimeout(timer);
-          if (stop?.aborted) return reject(new Error('build stopped by an abort'));
+          if (stop?.aborted) return reject(new AppError('ERR_BUILD_ABORTED', 'build stopped by an abort'));
           if (code !== 0) {
             const how = timedOut ? `timed out after ${BUILD_TIMEOUT_MS / 60_000} minutes` : signal ? `killed by ${signal}` : `exit code ${code}`;
             log.warn({ deploymentId: req.deploymentId, exitCode: code, signal, output }, 'build failed');

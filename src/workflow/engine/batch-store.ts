@@ -109,11 +109,16 @@ export interface FinishArgs {
   leaseMs: number;
 }
 
-/** Finishes many invocations in one statement (group-commit.ts); answers in order. What two
- *  concurrent batches can both lock is a calling parent's row (each member locks its own row,
- *  its own key's and its key's next invocation, which no other running finish shares), so the
- *  members go in their parents' order, the same in every batch (the subquery's order is the
- *  order the aggregate calls engine_finish in). */
+/** Finishes many invocations in one statement (group-commit.ts); answers in order.
+ *  Two concurrent batches meet at key rows and at calling parents' rows. Key rows: an
+ *  exclusive member locks its key FOR UPDATE before it hands the key on, and a start batch
+ *  running beside this one locks keys too (its INSERT … ON CONFLICT), in key order; so the
+ *  statement first locks every exclusive member's key, in that same order (keysFirst), before
+ *  any member runs. Parents' rows: each member then locks its own row, its parent's and its
+ *  key's next invocation, of which only a parent can be shared with another finish batch, so
+ *  the members go in their parents' order, the same in every batch (the subquery's order is
+ *  the order the aggregate calls engine_finish in). A start takes its parent FOR KEY SHARE,
+ *  which a finish's update of the parent does not conflict with. */
 export async function finishMany(sql: Queryable, finishes: readonly FinishArgs[]): Promise<FinishResult[]> {
   let doc = '[';
   for (let n = 0; n < finishes.length; n++) {
@@ -121,10 +126,19 @@ export async function finishMany(sql: Queryable, finishes: readonly FinishArgs[]
     doc += `${n ? ',' : ''}{"n":${n},"id":${q(f.id)},"epoch":${f.epoch | 0},"status":${q(f.status)},"result":${f.result ?? 'null'},"error":${json(f.error) ?? 'null'},"worker":${q(f.worker)},"lease":${f.leaseMs | 0}}`;
   }
   doc += ']';
+  // keysFirst is an uncorrelated subquery: PostgreSQL runs it once (an InitPlan) before the
+  // first row reaches the aggregate, so every key is held before any engine_finish runs.
+  // COLLATE "C" orders by code point, as lockOrder's string comparison does (they differ
+  // only for characters beyond U+FFFF against U+E000-U+FFFF, where a cycle is still broken by
+  // 40P01 and the members sent one by one).
   const [row] = await sql<{ rs: { n: number; r: FinishResult }[] }[]>`
     SELECT jsonb_agg(jsonb_build_object('n', x.n, 'r', engine_finish(x.id, x.epoch, x.status, x.result, x.error, x.worker, x.lease))) AS rs
       FROM (SELECT x.* FROM jsonb_to_recordset(${doc}::text::jsonb) AS x(n int, id text, epoch int, status text, result jsonb, error jsonb, worker text, lease int)
                        LEFT JOIN engine_invocations i ON i.id = x.id
+             WHERE (SELECT count(*) FROM (
+                      SELECT 1 FROM engine_object_keys k JOIN engine_invocations e ON e.service = k.service AND e.object_key = k.object_key
+                       WHERE e.id = ANY(${finishes.map((f) => f.id)}::text[]) AND e.kind = 'exclusive'
+                       ORDER BY k.service COLLATE "C", k.object_key COLLATE "C" FOR UPDATE OF k) AS keys_first) >= 0
              ORDER BY i.parent_id NULLS LAST, x.id) AS x`;
   return inOrder(finishes.length, row!.rs);
 }

@@ -15,6 +15,9 @@
 // holding the table and wanting the stable's row while a promote of the stable holds that row
 // and wants the table, which PostgreSQL ends with a deadlock error, 40P01). A runTx step's own
 // engine fence (its invocation row) comes before all of this, and nothing else takes that.
+// A status report holds the routes rows of its deployments' environments FOR SHARE as its first
+// lock too (routes.holdRoutesOf), before its instance rows hold their deployments' rows FOR KEY
+// SHARE, so a walk waits for a report, or a report for a walk, and neither ends in 40P01.
 import { deployments, routes, tenancy, type TxSql } from '../../store';
 import type { Backend } from '../../store/routes';
 import { TerminalError } from '../engine';
