@@ -1,10 +1,10 @@
 // The tools `npm test` drives besides Node (issue 23): Debian's chromium (tests/web), kubectl
 // (the simulator's kubectl tests), prometheus (promtool for the metrics lint, the server for
-// the canary analysis tests) and zsh and fish (the completion scripts; bash is always there);
+// the canary analysis tests), zsh and fish (the completion scripts; bash is always there) and
+// Debian's PostgreSQL server, Patroni, etcd, HAProxy and PgBouncer (tests/ha, issue 35);
 // with --ci also stress-ng, for the CPU burners .ci/run starts. Run first by `npm test` and
 // `.ci/run`: a missing tool must fail the run at once, never turn its tests into skips. As root
-// it installs what is missing with
-// apt-get; otherwise it stops and prints the one command to run.
+// it installs what is missing with apt-get; otherwise it stops and prints the one command to run.
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
@@ -15,6 +15,13 @@ const TOOLS = [
   { bin: 'kubectl', pkg: 'kubectl' },
   { bin: 'promtool', pkg: 'prometheus' },
   { bin: 'prometheus', pkg: 'prometheus' },
+  // tests/ha: a real highly available PostgreSQL (scripts/ha): Debian's server binaries under
+  // Patroni, with etcd, HAProxy and PgBouncer.
+  { bin: 'pg_ctlcluster', pkg: 'postgresql' },
+  { bin: 'patroni', pkg: 'patroni' },
+  { bin: 'etcd', pkg: 'etcd-server' },
+  { bin: 'haproxy', pkg: 'haproxy' },
+  { bin: 'pgbouncer', pkg: 'pgbouncer' },
   // The completion scripts run in the real shells (tests/cli/completion.test.ts).
   { bin: 'zsh', pkg: 'zsh' },
   { bin: 'fish', pkg: 'fish' },
@@ -23,8 +30,12 @@ const TOOLS = [
   ...(process.argv.includes('--ci') ? [{ bin: 'stress-ng', pkg: 'stress-ng' }] : []),
 ];
 
+/** Debian puts haproxy and pgbouncer in /usr/sbin, which a non-root PATH often lacks;
+ *  scripts/ha adds it to its children's PATH, so it counts here too. */
+const SEARCH = [...new Set([...(process.env.PATH ?? '').split(delimiter), '/usr/sbin'])];
+
 const onPath = (bin) =>
-  (process.env.PATH ?? '').split(delimiter).some((dir) => {
+  SEARCH.some((dir) => {
     try {
       accessSync(join(dir, bin), constants.X_OK);
       return true;

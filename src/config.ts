@@ -176,6 +176,11 @@ const QUANTITY = /^(?=.*[1-9])\d+(\.\d+)?(m|k|M|G|T|Ki|Mi|Gi|Ti)?$/;
 export const schemas = {
   ctrl: z.object({
     databaseUrl,
+    /** A session straight to the primary for LISTEN/NOTIFY, when --database-url is a pooler in
+     *  transaction mode (PgBouncer), where a LISTEN outlives no transaction. Default: --database-url. */
+    databaseDirectUrl: databaseUrl.optional(),
+    /** A hot standby that full syncs read (issue 35); the primary when it lags (src/sync/snapshot-source.ts). */
+    databaseReadUrl: databaseUrl.optional(),
     listen: listen('127.0.0.1:7070'),
     adminToken,
     agentTokens,

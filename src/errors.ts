@@ -27,6 +27,8 @@ const REGISTRY = {
   ERR_DATABASE_UNAVAILABLE: E(503, true),
   ERR_AUTH_UNAUTHORIZED: E(401),
   ERR_AUTH_FORBIDDEN: E(403),
+  /** An Idempotency-Key sent again with another request (src/http/idempotency.ts). */
+  ERR_IDEMPOTENCY_KEY_REUSED: E(422),
 
   // Deployments (commands and the deploy workflow)
   ERR_DEPLOYMENT_NOT_READY: E(409),

@@ -24,6 +24,8 @@ program
   .command('ctrl')
   .description('run the control plane: HTTP API, workflows, change feed')
   .option('--database-url <url>', 'PostgreSQL URL (required)')
+  .option('--database-direct-url <url>', 'a direct session to the primary for LISTEN, when --database-url is a transaction pooler (default: --database-url)')
+  .option('--database-read-url <url>', 'a hot standby that full syncs read when it has caught up (default: the primary)')
   .option('--listen <host:port>', 'address to serve on (default 127.0.0.1:7070)')
   .option('--admin-token <token>', 'bearer token for the public API (required, 16+ characters)')
   .option('--agent-tokens <pairs>', 'agent tokens as REGION=TOKEN,…')

@@ -1,5 +1,5 @@
-// The chaos cluster: one PostgreSQL, two ctrl replicas (each reaching PostgreSQL through its
-// own fault proxy), and per region a kube-sim and a krane (krane reaching ctrl through a fault
+// The chaos cluster: one PostgreSQL (or, with --ha, a Patroni cluster), two ctrl replicas (each
+// reaching PostgreSQL through its own fault proxy), and per region a kube-sim and a krane (krane reaching ctrl through a fault
 // proxy that balances over both replicas, as a load balancer in front of ctrl would).
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync } from 'node:fs';
@@ -10,6 +10,7 @@ import { LOG_LEVELS } from '../../src/log';
 import { freePort } from '../../src/net';
 import { FaultProxy } from './proxy';
 import { killChild, startChild, startPostgres, waitHttp, type Child, type Postgres } from './processes';
+import { startHaDatabase } from './ha-database';
 
 /** Diagnosis knobs (README, Benchmarks): checked once here, not by every child failing its config. */
 export const KEEP_DB = process.env.CHAOS_KEEP_DB === '1';
@@ -55,9 +56,10 @@ export interface ChaosCluster {
   close(keepLogs?: boolean): Promise<void>;
 }
 
-/** The PostgreSQL server all schedules share (each schedule gets a database of its own). */
-export async function startServer(dir: string): Promise<Postgres> {
-  return startPostgres(join(dir, 'pg'), await freePort());
+/** The PostgreSQL server all schedules share (each schedule gets a database of its own): an
+ *  embedded one, or with `ha` a Patroni cluster (ha-database.ts). */
+export async function startServer(dir: string, ha = false): Promise<Postgres> {
+  return ha ? startHaDatabase(join(dir, 'pg')) : startPostgres(join(dir, 'pg'), await freePort());
 }
 
 export function runDir(): string {
@@ -110,12 +112,15 @@ export async function startCluster(bundle: string, pg: Postgres, runDirPath: str
   try {
     // Replicas start one after the other, so they never race on migrations; restarts skip them.
     for (let i = 0; i < CTRL_REPLICAS; i++) {
-      const pgProxy = new FaultProxy([{ host: '127.0.0.1', port: pg.port }]);
+      // On a Patroni cluster the pool goes through PgBouncer and LISTEN and full syncs go
+      // beside it (to the primary and the standby through HAProxy), as docs/ha.md says to run it.
+      const pgProxy = new FaultProxy([{ host: '127.0.0.1', port: pg.ha ? pg.ha.poolerPort : pg.port }]);
       const proxyPort = await pgProxy.listen();
       const port = await freePort();
       const args = [
         'ctrl',
-        `--database-url=postgres://postgres:postgres@127.0.0.1:${proxyPort}/${name}`,
+        `--database-url=postgres://${pg.ha?.userinfo ?? 'postgres:postgres'}@127.0.0.1:${proxyPort}/${name}`,
+        ...(pg.ha ? [`--database-direct-url=${pg.ha.directUrlFor(name)}`, `--database-read-url=${pg.ha.readUrlFor(name)}`] : []),
         `--listen=127.0.0.1:${port}`,
         `--admin-token=${adminToken}`,
         `--agent-tokens=${agentTokens}`,

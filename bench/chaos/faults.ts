@@ -48,6 +48,16 @@ async function applyFault(c: ChaosCluster, f: Fault, st: RunnerState): Promise<v
       await st.pgDown;
       st.pgDown = undefined;
       return;
+    case 'pg-failover':
+    case 'pg-switchover': {
+      // Only scheduled on a Patroni cluster (schedule.ts HA_FAULT_KINDS).
+      const ha = c.pg.ha;
+      if (!ha) throw new Error(`${f.kind} needs the Patroni cluster (bench:chaos -- --ha)`);
+      st.pgDown = f.kind === 'pg-failover' ? ha.failover(f.durationMs) : ha.switchover();
+      await st.pgDown;
+      st.pgDown = undefined;
+      return;
+    }
     case 'pg-terminate':
       // Every session of ctrl (the harness's own has another application_name).
       await c.sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name LIKE 'unkey-infra%'`;

@@ -15,6 +15,10 @@
 // - faults.ts: carries the faults out (SIGKILL and restart, PostgreSQL fast restart,
 //   pg_terminate_backend of ctrl's sessions, proxy modes, the simulator's /_sim/chaos) and
 //   heals everything.
+// - ha-database.ts (`--ha`, issue 35): the database as a Patroni cluster (scripts/ha), ctrl
+//   through PgBouncer with LISTEN and full syncs beside it; its faults pg-failover (the
+//   primary's node killed, the standby promoted, the old one rejoining) and pg-switchover, drawn
+//   only in that mode so a seed of the plain run keeps its schedule.
 // - workload.ts: deploys (every third autoscaled, a busy or an idle image), stops/starts,
 //   rollbacks, sentinel deploys and fleet rollouts through the public API, alternating
 //   replicas; every call recorded. Healthy images only, so any failure is the system's.
@@ -34,5 +38,5 @@
 // through the CLI bundle, the public HTTP API, SQL reads and the simulator's admin API, so it
 // stays valid while those parts change underneath.
 export { runChaos, aggregate, type ChaosOptions, type ChaosReport } from './main';
-export { generateSchedule, countByKind, prng, scheduleSeed, FAULT_KINDS, type Fault, type FaultKind } from './schedule';
+export { generateSchedule, countByKind, prng, scheduleSeed, FAULT_KINDS, BASE_FAULT_KINDS, HA_FAULT_KINDS, type Fault, type FaultKind } from './schedule';
 export { FaultProxy } from './proxy';

@@ -16,10 +16,14 @@ export interface ChaosOptions {
   settleMs?: number;
   /** Progress lines on stderr (the JSON report alone goes to stdout). */
   log?: (line: string) => void;
+  /** The database is a Patroni cluster, and pg-failover and pg-switchover are drawn (issue 35). */
+  ha?: boolean;
 }
 
 export interface ChaosReport {
   bench: 'chaos';
+  /** The database: one PostgreSQL, or a Patroni cluster (--ha). */
+  database: 'single' | 'patroni';
   seed: number;
   schedules: number;
   durationMs: number;
@@ -45,7 +49,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
   // Rebuilt when older than the sources: a stale bundle was once measured silently.
   const bundle = ensureBundle();
   const dir = runDir();
-  const pg = await startServer(dir);
+  const pg = await startServer(dir, o.ha);
   const results: ScheduleResult[] = [];
   let keep = false;
   try {
@@ -54,7 +58,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
       const cluster = await startCluster(bundle, pg, dir, `chaos_${i}`);
       let r: ScheduleResult | undefined;
       try {
-        r = await runSchedule(cluster, seed, o.durationMs, o.settleMs);
+        r = await runSchedule(cluster, seed, o.durationMs, o.settleMs, o.ha ? { ha: true } : {});
         results.push(r);
         log(`schedule ${i + 1}/${o.schedules} seed ${seed}: ${r.faults.length} faults, ${r.violations.length} violations, converged ${r.convergenceMs ?? 'never'} ms`);
       } finally {
@@ -82,6 +86,7 @@ export function aggregate(o: ChaosOptions, results: readonly ScheduleResult[], l
   for (const k of FAULT_KINDS) faultsByKind[k] ??= 0;
   return {
     bench: 'chaos',
+    database: o.ha ? 'patroni' : 'single',
     seed: o.seed,
     schedules: results.length,
     durationMs: o.durationMs,

@@ -1,5 +1,6 @@
 // Real processes of the chaos cluster: the built bundle (`dist/unkey-infra.mjs`) run as ctrl,
-// krane and kube-sim, and one embedded PostgreSQL that can be fast-restarted. Each child's
+// krane and kube-sim, and one embedded PostgreSQL that can be fast-restarted, or (`--ha`) a
+// Patroni cluster (ha-database.ts). Each child's
 // output goes to a log file of the run directory, which a violation's detail points at.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync } from 'node:fs';
@@ -58,10 +59,24 @@ export async function waitHttp(url: string, timeoutMs: number, ok = (s: number) 
 export interface Postgres {
   port: number;
   urlFor(db: string): string;
+  /** When the database is a Patroni cluster (`--ha`): how ctrl reaches it, and its faults. */
+  ha?: HaDatabase;
   /** pg_ctl's fast shutdown (SIGINT: sessions terminated, no waiting for clients), then start. */
   stop(): Promise<void>;
   start(): Promise<void>;
   close(): Promise<void>;
+}
+
+export interface HaDatabase {
+  /** ctrl's three URLs for a database (chaos_N): PgBouncer's host and port (behind the fault
+   *  proxy), the primary through HAProxy (LISTEN), a standby through HAProxy (full syncs). */
+  poolerPort: number;
+  userinfo: string;
+  directUrlFor(db: string): string;
+  readUrlFor(db: string): string;
+  /** SIGKILL of the primary's node; after `downMs` it is started again and rejoins as a standby. */
+  failover(downMs: number): Promise<void>;
+  switchover(): Promise<void>;
 }
 
 export async function startPostgres(dir: string, port: number): Promise<Postgres> {

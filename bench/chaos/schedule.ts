@@ -4,7 +4,8 @@
 // one ctrl replica is down at any time, because the invariants are about riding out faults,
 // not about surviving the loss of every replica.
 
-export const FAULT_KINDS = [
+/** Faults every schedule draws from (the list and its order fix what a seed means). */
+export const BASE_FAULT_KINDS = [
   'ctrl-kill',
   'krane-kill',
   'pg-restart',
@@ -20,6 +21,14 @@ export const FAULT_KINDS = [
   'sim-throttle',
   'sim-slow',
 ] as const;
+/**
+ * On a Patroni cluster (`bench:chaos -- --ha`, issue 35) schedules also draw these: the primary
+ * killed (Patroni promotes the synchronous standby; the killed node rejoins after the fault's
+ * duration) and a planned switchover. Drawn only then, so a seed of the plain run keeps its
+ * schedule.
+ */
+export const HA_FAULT_KINDS = ['pg-failover', 'pg-switchover'] as const;
+export const FAULT_KINDS = [...BASE_FAULT_KINDS, ...HA_FAULT_KINDS] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
 export interface Fault {
@@ -41,6 +50,8 @@ export interface ScheduleOptions {
   regions: number;
   /** Mean gap between fault starts. */
   meanGapMs: number;
+  /** The database is a Patroni cluster: HA_FAULT_KINDS are drawn too. */
+  ha?: boolean;
 }
 
 /** mulberry32: tiny, fast, good enough for picking faults, and identical on every platform. */
@@ -68,6 +79,13 @@ const targetKind = (kind: FaultKind): 'ctrl' | 'region' | 'pg' =>
 
 /** Faults whose target is one ctrl replica's link or process, i.e. that take a replica out. */
 const TAKES_CTRL_OUT = new Set<FaultKind>(['ctrl-kill', 'ctrl-pg-blackhole', 'ctrl-pg-cut']);
+/**
+ * A failover or switchover keeps the database busy past its own duration: the new primary
+ * takes over (Patroni's leader TTL, 10 s in the harness) and the old one rejoins as a standby
+ * (pg_rewind, a restart). No other database fault starts in that window; the fault's own code
+ * waits for the cluster to be whole again before it ends.
+ */
+const HA_SETTLE_MS = 25_000;
 
 export function generateSchedule(seed: number, o: ScheduleOptions): Fault[] {
   const rand = prng(seed);
@@ -77,11 +95,12 @@ export function generateSchedule(seed: number, o: ScheduleOptions): Fault[] {
   const out: Fault[] = [];
   // Faults start in the first 70% so the last of them has healed before the workload ends.
   const lastStart = o.durationMs * 0.7;
+  const kinds: readonly FaultKind[] = o.ha ? FAULT_KINDS : BASE_FAULT_KINDS;
   for (let t = Math.floor(rand() * o.meanGapMs); t < lastStart; t += Math.floor(o.meanGapMs * (0.5 + rand()))) {
-    const kind = pick(FAULT_KINDS);
+    const kind = pick(kinds);
     const tk = targetKind(kind);
     const target = tk === 'pg' ? -1 : Math.floor(rand() * (tk === 'ctrl' ? o.ctrlReplicas : o.regions));
-    const durationMs = kind === 'pg-terminate' || kind === 'krane-ctrl-cut' || kind === 'krane-ctrl-cut-mid' || kind === 'ctrl-pg-cut' ? 0 : MIN_FAULT_MS + Math.floor(rand() * (MAX_FAULT_MS - MIN_FAULT_MS));
+    const durationMs = kind === 'pg-terminate' || kind === 'krane-ctrl-cut' || kind === 'krane-ctrl-cut-mid' || kind === 'ctrl-pg-cut' || kind === 'pg-switchover' ? 0 : MIN_FAULT_MS + Math.floor(rand() * (MAX_FAULT_MS - MIN_FAULT_MS));
     const key = `${tk}:${target}`;
     if ((busyUntil.get(key) ?? -1) >= t) continue;
     if (TAKES_CTRL_OUT.has(kind) && ctrlOutUntil >= t) continue;
@@ -89,7 +108,7 @@ export function generateSchedule(seed: number, o: ScheduleOptions): Fault[] {
     if (kind.endsWith('-delay') || kind === 'sim-slow') f.latencyMs = 50 + Math.floor(rand() * 450);
     if (kind === 'sim-error' || kind === 'sim-throttle') f.ratio = Math.round((0.3 + rand() * 0.7) * 100) / 100;
     out.push(f);
-    busyUntil.set(key, t + durationMs);
+    busyUntil.set(key, t + durationMs + ((HA_FAULT_KINDS as readonly string[]).includes(kind) ? HA_SETTLE_MS : 0));
     if (TAKES_CTRL_OUT.has(kind)) ctrlOutUntil = t + Math.max(durationMs, 1_000);
   }
   return out;

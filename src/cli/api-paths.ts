@@ -16,6 +16,10 @@ type Params<O> = O extends { parameters: infer X } ? X : never;
 export type PathParams<P extends keyof paths, M extends Method> = Params<Operation<P, M>> extends { path: infer T } ? T : undefined;
 export type QueryOf<P extends keyof paths, M extends Method> = Params<Operation<P, M>> extends { query?: infer T } ? T : undefined;
 export type BodyOf<P extends keyof paths, M extends Method> = Operation<P, M> extends { requestBody?: { content: { 'application/json': infer B } } } ? B : undefined;
+type HeaderOf<P extends keyof paths, M extends Method> = Params<Operation<P, M>> extends { header?: infer H } ? NonNullable<H> : never;
+/** The route's documented Idempotency-Key header: a string where it takes one, else never (no key
+ *  can be given). `header?: never` of a route without headers would match the pattern, hence the guard. */
+export type IdempotencyKeyOf<P extends keyof paths, M extends Method> = [HeaderOf<P, M>] extends [never] ? never : HeaderOf<P, M> extends { 'Idempotency-Key'?: infer K } ? K : never;
 
 type Success = 200 | 201 | 202;
 type Json<R> = R extends { content: { 'application/json': infer J } } ? J : never;
@@ -29,6 +33,10 @@ export interface CallOptions<P extends keyof paths, M extends Method> {
   body?: BodyOf<P, M>;
   /** 0: no limit (the server bounds the wait itself). */
   timeoutMs?: number;
+  /** Send it again through a failover (retry.ts); default: GETs only. Only for a call safe to repeat. */
+  retry?: boolean;
+  /** Sent as Idempotency-Key, where the route documents one: a repeat answers with what the first call made. */
+  idempotencyKey?: IdempotencyKeyOf<P, M>;
 }
 
 /** Options are required exactly when the template has path parameters. */

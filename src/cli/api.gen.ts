@@ -73,7 +73,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description a retry with the same key answers with the deployment the first call created (a day; another request with the key is 422) */
+                    "Idempotency-Key"?: string;
+                };
                 path?: never;
                 cookie?: never;
             };
@@ -213,6 +216,24 @@ export interface paths {
                 };
                 /** @description missing or invalid token */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: {
+                                code?: string;
+                                message?: string;
+                                details?: {
+                                    field?: string;
+                                    message?: string;
+                                }[];
+                            };
+                        };
+                    };
+                };
+                /** @description ERR_IDEMPOTENCY_KEY_REUSED: this Idempotency-Key was sent with another request */
+                422: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -472,7 +493,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description a retry with the same key answers with the deployment the first call created (a day; another request with the key is 422) */
+                    "Idempotency-Key"?: string;
+                };
                 path: {
                     id: string;
                 };
@@ -509,6 +533,24 @@ export interface paths {
                 };
                 /** @description missing or invalid token */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: {
+                                code?: string;
+                                message?: string;
+                                details?: {
+                                    field?: string;
+                                    message?: string;
+                                }[];
+                            };
+                        };
+                    };
+                };
+                /** @description ERR_IDEMPOTENCY_KEY_REUSED: this Idempotency-Key was sent with another request */
+                422: {
                     headers: {
                         [name: string]: unknown;
                     };

@@ -12,6 +12,7 @@ import { envName, schemas } from '../config';
 import { DEV_FILE, type DevFile } from './dev-file';
 import { ApiError, CliError, EXIT_USAGE, type ApiErrorDetail } from './errors';
 import { fillPath, type AnswerOf, type CallArgs, type CallOptions, type Method, type PathsOf } from './api-paths';
+import { isTransient, retryDelay, RETRY_BUDGET_MS } from './retry';
 
 /** Same default as `unkey-infra dev --data-dir`, taken from its schema so the two cannot drift. */
 export const DEFAULT_DATA_DIR: string = schemas.dev.shape.dataDir.parse(undefined);
@@ -97,6 +98,14 @@ export interface RequestOptions {
   query?: Record<string, string | number | boolean | undefined>;
   /** 0: no limit (the server bounds the wait itself). */
   timeoutMs?: number;
+  /**
+   * Send the call again while ctrl or its database is away (retry.ts), for up to
+   * RETRY_BUDGET_MS. Default: GETs only. Give it to a write that is safe to repeat: a
+   * level-triggered one, or one with an `idempotencyKey`.
+   */
+  retry?: boolean;
+  /** Sent as Idempotency-Key: ctrl answers a repeat with what the first call created. */
+  idempotencyKey?: string;
 }
 
 function unreachable(target: ApiTarget, err: Error & { code?: string }): CliError {
@@ -128,11 +137,26 @@ export class ApiClient {
     this.#agent = target.url.startsWith('https:') ? new https.Agent({ keepAlive: true }) : new http.Agent({ keepAlive: true });
   }
 
-  request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
+  async request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
+    if (!(opts.retry ?? method === 'GET')) return this.#once<T>(method, path, opts);
+    const giveUpAt = Date.now() + RETRY_BUDGET_MS;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.#once<T>(method, path, opts);
+      } catch (err) {
+        const wait = retryDelay(attempt);
+        if (!isTransient(err) || Date.now() + wait > giveUpAt) throw err;
+        await new Promise((r) => setTimeout(r, wait));
+      }
+    }
+  }
+
+  #once<T>(method: string, path: string, opts: RequestOptions): Promise<T> {
     const url = new URL(this.target.url + path);
     for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined && v !== '') url.searchParams.set(k, String(v));
     const payload = opts.body === undefined ? undefined : JSON.stringify(opts.body);
     const headers: Record<string, string> = { authorization: `Bearer ${this.target.token}`, accept: 'application/json' };
+    if (opts.idempotencyKey) headers['idempotency-key'] = opts.idempotencyKey;
     if (payload !== undefined) {
       headers['content-type'] = 'application/json';
       headers['content-length'] = String(Buffer.byteLength(payload));
@@ -182,9 +206,15 @@ export class ApiClient {
   }
 
   #call<T>(method: Uppercase<Method>, template: string, opts: CallOptions<never, never> | object | undefined): Promise<T> {
-    const o = (opts ?? {}) as { path?: Record<string, string>; query?: RequestOptions['query']; body?: unknown; timeoutMs?: number };
+    const o = (opts ?? {}) as { path?: Record<string, string>; query?: RequestOptions['query']; body?: unknown } & Pick<RequestOptions, 'timeoutMs' | 'retry' | 'idempotencyKey'>;
     const body = o.body ?? (method === 'POST' || method === 'PUT' ? {} : undefined);
-    return this.request<T>(method, fillPath(template, o.path), { ...(o.query ? { query: o.query } : {}), ...(body !== undefined ? { body } : {}), ...(o.timeoutMs !== undefined ? { timeoutMs: o.timeoutMs } : {}) });
+    return this.request<T>(method, fillPath(template, o.path), {
+      ...(o.query ? { query: o.query } : {}),
+      ...(body !== undefined ? { body } : {}),
+      ...(o.timeoutMs !== undefined ? { timeoutMs: o.timeoutMs } : {}),
+      ...(o.retry !== undefined ? { retry: o.retry } : {}),
+      ...(o.idempotencyKey !== undefined ? { idempotencyKey: o.idempotencyKey } : {}),
+    });
   }
 
   /** The live event WebSocket (GET /v1/events), filtered by the given query. */

@@ -5,6 +5,9 @@
 // Layout:
 //   client.ts    where the API is (flag → UNKEY_INFRA_* env → <data-dir>/dev.json of
 //                `unkey-infra dev`) and the HTTP/WebSocket client; API errors become ApiError
+//   retry.ts     which failures a call is sent again for (ctrl or its database away for a
+//                moment, e.g. a failover) and when; creates carry an Idempotency-Key so a
+//                repeat answers with the first call's deployment
 //   errors.ts    CliError/ApiError, exit codes (0 ok, 1 failed, 2 usage, 3 unknown), formatting
 //   commands/    one module per command group: (options, context) → exit code, no commander;
 //                commands/list.ts prints (or watches) any list the same way

@@ -1,10 +1,10 @@
 // `unkey-infra ctrl`: wiring of the control plane. Returns a handle so `dev` and tests can run
 // ctrl in-process and stop it.
 import { boundUrl } from '../net';
-import { buildToolEnv, type CtrlConfig } from '../config';
+import { buildToolEnv, ConfigError, type CtrlConfig } from '../config';
 import { createLogger, type Logger } from '../log';
 import { setTimeout as delay } from 'node:timers/promises';
-import { apiKeys, createDb, hostnameClaims, migrate, pendingMigrations, registerPoolMetrics, type Sql } from '../store';
+import { apiKeys, createDb, hostnameClaims, listenWorks, migrate, pendingMigrations, registerPoolMetrics, type Sql } from '../store';
 import { AgentAuth, buildCtrlApp, createRegistry, LISTEN_BACKLOG, tokensEqual } from '../http';
 import { KeyAuth, type KeyClock } from '../http/keys';
 import { auditHook } from '../http/audit';
@@ -16,7 +16,7 @@ import { regionRoutes } from '../http/api/regions';
 import { offlineCheck, RegionRegistry } from '../workflow/regions';
 import { rolloutRegions } from '../workflow/fleet/rollout-regions';
 import { createEventHub, publicApiRoutes, type EventSocketOptions } from '../http/api';
-import { createFeed, type FeedOptions } from '../sync/feed';
+import { createFeed, DEFAULT_MAX_CONCURRENT_SNAPSHOTS, type FeedOptions } from '../sync/feed';
 import { createEngine, type Engine, type EngineOptions } from '../workflow/engine';
 import { engineTraceHooks, startTracing, tracingEnabled } from '../tracing';
 import { commandBuilder, noBuilder, registerRolloutMetrics, registerWorkflows, startRecoverySweep, workflowMetrics, type Builder, type WorkflowConfig, type Workflows } from '../workflow';
@@ -48,6 +48,10 @@ export interface CtrlOverrides {
   /** The API keys' clock: rate-limit refills and expiry (tests drive them with their own). */
   keyClock?: KeyClock;
 }
+
+/** How long a NOTIFY may take to reach ctrl's own LISTEN at start: milliseconds on a healthy
+ *  database, so this only fails a LISTEN that hears nothing (a transaction pooler). */
+const LISTEN_CHECK_MS = 10_000;
 
 /** How often a ctrl started with --no-migrate checks whether the schema has caught up. */
 const MIGRATION_WAIT_POLL_MS = 1_000;
@@ -81,7 +85,9 @@ function workflowConfig(cfg: CtrlConfig, overrides: CtrlOverrides, logger: Logge
 // split into helpers the order that matters would no longer read top to bottom.
 export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}): Promise<CtrlHandle> {
   const logger = overrides.logger ?? createLogger(cfg.logLevel, { service: 'ctrl' });
-  const sql = createDb(cfg.databaseUrl, { applicationName: 'unkey-infra-ctrl' });
+  const sql = createDb(cfg.databaseUrl, { applicationName: 'unkey-infra-ctrl', listenUrl: cfg.databaseDirectUrl });
+  // Full syncs only; as many connections as full syncs may run at once.
+  const readSql = cfg.databaseReadUrl ? createDb(cfg.databaseReadUrl, { max: DEFAULT_MAX_CONCURRENT_SNAPSHOTS, applicationName: 'unkey-infra-ctrl-read' }) : undefined;
   const tracing = startTracing({ serviceName: 'ctrl', endpoint: cfg.otlpEndpoint });
   // Shutdown runs in a fixed order whatever got started: the feed first (open long polls get
   // their `end` line), then the server (no status report is accepted that could not send its
@@ -92,11 +98,19 @@ export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}):
   let closing: Promise<void> | undefined;
   const closeAll = () =>
     (closing ??= (async () => {
-      for (const stop of [stages.recover, stages.regions, stages.feed, stages.app, stages.engine, stages.hub, stages.auth, stages.keys, () => sql.end({ timeout: 5 }), () => tracing.shutdown()]) {
+      for (const stop of [stages.recover, stages.regions, stages.feed, stages.app, stages.engine, stages.hub, stages.auth, stages.keys, () => sql.end({ timeout: 5 }), async () => readSql?.end({ timeout: 5 }), () => tracing.shutdown()]) {
         if (stop) await stop().catch((err) => logger.error({ err }, 'error while stopping'));
       }
     })());
   try {
+    // Every doorbell (the feed's, the engine's wake-ups, token revocations) is a NOTIFY: a
+    // LISTEN that hears nothing (through a transaction pooler) would lose them all silently.
+    if (!(await listenWorks(sql, LISTEN_CHECK_MS))) {
+      throw new ConfigError([
+        `databaseDirectUrl: a NOTIFY sent through --database-url did not reach a LISTEN on ${cfg.databaseDirectUrl ? '--database-direct-url' : 'it'} within ${LISTEN_CHECK_MS / 1000} s; ` +
+          'through a pooler in transaction mode (PgBouncer) LISTEN needs a direct session to the primary: give it as --database-direct-url',
+      ]);
+    }
     if (!cfg.noMigrate) {
       const r = await migrate(sql);
       logger.info({ applied: r.applied, skipped: r.skipped }, 'migrations done');
@@ -120,7 +134,7 @@ export async function startCtrl(cfg: CtrlConfig, overrides: CtrlOverrides = {}):
       ...(overrides.keyClock ? { clock: overrides.keyClock } : {}),
     });
     stages.keys = () => keys.close();
-    const feed = createFeed({ sql, logger: logger.child({ part: 'feed' }), ...overrides.feed });
+    const feed = createFeed({ sql, readSql, logger: logger.child({ part: 'feed' }), ...overrides.feed });
     feed.registerMetrics(registry);
     const hub = await createEventHub(sql);
     const regions = new RegionRegistry({ sql, logger: logger.child({ part: 'regions' }), offlineAfterMs: cfg.agentOfflineAfter, offlineGraceMs: cfg.offlineGrace });

@@ -71,6 +71,12 @@ export async function listChangesFor(q: Queryable, resourceType: ResourceType, r
 
 export interface TailResult {
   epoch: string;
+  /**
+   * Whether the epoch belongs to this database's history (system_state.feed_history). False
+   * after a failover or restore until someone fences the feed (system.ts fenceFeed): the rows
+   * then come from a history the epoch's cursors may not be part of, and must not be handed out.
+   */
+  fenced: boolean;
   /** Settled rows after the position, in (txid, id) order, at most `limit`. */
   rows: FeedRow[];
   /**
@@ -90,11 +96,12 @@ const unpack = ([id, resourceType, resourceId, region, txid, traceparent]: Packe
 
 /**
  * The tailer's one query per poll: settled rows of every region after `after`, whether
- * unsettled rows are waiting, and the feed epoch (so a restore is noticed without a second
- * query). Rows travel as one JSON array to keep it a single round trip.
+ * unsettled rows are waiting, and the feed epoch and whether it belongs to this history (so a
+ * restore or a failover is noticed without a second query). Rows travel as one JSON array to
+ * keep it a single round trip.
  */
 export async function tailSettled(q: Queryable, after: Position, limit: number): Promise<TailResult> {
-  const [r] = await q<{ epoch: string; firstPending: string | null; rows: PackedRow[] }[]>`
+  const [r] = await q<{ epoch: string; fenced: boolean; firstPending: string | null; rows: PackedRow[] }[]>`
     WITH s AS (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin),
     batch AS (
       SELECT c.id, c.resource_type, c.resource_id, c.region, c.txid, c.traceparent
@@ -103,6 +110,7 @@ export async function tailSettled(q: Queryable, after: Position, limit: number):
       ORDER BY c.txid, c.id
       LIMIT ${limit})
     SELECT (SELECT feed_epoch FROM system_state) AS epoch,
+           (SELECT feed_history IS NOT DISTINCT FROM unkey_feed_history() FROM system_state) AS fenced,
            (SELECT c.txid::text || ':' || c.id::text FROM deployment_changes c, s
             WHERE (c.txid, c.id) > (${after.txid}::xid8, ${after.id}::bigint) AND c.txid >= s.xmin
             ORDER BY c.txid, c.id LIMIT 1) AS first_pending,
@@ -110,6 +118,7 @@ export async function tailSettled(q: Queryable, after: Position, limit: number):
                                      ORDER BY b.txid, b.id) FROM batch b), '[]'::json) AS rows`;
   return {
     epoch: r!.epoch,
+    fenced: r!.fenced,
     firstPending: r!.firstPending,
     pending: r!.firstPending !== null,
     rows: r!.rows.map(unpack),

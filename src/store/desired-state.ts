@@ -117,6 +117,21 @@ export async function readRegionSnapshot(
   batchSize: number,
   onBatch: (batch: DesiredRows) => Promise<void>,
 ): Promise<SnapshotResult> {
+  return (await readRegionSnapshotIf(sql, region, batchSize, onBatch, () => true))!;
+}
+
+/**
+ * readRegionSnapshot, but `accept` sees the snapshot's epoch and head before any row is read
+ * and may refuse it (undefined is returned, onBatch never called): a hot standby's snapshot is
+ * used only when it is of the feed's epoch and not older than a position the caller needs.
+ */
+export async function readRegionSnapshotIf(
+  sql: Sql,
+  region: string,
+  batchSize: number,
+  onBatch: (batch: DesiredRows) => Promise<void>,
+  accept: (h: { epoch: string; head: Position }) => boolean,
+): Promise<SnapshotResult | undefined> {
   return sql.begin('isolation level repeatable read read only', async (tx) => {
     const [h] = await tx<{ epoch: string; xmin: string; txid: string | null; id: string | null }[]>`
       WITH s AS (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin)
@@ -125,6 +140,7 @@ export async function readRegionSnapshot(
         SELECT c.txid, c.id FROM deployment_changes c WHERE c.txid < s.xmin ORDER BY c.txid DESC, c.id DESC LIMIT 1
       ) h ON true`;
     const head = h!.txid && h!.id ? { txid: h!.txid, id: h!.id } : { txid: h!.xmin, id: '0' };
+    if (!accept({ epoch: h!.epoch, head })) return undefined;
     let count = 0;
     // postgres.js calls the cursor callback of the last batch without awaiting it or handling
     // its rejection (an unhandled rejection kills the process). So each batch's work is kept
@@ -167,7 +183,7 @@ export async function readRegionSnapshot(
     }
     if (failed) throw failed.err;
     return { epoch: h!.epoch, head, count };
-  }) as Promise<SnapshotResult>;
+  }) as Promise<SnapshotResult | undefined>;
 }
 
 /**

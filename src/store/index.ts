@@ -10,7 +10,8 @@
 // - routes.ts: each environment's routing table (traffic as desired state).
 // - desired-state.ts: the desired-state reads behind the change feed (a region's snapshot,
 //   desired state of many resources); changes.ts: the outbox; events.ts: live events over
-//   NOTIFY, published in the writer's transaction; system.ts: the feed epoch and the oldest
+//   NOTIFY, published in the writer's transaction; system.ts: the feed epoch, the database
+//   history it belongs to (fenceFeed renews it after a failover or restore) and the oldest
 //   open transaction on the server; agent-tokens.ts: region-scoped agent tokens, stored
 //   hashed, revocations announced by NOTIFY; regions.ts: the known regions (from agent tokens)
 //   and their agents' liveness rows (region_liveness); api-keys.ts: scoped API keys (hashed,
@@ -19,7 +20,9 @@
 //   hostname-claims.ts: one owner per hostname, the database's key deciding (issue 32).
 // - versions.ts, quarantine.ts, features.ts: each environment's version history (unique index +
 //   counter row), its quarantined images, and workspace feature flags (issue 25);
-//   autoscalers.ts: what krane reports of autoscaled deployments' HorizontalPodAutoscalers.
+//   autoscalers.ts: what krane reports of autoscaled deployments' HorizontalPodAutoscalers;
+//   idempotency.ts: the Idempotency-Key of API calls that create (issue 35), recorded in the
+//   call's own transaction.
 //
 // pg_snapshot_xmin is cluster-wide: any long transaction on the same PostgreSQL server (even in
 // another database) holds the feed back until it ends.
@@ -63,3 +66,4 @@ export * as versions from './versions';
 export * as quarantine from './quarantine';
 export * as features from './features';
 export * as autoscalers from './autoscalers';
+export * as idempotency from './idempotency';

@@ -1,10 +1,25 @@
-// system_state: cluster-wide facts kept in one row.
+// system_state: cluster-wide facts kept in one row (the feed epoch and the history it belongs to).
 import type { Queryable } from './db';
 
 export async function getFeedEpoch(q: Queryable): Promise<string> {
   const [row] = await q<{ feedEpoch: string }[]>`SELECT feed_epoch FROM system_state`;
   if (!row) throw new Error('system_state row missing: migrations not applied?');
   return row.feedEpoch;
+}
+
+/**
+ * Ties the feed epoch to the database's history (sql/0030_feed_history.sql): when the history
+ * the epoch was issued in is not this one (a promoted standby, a point-in-time restore, another
+ * cluster), a new epoch is issued with the current history, so every cursor handed out before
+ * is refused (410) and agents full-sync. True when it issued one. Run on the primary only (a
+ * standby's history is unknown to SQL); concurrent callers are safe: the row lock orders them
+ * and the second finds the history already current.
+ */
+export async function fenceFeed(q: Queryable): Promise<boolean> {
+  const rows = await q`
+    UPDATE system_state SET feed_epoch = substr(md5(random()::text || clock_timestamp()::text), 1, 12), feed_history = unkey_feed_history()
+    WHERE feed_history IS DISTINCT FROM unkey_feed_history() RETURNING feed_epoch`;
+  return rows.length > 0;
 }
 
 /** Starts a new feed timeline (after a restore): every agent cursor becomes invalid. */

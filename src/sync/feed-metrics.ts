@@ -9,6 +9,7 @@ export interface FeedGauges {
   settleLagSeconds(): number;
   settleBlocked(): number;
   snapshotsQueued(): number;
+  snapshotReads(): { standby: number; primary: number; fallbacks: number };
 }
 
 export function registerFeedMetrics(registry: Registry, g: FeedGauges): void {
@@ -27,6 +28,27 @@ export function registerFeedMetrics(registry: Registry, g: FeedGauges): void {
   gauge('feed_settle_lag_seconds', 'How long the oldest committed change has waited for older transactions to end', g.settleLagSeconds);
   gauge('feed_settle_blocked', '1 while the settle lag is past its threshold (a transaction holds the feed back)', g.settleBlocked);
   gauge('feed_snapshots_queued', 'Full syncs waiting for a snapshot slot', g.snapshotsQueued);
+  new client.Counter({
+    name: 'feed_snapshot_reads_total',
+    help: 'Full syncs by where their snapshot was read: a hot standby (--database-read-url) or the primary',
+    labelNames: ['source'],
+    registers: [registry],
+    collect() {
+      const r = g.snapshotReads();
+      this.reset();
+      this.inc({ source: 'standby' }, r.standby);
+      this.inc({ source: 'primary' }, r.primary);
+    },
+  });
+  new client.Counter({
+    name: 'feed_snapshot_standby_fallbacks_total',
+    help: 'Full syncs that wanted the standby but read the primary (it lagged, was of another epoch, or failed)',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(g.snapshotReads().fallbacks);
+    },
+  });
   new client.Counter({
     name: 'feed_tail_queries_total',
     help: 'Outbox tail queries (one per poll, whatever the number of agents)',

@@ -16,6 +16,7 @@ import { Closing } from './closing';
 import { FairSlots } from './slots';
 import { runStream, type LineSink, type StreamDeps } from './stream';
 import { Tailer, DEFAULT_POLL_MS } from './tailer';
+import { DEFAULT_READ_LAG_MAX_MS, newSnapshotReadStats, type SnapshotReadStats } from './snapshot-source';
 import type { Registry } from 'prom-client';
 
 export interface FeedOptions {
@@ -35,6 +36,10 @@ export interface FeedOptions {
   snapshotDeadlineMs?: number;
   maxStreamsPerToken?: number;
   settleLagMaxMs?: number;
+  /** A hot standby's pool that full syncs read when it has caught up (--database-read-url). */
+  readSql?: Sql;
+  /** Longest a full sync waits for the standby before reading the primary (DEFAULT_READ_LAG_MAX_MS). */
+  readLagMaxMs?: number;
   /** false: `handover=1` is ignored, as by a ctrl before it (benchmarks compare the two). */
   handover?: boolean;
   /** How long a stream goes on after its `handover` line (DEFAULT_HANDOVER_GRACE_MS). */
@@ -63,6 +68,8 @@ export interface OpenStream {
 
 export interface Feed {
   readonly tailer: Tailer;
+  /** Where full syncs were read (standby or primary), counted since start. */
+  readonly snapshotReads: SnapshotReadStats;
   /**
    * Checks everything that must fail before the response starts (cursor epoch, future and
    * retention: 400/410; the holder's stream limit: 429; a full snapshot queue: 503) and admits
@@ -156,10 +163,13 @@ export function createFeed(opts: FeedOptions): Feed {
     writeStallMs: stallMs,
     snapshotDeadlineMs: opts.snapshotDeadlineMs ?? DEFAULT_SNAPSHOT_DEADLINE_MS,
     closing,
+    snapshots: { primary: sql, standby: opts.readSql, maxLagMs: opts.readLagMaxMs ?? DEFAULT_READ_LAG_MAX_MS, logger, stats: newSnapshotReadStats() },
   };
   let timer: NodeJS.Timeout | undefined;
   let cleaning: Promise<number> | undefined;
-  let seenXmax: Position = { txid: '0', id: '0' };
+  // The highest xmax seen, per epoch: a new epoch (restore, failover) is a new history whose
+  // transaction ids may be lower.
+  let seenXmax = { epoch: '', xmax: { txid: '0', id: '0' } as Position };
 
   const cleanup = () => {
     cleaning ??= deleteExpired(sql, ttl)
@@ -176,14 +186,15 @@ export function createFeed(opts: FeedOptions): Feed {
   /** A resumable position for a wire cursor, or a 400/410 that makes the agent start over. */
   async function resume(raw: string): Promise<{ epoch: string; position: Position }> {
     const c = parseCursor(raw);
-    if (c.epoch !== tailer.epoch) throw gone('cursor belongs to another feed epoch (database restored?): start over with a full sync');
+    if (c.epoch !== tailer.epoch) throw gone('cursor belongs to another feed epoch (database restored or failed over?): start over with a full sync');
     // Past the buffer's head only (every position the tailer handed out is settled, so older),
-    // and past the highest xmax seen so far: xmax only grows while this process runs (a
-    // restore means stopping ctrl), so each agent costs one query, not one per poll, when its
-    // cursor is an empty feed's (xmin, 0) boundary ahead of the buffer's head.
-    if (comparePositions(c, tailer.buffer.head) > 0 && comparePositions(c, seenXmax) > 0) {
-      seenXmax = { txid: await snapshotXmax(sql), id: '0' };
-      if (comparePositions(c, seenXmax) > 0) {
+    // and past the highest xmax seen so far in this epoch: xmax only grows within one history
+    // (a failover or restore renews the epoch), so each agent costs one query, not one per
+    // poll, when its cursor is an empty feed's (xmin, 0) boundary ahead of the buffer's head.
+    if (seenXmax.epoch !== c.epoch) seenXmax = { epoch: c.epoch, xmax: { txid: '0', id: '0' } };
+    if (comparePositions(c, tailer.buffer.head) > 0 && comparePositions(c, seenXmax.xmax) > 0) {
+      seenXmax = { epoch: c.epoch, xmax: { txid: await snapshotXmax(sql), id: '0' } };
+      if (comparePositions(c, seenXmax.xmax) > 0) {
         throw gone('cursor is ahead of this database (restored from an older backup?): start over with a full sync');
       }
     }
@@ -265,10 +276,12 @@ export function createFeed(opts: FeedOptions): Feed {
     settleLagSeconds: () => settle.lagMs / 1000,
     settleBlocked: () => (settle.blocked ? 1 : 0),
     snapshotsQueued: () => slots.queued,
+    snapshotReads: () => deps.snapshots.stats,
   };
   const pollMs = opts.pollMs ?? DEFAULT_POLL_MS;
   return {
     tailer,
+    snapshotReads: deps.snapshots.stats,
     open,
     cleanup,
     cut(holder) {

@@ -17,6 +17,9 @@
 //   Desired state and the serialized line of a buffered row are built once and shared by every
 //   stream of the region. It also measures settle lag; settle.ts names the blocking backend
 //   past a threshold.
+//   The epoch follows the database's history: every poll checks that the epoch was issued on
+//   this history (system identifier and timeline; sql/0030_feed_history.sql) and renews it
+//   when not (a promoted standby, a restore), so no cursor of a lost history is ever resumed.
 // - feed.ts holds the stream policy: cursor checks (other epoch, from the future, older than
 //   retention: 410), a per-holder (agent token) stream limit (429) and cut(), and fair,
 //   bounded snapshot slots (slots.ts, 503 past the region's queue).

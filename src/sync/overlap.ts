@@ -10,7 +10,8 @@
 //   before its first line is read. Every later event comes in the next poll's order, so the
 //   last state submitted for a resource is always the newest (the dispatcher keeps the last).
 // - The next poll's copy of a change a drain dispatched (the same cursor: the same outbox row)
-//   is not applied again: it waits for the drain's job, or is submitted anew if that failed.
+//   is not applied again: it waits for the drain's job, or is submitted anew if that failed,
+//   before the poll's next line is read, so the copy keeps its place in the poll's order.
 // - A GC (end of a full sync) waits for every drained job: an apply landing after it would
 //   bring back an object the snapshot no longer lists.
 import type { Logger } from '../log';

@@ -9,7 +9,8 @@
 // carrying the latest position and the current state.
 import type { Logger } from '../log';
 import * as changes from '../store/changes';
-import { loadDesiredRows, readRegionSnapshot } from '../store/desired-state';
+import { loadDesiredRows } from '../store/desired-state';
+import { readSnapshot, type SnapshotSource } from './snapshot-source';
 import type { Position, FeedRow } from '../store/changes';
 import { comparePositions, encodeCursor, maxPosition } from './cursor';
 import { stateFor, stateMap, statesOf } from './desired';
@@ -53,6 +54,8 @@ export interface StreamDeps {
   snapshotDeadlineMs: number;
   /** Set when ctrl shuts down: streams end with their cursor at the next opportunity. */
   closing: Closing;
+  /** Where full syncs read: a fresh enough hot standby, else the primary (snapshot-source.ts). */
+  snapshots: SnapshotSource;
 }
 
 export interface StreamRequest {
@@ -111,7 +114,7 @@ export async function runStream(deps: StreamDeps, req: StreamRequest, out: LineS
     try {
       if (stopped()) throw new StreamAborted('stopped before snapshot');
       await snapshotWrite([{ type: 'snapshot_begin' }]);
-      const snap = await readRegionSnapshot(tailer.sql, req.region, PAGE, async (batch) => {
+      const snap = await readSnapshot(deps.snapshots, req.region, tailer.epoch, PAGE, async (batch) => {
         if (stopped()) throw new StreamAborted('stopped during snapshot');
         await snapshotWrite(statesOf(batch).map((s) => ({ type: 'change', resource: s.resource, state: s.state })));
       });

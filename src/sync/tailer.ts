@@ -4,12 +4,14 @@
 // store/changes.ts recordChange) rings the doorbell so a commit is picked up at once; the
 // backstop timer covers a lost notification, a dropped LISTEN connection, and the case where
 // a row is committed but not yet settled because an older transaction is still open (then the
-// tailer looks again on a short, growing delay until it settles).
+// tailer looks again on a short, growing delay until it settles). Each poll also checks that
+// the epoch belongs to the database's current history and renews it when not (a failover or
+// restore: store/system.ts fenceFeed), before handing out a row of that history.
 import type { Logger } from '../log';
 import type { Sql } from '../store/db';
 import * as changes from '../store/changes';
 import { loadDesiredRows } from '../store/desired-state';
-import { getFeedEpoch } from '../store/system';
+import { fenceFeed, getFeedEpoch } from '../store/system';
 import { ChangeBuffer, type BufferedChange } from './buffer';
 import { stateFor, stateMap } from './desired';
 import { encodeCursor } from './cursor';
@@ -89,6 +91,8 @@ export class Tailer {
   }
 
   async start(): Promise<void> {
+    // A ctrl that starts just after a failover hands out no cursor of the old history.
+    if (await fenceFeed(this.sql)) this.logger.warn('feed epoch renewed: the database history changed (failover or restore)');
     this.epoch = await getFeedEpoch(this.sql);
     this.buffer = new ChangeBuffer(this.bufferSize, await changes.settledHead(this.sql), this.bufferBytes);
     // onlisten runs on every (re)connection of the LISTEN socket: ring then, since notifications
@@ -136,6 +140,13 @@ export class Tailer {
         continue;
       }
       if (this.closed) return;
+      if (!r.fenced) {
+        // The database's history changed under the epoch (a promoted standby, a restore): its
+        // rows may reuse positions of cursors already handed out. Renew the epoch first; the
+        // next poll sees it and resets every stream.
+        await this.fence();
+        continue;
+      }
       if (r.epoch !== this.epoch) {
         await this.resetEpoch(r.epoch);
         continue;
@@ -166,6 +177,15 @@ export class Tailer {
    */
   get settleLagMs(): number {
     return this.firstPending ? Date.now() - this.firstPending.since : 0;
+  }
+
+  private async fence(): Promise<void> {
+    try {
+      if (await fenceFeed(this.sql)) this.logger.warn({ from: this.epoch }, 'feed epoch renewed: the database history changed (failover or restore)');
+    } catch (err) {
+      this.logger.error({ err }, 'feed fence failed');
+      await this.sleep(this.pollMs * 10);
+    }
   }
 
   /** The database was restored or its epoch rotated: every cursor is void, streams must end. */

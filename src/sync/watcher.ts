@@ -324,9 +324,12 @@ export class Watcher {
                 if (this.overlap.dispatch(drain, line.cursor!, submit)) this.stats.drainedEvents++;
                 break;
               }
-              // A change a handed-over poll already dispatched is not applied twice.
+              // A change a handed-over poll already dispatched is not applied twice. Its job is
+              // waited for here, before the next line is read: when it failed, the copy is
+              // submitted now, in this poll's order; submitted on the failure instead, it could
+              // land after a newer state of its resource from a later line and overwrite it.
               const drained = snapshotDone ? this.overlap.take(line.cursor!) : undefined;
-              const job = drained ? drained.catch(submit) : submit();
+              const job = drained && (await drained.then(() => true, () => false)) ? Promise.resolve() : submit();
               if (!snapshotDone) {
                 if (line.state.action === 'apply') snapshot!.seen.add(refKey(line.resource));
                 job.catch(failWith);

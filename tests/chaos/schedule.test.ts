@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { assertEvery } from '../helpers/assert';
-import { countByKind, FAULT_KINDS, generateSchedule, prng, scheduleSeed, type Fault, type ScheduleOptions } from '../../bench/chaos/schedule';
+import { BASE_FAULT_KINDS, countByKind, FAULT_KINDS, generateSchedule, HA_FAULT_KINDS, prng, scheduleSeed, type Fault, type ScheduleOptions } from '../../bench/chaos/schedule';
 
 const OPTS: ScheduleOptions = { durationMs: 20_000, ctrlReplicas: 2, regions: 2, meanGapMs: 2_500 };
 const INSTANT = new Set(['pg-terminate', 'krane-ctrl-cut', 'krane-ctrl-cut-mid', 'ctrl-pg-cut']);
@@ -71,10 +71,29 @@ function checkRules(faults: Fault[], o: ScheduleOptions, at: string): void {
   }
 }
 
-test('over many seeds every fault kind occurs', () => {
+test('over many seeds every fault kind occurs; the Patroni kinds only on a Patroni cluster', () => {
   const all = Array.from({ length: 100 }, (_, s) => generateSchedule(s, OPTS)).flat();
   const counts = countByKind(all);
-  for (const k of FAULT_KINDS) assert.ok(counts[k] > 0, `${k} never scheduled`);
+  for (const k of BASE_FAULT_KINDS) assert.ok(counts[k] > 0, `${k} never scheduled`);
+  for (const k of HA_FAULT_KINDS) assert.equal(counts[k], 0, `${k} scheduled without --ha`);
+  const ha = countByKind(Array.from({ length: 100 }, (_, s) => generateSchedule(s, { ...OPTS, ha: true })).flat());
+  for (const k of FAULT_KINDS) assert.ok(ha[k] > 0, `${k} never scheduled with --ha`);
+});
+
+test('a seed keeps its schedule whether or not the Patroni kinds exist (they are drawn only with --ha)', () => {
+  // The fixed-seed CI test and replayed seeds rely on this: adding kinds to the plain draw would
+  // have moved every seed's faults.
+  assert.deepEqual(generateSchedule(7, OPTS).map((f) => f.kind).filter((k) => (HA_FAULT_KINDS as readonly string[]).includes(k)), []);
+});
+
+test('after a failover or switchover no other database fault starts while the cluster settles', () => {
+  for (let s = 0; s < 200; s++) {
+    const pg = generateSchedule(s, { ...OPTS, ha: true }).filter((f) => f.target === -1);
+    for (let i = 1; i < pg.length; i++) {
+      const prev = pg[i - 1]!;
+      if ((HA_FAULT_KINDS as readonly string[]).includes(prev.kind)) assert.ok(pg[i]!.atMs > prev.atMs + prev.durationMs + 20_000, `seed ${s}: ${pg[i]!.kind} at ${pg[i]!.atMs} after ${prev.kind} at ${prev.atMs}`);
+    }
+  }
 });
 
 test('countByKind lists every kind, zeros included', () => {

@@ -19,8 +19,10 @@ export interface TestStack extends StackHandle {
   api(path: string, init?: { method?: string; body?: unknown; token?: string | null }): Promise<{ status: number; body: any }>;
 }
 
-export async function testStack(opts: Partial<StackOptions> = {}): Promise<TestStack> {
-  const db = await testDb();
+/** `db`: run on this database instead of a fresh one of the shared server (tests/ha's clusters). */
+export async function testStack(opts: Partial<StackOptions> & { db?: TestDb } = {}): Promise<TestStack> {
+  const { db: given, ...rest } = opts;
+  const db = given ?? (await testDb());
   const logDir = process.env.UNKEY_INFRA_TEST_LOG_DIR;
   // Opt-in diagnostics for a stall seen only in the full suite: the whole system's debug log,
   // one file per stack (named after the test file), instead of silence. Written synchronously,
@@ -36,7 +38,7 @@ export async function testStack(opts: Partial<StackOptions> = {}): Promise<TestS
     readyDelayMs: 20,
     logLevel: 'silent',
     sim: { minReadyScale: 0.001 },
-    ...opts,
+    ...rest,
     ctrl: { recheckMs: 1000, ...opts.ctrl },
     // Reports retried quickly, so a ctrl restart costs the tests milliseconds, not the
     // production back-off of seconds.

@@ -157,8 +157,12 @@ async function runPlan(plan: Plan): Promise<string[]> {
     if (from !== null) {
       if (from < lastCursor) violations.push(`poll ${k} from ${from}, behind the one before (${lastCursor})`);
       lastCursor = from;
-      // Every change up to the cursor was handled (or a newer state of its resource was).
-      for (const e of log) if (e.n <= from && maxApplied(e.res) < e.n) violations.push(`poll ${k} from ${from}, but change ${e.n} of ${e.res} was not applied`);
+      // Every change up to the cursor was handled, or a newer state of its resource was, or a
+      // newer change of its resource lies past the cursor, so this poll sends that state (a
+      // coalesced catch-up sends a resource's newest change only: its older ones are behind
+      // the cursor the moment that one fails).
+      const resent = (e: { n: number; res: string }) => log.some((o) => o.res === e.res && o.n > from);
+      for (const e of log) if (e.n <= from && maxApplied(e.res) < e.n && !resent(e)) violations.push(`poll ${k} from ${from}, but change ${e.n} of ${e.res} was not applied`);
     }
     await gate(k).open;
     if (p?.gone && from !== null) {
@@ -236,6 +240,37 @@ async function runPlan(plan: Plan): Promise<string[]> {
   return violations;
 }
 
+/**
+ * Plans that broke the watcher once, run every time. Seed 1744512789: a drained change whose
+ * apply failed was submitted anew only when that failure came, after the next poll had already
+ * submitted a newer state of its resource, which it then overwrote (v2 applied after v5). The
+ * second: a coalesced catch-up's newest change of r2 (v5, standing for v2 too) failed, and the
+ * cursor rightly stopped at 4, past v2; the model called that a skipped change, though the
+ * resumed poll sends v5 again (the check now knows it).
+ */
+const EXAMPLES: [Plan][] = [
+  [
+    {
+      polls: [
+        { before: 2, ending: 'handover', after: 2, beforeNext: 0, coalesce: false, gone: true },
+        { before: 0, ending: 'end', after: 0, beforeNext: 0, coalesce: true, gone: false },
+      ],
+      delays: [0],
+      failOnce: [2, 5],
+    },
+  ],
+  [
+    {
+      polls: [
+        { before: 0, ending: 'handover', after: 1, beforeNext: 0, coalesce: false, gone: true },
+        { before: 3, ending: 'end', after: 0, beforeNext: 0, coalesce: false, gone: false },
+      ],
+      delays: [2],
+      failOnce: [2],
+    },
+  ],
+];
+
 test('across handovers the cursor only moves forward, past handled events only, and the newest state is applied last', async () => {
   const seed = process.env.FC_SEED ? Number(process.env.FC_SEED) : undefined;
   const path = process.env.FC_PATH;
@@ -245,7 +280,7 @@ test('across handovers the cursor only moves forward, past handled events only, 
       plans++;
       assert.deepEqual(await runPlan(plan), []);
     }),
-    { numRuns: NUM_RUNS, ...(seed !== undefined ? { seed } : {}), ...(path ? { path, endOnFailure: true } : {}) },
+    { numRuns: NUM_RUNS, examples: EXAMPLES, ...(seed !== undefined ? { seed } : {}), ...(path ? { path, endOnFailure: true } : {}) },
   );
   assert.ok(plans >= NUM_RUNS);
 });

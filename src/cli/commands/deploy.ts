@@ -6,6 +6,7 @@ import type { BodyOf } from '../api-paths';
 import { usageError, EXIT_OK } from '../errors';
 import type { CommandContext } from './context';
 import { followDeployment } from './follow';
+import { newIdempotencyKey } from '../retry';
 
 export interface DeployOptions extends ClientFlags {
   image?: string;
@@ -141,7 +142,8 @@ export async function deployCommand(o: DeployOptions, ctx: CommandContext): Prom
   const strategy = strategyFromFlags(o);
   if (strategy) Object.assign(body, { strategy });
   // The flags' values go as given: ranges and names are the API's to judge (its 400 names them).
-  const created = await client.post('/v1/deployments', { body: body as BodyOf<'/v1/deployments', 'post'> });
+  // Retried through a failover: the key makes a repeat answer with the deployment the first call made.
+  const created = await client.post('/v1/deployments', { body: body as BodyOf<'/v1/deployments', 'post'>, retry: true, idempotencyKey: newIdempotencyKey() });
   if (!o.wait) {
     ctx.io.out(o.json ? `${JSON.stringify(created, null, 2)}\n` : `${created.id}\n`);
     return EXIT_OK;

@@ -9,6 +9,7 @@ import type { LiveEvent } from '../../live-events';
 import type { CommandContext } from './context';
 import { followDeployment } from './follow';
 import { printList, type ListFlags } from './list';
+import { newIdempotencyKey } from '../retry';
 
 export interface JsonFlag extends ClientFlags {
   json?: boolean;
@@ -75,7 +76,8 @@ export async function deploymentsGet(id: string, o: JsonFlag, ctx: CommandContex
 }
 
 export async function deploymentsSetDesired(id: string, desired: 'stop' | 'start', o: JsonFlag, ctx: CommandContext): Promise<number> {
-  const r = await (await ctx.client(o)).post(desired === 'stop' ? '/v1/deployments/{id}/stop' : '/v1/deployments/{id}/start', { path: { id } });
+  // Level-triggered: sending it twice leaves the same desired state, so it rides out a failover.
+  const r = await (await ctx.client(o)).post(desired === 'stop' ? '/v1/deployments/{id}/stop' : '/v1/deployments/{id}/start', { path: { id }, retry: true });
   if (o.json) printJson(ctx, r);
   else ctx.io.out(`deployment ${r.id}: desired state ${r.desiredState}${r.changed ? '' : ' (already)'}\n`);
   return EXIT_OK;
@@ -83,7 +85,7 @@ export async function deploymentsSetDesired(id: string, desired: 'stop' | 'start
 
 export async function deploymentsRollback(id: string, o: JsonFlag & { wait?: boolean; timeout?: number }, ctx: CommandContext): Promise<number> {
   const client = await ctx.client(o);
-  const r = await client.post('/v1/deployments/{id}/rollback', { path: { id } });
+  const r = await client.post('/v1/deployments/{id}/rollback', { path: { id }, retry: true, idempotencyKey: newIdempotencyKey() });
   if (!o.wait) {
     if (o.json) printJson(ctx, r);
     else ctx.io.out(`${r.id}\n`);

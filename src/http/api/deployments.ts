@@ -14,6 +14,7 @@ import type { RegionRegistry } from '../../workflow/regions';
 import { traceIdOf } from '../../tracing';
 import { strategyOf } from '../../workflow/progressive/strategy';
 import { auditAlongside } from '../audit';
+import { once } from '../idempotency';
 import { inScope } from '../permissions';
 import { principalOf, visible } from './scope';
 
@@ -113,7 +114,8 @@ export function deploymentRoutes(deps: DeploymentRouteDeps) {
       const outbound = deps.outbound ?? NO_OUTBOUND_ALLOW;
       const refused = prometheusUrl ? await gateProblem(prometheusUrl, p.type === 'admin', outbound) : null;
       if (refused) throw validationError('invalid request body: strategy.analysis.prometheus.url', [{ field: 'strategy.analysis.prometheus.url', message: refused }]);
-      const d = await createDeployment(cmd, body, null, auditAlongside(req));
+      // With an Idempotency-Key, a retried call answers with the deployment the first one made.
+      const d = await once(sql, req, 'deployment.create', auditAlongside(req), (along) => createDeployment(cmd, body, null, along), (id) => own(req, id));
       return reply.status(202).send({ id: d.id, status: d.status, version: d.version, regions: d.regions });
     });
 
@@ -186,7 +188,7 @@ export function deploymentRoutes(deps: DeploymentRouteDeps) {
       const { id } = parse(IdParams, req.params, 'params');
       await own(req, id);
       const body = parse(RollbackBody, req.body ?? {}, 'body');
-      const d = await rollbackDeployment(cmd, id, body, auditAlongside(req));
+      const d = await once(sql, req, 'deployment.rollback', auditAlongside(req), (along) => rollbackDeployment(cmd, id, body, along), (made) => own(req, made));
       return reply.status(202).send({ id: d.id, status: d.status, rolledBackFrom: id });
     });
 

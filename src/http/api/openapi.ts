@@ -20,6 +20,14 @@ function queryParams(schema: z.ZodObject) {
 }
 
 const idParam = { name: 'id', in: 'path', required: true, schema: { type: 'string' } };
+/** src/http/idempotency.ts: a retried create answers with what the first call made. */
+const idempotencyKey = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description: 'a retry with the same key answers with the deployment the first call created (a day; another request with the key is 422)',
+  schema: { type: 'string', pattern: '^[A-Za-z0-9._:-]{8,128}$' },
+};
 const errorSchema = {
   type: 'object',
   properties: {
@@ -37,6 +45,8 @@ const errors = {
   '400': { description: 'invalid input; details name each bad field', content: { 'application/json': { schema: errorSchema } } },
   '401': { description: 'missing or invalid token', content: { 'application/json': { schema: errorSchema } } },
 };
+/** The creates that take an Idempotency-Key answer 422 when the key came with another request. */
+const keyReused = { '422': { description: 'ERR_IDEMPOTENCY_KEY_REUSED: this Idempotency-Key was sent with another request', content: { 'application/json': { schema: errorSchema } } } };
 const ok = (description: string, schema?: z.ZodType) => ({ ...answer('200', description, schema), ...errors });
 const created = (description: string, schema?: z.ZodType) => ({ ...answer('201', description, schema), ...errors });
 const accepted = (description: string, schema?: z.ZodType) => ({ ...answer('202', description, schema), ...errors });
@@ -50,13 +60,13 @@ export function openApiDocument(): Record<string, unknown> {
     security: [{ bearer: [] }],
     paths: {
       '/v1/deployments': {
-        post: { summary: 'create a deployment', requestBody: body(CreateDeploymentBody), responses: accepted('created; the deploy workflow runs', R.DeploymentCreated) },
+        post: { summary: 'create a deployment', parameters: [idempotencyKey], requestBody: body(CreateDeploymentBody), responses: { ...accepted('created; the deploy workflow runs', R.DeploymentCreated), ...keyReused } },
         get: { summary: 'list deployments of an environment', parameters: queryParams(ListDeploymentsQuery), responses: ok('deployments', R.DeploymentList) },
       },
       '/v1/deployments/{id}': { get: { summary: 'status, regions, instances, domains, steps, the environment\'s sentinels in its regions', parameters: [idParam], responses: ok('deployment', R.DeploymentDetail) } },
       '/v1/deployments/{id}/stop': { post: { summary: 'stop (desired state stopped)', parameters: [idParam], responses: ok('stopped', R.DesiredStateChanged) } },
       '/v1/deployments/{id}/start': { post: { summary: 'start a stopped deployment', parameters: [idParam], responses: ok('starting', R.DesiredStateChanged) } },
-      '/v1/deployments/{id}/rollback': { post: { summary: 'new deployment from this one\'s config', parameters: [idParam], responses: accepted('rollback deployment created', R.RollbackCreated) } },
+      '/v1/deployments/{id}/rollback': { post: { summary: 'new deployment from this one\'s config', parameters: [idParam, idempotencyKey], responses: { ...accepted('rollback deployment created', R.RollbackCreated), ...keyReused } } },
       '/v1/deployments/{id}/promote': {
         post: {
           summary: 'point the environment\'s domains and traffic here (409 while a region it runs in is offline); a canary or blue-green in progress skips to 100% (`promoting`) once every region is online and ready',
