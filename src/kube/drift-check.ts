@@ -13,7 +13,7 @@
 // not krane's and never count.
 import { createHash } from 'node:crypto';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import type { ManifestObject } from './manifests';
+import { canonical, type ManifestObject } from './manifests';
 
 /** Top-level fields that are not desired content. */
 const NOT_CONTENT = new Set(['apiVersion', 'kind', 'metadata', 'status']);
@@ -32,19 +32,6 @@ export interface AppliedObject {
 type Live = Pick<KubernetesObject, 'metadata'> & Record<string, unknown>;
 
 const replicasOf = (o: unknown): number | undefined => ((o as { spec?: { replicas?: unknown } }).spec?.replicas as number | undefined) ?? undefined;
-
-function canonical(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(canonical);
-  if (v && typeof v === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const k of Object.keys(v as object).sort()) {
-      const val = (v as Record<string, unknown>)[k];
-      if (val !== undefined) out[k] = canonical(val);
-    }
-    return out;
-  }
-  return v;
-}
 
 /**
  * A digest of an object's body (every top-level field but apiVersion, kind, metadata and

@@ -4,7 +4,8 @@ import { createHash } from 'node:crypto';
 import { ANNOTATION } from './labels';
 import type { ManifestObject } from './types';
 
-function canonical(v: unknown): unknown {
+/** `v` with object keys sorted and undefined fields left out: equal content, equal JSON. */
+export function canonical(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(canonical);
   if (v && typeof v === 'object') {
     const out: Record<string, unknown> = {};
