@@ -1,8 +1,22 @@
-// Option values that are lists, split out of config.ts (each a zod field or its parser): the
-// outbound allow-list, region and feature names. Only config.ts uses them, apart from the
+// Option values that are lists or addresses, split out of config.ts (each a zod field or its
+// parser): listen addresses, the outbound allow-list, region and feature names. Only config.ts uses them, apart from the
 // patterns and names it re-exports.
 import { z } from 'zod';
 import { parseImageAllow } from './image-allow';
+
+export interface ListenAddress {
+  host: string;
+  port: number;
+}
+
+/** `HOST:PORT` (IPv6 in brackets; an empty host listens on every interface). */
+export function parseListen(value: string): ListenAddress | string {
+  const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(value.trim());
+  if (!m) return 'expected HOST:PORT, e.g. 127.0.0.1:7070';
+  const port = Number(m[3]);
+  if (port > 65535) return `port ${port} is out of range (0-65535)`;
+  return { host: m[1] ?? (m[2] || '0.0.0.0'), port };
+}
 
 /** Region names become label values and parts of object names: keep them DNS-safe. */
 export const regionPattern = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;

@@ -5,7 +5,7 @@
 import { durationProblem, parseDuration } from './duration';
 import { z } from 'zod';
 import { LOG_LEVELS } from './log';
-import { badFeature, badRegion, FEATURE_NAMES, nameList, outboundAllow, regionPattern, sentinelImages } from './config-lists';
+import { badFeature, badRegion, FEATURE_NAMES, nameList, outboundAllow, parseListen, regionPattern, sentinelImages } from './config-lists';
 import { imageAllowed } from './image-allow';
 
 export { FEATURE_NAMES, parseOutboundAllow, regionPattern } from './config-lists';
@@ -25,18 +25,7 @@ export class ConfigError extends Error {
 export const flagName = (key: string) => key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 export const envName = (key: string) => ENV_PREFIX + flagName(key).replace(/-/g, '_').toUpperCase();
 
-export interface ListenAddress {
-  host: string;
-  port: number;
-}
-
-export function parseListen(value: string): ListenAddress | string {
-  const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(value.trim());
-  if (!m) return 'expected HOST:PORT, e.g. 127.0.0.1:7070';
-  const port = Number(m[3]);
-  if (port > 65535) return `port ${port} is out of range (0-65535)`;
-  return { host: m[1] ?? (m[2] || '0.0.0.0'), port };
-}
+export { parseListen, type ListenAddress } from './config-lists';
 
 const listen = (fallback: string) =>
   z
