@@ -68,6 +68,8 @@ function ctrlConfig(o: StackOptions, adminToken: string, tokens: Record<string, 
   return { ...cfg, ...(o.outboundAllow?.length ? { outboundAllow: o.outboundAllow } : {}), ...(o.sentinelImages?.length ? { sentinelImages: o.sentinelImages } : {}) };
 }
 
+// Over 80 lines: the parts start in order and each one's stop is registered beside its start,
+// so a failure midway stops exactly what had started.
 export async function startStack(o: StackOptions): Promise<StackHandle> {
   const adminToken = o.adminToken ?? randomBytes(24).toString('base64url');
   const logLevel = o.logLevel ?? 'warn';

@@ -87,6 +87,9 @@ function changeLines(epoch: string, region: string, rows: FeedRow[], states: Des
 /**
  * Runs one response to completion. Returns normally after writing `end`; throws StreamAborted
  * (or a database error) when the response must be cut instead, so the agent keeps its cursor.
+ *
+ * Over 80 lines: snapshot, buffered pages, waits, the fan-out's hand-over, heartbeats and the
+ * end all move one cursor and write to one sink; split, each piece would pass both back.
  */
 export async function runStream(deps: StreamDeps, req: StreamRequest, out: LineSink): Promise<void> {
   const { tailer } = deps;

@@ -80,6 +80,8 @@ export type DeployOutput = z.infer<typeof DeployOutput>;
 
 const TERMINAL_STATUSES = new Set(['ready', 'failed', 'stopped', 'superseded', 'rolled_back']);
 
+// Over 80 lines: the workflow's steps in the order its journal replays them; moved into
+// helpers, that order (which an upgrade must keep) would no longer be read in one place.
 export function deployService(deps: DeployDeps) {
   const { sql } = deps;
   return defineObject(DEPLOY_SERVICE, {
