@@ -67,11 +67,11 @@ export async function once<T>(
       await idempotency.recordIdempotent(tx, principal, key, { route, requestHash, targetId: target.id });
     });
   } catch (err) {
-    // A concurrent call with the same key committed first: answer with its result.
-    if ((err as { code?: unknown }).code === '23505') {
-      const other = await replay();
-      if (other !== undefined) return other;
-    }
+    // A concurrent call with the same key committed first: answer with its result. Whatever
+    // the error: the other call's effect may have refused this one before the key's own unique
+    // violation could (a versioned deploy's version taken answers 409 first).
+    const other = await replay();
+    if (other !== undefined) return other;
     throw err;
   }
 }

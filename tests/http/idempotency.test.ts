@@ -44,6 +44,17 @@ test('calls racing with one key make one deployment, and all answer with it', as
   assert.equal(await count(), before + 1);
 });
 
+test('calls racing with one key and a version make one deployment: the version held by the first is not a 409 for its repeats', async () => {
+  const before = await count();
+  const spec = { image: 'nginx:1.27', regions: [REGION], replicas: 1, version: 'v-retried' };
+  // The repeats' inserts wait on the first's version and fail on it (a 409 of its own) before
+  // the key's unique violation could speak: the answer must still be the first's deployment.
+  const answers = await Promise.all(Array.from({ length: 6 }, () => post('/v1/deployments', spec, 'retry-key-version')));
+  assertEvery(answers, (r) => r.status === 202, `every racing call accepted: ${answers.map((r) => `${r.status} ${r.body.error?.code ?? ''}`).join(', ')}`);
+  assert.equal(new Set(answers.map((r) => r.body.id)).size, 1);
+  assert.equal(await count(), before + 1);
+});
+
 test('a key sent with another request is refused (422), a malformed key is a 400 naming the header; nothing is written', async () => {
   const spec = { image: 'nginx:1.27', regions: [REGION], replicas: 1 };
   assert.equal((await post('/v1/deployments', spec, 'retry-key-0002')).status, 202);
