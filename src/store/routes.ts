@@ -133,9 +133,15 @@ export async function holdRoutesOf(q: Queryable, deploymentIds: readonly string[
     held AS (SELECT r.environment_id FROM environment_routes r WHERE r.environment_id IN (SELECT environment_id FROM envs)
              ORDER BY r.environment_id FOR SHARE)
     SELECT e.environment_id, h.environment_id IS NOT NULL AS held FROM envs e LEFT JOIN held h USING (environment_id)`;
-  const missing = envs.filter((e) => !e.held).map((e) => tableLockKey(e.environmentId));
+  const missingEnvs = envs.filter((e) => !e.held).map((e) => e.environmentId);
+  if (missingEnvs.length === 0) return;
+  const missing = missingEnvs.map(tableLockKey);
   // In key order (a volatile call in the select list runs after the sort).
-  if (missing.length) await q`SELECT pg_advisory_xact_lock_shared(hashtext(k)) FROM unnest(${missing}::text[]) AS k ORDER BY k`;
+  await q`SELECT pg_advisory_xact_lock_shared(hashtext(k)) FROM unnest(${missing}::text[]) AS k ORDER BY k`;
+  // A table whose creation committed between the first statement and these locks was granted
+  // at once and is held by nothing yet; a later write to it is no creation and takes no
+  // advisory lock. This new statement sees it committed and holds it (the second review).
+  await q`SELECT environment_id FROM environment_routes WHERE environment_id = ANY(${missingEnvs}::text[]) ORDER BY environment_id FOR SHARE`;
 }
 
 /** The advisory lock a table's creation holds (a hash: another key sharing it only waits). */
