@@ -41,7 +41,8 @@ export interface KeyClock {
   setTimer(fn: () => void, ms: number): () => void;
 }
 
-const realClock: KeyClock = {
+/** The wall clock and real timers; tests spread it and replace `now`. */
+export const realKeyClock: KeyClock = {
   now: () => Date.now(),
   setTimer: (fn, ms) => {
     const t = setTimeout(fn, ms).unref();
@@ -80,7 +81,7 @@ export class KeyAuth {
   private readonly clock: KeyClock;
 
   constructor(private readonly opts: KeyAuthOptions) {
-    this.clock = opts.clock ?? realClock;
+    this.clock = opts.clock ?? realKeyClock;
   }
 
   readonly start = onceUntilFailed(() => this.init());

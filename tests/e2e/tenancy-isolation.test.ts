@@ -12,6 +12,7 @@ import WebSocket from 'ws';
 import { deployments, sentinels } from '../../src/store';
 import { openApiDocument } from '../../src/http/api';
 import { until, within } from '../helpers/wait';
+import { realKeyClock } from '../../src/http/keys';
 import { testCtrl } from '../http/helpers';
 import { loadConfig } from '../../src/config';
 import { startCtrl } from '../../src/modes/ctrl';
@@ -19,13 +20,7 @@ import { ALL_PERMISSIONS, insertDeploymentOf, makeKey, makeTenant } from './tena
 
 /** How far the keys' clock is ahead of the wall clock (the expiry test moves it). */
 let ahead = 0;
-const keyClock = {
-  now: () => Date.now() + ahead,
-  setTimer: (fn: () => void, ms: number) => {
-    const timer = setTimeout(fn, ms).unref();
-    return () => clearTimeout(timer);
-  },
-};
+const keyClock = { ...realKeyClock, now: () => Date.now() + ahead };
 const t = await testCtrl({ keyRateLimit: 1000 }, { keyClock });
 const A = await makeTenant(t, 'a');
 const B = await makeTenant(t, 'b');

@@ -4,18 +4,13 @@
 // long the requests take on this machine cannot refill it: the counts are exact.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { realKeyClock } from '../../src/http/keys';
 import { testCtrl } from '../http/helpers';
 import { makeKey, makeTenant } from './tenancy-helpers';
 
 const RATE = 3;
 let now = Date.parse('2026-01-01T00:00:00Z');
-const keyClock = {
-  now: () => now,
-  setTimer: (fn: () => void, ms: number) => {
-    const timer = setTimeout(fn, ms).unref();
-    return () => clearTimeout(timer);
-  },
-};
+const keyClock = { ...realKeyClock, now: () => now };
 const t = await testCtrl({ keyRateLimit: RATE }, { keyClock });
 const A = await makeTenant(t, 'a');
 const get = (key: string) => t.api(`/v1/environments/${A.environmentId}`, { token: key });
