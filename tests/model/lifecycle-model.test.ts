@@ -51,6 +51,21 @@ test('desired: the last accepted stop/start decides; a later abort may stop it',
   assert.deepEqual(rules(M.desiredViolations(stoppedButRunning, snap())), ['desired']);
 });
 
+test('desired: a canary created after a start, while its deployment was not yet serving, may still take it as its stable and stop it (lifecycle model, seed -1928045894)', () => {
+  // stopThenStart(#0), then create(canary) while #0 is deploying: the model saw no stable, but the
+  // walk takes its stable when it begins (docs/progressive-delivery.md), by then #0, ready again.
+  let m = M.created(M.initialModel(), { id: 's', kind: 'rolling', failureLimit: Infinity, query: 'qs', stable: null });
+  m = M.desiredAccepted(M.tick(m), 's', 'running');
+  m = M.created(M.tick(m), { id: 'c', kind: 'canary', failureLimit: 3, query: 'qc', stable: null });
+  const switched = snap({ table: [{ deploymentId: 'c', weight: 100 }], deployments: { s: { status: 'stopped', desiredState: 'stopped', error: null }, c: { status: 'ready', desiredState: 'running', error: null } } });
+  assert.deepEqual(M.desiredViolations(m, switched), []);
+  // A rolling deploy after the start stops nothing, and a canary created before it is defect 6.
+  let rolled = M.created(M.desiredAccepted(M.tick(M.created(M.initialModel(), { id: 's', kind: 'rolling', failureLimit: Infinity, query: 'qs', stable: null })), 's', 'running'), { id: 'c', kind: 'rolling', failureLimit: Infinity, query: 'qc', stable: null });
+  assert.deepEqual(rules(M.desiredViolations(rolled, switched)), ['desired-overwritten']);
+  rolled = M.desiredAccepted(M.tick(M.created(M.created(M.initialModel(), { id: 's', kind: 'rolling', failureLimit: Infinity, query: 'qs', stable: null }), { id: 'c', kind: 'blue-green', failureLimit: Infinity, query: 'qc', stable: null })), 's', 'running');
+  assert.deepEqual(rules(M.desiredViolations(rolled, switched)), ['desired-overwritten']);
+});
+
 test('abort: settled when rolled back, without share, the stable at 100%; never more share after it', () => {
   const m = M.abortAccepted(M.tick(model()), 'c', 0, true);
   const d = m.deployments[1]!;

@@ -279,8 +279,10 @@ export function desiredViolations(m: Model, s: Snapshot): Violation[] {
     // began after the start may stop it so (a canary's switch or a blue-green's scale-down of its
     // stable); a blue-green's scale-down from before the start did it on main. A start of a
     // running deployment decided nothing (the first version of this rule blamed a canary's
-    // switch on one: create(canary), start(#0)).
-    const replaced = m.deployments.some((x) => x.stable === d.id && x.kind !== 'rolling' && x.createdAt > d.desired!.at);
+    // switch on one: create(canary), start(#0)). A walk takes its stable when it begins, not when
+    // it is created: one the model saw created with none serving (stable null, the start still
+    // deploying) may take this one once it is ready, and rightly stop it on its switch.
+    const replaced = m.deployments.some((x) => (x.stable === d.id || x.stable === null) && x.kind !== 'rolling' && x.createdAt > d.desired!.at);
     if (d.desired.state === 'running' && d.desired.changed !== false && real.desiredState === 'stopped' && real.status === 'stopped' && !real.error && !replaced) {
       out.push({ rule: 'desired-overwritten', message: `${d.id}: a start was accepted last and no walk began since, yet it is stopped` });
     }
