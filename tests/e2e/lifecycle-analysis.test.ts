@@ -107,17 +107,22 @@ test('blue-green with failureLimit 5 fails when every check fails, though its wi
 
 test('blue-green keeps blue running when traffic came back to it during the scale-down delay', async () => {
   const blue = await freshStable();
-  const green = await create({ type: 'blue-green', scaleDownDelay: '2s' });
+  // A delay no test waits out: the promote below lands inside it whatever the machine's load
+  // (with 2 s, a slow promote came after the scale-down). The test then ends the delay itself by
+  // making the delayed scale-down due, as the clock would.
+  const green = await create({ type: 'blue-green', scaleDownDelay: '1h' });
   assert.equal((await status(green, ['ready', 'rolled_back', 'failed'])).status, 'ready');
   assert.deepEqual(await table(), [{ deploymentId: green, weight: 100 }]);
   const back = await stack.api(`/v1/deployments/${blue}/promote`, { method: 'POST' });
   assert.equal(back.status, 200, JSON.stringify(back.body));
-  // Positive evidence the delay has passed: the deploy workflow ends after its scale-down step.
-  await until(async () => {
-    const [r] = await stack.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM engine_invocations
-      WHERE object_key = ${green} AND handler = 'deploy' AND status = 'completed'`;
-    return r!.n > 0;
-  }, 15_000, 'the deploy workflow completed');
+  const due = await stack.db.sql`UPDATE engine_invocations SET due_at = now()
+    WHERE object_key = ${blue} AND handler = 'scaleDown' AND status <> 'completed' RETURNING id`;
+  assert.equal(due.length, 1, 'the switch scheduled one delayed scale-down of blue');
+  const done = await until(async () => {
+    const v = (await stack.api(`/v1/invocations/${due[0]!.id}`)).body;
+    return v?.status === 'completed' && v;
+  }, 15_000, 'the scale-down ran');
+  assert.deepEqual(done.result, { deploymentId: blue, stopped: false, reason: 'it carries traffic again' });
   const b = (await stack.api(`/v1/deployments/${blue}`)).body;
   assert.equal(b.status, 'ready');
   assert.equal(b.desiredState, 'running');
