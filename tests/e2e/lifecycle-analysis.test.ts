@@ -115,11 +115,16 @@ test('blue-green keeps blue running when traffic came back to it during the scal
   assert.deepEqual(await table(), [{ deploymentId: green, weight: 100 }]);
   const back = await stack.api(`/v1/deployments/${blue}/promote`, { method: 'POST' });
   assert.equal(back.status, 200, JSON.stringify(back.body));
-  const due = await stack.db.sql`UPDATE engine_invocations SET due_at = now()
-    WHERE object_key = ${blue} AND handler = 'scaleDown' AND status <> 'completed' RETURNING id`;
-  assert.equal(due.length, 1, 'the switch scheduled one delayed scale-down of blue');
+  // Green is ready in the switch's transaction; the walk sends the delayed scale-down in its next
+  // statement, so the row may not be there yet when the test sees ready.
+  const due = await until(async () => {
+    const rows = await stack.db.sql<{ id: string }[]>`UPDATE engine_invocations SET due_at = now()
+      WHERE object_key = ${blue} AND handler = 'scaleDown' AND status <> 'completed' RETURNING id`;
+    assert.ok(rows.length <= 1, 'the switch scheduled one delayed scale-down of blue');
+    return rows[0];
+  }, 15_000, 'the delayed scale-down of blue');
   const done = await until(async () => {
-    const v = (await stack.api(`/v1/invocations/${due[0]!.id}`)).body;
+    const v = (await stack.api(`/v1/invocations/${due.id}`)).body;
     return v?.status === 'completed' && v;
   }, 15_000, 'the scale-down ran');
   assert.deepEqual(done.result, { deploymentId: blue, stopped: false, reason: 'it carries traffic again' });

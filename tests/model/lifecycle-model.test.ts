@@ -57,8 +57,11 @@ test('desired: a canary created after a start, while its deployment was not yet 
   let m = M.created(M.initialModel(), { id: 's', kind: 'rolling', failureLimit: Infinity, query: 'qs', stable: null });
   m = M.desiredAccepted(M.tick(m), 's', 'running');
   m = M.created(M.tick(m), { id: 'c', kind: 'canary', failureLimit: 3, query: 'qc', stable: null });
-  const switched = snap({ table: [{ deploymentId: 'c', weight: 100 }], deployments: { s: { status: 'stopped', desiredState: 'stopped', error: null }, c: { status: 'ready', desiredState: 'running', error: null } } });
+  const switched = snap({ table: [{ deploymentId: 'c', weight: 100 }], deployments: { s: { status: 'stopped', desiredState: 'stopped', error: null }, c: { status: 'ready', desiredState: 'running', error: null } }, walkStables: { c: ['s'] } });
   assert.deepEqual(M.desiredViolations(m, switched), []);
+  // The same end when the canary's walk took no stable (or another): something else stopped it.
+  assert.deepEqual(rules(M.desiredViolations(m, { ...switched, walkStables: {} })), ['desired-overwritten']);
+  assert.deepEqual(rules(M.desiredViolations(m, { ...switched, walkStables: { c: ['x'] } })), ['desired-overwritten']);
   // A rolling deploy after the start stops nothing, and a canary created before it is defect 6.
   let rolled = M.created(M.desiredAccepted(M.tick(M.created(M.initialModel(), { id: 's', kind: 'rolling', failureLimit: Infinity, query: 'qs', stable: null })), 's', 'running'), { id: 'c', kind: 'rolling', failureLimit: Infinity, query: 'qc', stable: null });
   assert.deepEqual(rules(M.desiredViolations(rolled, switched)), ['desired-overwritten']);

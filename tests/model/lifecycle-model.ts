@@ -134,6 +134,9 @@ export interface Snapshot {
   sentinelsProgressing?: number;
   /** The environment is deleted in the database. */
   environmentDeleted?: boolean;
+  /** The stables each deployment's walks took when they began (their journaled traffic-start):
+   *  the model records a stable at create, but the walk chooses its own later. */
+  walkStables?: Record<string, string[]>;
 }
 
 export interface Violation {
@@ -280,9 +283,11 @@ export function desiredViolations(m: Model, s: Snapshot): Violation[] {
     // stable); a blue-green's scale-down from before the start did it on main. A start of a
     // running deployment decided nothing (the first version of this rule blamed a canary's
     // switch on one: create(canary), start(#0)). A walk takes its stable when it begins, not when
-    // it is created: one the model saw created with none serving (stable null, the start still
-    // deploying) may take this one once it is ready, and rightly stop it on its switch.
-    const replaced = m.deployments.some((x) => (x.stable === d.id || x.stable === null) && x.kind !== 'rolling' && x.createdAt > d.desired!.at);
+    // it is created: one created while this one was still deploying after its start (the model
+    // recorded no stable) may take it once ready, and rightly stop it on its switch; the walk's
+    // own journaled choice says whether it did.
+    const tookIt = (x: ModelDeployment) => x.stable === d.id || (s.walkStables?.[x.id] ?? []).includes(d.id);
+    const replaced = m.deployments.some((x) => tookIt(x) && x.kind !== 'rolling' && x.createdAt > d.desired!.at);
     if (d.desired.state === 'running' && d.desired.changed !== false && real.desiredState === 'stopped' && real.status === 'stopped' && !real.error && !replaced) {
       out.push({ rule: 'desired-overwritten', message: `${d.id}: a start was accepted last and no walk began since, yet it is stopped` });
     }

@@ -63,7 +63,12 @@ export async function readSnapshot(stack: TestStack, environmentId: string, m: M
     const quarantined = await tx<{ image: string }[]>`SELECT image FROM image_quarantine WHERE environment_id = ${environmentId}`;
     const [snt] = await tx<{ n: number }[]>`SELECT count(*)::int AS n FROM sentinels WHERE environment_id = ${environmentId} AND deploy_status = 'progressing'`;
     const [env] = await tx<{ deleted: boolean }[]>`SELECT deleted_at IS NOT NULL AS deleted FROM environments WHERE id = ${environmentId}`;
-    return { routes, rows: [...rows], regions: [...regions], quarantined: quarantined.map((q) => q.image), progressing: snt!.n, deleted: env?.deleted ?? true };
+    // The stable each walk took as it began (deploy.ts's traffic-start step, journaled as { v }).
+    const walks = await tx<{ deploymentId: string; stable: string | null }[]>`
+      SELECT i.object_key AS deployment_id, j.value->'v'->>'stable' AS stable
+        FROM engine_invocations i JOIN engine_journal j ON j.invocation_id = i.id AND j.name = 'traffic-start' AND j.status = 'done'
+       WHERE i.service = 'DeployService' AND i.handler = 'deploy' AND i.object_key = ANY(${ids}::text[])`;
+    return { routes, rows: [...rows], regions: [...regions], quarantined: quarantined.map((q) => q.image), progressing: snt!.n, deleted: env?.deleted ?? true, walks: [...walks] };
   });
   const afterPods = readyPods(stack, read.rows.map((r) => r.id));
   const readyPodsOf: Snapshot['readyPods'] = {};
@@ -84,6 +89,7 @@ export async function readSnapshot(stack: TestStack, environmentId: string, m: M
     quarantined: read.quarantined,
     sentinelsProgressing: read.progressing,
     environmentDeleted: read.deleted,
+    walkStables: read.walks.reduce<Record<string, string[]>>((acc, w) => (w.stable && (acc[w.deploymentId] ??= []).push(w.stable), acc), {}),
   };
 }
 
