@@ -12,6 +12,7 @@ import type { FastifyInstance } from 'fastify';
 import { AppError, notFound, unauthorized, validationError } from '../../errors';
 import { apiKeys, tenancy, withTx } from '../../store';
 import type { ApiKey } from '../../store/api-keys';
+import type { Queryable } from '../../store/db';
 import type { Workflows } from '../../workflow';
 import { auditInTx } from '../audit';
 import { forbiddenPermission, inScope, PERMISSIONS, permissionsBeyond, scopeOf, scopeWithin, type KeyScope, type Principal } from '../permissions';
@@ -39,7 +40,7 @@ const view = (k: ApiKey) => ({
  * project id). A workspace other than a key's own is not even looked up.
  */
 async function checkedScope(
-  sql: Workflows['commands']['sql'],
+  sql: Queryable,
   p: Principal,
   s: { workspaceId: string; projectId?: string | undefined; environmentId?: string | undefined },
 ): Promise<KeyScope | { field: string; message: string }> {
@@ -94,6 +95,11 @@ export function keyRoutes(deps: { workflows: Workflows; tenantCaps?: { keysPerWo
         // before, maybe while its revocation was committing, and a child minted then would be
         // in no tree the revocation walked.
         if (p.type === 'key' && !(await apiKeys.isLive(tx, p.id))) throw unauthorized('invalid or revoked API key');
+        // And under the lock a scope's deletion takes before it revokes the scope's keys: the
+        // scope checked above may have been deleted while this waited, its keys revoked without
+        // this one (attack-scope-delete-race.test.ts).
+        const still = await checkedScope(tx, p, body.scope);
+        if ('field' in still) throw validationError(`invalid request body: ${still.field}`, [still]);
         if (live >= cap) {
           throw new AppError('ERR_TENANCY_LIMIT', `workspace ${scope.workspaceId} holds ${cap} live keys, its cap; revoke one first`);
         }

@@ -52,6 +52,10 @@ async function refuseWhileRunning(q: Queryable, environmentIds: string[], what: 
  * keys scoped to it, marks the rows deleted. The caller then writes the audit row in the same
  * transaction.
  */
+// A deletion takes the workspace's key lock (apiKeys.lockWorkspaceKeys) before any environment
+// row: a key creation holds that lock and then, inserting, touches the environment's row, so the
+// other order would deadlock; and a creation that waited for the lock re-checks the scope, so no
+// key of a deleted scope is created after the revocation below ran.
 async function deleteScope(tx: TxSql, what: string, envs: tenancy.Environment[], apexDomain: string, keysOf: () => Promise<string[]>, mark: () => Promise<void>) {
   await refuseWhileRunning(tx, envs.map((e) => e.id), what);
   let sentinels = 0;
@@ -102,6 +106,7 @@ export function tenancyRoutes(deps: { workflows: Workflows }) {
       return withTx(sql, async (tx) => {
         const w = await tenancy.getWorkspace(tx, id);
         visible(req, w && { workspaceId: w.id }, 'workspace', id);
+        await apiKeys.lockWorkspaceKeys(tx, id);
         const envs = await tenancy.lockEnvironmentsOf(tx, { workspaceId: id });
         const removed = await deleteScope(tx, `workspace ${id}`, envs, apexDomain, () => apiKeys.revokeKeysOf(tx, { workspaceId: id }), () => tenancy.markWorkspaceDeleted(tx, id));
         await auditInTx(tx, req, { id, workspaceId: id });
@@ -148,6 +153,7 @@ export function tenancyRoutes(deps: { workflows: Workflows }) {
       assertBroadEnough(req, 'workspace');
       return withTx(sql, async (tx) => {
         const p = visible(req, await projectScope(tx, id), 'project', id);
+        await apiKeys.lockWorkspaceKeys(tx, p.workspaceId);
         const envs = await tenancy.lockEnvironmentsOf(tx, { projectId: id });
         const removed = await deleteScope(tx, `project ${id}`, envs, apexDomain, () => apiKeys.revokeKeysOf(tx, { projectId: id }), () => tenancy.markProjectDeleted(tx, id));
         await auditInTx(tx, req, { id, workspaceId: p.workspaceId, projectId: id });
@@ -199,6 +205,8 @@ export function tenancyRoutes(deps: { workflows: Workflows }) {
       const { id } = parse(IdParams, req.params, 'params');
       if (id === DEFAULT_ID) throw new AppError('ERR_TENANCY_CONFLICT', 'the default environment stays: dev and deploys without an environmentId use it');
       return withTx(sql, async (tx) => {
+        const seen = visible(req, await tenancy.getEnvironment(tx, id), 'environment', id);
+        await apiKeys.lockWorkspaceKeys(tx, seen.workspaceId);
         const env = visible(req, await tenancy.lockEnvironment(tx, id), 'environment', id);
         const removed = await deleteScope(tx, `environment ${id}`, [env], apexDomain, () => apiKeys.revokeEnvironmentKeys(tx, id), () => Promise.resolve());
         await auditInTx(tx, req, { id, workspaceId: env.workspaceId, projectId: env.projectId, environmentId: id });
