@@ -86,8 +86,9 @@ export async function revokeKey(q: Queryable, id: string): Promise<{ revoked: bo
 }
 
 /**
- * Takes the workspace's key lock until the transaction ends: creations and revocations by id of
- * one workspace's keys run one at a time. A key's children are always in its workspace, so a
+ * Takes the workspace's key lock until the transaction ends: creations, revocations by id and
+ * deletions of the workspace or its projects and environments (before their environment rows)
+ * run one at a time. A key's children are always in its workspace, so a
  * revocation that holds it walks a tree no creation can add to before it commits, and a
  * creation that holds it sees whether its creator was revoked (a child committed between the
  * walk and the revocation's commit was once in no tree and outlived its creator). Advisory,

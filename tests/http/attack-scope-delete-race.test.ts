@@ -1,13 +1,17 @@
 // A key minted while its scope is being deleted outlived the deletion (noticed after issue 32's
 // attack). Creating a key checks its scope before its transaction and then waits for the
 // workspace's key lock; a workspace, project or environment deletion revoked the scope's keys
-// without that lock, so a creation queued behind it (or behind any other holder) inserted its key
-// after the revocation had run: a live key of a deleted scope. docs/tenancy.md: deleting a scope
-// revokes its keys.
+// without that lock, so a creation queued behind any holder inserted its key after the
+// revocation had run: a live key of a deleted scope. docs/tenancy.md: deleting a scope revokes
+// its keys.
 //
-// The order is made, not waited for: the test holds the workspace's key lock (the advisory lock
-// of apiKeys.lockWorkspaceKeys), the creation queues on it, the deletion is sent, and only then is
-// the lock released. Whatever order the two then take, no live key of the deleted scope may stay.
+// The orders are made, not waited for: the test holds the workspace's key lock (the advisory lock
+// of apiKeys.lockWorkspaceKeys), queues the two requests on it in the order under test (each seen
+// blocked by the test's own session before the next is sent), and releases it; PostgreSQL grants
+// a released lock in queue order. Creation first: it is created, then revoked by the deletion.
+// Deletion first: the creation, whose scope check before its transaction passed, re-checks under
+// the lock and is refused (400 naming the scope). Either way no live key of the scope remains.
+// Before the fix, both orders failed: the deletion did not queue at all.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { until } from '../helpers/wait';
@@ -16,42 +20,81 @@ import { makeTenant, type Tenant } from '../e2e/tenancy-helpers';
 
 const t = await testCtrl({ keyRateLimit: 1000 });
 const sql = t.db.sql;
-const waiting = async () =>
-  (await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`)[0]!.n;
 
-async function raceDeletion(name: string, scopeOf: (a: Tenant) => Partial<Tenant>, path: (a: Tenant) => string, liveOf: (a: Tenant) => Promise<string[]>) {
-  const a = await makeTenant(t, name);
+interface Scope {
+  name: string;
+  scope: (a: Tenant) => Partial<Tenant>;
+  path: (a: Tenant) => string;
+  column: 'workspace_id' | 'project_id' | 'environment_id';
+  id: (a: Tenant) => string;
+}
+const SCOPES: Scope[] = [
+  { name: 'project', scope: (a) => ({ projectId: a.projectId }), path: (a) => `/v1/projects/${a.projectId}`, column: 'project_id', id: (a) => a.projectId },
+  { name: 'workspace', scope: () => ({}), path: (a) => `/v1/workspaces/${a.workspaceId}`, column: 'workspace_id', id: (a) => a.workspaceId },
+  { name: 'environment', scope: (a) => ({ projectId: a.projectId, environmentId: a.environmentId }), path: (a) => `/v1/environments/${a.environmentId}`, column: 'environment_id', id: (a) => a.environmentId },
+];
+
+async function race(s: Scope, first: 'creation' | 'deletion', tenant: string) {
+  const a = await makeTenant(t, tenant);
   const held = await sql.reserve();
+  const [{ pid }] = (await held`SELECT pg_backend_pid() AS pid`) as unknown as [{ pid: number }];
+  // Sessions waiting on the test's own session, and on nothing else (ctrl's background work may wait too).
+  const blocked = async () => (await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE ${pid}::int = ANY(pg_blocking_pids(pid))`)[0]!.n;
   await held`SELECT pg_advisory_lock(hashtext(${`api_keys:${a.workspaceId}`}))`;
   try {
-    const minting = t.api('/v1/keys', { body: { name: 'late', scope: { workspaceId: a.workspaceId, ...scopeOf(a) }, permissions: ['deployments.read'] } });
-    await until(async () => (await waiting()) >= 1, 10_000, 'the creation waits for the key lock');
-    let deleted: { status: number; text: string } | undefined;
-    const deleting = t.api(path(a), { method: 'DELETE' }).then((r) => (deleted = r));
-    // Before the fix the deletion does not wait for the lock; after it, it queues behind the creation.
-    await until(async () => deleted !== undefined || (await waiting()) >= 2, 10_000, 'the deletion answered or waits too');
+    const create = () => t.api('/v1/keys', { body: { name: 'late', scope: { workspaceId: a.workspaceId, ...s.scope(a) }, permissions: ['deployments.read'] } });
+    const remove = () => t.api(s.path(a), { method: 'DELETE' });
+    const one = first === 'creation' ? create() : remove();
+    await until(async () => (await blocked()) === 1, 10_000, `the ${first} waits for the key lock`);
+    let answered = false;
+    const two = (first === 'creation' ? remove() : create()).finally(() => (answered = true));
+    await until(async () => answered || (await blocked()) === 2, 10_000, 'the second request answered or waits too');
+    assert.equal(answered, false, 'the second request waited for the key lock');
     await held`SELECT pg_advisory_unlock_all()`;
-    const [minted] = await Promise.all([minting, deleting]);
-    assert.equal(deleted!.status, 200, deleted!.text);
-    assert.ok(minted.status === 201 || minted.status === 422, `the creation answered ${minted.status}: ${minted.text}`);
-    assert.deepEqual(await liveOf(a), [], `live keys of the deleted ${path(a)} (the creation answered ${minted.status})`);
+    const [minted, deleted] = first === 'creation' ? await Promise.all([one, two]) : (await Promise.all([two, one]));
+    assert.equal(deleted.status, 200, deleted.text);
+    if (first === 'creation') {
+      assert.equal(minted.status, 201, minted.text);
+      assert.ok(deleted.body.removed.keys >= 1, `the deletion revoked the new key: ${deleted.text}`);
+    } else {
+      assert.equal(minted.status, 400, minted.text);
+      assert.equal(minted.body.error.code, 'ERR_VALIDATION_INVALID');
+      assert.match(minted.body.error.details[0].field, /^scope\./);
+    }
+    const live = await sql<{ id: string }[]>`SELECT id FROM api_keys WHERE ${sql(s.column)} = ${s.id(a)} AND revoked_at IS NULL`;
+    assert.deepEqual(live.map((r) => r.id), [], `live keys of the deleted ${s.name}`);
   } finally {
     await held`SELECT pg_advisory_unlock_all()`.catch(() => {});
     held.release();
   }
 }
 
-test('a key created while its project is being deleted does not outlive the deletion', async () => {
-  await raceDeletion('p', (a) => ({ projectId: a.projectId }), (a) => `/v1/projects/${a.projectId}`, async (a) =>
-    (await sql<{ id: string }[]>`SELECT id FROM api_keys WHERE project_id = ${a.projectId} AND revoked_at IS NULL`).map((r) => r.id));
-});
+for (const s of SCOPES) {
+  test(`a key created while its ${s.name} is being deleted, the creation queued first: created, then revoked with the rest`, () => race(s, 'creation', `${s.name[0]}c`));
+  test(`a key created while its ${s.name} is being deleted, the deletion queued first: refused under the lock`, () => race(s, 'deletion', `${s.name[0]}d`));
+}
 
-test('a key created while its workspace is being deleted does not outlive the deletion', async () => {
-  await raceDeletion('w', () => ({}), (a) => `/v1/workspaces/${a.workspaceId}`, async (a) =>
-    (await sql<{ id: string }[]>`SELECT id FROM api_keys WHERE workspace_id = ${a.workspaceId} AND revoked_at IS NULL`).map((r) => r.id));
-});
-
-test('a key created while its environment is being deleted does not outlive the deletion', async () => {
-  await raceDeletion('e', (a) => ({ projectId: a.projectId, environmentId: a.environmentId }), (a) => `/v1/environments/${a.environmentId}`, async (a) =>
-    (await sql<{ id: string }[]>`SELECT id FROM api_keys WHERE environment_id = ${a.environmentId} AND revoked_at IS NULL`).map((r) => r.id));
-});
+// Two deletions of one workspace or project at once (the review of the fix): both read the row
+// before the key lock, so the second, once it has the lock, must find it gone and answer 404, not
+// delete again (a second audit row, deleted_at moved).
+for (const s of SCOPES.slice(0, 2)) {
+  test(`two deletions of one ${s.name} at once: one deletes, the other answers 404`, async () => {
+    const a = await makeTenant(t, `${s.name[0]}2`);
+    const held = await sql.reserve();
+    const [{ pid }] = (await held`SELECT pg_backend_pid() AS pid`) as unknown as [{ pid: number }];
+    const blocked = async () => (await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE ${pid}::int = ANY(pg_blocking_pids(pid))`)[0]!.n;
+    await held`SELECT pg_advisory_lock(hashtext(${`api_keys:${a.workspaceId}`}))`;
+    try {
+      const both = [t.api(s.path(a), { method: 'DELETE' }), t.api(s.path(a), { method: 'DELETE' })];
+      await until(async () => (await blocked()) === 2, 10_000, 'both deletions wait for the key lock');
+      await held`SELECT pg_advisory_unlock_all()`;
+      const statuses = (await Promise.all(both)).map((r) => r.status).sort();
+      assert.deepEqual(statuses, [200, 404]);
+      const [{ n }] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM audit_log WHERE action = ${`${s.name}.delete`} AND target = ${s.id(a)} AND outcome = 'ok'`;
+      assert.equal(n, 1, 'one deletion audited');
+    } finally {
+      await held`SELECT pg_advisory_unlock_all()`.catch(() => {});
+      held.release();
+    }
+  });
+}

@@ -107,6 +107,9 @@ export function tenancyRoutes(deps: { workflows: Workflows }) {
         const w = await tenancy.getWorkspace(tx, id);
         visible(req, w && { workspaceId: w.id }, 'workspace', id);
         await apiKeys.lockWorkspaceKeys(tx, id);
+        // Read again under the lock: a deletion that held it before this one is gone now (404).
+        const still = await tenancy.getWorkspace(tx, id);
+        visible(req, still && { workspaceId: still.id }, 'workspace', id);
         const envs = await tenancy.lockEnvironmentsOf(tx, { workspaceId: id });
         const removed = await deleteScope(tx, `workspace ${id}`, envs, apexDomain, () => apiKeys.revokeKeysOf(tx, { workspaceId: id }), () => tenancy.markWorkspaceDeleted(tx, id));
         await auditInTx(tx, req, { id, workspaceId: id });
@@ -154,6 +157,7 @@ export function tenancyRoutes(deps: { workflows: Workflows }) {
       return withTx(sql, async (tx) => {
         const p = visible(req, await projectScope(tx, id), 'project', id);
         await apiKeys.lockWorkspaceKeys(tx, p.workspaceId);
+        visible(req, await projectScope(tx, id), 'project', id);
         const envs = await tenancy.lockEnvironmentsOf(tx, { projectId: id });
         const removed = await deleteScope(tx, `project ${id}`, envs, apexDomain, () => apiKeys.revokeKeysOf(tx, { projectId: id }), () => tenancy.markProjectDeleted(tx, id));
         await auditInTx(tx, req, { id, workspaceId: p.workspaceId, projectId: id });
