@@ -90,8 +90,8 @@ for (const s of SCOPES.slice(0, 2)) {
       await held`SELECT pg_advisory_unlock_all()`;
       const statuses = (await Promise.all(both)).map((r) => r.status).sort();
       assert.deepEqual(statuses, [200, 404]);
-      const [{ n }] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM audit_log WHERE action = ${`${s.name}.delete`} AND target = ${s.id(a)} AND outcome = 'ok'`;
-      assert.equal(n, 1, 'one deletion audited');
+      const [audited] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM audit_log WHERE action = ${`${s.name}.delete`} AND target = ${s.id(a)} AND outcome = 'ok'`;
+      assert.equal(audited!.n, 1, 'one deletion audited');
     } finally {
       await held`SELECT pg_advisory_unlock_all()`.catch(() => {});
       held.release();
