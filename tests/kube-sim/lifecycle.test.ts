@@ -194,11 +194,20 @@ test('fault slow: ten times the ready delay', async () => {
 });
 
 test('fault oom: OOMKilled, then CrashLoopBackOff with OOMKilled as the last state', async () => {
-  await apply(statefulSet('hungry', 'app:oom', 1));
-  await waitFor('oomkilled', async () => (await pods('app=hungry')).some((p) => p.status?.containerStatuses?.[0]?.state?.terminated?.reason === 'OOMKilled'));
-  const looping = await waitFor('loop', async () => (await pods('app=hungry')).find((p) => waiting(p) === 'CrashLoopBackOff'));
-  assert.equal(looping.status?.containerStatuses?.[0]?.lastState?.terminated?.reason, 'OOMKilled');
-  assert.ok((looping.status?.containerStatuses?.[0]?.restartCount ?? 0) >= 1);
+  // The terminated state lasts only until the restart's back-off begins: a poll of the pods missed
+  // it on a loaded machine (CI), while the watch records every state the pod passed through.
+  const watch = await recordWatch(f.kc, '/api/v1/namespaces/default/pods', { labelSelector: 'app=hungry', resourceVersion: f.sim.api.currentResourceVersion });
+  try {
+    await apply(statefulSet('hungry', 'app:oom', 1));
+    const looping = await waitFor('loop', async () => (await pods('app=hungry')).find((p) => waiting(p) === 'CrashLoopBackOff'));
+    assert.equal(looping.status?.containerStatuses?.[0]?.lastState?.terminated?.reason, 'OOMKilled');
+    assert.ok((looping.status?.containerStatuses?.[0]?.restartCount ?? 0) >= 1);
+    await waitFor('the loop seen by the watch', () => watch.events.some((e) => waiting(e.object) === 'CrashLoopBackOff'));
+    const states = watch.events.map((e) => e.object.status?.containerStatuses?.[0]?.state?.terminated?.reason ?? waiting(e.object)).filter(Boolean);
+    assert.ok(states.indexOf('OOMKilled') >= 0 && states.indexOf('OOMKilled') < states.indexOf('CrashLoopBackOff'), `states seen: ${states.join(', ')}`);
+  } finally {
+    watch.stop();
+  }
 });
 
 test('admin fault endpoint breaks and heals a workload by namespace/name', async () => {
