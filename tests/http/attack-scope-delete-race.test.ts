@@ -21,6 +21,22 @@ import { makeTenant, type Tenant } from '../e2e/tenancy-helpers';
 const t = await testCtrl({ keyRateLimit: 1000 });
 const sql = t.db.sql;
 
+/** Holds the workspace's key lock from a session of the test's own; `blocked` counts the
+ *  sessions waiting on that session, and on nothing else (ctrl's background work may wait too). */
+async function holdKeyLock(workspaceId: string) {
+  const held = await sql.reserve();
+  const [{ pid }] = (await held`SELECT pg_backend_pid() AS pid`) as unknown as [{ pid: number }];
+  await held`SELECT pg_advisory_lock(hashtext(${`api_keys:${workspaceId}`}))`;
+  return {
+    blocked: async () => (await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE ${pid}::int = ANY(pg_blocking_pids(pid))`)[0]!.n,
+    unlock: () => held`SELECT pg_advisory_unlock_all()`,
+    release: async () => {
+      await held`SELECT pg_advisory_unlock_all()`.catch(() => {});
+      held.release();
+    },
+  };
+}
+
 interface Scope {
   name: string;
   scope: (a: Tenant) => Partial<Tenant>;
@@ -36,11 +52,7 @@ const SCOPES: Scope[] = [
 
 async function race(s: Scope, first: 'creation' | 'deletion', tenant: string) {
   const a = await makeTenant(t, tenant);
-  const held = await sql.reserve();
-  const [{ pid }] = (await held`SELECT pg_backend_pid() AS pid`) as unknown as [{ pid: number }];
-  // Sessions waiting on the test's own session, and on nothing else (ctrl's background work may wait too).
-  const blocked = async () => (await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE ${pid}::int = ANY(pg_blocking_pids(pid))`)[0]!.n;
-  await held`SELECT pg_advisory_lock(hashtext(${`api_keys:${a.workspaceId}`}))`;
+  const { blocked, unlock, release } = await holdKeyLock(a.workspaceId);
   try {
     const create = () => t.api('/v1/keys', { body: { name: 'late', scope: { workspaceId: a.workspaceId, ...s.scope(a) }, permissions: ['deployments.read'] } });
     const remove = () => t.api(s.path(a), { method: 'DELETE' });
@@ -50,7 +62,7 @@ async function race(s: Scope, first: 'creation' | 'deletion', tenant: string) {
     const two = (first === 'creation' ? remove() : create()).finally(() => (answered = true));
     await until(async () => answered || (await blocked()) === 2, 10_000, 'the second request answered or waits too');
     assert.equal(answered, false, 'the second request waited for the key lock');
-    await held`SELECT pg_advisory_unlock_all()`;
+    await unlock();
     const [minted, deleted] = first === 'creation' ? await Promise.all([one, two]) : (await Promise.all([two, one]));
     assert.equal(deleted.status, 200, deleted.text);
     if (first === 'creation') {
@@ -64,8 +76,7 @@ async function race(s: Scope, first: 'creation' | 'deletion', tenant: string) {
     const live = await sql<{ id: string }[]>`SELECT id FROM api_keys WHERE ${sql(s.column)} = ${s.id(a)} AND revoked_at IS NULL`;
     assert.deepEqual(live.map((r) => r.id), [], `live keys of the deleted ${s.name}`);
   } finally {
-    await held`SELECT pg_advisory_unlock_all()`.catch(() => {});
-    held.release();
+    await release();
   }
 }
 
@@ -80,21 +91,17 @@ for (const s of SCOPES) {
 for (const s of SCOPES.slice(0, 2)) {
   test(`two deletions of one ${s.name} at once: one deletes, the other answers 404`, async () => {
     const a = await makeTenant(t, `${s.name[0]}2`);
-    const held = await sql.reserve();
-    const [{ pid }] = (await held`SELECT pg_backend_pid() AS pid`) as unknown as [{ pid: number }];
-    const blocked = async () => (await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE ${pid}::int = ANY(pg_blocking_pids(pid))`)[0]!.n;
-    await held`SELECT pg_advisory_lock(hashtext(${`api_keys:${a.workspaceId}`}))`;
+    const { blocked, unlock, release } = await holdKeyLock(a.workspaceId);
     try {
       const both = [t.api(s.path(a), { method: 'DELETE' }), t.api(s.path(a), { method: 'DELETE' })];
       await until(async () => (await blocked()) === 2, 10_000, 'both deletions wait for the key lock');
-      await held`SELECT pg_advisory_unlock_all()`;
+      await unlock();
       const statuses = (await Promise.all(both)).map((r) => r.status).sort();
       assert.deepEqual(statuses, [200, 404]);
       const [audited] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM audit_log WHERE action = ${`${s.name}.delete`} AND target = ${s.id(a)} AND outcome = 'ok'`;
       assert.equal(audited!.n, 1, 'one deletion audited');
     } finally {
-      await held`SELECT pg_advisory_unlock_all()`.catch(() => {});
-      held.release();
+      await release();
     }
   });
 }
