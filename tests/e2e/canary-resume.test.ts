@@ -16,14 +16,19 @@ test('ctrl restarted mid-step: the canary resumes from its journal and ends at 1
     body: { image: 'nginx:1.27', regions: BOTH, replicas: 1, strategy: { type: 'canary', steps: [{ weight: 10, pause: '3s' }, { weight: 60, pause: '1s' }] } },
   });
   const id = created.body.id;
-  await until(async () => (await traffic()) === `${stable}:90,${id}:10`, 20_000, 'first step');
+  // The first step's write, read from the journal (it stays there), not from the traffic table,
+  // where the 10% split lasts only the step's 3 s and a slow poll could miss it.
+  const journaled = (name: string) => stack.db.sql<{ n: number }[]>`
+    SELECT count(*)::int AS n FROM engine_journal j JOIN engine_invocations i ON i.id = j.invocation_id
+    WHERE i.object_key = ${id} AND i.handler = 'deploy' AND j.name = ${name} AND j.status = 'done'`;
+  await until(async () => (await journaled('canary-step-0'))[0]!.n === 1, 20_000, 'first step');
   const stepStarted = Date.now();
   await stack.restartCtrl();
-  const restarted = Date.now();
 
   // The second step, seen as soon as it is written: the first one held as long as its journaled
-  // deadline says, no less (the pause was kept) and not much more (the resumed hold woke on
-  // time instead of starting the pause again or sleeping a whole re-check).
+  // deadline says, no less (the pause was kept), and the resumed hold ended at its first check
+  // past that deadline (it did not start the pause again). How late that check ran is the
+  // machine's speed, a benchmark's question (bench:canary), not asserted here.
   let secondAt = 0;
   await until(async () => {
     const t = await traffic();
@@ -36,7 +41,13 @@ test('ctrl restarted mid-step: the canary resumes from its journal and ends at 1
   const deadline = hold!.deadline;
   assert.ok(deadline - stepStarted <= 3_000 + 200, 'the deadline was set when the step began');
   assert.ok(secondAt >= deadline, `the first step ended ${deadline - secondAt} ms before its deadline`);
-  assert.ok(secondAt <= Math.max(deadline, restarted) + 1_500, `the first step ended ${secondAt - Math.max(deadline, restarted)} ms late`);
+  const checks = await stack.db.sql<{ now: number }[]>`
+    SELECT (j.value->'v'->>'now')::float8 AS now FROM engine_journal j JOIN engine_invocations i ON i.id = j.invocation_id
+    WHERE i.object_key = ${id} AND i.handler = 'deploy' AND j.name LIKE 'check-0-%' ORDER BY j.seq`;
+  assert.ok(checks.length >= 1, 'the first step was checked');
+  const pastDeadline = checks.filter((c) => c.now >= deadline);
+  assert.equal(pastDeadline.length, 1, `one check past the deadline ended the step (checks at ${checks.map((c) => c.now - deadline).join(', ')} ms from it)`);
+  assert.equal(checks.at(-1)!.now, pastDeadline[0]!.now, 'and it was the last check of the step');
   await until(async () => (await stack.api(`/v1/deployments/${id}`)).body.status === 'ready', 30_000, 'ready after the restart');
   assert.equal(await traffic(), `${id}:100`);
   assert.equal((await stack.api(`/v1/deployments/${stable}`)).body.status, 'stopped');

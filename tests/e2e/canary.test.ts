@@ -160,7 +160,10 @@ test('blue-green stops the old deployment once its scale-down delay has passed',
 
 test('a rolling deploy that takes the traffic during a canary ends the canary instead of being overwritten', async () => {
   const stable = await freshStable();
-  const walking = await create({ type: 'canary', steps: [{ weight: 10, pause: '2s' }, { weight: 50, pause: '60s' }] });
+  // A first step longer than the test: the 90/10 split stands until the rolling deploy takes
+  // the table (a 2 s one could move on to 50/50 before both regions were polled). The walk's
+  // holds compare the table at every re-check, so the takeover still ends it mid-step.
+  const walking = await create({ type: 'canary', steps: [{ weight: 10, pause: '10m' }, { weight: 50, pause: '60s' }] });
   for (const r of BOTH) await sameIn(r, [`${stable}:90`, `${walking}:10`], 30_000);
   const rolling = await create();
   for (const r of BOTH) await sameIn(r, [`${rolling}:100`], 30_000);

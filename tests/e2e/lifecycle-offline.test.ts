@@ -7,7 +7,9 @@ import { testStack, until, deploymentsOf } from '../helpers/stack';
 import { Watcher } from '../../src/sync/watcher';
 
 const stack = await testStack({
-  ctrl: { settings: { agentOfflineAfter: '1500ms', offlineGrace: '3s' } },
+  // maxParked 0: a suspended walk is replayed from its journal at every wake-up (its re-check,
+  // once a second), so a step deadline the test rewrites in the journal is the one it holds to.
+  ctrl: { engine: { maxParked: 0 }, settings: { agentOfflineAfter: '1500ms', offlineGrace: '3s' } },
   krane: {
     tuning: { minBackoffMs: 50, reporterRetryMs: 100, breakerResetMs: 500, heartbeatMs: 200 },
     createWatcher: (o) => new Watcher({ ...o, backoffMinMs: 50, backoffMaxMs: 200 }),
@@ -21,11 +23,21 @@ const regionStatus = async (name: string) => ((await stack.api('/v1/regions')).b
 test('a region going offline holds the canary\'s walk and rolls it back after the offline grace, naming the region', async () => {
   const stable = await create();
   await status(stable, ['ready']);
-  const canary = await create({ type: 'canary', steps: [20, 40, 60, 80].map((weight) => ({ weight, pause: '1s' })) });
+  // The first step lasts until the test ends it: the region is seen offline while the canary
+  // is at 20%, however slow the machine (1 s steps could all pass before the offline was seen).
+  const canary = await create({ type: 'canary', steps: [{ weight: 20, pause: '10m' }, ...[40, 60, 80].map((weight) => ({ weight, pause: '1s' }))] });
   await until(async () => (await table()).some((b) => b.deploymentId === canary && b.weight === 20), 30_000, 'canary at 20%');
   await stack.stopKrane('eu-west-1');
   await until(async () => (await regionStatus('eu-west-1')) === 'offline', 15_000, 'eu-west-1 offline');
   const heldAt = (await table()).find((b) => b.deploymentId === canary)?.weight ?? 0;
+  assert.equal(heldAt, 20, 'the first step holds until the test ends it');
+  // The step's end, made due now that the region is offline: the journaled deadline set to now
+  // (the walk replays it at its next re-check). Past its deadline the step must still not
+  // promote while eu-west-1 is offline, and the grace then rolls it back.
+  const ended = await stack.db.sql`
+    UPDATE engine_journal j SET value = ${stack.db.sql.json({ v: Date.now() })} FROM engine_invocations i
+    WHERE i.id = j.invocation_id AND i.object_key = ${canary} AND i.handler = 'deploy' AND j.name = 'hold-0'`;
+  assert.equal(ended.count, 1, 'the first step\'s deadline was journaled');
   let max = heldAt;
   const done = await until(async () => {
     max = Math.max(max, ...(await table()).filter((b) => b.deploymentId === canary).map((b) => b.weight));

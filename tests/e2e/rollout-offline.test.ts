@@ -15,8 +15,14 @@ import { runCli } from '../helpers/cli';
 
 const stack = await testStack({
   // outboundAllow: the Slack stand-in is plain http on 127.0.0.1 (refused by the SSRF policy otherwise).
-  ctrl: { settings: { sentinelTimeout: '3s', agentOfflineAfter: '1500ms', offlineGrace: '2s', outboundAllow: '127.0.0.1' } },
+  // The production sentinel timeout (10 m): every healthy sentinel converges however slow the
+  // machine is, and the rollback test's victim fails at once (a refused write), not by timing out.
+  ctrl: { settings: { agentOfflineAfter: '1500ms', offlineGrace: '2s', outboundAllow: '127.0.0.1' } },
   krane: {
+    // The rollback test's victim was refused, so the cluster still runs its previous image and
+    // reverting to it changes nothing there: krane reports it only at its next relist (5 m in
+    // production, inside the 10 m timeout). A short resync brings that report in seconds.
+    resyncInterval: '2s',
     tuning: { minBackoffMs: 50, reporterRetryMs: 100, breakerResetMs: 500, heartbeatMs: 200 },
     createWatcher: (o) => new Watcher({ ...o, backoffMinMs: 50, backoffMaxMs: 200 }),
   },
@@ -102,7 +108,9 @@ test('a rollout with one region offline completes its waves and lists the skippe
 test('rollback reverts the sentinels that failed after their new image was written', async () => {
   const sim = stack.regions.get('us-east-1')!.sim.sim;
   const victim = byRegion['us-east-1']![0]!;
-  sim.setFault(SENTINEL_NAMESPACE, sentinelObjectName(victim), 'crash');
+  // The cluster refuses the victim's new desired state: its new image is written (the row) but
+  // it fails at once, whatever the timeout, as a never-healthy one fails after it.
+  sim.denyWrites(SENTINEL_NAMESPACE, sentinelObjectName(victim), 'sentinel:v3 is not allowed here');
   try {
     const r = await stack.api('/v1/sentinel-rollouts', { body: { image: 'sentinel:v3', wavePercentages: [100] } });
     assert.equal(r.status, 202);
@@ -110,7 +118,7 @@ test('rollback reverts the sentinels that failed after their new image was writt
     assert.equal(paused.state, 'paused');
     assert.deepEqual(paused.failedIds, [victim]);
   } finally {
-    sim.setFault(SENTINEL_NAMESPACE, sentinelObjectName(victim), undefined);
+    sim.allowWrites(SENTINEL_NAMESPACE, sentinelObjectName(victim));
   }
   const rb = await stack.api('/v1/sentinel-rollouts/current/rollback', { method: 'POST' });
   assert.ok(rb.status < 300, JSON.stringify(rb.body));

@@ -1,9 +1,30 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { testStack, until } from '../helpers/stack';
+import { loadConfig } from '../../src/config';
+import { startCtrl, type CtrlHandle } from '../../src/modes/ctrl';
 
-// A short convergence timeout so the never-healthy case ends in seconds.
-const stack = await testStack({ regions: ['us-east-1'], ctrl: { settings: { sentinelTimeout: '2s' } } });
+// The production convergence timeout (10 m): a healthy sentinel converges however slow the
+// machine is. The never-healthy case runs on a second ctrl replica with a short one (below).
+const stack = await testStack({ regions: ['us-east-1'] });
+/** The never-healthy deploy's timeout, so that case ends in seconds. Only a call that cannot
+ *  converge runs under it, so how fast the machine is never decides a result. */
+const SHORT_TIMEOUT = '2s';
+
+/** A second ctrl on the same database whose SentinelService gives up after SHORT_TIMEOUT: a
+ *  call made through it runs there (the engine's hot path) with that deadline journaled. */
+async function impatientCtrl(): Promise<CtrlHandle> {
+  const flags = {
+    databaseUrl: stack.db.url,
+    adminToken: stack.adminToken,
+    listen: '127.0.0.1:0',
+    agentTokens: `us-east-1=${stack.regions.get('us-east-1')!.token}`,
+    logLevel: 'silent',
+    sentinelTimeout: SHORT_TIMEOUT,
+    noMigrate: true,
+  };
+  return startCtrl(loadConfig('ctrl', flags, {}), { recheckMs: 1000 });
+}
 
 async function readySentinel(): Promise<string> {
   const d = await stack.api('/v1/deployments', { body: { image: 'nginx:1.27', regions: ['us-east-1'], replicas: 1 } });
@@ -37,8 +58,16 @@ test('SentinelService: a new image converges to READY; one that never becomes he
   assert.equal(row!.runningImage, 'ghcr.io/unkeyed/sentinel:v2');
   assert.equal(row!.deployStatus, 'ready');
 
+  const impatient = await impatientCtrl();
   const started = Date.now();
-  const bad = await stack.api(`/v1/sentinels/${id}/deploy`, { body: { image: 'ghcr.io/unkeyed/sentinel:crash' } });
+  const bad = await fetch(`${impatient.url}/v1/sentinels/${id}/deploy`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${stack.adminToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ image: 'ghcr.io/unkeyed/sentinel:crash' }),
+  })
+    .then(async (r) => ({ status: r.status, body: (await r.json()) as any }))
+    .finally(() => impatient.close());
+  assert.equal(bad.status, 200, JSON.stringify(bad.body));
   assert.equal(bad.body.status, 'FAILED', JSON.stringify(bad.body));
   assert.match(bad.body.reason, /did not converge/);
   assert.ok(Date.now() - started >= 1900, 'it waited for the timeout');

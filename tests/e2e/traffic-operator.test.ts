@@ -47,13 +47,18 @@ test('a stop takes the deployment\'s traffic away; a canary after it has no stab
 test('a promote of the stable during a canary stands: the walk ends failed with the reason and writes nothing over it', async () => {
   const stable = await create();
   await status(stable, ['ready']);
-  const canary = await create({ type: 'canary', steps: [{ weight: 10, pause: '2s' }, { weight: 50, pause: '60s' }] });
+  // A first step longer than the test: the 90/10 split stands until the promote (a 2 s one
+  // could move on to 50/50 before both regions were polled). The check that ends a step is the
+  // hold's re-check, which compares the table every time, so the walk's next look after the
+  // promote is the one that must find it and write nothing.
+  const canary = await create({ type: 'canary', steps: [{ weight: 10, pause: '10m' }, { weight: 50, pause: '60s' }] });
   for (const r of BOTH) await sameIn(r, [`${stable}:90`, `${canary}:10`], 30_000);
 
   const p = await post(stable, 'promote');
   assert.equal(p.status, 200, JSON.stringify(p.body));
   assert.equal(p.body.promoting, undefined, 'the stable is ready: promoted at once, not handed to a walk');
-  // Past the end of the first step, where the walk used to write its next split over the promote.
+  // The walk's next check (its re-check, or the end of a step) used to write its next split
+  // over the promote.
   const ended = await until(async () => {
     const d = (await stack.api(`/v1/deployments/${canary}`)).body;
     return ['failed', 'ready', 'rolled_back'].includes(d.status) ? d : undefined;

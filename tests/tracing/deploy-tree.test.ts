@@ -21,11 +21,23 @@ startTracing({ serviceName: 'test', exporter });
 
 const buildRoot = realpathSync(mkdtempSync(join(tmpdir(), 'unkey-trace-build-')));
 const regions = ['us-east-1', 'eu-west-1'];
+/** Build contexts whose image the simulators hold (pods not Ready) until the test releases it. */
+const heldContexts = new Set<string>();
 const stack = await testStack({
   regions,
-  // Pods take a moment, so the restart test finds the deploy still waiting.
-  readyDelayMs: 300,
-  ctrl: { builder: { build: async (r) => `registry.local/built:${r.deploymentId}` }, settings: { buildRoot } },
+  ctrl: {
+    builder: {
+      // The image is known only here, so a held context's image is held in every region before
+      // the deploy can apply it: the restart test then finds the deploy waiting for its pods
+      // however slow the machine is, instead of racing a ready delay.
+      build: async (r) => {
+        const image = `registry.local/built:${r.deploymentId}`;
+        if (heldContexts.has(r.buildContext)) for (const region of stack.regions.values()) region.sim.sim.holdImage(image);
+        return image;
+      },
+    },
+    settings: { buildRoot },
+  },
 });
 
 function buildContext(): string {
@@ -144,17 +156,22 @@ test('a failed deployment records the error on the workflow span and on the poll
 });
 
 test('ctrl restarted mid-deploy: the new process continues the same trace and emits no span twice', async () => {
-  const id = await create({ buildContext: buildContext() });
-  // Past the topology step (its spans are out) but not finished.
+  const context = buildContext();
+  heldContexts.add(context);
+  const id = await create({ buildContext: context });
+  // Past the topology step (its spans are out) but not finished: its pods are held until ctrl
+  // has restarted.
   const early = await until(async () => {
     const [row] = await stack.db.sql<{ traceparent: string; status: string }[]>`SELECT traceparent, status FROM deployments WHERE id = ${id}`;
     return row!.status === 'deploying' ? row! : undefined;
   }, 20_000, 'deploy in progress');
   const traceId = early.traceparent.split('-')[1]!;
+  for (const region of stack.regions.values()) assert.ok(region.sim.sim.gatesHeld().images.includes(`registry.local/built:${id}`), 'the built image is held');
   await until(() => named(spansOf(exporter, traceId), 'deployment.events.emit').length === 1, 10_000, 'the emit span');
   assert.equal(named(spansOf(exporter, traceId), 'deployment.workflow').length, 0, 'not finished before the restart');
 
   await stack.restartCtrl();
+  for (const region of stack.regions.values()) region.sim.sim.releaseImage(`registry.local/built:${id}`);
   const { d, spans } = await finishedTrace(id);
   assert.equal(d.status, 'ready', d.error);
   assert.equal(d.traceId, traceId);

@@ -1,5 +1,5 @@
 // The rollout view in headless Chromium against a real ctrl: four sentinels in waves of 1, 1
-// and 2. A crash in wave 2 pauses the rollout; the page shows the waves advance and the failure
+// and 2. A refused write in wave 2 pauses the rollout; the page shows the waves advance and the failure
 // live, offers only the actions the paused state allows, and resumes it to completion. Also:
 // a refused start shown in the API's words, and a lost event socket that reconnects and says so.
 import { test } from 'node:test';
@@ -12,9 +12,9 @@ import { SENTINEL_NAMESPACE } from '../../src/sync/wire';
 import { buildWebView, launchBrowser, openPage, screenshot, signIn } from './browser';
 
 buildWebView();
-// The crash in wave 2 fails by this timeout; long enough that healthy sentinels on a loaded
-// machine still converge in time, short enough to keep the test quick.
-const stack = await testStack({ regions: ['us-east-1'], ctrl: { settings: { sentinelTimeout: '5s' } } });
+// The production sentinel timeout (10 m): healthy sentinels converge however slow the machine
+// is, and the wave-2 victim fails at once (a refused write), not by a short timeout.
+const stack = await testStack({ regions: ['us-east-1'] });
 const sim = stack.regions.get('us-east-1')!.sim.sim;
 const browser = await launchBrowser();
 const url = stack.ctrl.url + '/';
@@ -55,10 +55,15 @@ test('waves advance live; a failure pauses; only resume/cancel/rollback as allow
   await until(async () => (await page.getByTestId('sentinels').locator('tbody tr').count()) === 4, 10_000, 'four sentinels listed');
   await page.evaluate('window.marker = 1');
 
+  // The new image is held until the victim is chosen and refused, so wave 1 cannot finish and
+  // wave 2 reach the victim first.
+  sim.holdImage('sentinel:v2');
   const start = await stack.api('/v1/sentinel-rollouts', { body: { image: 'sentinel:v2', wavePercentages: [25, 50, 100] } });
   assert.equal(start.status, 202, JSON.stringify(start.body));
   const victim: string = (await stack.api('/v1/sentinel-rollouts/current/sentinels?wave=1')).body.sentinels[0].id;
-  sim.setFault(SENTINEL_NAMESPACE, sentinelObjectName(victim), 'crash');
+  // The cluster refuses the victim's new desired state: it never converges on v2.
+  sim.denyWrites(SENTINEL_NAMESPACE, sentinelObjectName(victim), 'sentinel:v2 is not allowed here');
+  sim.releaseImage('sentinel:v2');
 
   await page.getByTestId('waves').waitFor({ timeout: 15_000 });
   await until(async () => (await phases(page))[0] === 'done', 60_000, 'wave 1 done on the page');
@@ -70,7 +75,7 @@ test('waves advance live; a failure pauses; only resume/cancel/rollback as allow
   assert.ok(await page.getByRole('button', { name: 'Roll back' }).isEnabled());
   await screenshot(page, 'rollout');
 
-  sim.setFault(SENTINEL_NAMESPACE, sentinelObjectName(victim), undefined);
+  sim.allowWrites(SENTINEL_NAMESPACE, sentinelObjectName(victim));
   // The click only sends the resume: until the handler saves, the stored state is still the
   // pause seen above, so a pause counts only when it is a newer one.
   const pausedAt = (await stack.api('/v1/sentinel-rollouts/current')).body.updatedAt;

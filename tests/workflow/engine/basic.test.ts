@@ -17,7 +17,7 @@ const mark = (k: string) => attempts.set(k, [...(attempts.get(k) ?? []), Date.no
 let stepName = 'first';
 const published = new Map<string, string>();
 const runs = new Map<string, number>();
-const racers = new Map<string, [string, string]>();
+const racers = new Map<string, [string, string, string]>();
 
 const Helpers = engine.service('helpers', {
   counted: handler({ input: z.object({ tag: z.string() }), output: z.number() }, async (ctx, { tag }) =>
@@ -84,11 +84,13 @@ const Steps = engine.service('steps', {
   racer: handler({ input: z.object({}), output: z.string() }, async (ctx) => {
     const a1 = ctx.awakeable<string>();
     const a2 = ctx.awakeable<string>();
-    await ctx.run('publish', () => void racers.set(ctx.invocationId, [a1.id, a2.id]));
+    const go = ctx.awakeable<void>();
+    await ctx.run('publish', () => void racers.set(ctx.invocationId, [a1.id, a2.id, go.id]));
     const winner = await ctx.race([a1.promise, a2.promise]);
-    // Another suspension: the replay after it sees both awakeables done and must pick the
-    // journaled winner, not the first in the list.
-    await ctx.sleep('pause', 300);
+    // Another suspension, ended by the test once both racers are done: the replay after it
+    // sees both awakeables done and must pick the journaled winner, not the first in the list.
+    // (A timed pause here ended by itself, and a slow poll missed the suspension.)
+    await go.promise;
     return winner;
   }),
   writeRows: handler({ input: z.object({ id: z.string(), fail: z.boolean() }), output: z.string() }, async (ctx, { id, fail }) => {
@@ -248,22 +250,29 @@ test('allSettled collects failed and successful calls alike', async () => {
 test('race picks the first to complete and replays pick the same winner', async () => {
   const { id } = await engine.send(Steps, 'racer', {});
   await waitFor('racer suspended', async () => (await engine.getInvocation(id)).status === 'suspended' && racers.has(id));
-  const [first, second] = racers.get(id)!;
+  const [first, second, go] = racers.get(id)!;
   await engine.resolveAwakeable(second, 'second');
   await waitFor('race journaled', async () => {
     const v = await engine.getInvocation(id);
     return v.status === 'suspended' && v.journal.some((j) => j.kind === 'race');
   });
   await engine.resolveAwakeable(first, 'first');
+  await engine.resolveAwakeable(go, undefined);
   assert.equal(await engine.result(id), 'second');
 });
 
 test('delayed sends start later', async () => {
-  const t0 = Date.now();
-  const { id } = await engine.send(Helpers, 'double', 21, { delayMs: 300 });
+  // A delay longer than the test, ended by the test once it has seen the send waiting: with a
+  // short one, a read slower than the delay found the invocation already started.
+  const { id } = await engine.send(Helpers, 'double', 21, { delayMs: 60_000 });
   assert.equal((await engine.getInvocation(id)).status, 'scheduled');
+  const [row] = await db.sql<{ delay: number }[]>`SELECT extract(epoch FROM due_at - created_at)::float8 AS delay FROM engine_invocations WHERE id = ${id}`;
+  assert.ok(row!.delay >= 59, `due at the end of its delay (${row!.delay} s after it was sent)`);
+  await db.sql.begin(async (tx) => {
+    await tx`UPDATE engine_invocations SET due_at = now() WHERE id = ${id} AND status = 'scheduled'`;
+    await tx`SELECT pg_notify('unkey_engine', 'n')`;
+  });
   assert.equal(await engine.result(id), 42);
-  assert.ok(Date.now() - t0 >= 290, 'did not start before its delay');
 });
 
 test('a database step commits its writes with its journal entry, or not at all', async () => {

@@ -91,7 +91,11 @@ const Waits = engine.object('waits', {
           const waiter = await openWaiter(ctx, 'awk');
           await waiter.until({
             timeoutMs: 60_000,
-            recheckMs: 200,
+            // Longer than any wait of the test: the only wake-up is the test's notify, so the
+            // state it waits for (one check done, suspended) lasts until the test acts. A
+            // short re-check ran the second check on its own a moment later, and a poll
+            // slower than that never saw the state.
+            recheckMs: 60_000,
             probe: async () => {
               // The second check (after the notify below) runs while the test cancels.
               if (++probes === 2) await hold();
