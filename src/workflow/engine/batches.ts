@@ -1,13 +1,17 @@
 // The engine's group commits (group-commit.ts), one set per process: completed steps, starts
-// and finishes of every execution here share statements.
+// and finishes of every execution here share statements. A statement with one member (a lone
+// invocation's every request) is the single-row form instead (journal-store.ts,
+// invocation-store.ts): the same function or fence, without the document, the recordset, the
+// join and aggregate, or finishMany's key-lock sub-query, which only order many members.
 import type { Sql } from '../../store/db';
 import { finishMany, journalDoneMany, startMany, type DoneWrite, type FinishArgs } from './batch-store';
 import { GroupCommit } from './group-commit';
-import type { FinishResult, StartArgs, StartResult } from './invocation-store';
+import { finishInvocation, startInvocation, type FinishResult, type StartArgs, type StartResult } from './invocation-store';
+import { journalDone } from './journal-store';
 
-/** Each start with an exception block is a subtransaction; PostgreSQL caches 64 per session
- *  before every other session's snapshots slow down (subxid overflow), so a batch stays well
- *  under that. */
+/** Each start with an idempotency key is a subtransaction (its exception block); PostgreSQL
+ *  caches 64 per session before every other session's snapshots slow down (subxid overflow),
+ *  so a batch stays well under that. */
 const MAX_STARTS_PER_STATEMENT = 32;
 
 export class EngineBatches {
@@ -16,9 +20,20 @@ export class EngineBatches {
   readonly finishes: GroupCommit<FinishArgs, FinishResult>;
 
   constructor(sql: Sql) {
-    this.journal = new GroupCommit((entries: readonly DoneWrite[]) => journalDoneMany(sql, entries));
-    this.starts = new GroupCommit((starts: readonly StartArgs[]) => startMany(sql, starts), { maxBatch: MAX_STARTS_PER_STATEMENT });
-    this.finishes = new GroupCommit((finishes: readonly FinishArgs[]) => finishMany(sql, finishes));
+    this.journal = new GroupCommit(async (entries: readonly DoneWrite[]) => {
+      if (entries.length > 1) return journalDoneMany(sql, entries);
+      const e = entries[0]!;
+      return [await journalDone(sql, e.invocationId, e.epoch, e.seq, e.kind, e.name, e.value, e.failure)];
+    });
+    this.starts = new GroupCommit(
+      async (starts: readonly StartArgs[]) => (starts.length > 1 ? startMany(sql, starts) : [await startInvocation(sql, starts[0]!)]),
+      { maxBatch: MAX_STARTS_PER_STATEMENT },
+    );
+    this.finishes = new GroupCommit(async (finishes: readonly FinishArgs[]) => {
+      if (finishes.length > 1) return finishMany(sql, finishes);
+      const f = finishes[0]!;
+      return [await finishInvocation(sql, f.id, f.epoch, f.status, f.result, f.error, f.worker, f.leaseMs)];
+    });
   }
 
   /** Statements sent and requests they carried, per kind (the benchmark's counts). */

@@ -266,7 +266,9 @@ export abstract class ExecutionCore {
   // ---- suspension and resumption ------------------------------------------------------------
 
   #queueSuspend(): void {
-    if (this.#suspendQueued || this.state !== 'running') return;
+    // Nothing awaited on a journal position (a handler between ctx.run steps): nothing to park
+    // on, so no check. The blockOn that awaits one queues its own.
+    if (this.#suspendQueued || this.state !== 'running' || this.#blocked.size === 0) return;
     this.#suspendQueued = true;
     // After the handler's continuations ran: if they started new work, there is no suspension.
     setImmediate(() => {

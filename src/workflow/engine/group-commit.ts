@@ -69,18 +69,26 @@ export class GroupCommit<I, O> {
     this.#scheduled = true;
     // After this turn's continuations: the requests made in the same turn (one database answer
     // settles many executions) go in the same statement. Not a timer: nothing waits for a tick.
-    setImmediate(() => {
-      this.#scheduled = false;
-      while (this.#queue.length > 0 && this.#inFlight < this.#maxInFlight) {
-        const batch = this.#queue.splice(0, this.#maxBatch);
-        this.#inFlight++;
-        void this.#sendBatch(batch).finally(() => {
-          this.#inFlight--;
-          this.#kick();
-        });
-      }
-    });
+    // With nothing in flight, no other answer can be about to settle more requesters, so the
+    // statement leaves once this turn's promise continuations have run (nextTick runs after
+    // the microtask queue drains), not an event-loop iteration later: a lone invocation's
+    // every request takes this path. With a statement in flight, setImmediate also lets the
+    // other statement's answer, read in the same poll phase, add its requesters.
+    if (this.#inFlight === 0) process.nextTick(this.#flush);
+    else setImmediate(this.#flush);
   }
+
+  readonly #flush = (): void => {
+    this.#scheduled = false;
+    while (this.#queue.length > 0 && this.#inFlight < this.#maxInFlight) {
+      const batch = this.#queue.splice(0, this.#maxBatch);
+      this.#inFlight++;
+      void this.#sendBatch(batch).finally(() => {
+        this.#inFlight--;
+        this.#kick();
+      });
+    }
+  };
 
   async #sendBatch(batch: Queued<I, O>[]): Promise<void> {
     this.statements++;

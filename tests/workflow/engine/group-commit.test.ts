@@ -3,6 +3,8 @@
 // been sent alone: a stale member refused beside the current one, one member's bad value or
 // raised error failing that member only, an answer lost after a batch committed recognised by
 // every member, and a process killed with batches in flight losing nothing that had committed.
+// A lone request leaves at once (not an event-loop turn later), while the requests of one turn
+// still share a statement.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -243,4 +245,34 @@ test('a process killed while concurrent invocations share batches: a fresh one f
   assert.equal(journals.length, ids.length);
   assert.ok(journals.every((j) => j.n === 10), 'every journal holds its ten steps once');
   b.kill('SIGKILL');
+});
+
+test('a lone request is sent at once when nothing is in flight, not after the next turn of the event loop', async () => {
+  const sent: number[][] = [];
+  const gc = new GroupCommit(async (members: readonly number[]) => (sent.push([...members]), members.map((m) => m * 2)));
+  // Queued before the submit: a deferral by setImmediate would run after it.
+  const seenAtImmediate = new Promise<number>((resolve) => setImmediate(() => resolve(sent.length)));
+  const answer = gc.submit(1);
+  assert.equal(await seenAtImmediate, 1);
+  assert.equal(await answer, 2);
+});
+
+test('members that arrive in one turn share one statement, also the continuations one answer settles', async () => {
+  const sent: number[][] = [];
+  const gc = new GroupCommit(
+    (members: readonly number[]) =>
+      new Promise<number[]>((resolve) => {
+        sent.push([...members]);
+        // Answered from I/O, as a database answer is.
+        setImmediate(() => resolve(members.map((m) => m)));
+      }),
+  );
+  const chain = async (n: number) => {
+    await gc.submit(n);
+    // A few hops, as an execution's continuation takes before its next step.
+    for (let i = 0; i < 5; i++) await null;
+    await gc.submit(n + 10);
+  };
+  await Promise.all([chain(1), chain(2), chain(3)]);
+  assert.deepEqual(sent, [[1, 2, 3], [11, 12, 13]]);
 });
