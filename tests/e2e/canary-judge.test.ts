@@ -61,11 +61,11 @@ test('a canary at 3× its stable error ratio, both under any fixed threshold, is
   const backends = (e: LiveEvent) => (e.type === 'deployment.traffic' ? e.backends.filter((b) => b.weight > 0).map((b) => `${b.deploymentId}:${b.weight}`).sort().join(',') : undefined);
   const order = await until(() => {
     const splitAt = seen.findIndex((e) => backends(e) === [`${stable}:80`, `${canary}:20`].sort().join(','));
-    const failAt = seen.findIndex((e, i) => i > splitAt && e.type === 'deployment.analysis' && e.deploymentId === canary && e.verdict === 'fail');
+    const failAt = seen.findIndex((e) => e.type === 'deployment.analysis' && e.deploymentId === canary && e.verdict === 'fail');
     const backAt = seen.findIndex((e, i) => i > splitAt && backends(e) === `${stable}:100`);
     return splitAt >= 0 && failAt >= 0 && backAt >= 0 && { splitAt, failAt, backAt };
   }, { what: 'the split, the failed check and the rollback recorded', show: () => seen.filter((e) => e.type === 'deployment.traffic' || ('deploymentId' in e && e.deploymentId === canary)).map((e) => backends(e) ?? `${e.type}:${'verdict' in e ? e.verdict : ''}`) });
-  assert.ok(order.splitAt < order.failAt, 'the canary was at 20% when its check failed');
+  assert.ok(order.splitAt < order.failAt && order.failAt < order.backAt, `the canary was at 20% when its check failed, and the rollback came after the verdict (split ${order.splitAt}, fail ${order.failAt}, back ${order.backAt})`);
   const analysedBefore = seen.findIndex((e) => e.type === 'deployment.analysis' && e.deploymentId === canary);
   assert.ok(analysedBefore > order.splitAt, 'no check of the canary before it had its 20%');
   assert.match(done.error, /^analysis failed: in (us-east-1|eu-west-1): canary's value is [23]\.\d× the stable's \(p [=<] [\d.]+, 95% interval [\d.]+×-[\d.]+×\), over tolerance 1\.1×/);

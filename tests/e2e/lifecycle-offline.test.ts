@@ -26,17 +26,25 @@ test('a region going offline holds the canary\'s walk and rolls it back after th
   // The first step lasts until the test ends it: the region is seen offline while the canary
   // is at 20%, however slow the machine (1 s steps could all pass before the offline was seen).
   const canary = await create({ type: 'canary', steps: [{ weight: 20, pause: '10m' }, ...[40, 60, 80].map((weight) => ({ weight, pause: '1s' }))] });
+  // The 10 m first step holds the canary at 20% until the test ends it, so the weight is read
+  // here, before the region goes: read after the offline, it would race the 3 s grace's rollback.
   await until(async () => (await table()).some((b) => b.deploymentId === canary && b.weight === 20), 30_000, 'canary at 20%');
+  const heldAt = 20;
   await stack.stopKrane('eu-west-1');
   await until(async () => (await regionStatus('eu-west-1')) === 'offline', 15_000, 'eu-west-1 offline');
-  const heldAt = (await table()).find((b) => b.deploymentId === canary)?.weight ?? 0;
-  assert.equal(heldAt, 20, 'the first step holds until the test ends it');
-  // The step's end, made due now that the region is offline: the journaled deadline set to now
-  // (the walk replays it at its next re-check). Past its deadline the step must still not
-  // promote while eu-west-1 is offline, and the grace then rolls it back.
-  const ended = await stack.db.sql`
-    UPDATE engine_journal j SET value = ${stack.db.sql.json({ v: Date.now() })} FROM engine_invocations i
-    WHERE i.id = j.invocation_id AND i.object_key = ${canary} AND i.handler = 'deploy' AND j.name = 'hold-0'`;
+  // The step's end, made due now that the region is offline: its journaled deadline moved to a
+  // second from now (the walk replays it at its next re-check). Past its deadline the step must
+  // still not promote while eu-west-1 is offline, and the grace then rolls it back. The row
+  // lock keeps a check from journaling in the middle of the change (the engine's journal writes
+  // take FOR KEY SHARE on it), and the second ahead keeps a check that read the old deadline
+  // just before from having journaled a time past the new one: its replay must decide the same.
+  const ended = await stack.db.sql.begin(async (tx) => {
+    await tx`SELECT 1 FROM engine_invocations WHERE object_key = ${canary} AND handler = 'deploy' FOR UPDATE`;
+    return tx`
+      UPDATE engine_journal j SET value = jsonb_build_object('v', (extract(epoch FROM clock_timestamp()) * 1000)::bigint + 1000)
+      FROM engine_invocations i
+      WHERE i.id = j.invocation_id AND i.object_key = ${canary} AND i.handler = 'deploy' AND j.name = 'hold-0'`;
+  });
   assert.equal(ended.count, 1, 'the first step\'s deadline was journaled');
   let max = heldAt;
   const done = await until(async () => {

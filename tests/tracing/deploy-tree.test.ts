@@ -161,17 +161,22 @@ test('ctrl restarted mid-deploy: the new process continues the same trace and em
   const id = await create({ buildContext: context });
   // Past the topology step (its spans are out) but not finished: its pods are held until ctrl
   // has restarted.
-  const early = await until(async () => {
-    const [row] = await stack.db.sql<{ traceparent: string; status: string }[]>`SELECT traceparent, status FROM deployments WHERE id = ${id}`;
-    return row!.status === 'deploying' ? row! : undefined;
-  }, 20_000, 'deploy in progress');
-  const traceId = early.traceparent.split('-')[1]!;
-  for (const region of stack.regions.values()) assert.ok(region.sim.sim.gatesHeld().images.includes(`registry.local/built:${id}`), 'the built image is held');
-  await until(() => named(spansOf(exporter, traceId), 'deployment.events.emit').length === 1, 10_000, 'the emit span');
-  assert.equal(named(spansOf(exporter, traceId), 'deployment.workflow').length, 0, 'not finished before the restart');
+  let traceId = '';
+  // Released however the test ends, so a failure here leaves no held image to the next test.
+  try {
+    const early = await until(async () => {
+      const [row] = await stack.db.sql<{ traceparent: string; status: string }[]>`SELECT traceparent, status FROM deployments WHERE id = ${id}`;
+      return row!.status === 'deploying' ? row! : undefined;
+    }, 20_000, 'deploy in progress');
+    traceId = early.traceparent.split('-')[1]!;
+    for (const region of stack.regions.values()) assert.ok(region.sim.sim.gatesHeld().images.includes(`registry.local/built:${id}`), 'the built image is held');
+    await until(() => named(spansOf(exporter, traceId), 'deployment.events.emit').length === 1, 10_000, 'the emit span');
+    assert.equal(named(spansOf(exporter, traceId), 'deployment.workflow').length, 0, 'not finished before the restart');
 
-  await stack.restartCtrl();
-  for (const region of stack.regions.values()) region.sim.sim.releaseImage(`registry.local/built:${id}`);
+    await stack.restartCtrl();
+  } finally {
+    for (const region of stack.regions.values()) region.sim.sim.releaseImage(`registry.local/built:${id}`);
+  }
   const { d, spans } = await finishedTrace(id);
   assert.equal(d.status, 'ready', d.error);
   assert.equal(d.traceId, traceId);

@@ -268,6 +268,11 @@ test('delayed sends start later', async () => {
   assert.equal((await engine.getInvocation(id)).status, 'scheduled');
   const [row] = await db.sql<{ delay: number }[]>`SELECT extract(epoch FROM due_at - created_at)::float8 AS delay FROM engine_invocations WHERE id = ${id}`;
   assert.ok(row!.delay >= 59, `due at the end of its delay (${row!.delay} s after it was sent)`);
+  // Not started before its time: a send due now, made after it, runs to its end (a claim pass
+  // has run since the delayed one was written) while the delayed one still waits.
+  const { id: now } = await engine.send(Helpers, 'double', 1);
+  assert.equal(await engine.result(now), 2);
+  assert.equal((await engine.getInvocation(id)).status, 'scheduled', 'a claim passed over the send that was not yet due');
   await db.sql.begin(async (tx) => {
     await tx`UPDATE engine_invocations SET due_at = now() WHERE id = ${id} AND status = 'scheduled'`;
     await tx`SELECT pg_notify('unkey_engine', 'n')`;
