@@ -6,6 +6,7 @@ import { testStack, until } from '../helpers/stack';
 import { newId } from '../../src/ids';
 import { deployments } from '../../src/store';
 import { recoverPendingDeployments, deployIdempotencyKey } from '../../src/workflow';
+import { TERMINAL_STATUSES } from '../../src/workflow/engine/invocation-store';
 
 const stack = await testStack({ regions: ['us-east-1'] });
 const wf = () => stack.ctrl.workflows;
@@ -43,7 +44,12 @@ test('a deployment whose workflow never started, and one whose workflow died, ar
   const started = await recoverPendingDeployments(wf().commands, 0);
   assert.equal(started, 2);
   await until(async () => (await status(never)) === 'ready' && (await status(died)) === 'ready', 20_000, 'both ready');
-  const runs = (await stack.ctrl.engine.listInvocations({ target: 'DeployService', key: died })).filter((i) => i.handler === 'deploy');
+  // The row says ready before the workflow's last steps and finish commit: the second run is
+  // read once it has ended (CI with burners read it still running), then must have completed.
+  const runs = await until(async () => {
+    const list = (await stack.ctrl.engine.listInvocations({ target: 'DeployService', key: died })).filter((i) => i.handler === 'deploy');
+    return list.length === 2 && list.every((r) => TERMINAL_STATUSES.includes(r.status)) ? list : undefined;
+  }, 20_000, 'both runs ended');
   assert.deepEqual(runs.map((r) => r.status).sort(), ['completed', 'failed']);
   assert.equal(await recoverPendingDeployments(wf().commands, 0), 0, 'nothing left to recover');
 });
