@@ -17,7 +17,9 @@
 //   object state) and batch-store.ts (the many-member statements below): the engine's only
 //   SQL. views.ts + redact.ts: operator views.
 // - group-commit.ts: requests that many executions make at once share one statement;
-//   batches.ts holds the process's three (completed steps, starts, finishes).
+//   batches.ts holds the process's three (completed steps, starts, finishes); a batch of one
+//   (a lone invocation's every request) is the single-row statement, sent without waiting for
+//   the next event-loop turn when nothing else is in flight.
 // - trace.ts: the opaque trace carrier of an invocation (TraceHooks given as an option; the
 //   engine imports no tracing code): stored at start, current around every execution.
 //
