@@ -11,10 +11,6 @@
 // Deliberate simplifications: Deployments own their pods directly (no ReplicaSets); pods are
 // deleted at once (no graceful termination).
 //
-// Over 400 lines because it is the one place that reads the store for every planner and writes
-// their decisions back; the decisions themselves already live apart, and splitting the
-// reconcile loop from its store reads would only move the same calls across a seam.
-//
 // Over 400 lines: the planners, the pod runner and the gates are already apart; what is left
 // shares the one queue, its timers and the per-object retry and progress maps, which a split
 // would pass back and forth, plus the thin admin surface (faults, gates, node usage) tests call.
