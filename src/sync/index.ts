@@ -63,5 +63,5 @@ export { FairSlots } from './slots';
 export { SettleWatch, DEFAULT_SETTLE_LAG_MAX_MS } from './settle';
 export * from './feed';
 export { Dispatcher, type DispatcherOptions } from './dispatcher';
-export { ndjsonLines, CutStreamError } from './ndjson';
+export { ndjsonLines, LineReader, CutStreamError } from './ndjson';
 export * from './watcher';

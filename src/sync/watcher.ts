@@ -20,7 +20,7 @@ import type { Logger } from '../log';
 import type { DesiredState, PermanentError, ResourceController } from './wire';
 import { Dispatcher } from './dispatcher';
 import { get, readText, retryAfterSeconds } from './watcher-http';
-import { CutStreamError, DEFAULT_MAX_LINE_CHARS, LineTooLongError, ndjsonLines } from './ndjson';
+import { CutStreamError, DEFAULT_MAX_LINE_CHARS, LineReader, LineTooLongError } from './ndjson';
 import { StreamLine, refKey, type ResourceRef } from './wire';
 import { Overlap, type Drain } from './overlap';
 import { CursorTracker } from './cursor-tracker';
@@ -291,8 +291,13 @@ export class Watcher {
       let snapshot: { seen: Set<string>; jobs: Promise<void>[] } | undefined;
       let snapshotDone = !full;
       let ended = false;
+      // Lines already received are handled without a turn of the event loop each; the loop
+      // awaits only for bytes not yet here and for the waits of the cursor rules below.
+      const reader = new LineReader(res, this.o.maxLineBytes);
       try {
-        for await (const raw of ndjsonLines(res, this.o.maxLineBytes)) {
+        for (;;) {
+          const raw = reader.next() ?? (await reader.more());
+          if (raw === null) break;
           armIdle();
           if (failure) throw failure;
           if (ended) throw new ProtocolError('line after end');
@@ -379,6 +384,7 @@ export class Watcher {
         // An abort caused by a failed handler or the idle timer surfaces as the real reason.
         throw failure ?? (ac.signal.aborted && ac.signal.reason instanceof Error ? ac.signal.reason : err);
       } finally {
+        reader.close();
         // Whatever happened, commit what was handled in order (never in a snapshot: nothing
         // there is tracked), so the reconnect resumes right after the last handled event.
         await tracker.settled();
