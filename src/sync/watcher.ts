@@ -232,11 +232,10 @@ export class Watcher {
     if (wait !== undefined && Number.isFinite(wait)) url.searchParams.set('wait', wait.toFixed(3));
     const ac = new AbortController();
     this.current = ac;
-    let idle: NodeJS.Timeout | undefined;
-    const armIdle = () => {
-      clearTimeout(idle);
-      idle = setTimeout(() => ac.abort(new CutStreamError('no line within the idle timeout')), this.o.idleTimeoutMs);
-    };
+    // One timer per poll, restarted by each line (refresh() moves it; a new timer per line per
+    // agent was a timer allocated and cancelled for every change).
+    const idle = setTimeout(() => ac.abort(new CutStreamError('no line within the idle timeout')), this.o.idleTimeoutMs);
+    const armIdle = () => idle.refresh();
     // Set by a handler that failed for good; the stream is abandoned at once.
     let failure: unknown;
     // Set by the handover line: the rest of this poll is read as a drain (overlap.ts).
@@ -246,7 +245,6 @@ export class Watcher {
       ac.abort(err);
     };
     this.stats.streams++;
-    armIdle();
     try {
       const res = await get(url, this.o.token, ac.signal);
       if (res.statusCode === 410) {
@@ -320,7 +318,8 @@ export class Watcher {
               if (line.resource.region !== this.o.region) throw new ProtocolError(`change for region ${line.resource.region}`);
               if (!snapshotDone && !snapshot) throw new ProtocolError('change before snapshot_begin');
               if (snapshotDone && !line.cursor) throw new ProtocolError('incremental change without cursor');
-              await this.dispatcher.waitForRoom(MAX_BACKLOG);
+              // Awaited only at the bound: an await per line costs a turn of the microtask queue.
+              if (this.dispatcher.backlog >= MAX_BACKLOG) await this.dispatcher.waitForRoom(MAX_BACKLOG);
               const submit = () =>
                 this.dispatcher.submit(line.resource, line.state, line.traceparent).then(() => {
                   this.stats.events++;

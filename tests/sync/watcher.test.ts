@@ -309,3 +309,45 @@ test('a handler failing just after the whole response arrived ends the stream qu
   assert.deepEqual(uncaught.map((e) => e.message), []);
   assert.equal(w.cursor, 'e:1:1', 'the cursor stays before the failed event');
 });
+
+test('a stream with no line for the idle limit is cut, counted from its last line, not its first', async () => {
+  // A ctrl that sends two snapshot lines some time apart and then nothing, keeping the
+  // connection open. Each line's write is timed here, and so is the moment the watcher gives up
+  // (the socket closes). The last line the watcher applied was received after its write, so
+  // the idle limit must run out at least the limit after that write.
+  const IDLE_MS = 300;
+  const written = new Map<string, number>();
+  const closes: number[] = [];
+  let polls = 0;
+  const srv = createServer((req, res) => {
+    // Only the first poll is timed: the watcher reconnects after the cut.
+    if (++polls > 1) return void res.writeHead(503).end();
+    req.socket.once('close', () => closes.push(performance.now()));
+    const send = (id: string) => {
+      if (res.destroyed) return;
+      written.set(id, performance.now());
+      res.write(applyLine(id) + '\n');
+    };
+    res.writeHead(200, { 'content-type': 'application/x-ndjson' });
+    res.write('{"type":"snapshot_begin"}\n');
+    send('first');
+    setTimeout(() => send('second'), IDLE_MS / 2).unref();
+  });
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  after(() => {
+    srv.closeAllConnections();
+    return new Promise<void>((r) => srv.close(() => r()));
+  });
+  const ctrl = new RecordingController();
+  const w = watcher(`http://127.0.0.1:${(srv.address() as AddressInfo).port}`, ctrl, { idleTimeoutMs: IDLE_MS });
+  w.start();
+  await waitFor(() => w.stats.failures >= 1 && closes.length >= 1, 10_000, 'the idle stream cut');
+  await w.stop();
+  const applied = ctrl.calls.map((c) => c.key.split('/')[1]!);
+  assert.ok(applied.length > 0, 'a line was handled before the cut');
+  const lastWrite = Math.max(...applied.map((id) => written.get(id)!));
+  // 1 ms of slack: the timer's clock is the event loop's, in whole milliseconds.
+  const gap = closes[0]! - lastWrite;
+  assert.ok(gap >= IDLE_MS - 1, `cut ${gap.toFixed(1)} ms after the last line handled (${applied.join(', ')})`);
+  assert.equal(w.cursor, undefined, 'no cursor from a snapshot that never ended');
+});
