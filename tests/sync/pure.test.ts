@@ -4,6 +4,7 @@ import { comparePositions, encodeCursor, parseCursor } from '../../src/sync/curs
 import { ciliumState, sentinelState, topologyState } from '../../src/sync/desired';
 import { ChangeBuffer } from '../../src/sync/buffer';
 import { Dispatcher } from '../../src/sync/dispatcher';
+import { DrainClosed, Overlap } from '../../src/sync/overlap';
 import { DesiredState, PermanentError, RESOURCE_TYPES } from '../../src/sync/wire';
 import { RESOURCE_TYPES as OUTBOX_RESOURCE_TYPES } from '../../src/store/changes';
 import type { TopologyDesiredRow } from '../../src/store/desired-state';
@@ -136,4 +137,15 @@ test('only store/changes.ts inserts into deployment_changes, and only the desire
 
 test('the outbox column and the wire name the same resource types', () => {
   assert.deepEqual([...OUTBOX_RESOURCE_TYPES].sort(), [...RESOURCE_TYPES].sort());
+});
+
+test('a handed-over poll is closed with DrainClosed, a reason without stack frames to map', () => {
+  const o = new Overlap(silent);
+  const ac = new AbortController();
+  o.begin(ac);
+  o.end();
+  assert.ok(ac.signal.aborted);
+  assert.ok(ac.signal.reason instanceof DrainClosed);
+  assert.deepEqual((ac.signal.reason as Error).stack!.split('\n').slice(1), [], 'no frames');
+  assert.ok(new Error('x').stack!.split('\n').length > 1, 'other errors keep theirs');
 });
