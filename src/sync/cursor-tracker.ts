@@ -4,7 +4,10 @@
 export class CursorTracker {
   private readonly entries: { cursor: string; state: 'pending' | 'done' | 'failed' }[] = [];
   private next = 0;
-  private readonly inFlight = new Set<Promise<void>>();
+  /** Jobs whose outcome was not yet recorded; `settled()` waits for none. A count and one
+   *  resolver list, not a set of promises with a finally each: this runs per change per agent. */
+  private inFlight = 0;
+  private idle: (() => void)[] = [];
 
   constructor(
     private readonly commit: (cursor: string) => void,
@@ -14,18 +17,26 @@ export class CursorTracker {
   add(cursor: string, job: Promise<void>): void {
     const e = { cursor, state: 'pending' as 'pending' | 'done' | 'failed' };
     this.entries.push(e);
-    const p = job.then(
+    this.inFlight++;
+    job.then(
       () => {
         e.state = 'done';
         this.flush();
+        this.settle();
       },
       (err: unknown) => {
         e.state = 'failed';
         this.onFailure(err);
+        this.settle();
       },
     );
-    this.inFlight.add(p);
-    void p.finally(() => this.inFlight.delete(p));
+  }
+
+  private settle(): void {
+    if (--this.inFlight > 0) return;
+    const waiters = this.idle;
+    this.idle = [];
+    for (const w of waiters) w();
   }
 
   private flush(): void {
@@ -36,8 +47,7 @@ export class CursorTracker {
   }
 
   async settled(): Promise<void> {
-    while (this.inFlight.size) await Promise.allSettled([...this.inFlight]);
+    while (this.inFlight) await new Promise<void>((resolve) => this.idle.push(resolve));
     this.flush();
   }
 }
-

@@ -149,3 +149,31 @@ test('a handed-over poll is closed with DrainClosed, a reason without stack fram
   assert.deepEqual((ac.signal.reason as Error).stack!.split('\n').slice(1), [], 'no frames');
   assert.ok(new Error('x').stack!.split('\n').length > 1, 'other errors keep theirs');
 });
+
+test('CursorTracker commits in stream order past handled events only, and settled() waits for every job', async () => {
+  const { CursorTracker } = await import('../../src/sync/cursor-tracker');
+  const committed: string[] = [];
+  const failures: unknown[] = [];
+  const t = new CursorTracker((c) => committed.push(c), (e) => failures.push(e));
+  const jobs = ['a', 'b', 'c', 'd'].map(() => {
+    let resolve!: () => void, reject!: (e: unknown) => void;
+    const p = new Promise<void>((res, rej) => ((resolve = res), (reject = rej)));
+    return { p, resolve, reject };
+  });
+  jobs.forEach((j, i) => t.add('abcd'[i]!, j.p));
+  jobs[1]!.resolve();
+  await Promise.resolve();
+  assert.deepEqual(committed, [], 'b is done but a is not: nothing committed');
+  jobs[0]!.resolve();
+  let settled = false;
+  const s = t.settled().then(() => (settled = true));
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(committed, ['a', 'b']);
+  assert.equal(settled, false, 'c and d still running');
+  const boom = new Error('handler failed');
+  jobs[2]!.reject(boom);
+  jobs[3]!.resolve();
+  await s;
+  assert.deepEqual(committed, ['a', 'b'], 'never past the failed c');
+  assert.deepEqual(failures, [boom]);
+});
