@@ -37,9 +37,11 @@ export const DEFAULT_MAX_LINE_CHARS = 8 * 1024 * 1024;
  * body not read to its end (an abandoned response must not go back to the keep-alive pool).
  */
 export class LineReader {
-  // StringDecoder, not TextDecoder: the same UTF-8 rules (a character split between chunks is
-  // held back until its last byte arrives), at a fraction of the cost per chunk.
+  // A character split between chunks is held back until its last byte arrives (StringDecoder's
+  // rule). A chunk that ends on an ASCII byte (a feed chunk ends with its line's newline) and
+  // follows no held-back bytes is decoded directly, without the decoder's copy per chunk.
   private readonly decoder = new StringDecoder('utf8');
+  private held = false;
   private lines: string[] = [];
   private at = 0;
   private rest = '';
@@ -78,7 +80,7 @@ export class LineReader {
       if (this.tooLong) throw this.tooLong;
       const chunk: Buffer | null = this.body.destroyed ? null : this.body.read();
       if (chunk === null) return undefined;
-      this.split(this.decoder.write(chunk));
+      this.split(this.decode(chunk));
     }
   }
 
@@ -103,6 +105,14 @@ export class LineReader {
     this.body.off('readable', this.onReadable);
     this.unfinish();
     if (this.outcome === undefined) this.body.destroy();
+  }
+
+  private decode(chunk: Buffer): string {
+    if (!this.held && chunk.length && chunk[chunk.length - 1]! < 0x80) return chunk.toString('utf8');
+    const text = this.decoder.write(chunk);
+    // Bytes are held back only when the chunk ended inside a character (a lead or continuation byte).
+    this.held = chunk.length > 0 && chunk[chunk.length - 1]! >= 0x80 ? true : this.held && chunk.length === 0;
+    return text;
   }
 
   private split(text: string): void {
