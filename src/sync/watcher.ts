@@ -232,8 +232,7 @@ export class Watcher {
     if (wait !== undefined && Number.isFinite(wait)) url.searchParams.set('wait', wait.toFixed(3));
     const ac = new AbortController();
     this.current = ac;
-    // One timer per poll, restarted by each line (refresh() moves it; a new timer per line per
-    // agent was a timer allocated and cancelled for every change).
+    // One timer per poll, restarted by each line (not a new timer per line per agent).
     const idle = setTimeout(() => ac.abort(new CutStreamError('no line within the idle timeout')), this.o.idleTimeoutMs);
     const armIdle = () => idle.refresh();
     // Set by a handler that failed for good; the stream is abandoned at once.
@@ -289,8 +288,7 @@ export class Watcher {
       let snapshot: { seen: Set<string>; jobs: Promise<void>[] } | undefined;
       let snapshotDone = !full;
       let ended = false;
-      // Lines already received are handled without a turn of the event loop each; the loop
-      // awaits only for bytes not yet here and for the waits of the cursor rules below.
+      // Lines already received are handled without an await each (only for bytes not yet here).
       const reader = new LineReader(res, this.o.maxLineBytes);
       try {
         for (;;) {
