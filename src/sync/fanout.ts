@@ -24,8 +24,8 @@ export interface PushTarget {
   pos: Position;
   /** When it last wrote (a push counts), for its heartbeat. */
   lastWrite: number;
-  /** Writes a chunk of serialized lines now; false when the socket must drain first. */
-  push(chunk: string): boolean;
+  /** Writes a chunk of serialized lines (UTF-8) now; false when the socket must drain first. */
+  push(chunk: Uint8Array): boolean;
 }
 
 /** A stream waiting on a region; a push target when it lent one. */
@@ -85,9 +85,11 @@ async function pushPage(
     else groups.set(key, { entries, upTo, members: [w] });
   }
   for (const g of groups.values()) {
-    let chunk: string;
+    // Encoded once for the group: a string would be measured and encoded again for every
+    // socket it is written to (Buffer.byteLength for the chunk size, then the UTF-8 copy).
+    let chunk: Uint8Array;
     try {
-      chunk = (await lines(coalesce(g.entries))).join('\n') + '\n';
+      chunk = Buffer.from((await lines(coalesce(g.entries))).join('\n') + '\n', 'utf8');
     } catch {
       // The stream's own read retries the load (and fails the stream if it must).
       for (const w of g.members) w.finish('change');

@@ -27,9 +27,9 @@ export interface LineSink {
   write(lines: StreamLine[]): Promise<void>;
   /** Writes lines already serialized (one JSON object each, no newline). */
   writeSerialized(lines: string[]): Promise<void>;
-  /** Writes a chunk of serialized lines (newline-terminated) now, for the tailer's push;
-   *  false when the socket must drain first (or is closed). */
-  push(chunk: string): boolean;
+  /** Writes a chunk of serialized lines (newline-terminated, UTF-8) now, for the tailer's
+   *  push; false when the socket must drain first (or is closed). */
+  push(chunk: Uint8Array): boolean;
   /** Resolves once the socket can take more (at once when it can). */
   drained(): Promise<void>;
   readonly closed: boolean;

@@ -13,16 +13,18 @@ const row = (t: number, i: number, region: string, resourceId = `s${i}`) => ({ t
 /** A waiting stream: what it was pushed, and how its wait ended. */
 function waiter(pos: Position, opts: { full?: boolean; noTarget?: boolean } = {}) {
   const pushed: string[] = [];
+  const chunks: Uint8Array[] = [];
   let ended: WakeReason | null = null;
   const target: PushTarget = {
     pos,
     lastWrite: 0,
     push(chunk) {
-      pushed.push(chunk);
+      chunks.push(chunk);
+      pushed.push(new TextDecoder('utf-8', { fatal: true }).decode(chunk));
       return !opts.full;
     },
   };
-  const w: Waiter & { pushed: string[]; ended: () => WakeReason | null } = {
+  const w: Waiter & { pushed: string[]; chunks: Uint8Array[]; ended: () => WakeReason | null } = {
     target: opts.noTarget ? undefined : target,
     finished: false,
     finish(r) {
@@ -31,6 +33,7 @@ function waiter(pos: Position, opts: { full?: boolean; noTarget?: boolean } = {}
       ended = r;
     },
     pushed,
+    chunks,
     ended: () => ended,
   };
   return w;
@@ -64,6 +67,7 @@ test('a push sends each waiter what its own read would, once; waiters at one pos
   }
   assert.deepEqual(behind.pushed, ['{"id":"1","resource":"s1"}\n{"id":"4","resource":"s3"}\n']);
   assert.deepEqual(l.calls, [['4'], ['1', '4']], 'one build per group');
+  assert.equal(atHead[0]!.chunks[0], atHead[1]!.chunks[0], 'one encoded chunk per group, not one per socket');
   // Pushed again with nothing new: nothing is sent twice, and one that has all is sent nothing.
   const other = waiter(b.head);
   await pushToWaiters(b, 'a', [...atHead, behind, other], l.lines);
@@ -139,4 +143,13 @@ test('a burst over one page of a region is pushed whole, page by page, in order;
   assert.deepEqual(ids(full), all.slice(0, 1000));
   assert.equal(full.ended(), 'drain');
   assert.deepEqual(full.target!.pos, { txid: '2', id: '1000' });
+});
+
+test('a pushed chunk is the lines in UTF-8, characters outside ASCII included', async () => {
+  const b = new ChangeBuffer(100, { txid: '1', id: '0' });
+  const w = waiter(b.head);
+  b.append([row(2, 1, 'a', 'é-€-😀')]);
+  await pushToWaiters(b, 'a', [w], lineBuilder().lines);
+  assert.deepEqual(w.pushed, ['{"id":"1","resource":"é-€-😀"}\n']);
+  assert.equal(w.chunks[0]!.length, Buffer.byteLength(w.pushed[0]!, 'utf8'));
 });
