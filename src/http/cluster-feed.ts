@@ -113,9 +113,21 @@ export function clusterFeedRoutes(deps: ClusterFeedDeps) {
       // 'end' on the socket, not 'close': stop and drop the socket then too.
       const socket = req.raw.socket;
       const clientGone = new AbortController();
-      const onGone = () => {
-        clientGone.abort(new StreamAborted('client went away'));
+      const gone = () => {
+        if (!clientGone.signal.aborted) clientGone.abort(new StreamAborted('client went away'));
+      };
+      // The request first, then its socket: a socket that closes under a request whose
+      // response has not finished destroys the request with an ECONNRESET error, whose stack
+      // Node's destroy reads (mapped frame by frame with source maps on: the image runs with
+      // --enable-source-maps): 3.3% of ctrl's CPU in bench:feed at 1,000 agents, once per poll
+      // an agent closes. A request already destroyed is skipped there.
+      const hangUp = () => {
+        if (!req.raw.destroyed) req.raw.destroy();
         if (!socket.destroyed) socket.destroy();
+      };
+      const onGone = () => {
+        gone();
+        hangUp();
       };
       socket.once('end', onGone);
       socket.once('close', onGone);
@@ -161,7 +173,7 @@ export function clusterFeedRoutes(deps: ClusterFeedDeps) {
           stream.abandon();
           throw err;
         }
-        res.on('close', () => clientGone.abort(new StreamAborted('client went away')));
+        res.on('close', gone);
         await stream.run(sinkFor(res)).then(
           () => {
             res.end();
@@ -171,7 +183,7 @@ export function clusterFeedRoutes(deps: ClusterFeedDeps) {
             if (err instanceof StreamAborted || clientGone.signal.aborted) req.log.debug({ region: r, why: (err as Error).message }, 'feed stream cut');
             else req.log.warn({ err, region: r }, 'feed stream failed');
             // The socket, not the response: a response already closed no longer owns it.
-            socket.destroy();
+            hangUp();
           },
         );
       } finally {

@@ -245,9 +245,12 @@ export function createFeed(opts: FeedOptions): Feed {
       run(out) {
         // One controller fed by both sources (AbortSignal.any is costly at a thousand polls a
         // second on Node 20: it tracks its sources through weak references).
+        // The source's reason is passed on: without one, abort() makes a DOMException (with a
+        // stack) per poll an agent closes.
         const both = new AbortController();
-        const abort = () => both.abort();
-        if (req.signal.aborted || admitted.cut.signal.aborted) both.abort();
+        const abort = (ev: Event) => both.abort((ev.target as AbortSignal).reason);
+        if (req.signal.aborted) both.abort(req.signal.reason);
+        else if (admitted.cut.signal.aborted) both.abort(admitted.cut.signal.reason);
         req.signal.addEventListener('abort', abort, { once: true });
         admitted.cut.signal.addEventListener('abort', abort, { once: true });
         const unhook = () => {

@@ -1,5 +1,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import type { IncomingMessage } from 'node:http';
 import { assertEvery } from '../helpers/assert';
 import { testDb } from '../helpers/db';
 import { createAgentToken } from '../../src/store/agent-tokens';
@@ -168,5 +170,32 @@ test('streams end up to half their wait early, at random, so agents that connect
     assertEvery(lasted, (ms) => ms >= 1_000, `every stream lasted at least half its wait: ${lasted.map(Math.round).join(', ')}`);
   } finally {
     await s.close();
+  }
+});
+
+test('a poll the agent closes mid-stream is hung up with no ECONNRESET error made for its request', async () => {
+  // An error on the request is what Node's destroy reads the stack of (source-mapped when they
+  // are on), once per poll an agent closes. Long wait and heartbeat: nothing ends it but the agent.
+  const long = await startFeedServer(db.url, { waitLimitMs: 60_000, heartbeatMs: 60_000 });
+  try {
+    const reqs: IncomingMessage[] = [];
+    long.http.on('request', (r: IncomingMessage) => reqs.push(r));
+    const ac = new AbortController();
+    const res = await fetch(`${long.url}/v1/cluster/changes?region=us-east-1&wait=60`, {
+      headers: { authorization: `Bearer ${TOKENS['us-east-1']}` },
+      signal: ac.signal,
+    });
+    assert.equal(res.status, 200);
+    const body = res.body!.getReader();
+    assert.match(new TextDecoder().decode((await body.read()).value), /snapshot_begin/);
+    ac.abort();
+    await body.read().catch(() => {});
+    assert.equal(reqs.length, 1);
+    const req = reqs[0]!;
+    if (!req.closed) await once(req, 'close');
+    assert.ok(req.destroyed);
+    assert.equal(req.errored, null, `no error made for the request (got ${String(req.errored)})`);
+  } finally {
+    await long.close();
   }
 });

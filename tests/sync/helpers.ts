@@ -1,5 +1,6 @@
 // Shared fixtures for the change-feed tests: a real ctrl HTTP server with the feed mounted, a
 // recording controller, and writers that go through the store's desired-state functions.
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import postgres from 'postgres';
 import { AgentAuth, buildCtrlApp } from '../../src/http';
@@ -23,6 +24,8 @@ export interface FeedServer {
   feed: Feed;
   /** The pool the feed uses (its own, so tests can count its queries apart from theirs). */
   sql: Sql;
+  /** The HTTP server, for tests that look at its requests. */
+  http: Server;
   close(): Promise<void>;
   /** As a crashed replica: every open stream cut at once (no `end` line), then closed. */
   kill(): Promise<void>;
@@ -50,6 +53,7 @@ export async function startFeedServer(dbUrl: string, opts: FeedServerOptions = {
     url,
     feed,
     sql,
+    http: app.server,
     close,
     async kill() {
       app.server.closeAllConnections();

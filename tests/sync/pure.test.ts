@@ -5,6 +5,7 @@ import { ciliumState, sentinelState, topologyState } from '../../src/sync/desire
 import { ChangeBuffer } from '../../src/sync/buffer';
 import { Dispatcher } from '../../src/sync/dispatcher';
 import { DrainClosed, Overlap } from '../../src/sync/overlap';
+import { StreamAborted } from '../../src/sync/stream';
 import { DesiredState, PermanentError, RESOURCE_TYPES } from '../../src/sync/wire';
 import { RESOURCE_TYPES as OUTBOX_RESOURCE_TYPES } from '../../src/store/changes';
 import type { TopologyDesiredRow } from '../../src/store/desired-state';
@@ -147,6 +148,14 @@ test('a handed-over poll is closed with DrainClosed, a reason without stack fram
   assert.ok(ac.signal.aborted);
   assert.ok(ac.signal.reason instanceof DrainClosed);
   assert.deepEqual((ac.signal.reason as Error).stack!.split('\n').slice(1), [], 'no frames');
+  assert.ok(new Error('x').stack!.split('\n').length > 1, 'other errors keep theirs');
+});
+
+test('StreamAborted (one per poll an agent closes) is made without stack frames, its message intact', () => {
+  const e = new StreamAborted('client went away');
+  assert.ok(e instanceof Error);
+  assert.equal(e.message, 'client went away');
+  assert.deepEqual(e.stack!.split('\n').slice(1), [], 'no frames');
   assert.ok(new Error('x').stack!.split('\n').length > 1, 'other errors keep theirs');
 });
 
