@@ -24,7 +24,13 @@ export function get(url: URL, token: string, signal: AbortSignal): Promise<Incom
     });
     const onAbort = () => {
       off();
-      if (!res?.complete) req.destroy(signal.reason instanceof Error ? signal.reason : new Error('request aborted'));
+      if (res?.complete) return;
+      const reason = signal.reason instanceof Error ? signal.reason : new Error('request aborted');
+      req.destroy(reason);
+      // The body fails with the same reason now. Left to the socket's close, it would fail with
+      // an ECONNRESET error made there, whose stack Node's destroy reads (mapped through source
+      // maps when they are on): 2.6% of an agent's CPU in bench:feed, once per handed-over poll.
+      res?.destroy(reason);
     };
     const off = () => signal.removeEventListener('abort', onAbort);
     signal.addEventListener('abort', onAbort, { once: true });
