@@ -15,7 +15,7 @@ import type { ResourceController } from '../src/sync/wire';
 import { startProfile } from './_profile';
 
 // The config comes over IPC: 10,000 regions' tokens are too long for a command line (E2BIG).
-const cfg = await new Promise<{ url: string; regions: { region: string; token: string }[]; agents: number; offset?: number; waitSeconds: number; profileDir?: string; handover?: boolean }>((resolve) =>
+const cfg = await new Promise<{ url: string; regions: { region: string; token: string }[]; agents: number; offset?: number; waitSeconds?: number; profileDir?: string; handover?: boolean }>((resolve) =>
   process.once('message', (m: { type: string; config: never }) => resolve(m.config)),
 );
 const now = () => performance.timeOrigin + performance.now();

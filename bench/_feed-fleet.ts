@@ -23,7 +23,7 @@ export interface FleetConfig {
 }
 
 /** One child process of simulated agents: agent j of it is agent offset + j of the fleet. */
-async function startAgentProcess(cfg: FleetConfig, regions: string[], agents: number, offset: number, waitSeconds: number, handover: boolean): Promise<Agents> {
+async function startAgentProcess(cfg: FleetConfig, regions: string[], agents: number, offset: number, waitSeconds: number | undefined, handover: boolean): Promise<Agents> {
   const assigned = regions.map((region) => ({ region, token: cfg.tokens[region]! }));
   const child = fork(join(import.meta.dirname, '_feed-agents.ts'), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   child.send({ type: 'config', config: { url: cfg.url, regions: assigned, agents, offset, waitSeconds, profileDir: cfg.profileDir, handover } });
@@ -56,7 +56,8 @@ async function startAgentProcess(cfg: FleetConfig, regions: string[], agents: nu
 }
 
 /** `agents` agents on `regions` (agent i on regions[i mod K]), split over cfg.processes children. */
-export async function startAgents(cfg: FleetConfig, regions: string[], agents: number, waitSeconds = 10, handover = true): Promise<Agents> {
+/** `waitSeconds` undefined: the agents ask for no wait (ctrl's limit applies). */
+export async function startAgents(cfg: FleetConfig, regions: string[], agents: number, waitSeconds: number | undefined, handover = true): Promise<Agents> {
   const procs = Math.min(cfg.processes, agents);
   const sizes = Array.from({ length: procs }, (_, k) => Math.floor(agents / procs) + (k < agents % procs ? 1 : 0));
   const offsets = sizes.map((_, k) => sizes.slice(0, k).reduce((a, b) => a + b, 0));

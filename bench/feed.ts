@@ -32,6 +32,9 @@
 //   prints the second under `propagationWithoutHandover`: the gap's cost side by side in one
 //   run. Per run: polls handed over, changes applied from a handed-over poll (each would have
 //   waited for a reconnect), and duplicate applies (the same change applied twice by an agent).
+// - `--wait-s N` (10): the wait each propagation agent asks for, so polls end (and agents
+//   reconnect) while changes flow; `--wait-s ctrl`: no wait asked, as krane in production, so
+//   ctrl's own limit (55 s, spread by its jitter) ends each poll.
 // Prints progress on stderr and one JSON object on the last line of stdout.
 import { fork } from 'node:child_process';
 import type { AddressInfo, Socket } from 'node:net';
@@ -43,7 +46,7 @@ import { clusterFeedRoutes } from '../src/http/cluster-feed';
 import { createLogger } from '../src/log';
 import { createDb, migrate, type Sql } from '../src/store';
 import { upsertTopology } from '../src/store/topology';
-import { createFeed } from '../src/sync/feed';
+import { createFeed, DEFAULT_WAIT_LIMIT_MS } from '../src/sync/feed';
 import { startPostgres } from '../tests/helpers/postgres';
 import { startAgents as startFleet, type Agents } from './_feed-fleet';
 import { startProfile } from './_profile';
@@ -63,6 +66,7 @@ const args = parseArgs({
     // Two: on the 2-core machine the agents' parsing then runs beside ctrl's writes, not after.
     'agent-processes': { type: 'string', default: '2' },
     handover: { type: 'string', default: 'on' },
+    'wait-s': { type: 'string', default: '10' },
   },
 }).values;
 const positive = (name: keyof typeof args) => {
@@ -74,6 +78,8 @@ const CHANGES = positive('changes');
 const CHANGE_GAP_MS = Number(args['gap-ms']);
 if (!(CHANGE_GAP_MS >= 0)) throw new Error(`--gap-ms must be a number of milliseconds (got ${args['gap-ms']})`);
 const DRAIN_MS = positive('drain-s') * 1000;
+/** The wait the propagation agents ask for, in seconds; undefined: none (ctrl's limit). */
+const WAIT_S = args['wait-s'] === 'ctrl' ? undefined : positive('wait-s');
 const REGION_COUNT = positive('regions');
 /** The regions the propagation agents watch: `bench` alone, or `fleet-0` … `fleet-K-1`. */
 const FEED_REGIONS = REGION_COUNT === 1 ? ['bench'] : Array.from({ length: REGION_COUNT }, (_, i) => `fleet-${i}`);
@@ -112,7 +118,8 @@ async function startReplica() {
     },
   }) as unknown as Sql;
   // Every simulated agent shares its region's token, so the per-token stream limit is lifted.
-  const feed = createFeed({ sql, logger, waitLimitMs: 30_000, maxStreamsPerToken: Number.MAX_SAFE_INTEGER });
+  // ctrl's production wait limit: it ends the polls only of agents that ask for no shorter wait.
+  const feed = createFeed({ sql, logger, waitLimitMs: DEFAULT_WAIT_LIMIT_MS, maxStreamsPerToken: Number.MAX_SAFE_INTEGER });
   await feed.start();
   const auth = new AgentAuth({ sql, logger, configured: TOKENS });
   await auth.start();
@@ -156,7 +163,7 @@ const livePorts = () => replicas.filter((r) => r.alive && !retired.has(r)).map((
 const lb = REPLICAS > 1 ? await startBalancer() : null;
 const ctrlUrl = lb?.url ?? `http://127.0.0.1:${replicas[0]!.port}`;
 const fleet = { url: ctrlUrl, tokens: TOKENS, processes: AGENT_PROCESSES, profileDir: PROFILE_DIR };
-const startAgents = (regions: string[], agents: number, waitSeconds?: number, handover?: boolean) => startFleet(fleet, regions, agents, waitSeconds, handover);
+const startAgents = (regions: string[], agents: number, waitSeconds: number | undefined, handover?: boolean) => startFleet(fleet, regions, agents, waitSeconds, handover);
 
 /** The balancer's child: told the live ports, acknowledging each list before it is relied on. */
 async function startBalancer() {
@@ -204,7 +211,7 @@ const pct = (xs: number[], p: number) => {
   return round(s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!);
 };
 
-const result: Record<string, unknown> = { bench: 'feed', changes: CHANGES, changeGapMs: CHANGE_GAP_MS, agentProcesses: AGENT_PROCESSES, handover: args.handover };
+const result: Record<string, unknown> = { bench: 'feed', changes: CHANGES, changeGapMs: CHANGE_GAP_MS, agentProcesses: AGENT_PROCESSES, handover: args.handover, waitS: WAIT_S ?? 'ctrl' };
 const propagation: Record<string, unknown> = {};
 const propagationWithoutHandover: Record<string, unknown> = {};
 const idle: Record<string, unknown> = {};
@@ -235,7 +242,7 @@ async function drain(agents: Agents, expected: number): Promise<void> {
 async function propagate(n: number, handover: boolean): Promise<void> {
   const into = handover || HANDOVER_RUNS.length === 1 ? propagation : propagationWithoutHandover;
   say(`starting ${n} agents on ${FEED_REGIONS.length} region(s), handover ${handover ? 'on' : 'off'}`);
-  const agents = await startAgents(FEED_REGIONS, n, 10, handover);
+  const agents = await startAgents(FEED_REGIONS, n, WAIT_S, handover);
   await sleep(1_000);
   if (into === propagation) {
     say(`idle window with ${n} agents`);
@@ -318,7 +325,7 @@ for (const [region, n] of ONLY_AGENTS ? [] : ([['bulk-10k', 10_000], ['bulk-100k
   say(`seeding ${n} resources`);
   await seedDeployments(`dep-${region}-`, n, region);
   await admin`ANALYZE`;
-  const agents = await startAgents([region], 1);
+  const agents = await startAgents([region], 1, 10);
   fullSync[`resources${n / 1000}k`] = { ms: round(agents.ready.snapshotMs), failures: agents.ready.failures };
   say(`full sync of ${n}: ${agents.ready.snapshotMs.toFixed(0)} ms`);
   await agents.stop();
