@@ -36,6 +36,12 @@ export interface Waiter {
   readonly finished: boolean;
 }
 
+interface Group {
+  entries: BufferedChange[];
+  upTo: Position;
+  members: Waiter[];
+}
+
 /** Rows per push: the stream's own page size, so a push never sends more than a read would. */
 const PAGE = 1_000;
 
@@ -65,8 +71,13 @@ async function pushPage(
   lines: (entries: BufferedChange[]) => Promise<string[]>,
 ): Promise<Waiter[]> {
   const more: Waiter[] = [];
-  // Waiters at the same position get the same chunk: one group each (usually one in all).
-  const groups = new Map<string, { entries: BufferedChange[]; upTo: Position; members: Waiter[] }>();
+  // Waiters that would be sent the same entries get the same chunk: one group each (usually
+  // one in all).
+  const groups = new Map<string, Group>();
+  // A push moves every member of a group to one shared position object, so a thousand waiters
+  // usually hold a handful of positions: the buffer is searched once per position, not once per
+  // waiter. Keyed by identity: equal positions held in distinct objects are each searched.
+  const byPos = new Map<Position, { group?: Group; upTo: Position }>();
   for (const w of waiters) {
     if (w.finished) continue;
     const t = w.target;
@@ -74,15 +85,19 @@ async function pushPage(
       w.finish('change');
       continue;
     }
-    const { entries, upTo } = buffer.since(region, t.pos, PAGE);
-    if (entries.length === 0) {
-      t.pos = maxPosition(t.pos, upTo);
-      continue;
+    let found = byPos.get(t.pos);
+    if (!found) {
+      const { entries, upTo } = buffer.since(region, t.pos, PAGE);
+      let group: Group | undefined;
+      if (entries.length > 0) {
+        const key = `${entries[0]!.txid}:${entries[0]!.id}:${entries.length}`;
+        group = groups.get(key);
+        if (!group) groups.set(key, (group = { entries, upTo, members: [] }));
+      }
+      byPos.set(t.pos, (found = { group, upTo }));
     }
-    const key = `${entries[0]!.txid}:${entries[0]!.id}:${entries.length}`;
-    const g = groups.get(key);
-    if (g) g.members.push(w);
-    else groups.set(key, { entries, upTo, members: [w] });
+    if (found.group) found.group.members.push(w);
+    else t.pos = maxPosition(t.pos, found.upTo);
   }
   for (const g of groups.values()) {
     // Encoded once for the group: a string would be measured and encoded again for every
@@ -96,6 +111,7 @@ async function pushPage(
       continue;
     }
     const now = Date.now();
+    const cutShort = comparePositions(g.upTo, buffer.head) < 0;
     for (const w of g.members) {
       // Woken meanwhile (its wait ended, the client left): it reads from where it is.
       if (w.finished) continue;
@@ -105,7 +121,7 @@ async function pushPage(
       t.lastWrite = now;
       if (!ok) w.finish('drain');
       // Cut short at a page: the next round sends on from here.
-      else if (comparePositions(g.upTo, buffer.head) < 0) more.push(w);
+      else if (cutShort) more.push(w);
     }
   }
   return more;

@@ -153,3 +153,21 @@ test('a pushed chunk is the lines in UTF-8, characters outside ASCII included', 
   assert.deepEqual(w.pushed, ['{"id":"1","resource":"é-€-😀"}\n']);
   assert.equal(w.chunks[0]!.length, Buffer.byteLength(w.pushed[0]!, 'utf8'));
 });
+
+test('waiters at equal positions get one chunk whether or not they hold the same position object, push after push', async () => {
+  const b = new ChangeBuffer(100, { txid: '1', id: '0' });
+  b.append([row(2, 1, 'a')]);
+  const p = b.head;
+  const ws = [waiter(p), waiter(p), waiter({ ...p }), waiter({ txid: '1', id: '0' })];
+  const l = lineBuilder();
+  for (let i = 0; i < 3; i++) {
+    b.append([row(3 + i, 2 + i, 'a')]);
+    await pushToWaiters(b, 'a', ws, l.lines);
+    const chunks = ws.slice(0, 3).map((w) => w.chunks[i]);
+    assert.ok(chunks[0] && chunks.every((c) => c === chunks[0]), `push ${i}: one chunk for the three at the head`);
+    assert.deepEqual(ws[0]!.pushed[i], `{"id":"${2 + i}","resource":"s${2 + i}"}\n`);
+    for (const w of ws) assert.deepEqual(w.target!.pos, b.head);
+  }
+  assert.deepEqual(ws[3]!.pushed, ['{"id":"1","resource":"s1"}\n{"id":"2","resource":"s2"}\n', '{"id":"3","resource":"s3"}\n', '{"id":"4","resource":"s4"}\n']);
+  assert.deepEqual(l.calls, [['2'], ['1', '2'], ['3'], ['4']], 'one build per group; once all four are at one position, one in all');
+});
