@@ -42,6 +42,8 @@ export class LineReader {
   // follows no held-back bytes is decoded directly, without the decoder's copy per chunk.
   private readonly decoder = new StringDecoder('utf8');
   private held = false;
+  /** No text decoded yet: a byte order mark leading it is dropped, as TextDecoder did. */
+  private first = true;
   private lines: string[] = [];
   private at = 0;
   private rest = '';
@@ -116,6 +118,10 @@ export class LineReader {
   }
 
   private split(text: string): void {
+    if (this.first && text) {
+      this.first = false;
+      if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+    }
     const rest = this.rest + text;
     let start = 0;
     for (let nl = rest.indexOf('\n'); nl >= 0; nl = rest.indexOf('\n', start)) {

@@ -107,3 +107,12 @@ test('close() destroys a body not read to its end, and leaves an ended one alone
   r2.close();
   assert.equal(done.listenerCount('readable'), 0);
 });
+
+test('a byte order mark before the first line is dropped, also when it is split between chunks (TextDecoder did so before)', async () => {
+  const bytes = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"a":1}\n{"b":2}\n')]);
+  for (const cuts of [[], [1], [2], [3], [1, 2]]) {
+    assert.deepEqual(await read(bytes, cuts), ['{"a":1}', '{"b":2}'], `cut at ${cuts.join(',') || 'nothing'}`);
+  }
+  // Only a leading one: U+FEFF later in the body is the line's own text.
+  assert.deepEqual(await read(Buffer.from('{"a":1}\n\ufeff{"b":2}\n'), []), ['{"a":1}', '\ufeff{"b":2}']);
+});
