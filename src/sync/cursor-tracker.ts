@@ -19,15 +19,23 @@ export class CursorTracker {
     this.entries.push(e);
     this.inFlight++;
     job.then(
+      // settle() in a finally: a commit or failure callback that threw would otherwise leave
+      // the count up and settled() waiting for ever.
       () => {
         e.state = 'done';
-        this.flush();
-        this.settle();
+        try {
+          this.flush();
+        } finally {
+          this.settle();
+        }
       },
       (err: unknown) => {
         e.state = 'failed';
-        this.onFailure(err);
-        this.settle();
+        try {
+          this.onFailure(err);
+        } finally {
+          this.settle();
+        }
       },
     );
   }
