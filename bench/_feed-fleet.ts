@@ -56,7 +56,7 @@ async function startAgentProcess(cfg: FleetConfig, regions: string[], agents: nu
 }
 
 /** `agents` agents on `regions` (agent i on regions[i mod K]), split over cfg.processes children. */
-/** `waitSeconds` undefined: the agents ask for no wait (ctrl's limit applies). */
+/** `waitSeconds` undefined: the agents ask for krane's own wait (time to the next resync), which ctrl caps. */
 export async function startAgents(cfg: FleetConfig, regions: string[], agents: number, waitSeconds: number | undefined, handover = true): Promise<Agents> {
   const procs = Math.min(cfg.processes, agents);
   const sizes = Array.from({ length: procs }, (_, k) => Math.floor(agents / procs) + (k < agents % procs ? 1 : 0));

@@ -33,8 +33,9 @@
 //   run. Per run: polls handed over, changes applied from a handed-over poll (each would have
 //   waited for a reconnect), and duplicate applies (the same change applied twice by an agent).
 // - `--wait-s N` (10): the wait each propagation agent asks for, so polls end (and agents
-//   reconnect) while changes flow; `--wait-s ctrl`: no wait asked, as krane in production, so
-//   ctrl's own limit (55 s, spread by its jitter) ends each poll.
+//   reconnect) while changes flow; `--wait-s ctrl`: the wait krane asks for in production (the
+//   time to its next full resync, up to 300 s), so ctrl's own limit (55 s, spread by its
+//   jitter) ends each poll.
 // Prints progress on stderr and one JSON object on the last line of stdout.
 import { fork } from 'node:child_process';
 import type { AddressInfo, Socket } from 'node:net';
