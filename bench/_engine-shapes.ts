@@ -79,8 +79,16 @@ async function throughput(concurrency: number, ms: number, call: (worker: number
   return { completed, seconds: (performance.now() - t0) / 1000 };
 }
 
+/** A statement timed beside the latency shapes, in the same rounds (bench:engine's one-row
+ *  commit, which the per-step cost is compared with): taken once at the end, it met another
+ *  minute's load, and the ratio moved with it (0.21-0.31 ms across three runs of one tree). */
+export interface Probe {
+  run(): Promise<unknown>;
+  samples: number[];
+}
+
 /** Runs every shape for every subject, the subjects taking turns in rounds. */
-export async function measure(subjects: readonly Subject[], o: ShapeOptions): Promise<Map<string, ShapeResult>> {
+export async function measure(subjects: readonly Subject[], o: ShapeOptions, probe?: Probe): Promise<Map<string, ShapeResult>> {
   const names = subjects.map((s) => s.name);
   const samples = new Map(names.map((n) => [n, { ten: [] as number[], zero: [] as number[], http: [] as number[], inv: [] as number[] }]));
   const counts = new Map(names.map((n) => [n, { distinct: { completed: 0, seconds: 0 }, one: { completed: 0, seconds: 0 } }]));
@@ -95,6 +103,7 @@ export async function measure(subjects: readonly Subject[], o: ShapeOptions): Pr
     const order = subjects.map((_, i) => subjects[(i + r) % subjects.length]!);
     for (const s of order) samples.get(s.name)!.ten.push(...(await timed(per(o.latencyRuns), () => s.ten())));
     for (const s of order) samples.get(s.name)!.zero.push(...(await timed(per(o.latencyRuns), () => s.zero())));
+    if (probe) probe.samples.push(...(await timed(per(o.latencyRuns), probe.run)));
     for (const s of order) {
       const into = samples.get(s.name)!;
       for (let i = 0; s.awakeableFromHttp && i < per(o.awakeableRuns); i++) into.http.push(await s.awakeableFromHttp(`h${tag++}`));

@@ -15,7 +15,7 @@ import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import postgres from 'postgres';
 import { startPostgres, type PgServer } from '../tests/helpers/postgres';
-import { measure, pct, ratios, type ShapeOptions, type ShapeResult, type Subject } from './_engine-shapes';
+import { measure, pct, ratios, type Probe, type ShapeOptions, type ShapeResult, type Subject } from './_engine-shapes';
 import { startOurs } from './_engine-ours';
 
 /** The concurrency the issue's comparison numbers were measured at. */
@@ -40,17 +40,22 @@ function argList(name: string): string[] {
   return out.filter(Boolean);
 }
 
-async function commitP50(server: PgServer, db: string): Promise<number> {
+/** A one-row commit on a connection of its own: what one step is compared with. */
+async function commitProbe(server: PgServer, db: string): Promise<Probe & { end(): Promise<void> }> {
   const sql = postgres(server.urlFor(db), { max: 1, onnotice: () => {} });
   await sql`CREATE TABLE IF NOT EXISTS bench_commit (id serial PRIMARY KEY, at timestamptz DEFAULT now())`;
-  const xs: number[] = [];
+  return { run: () => sql`INSERT INTO bench_commit DEFAULT VALUES`, samples: [], end: () => sql.end() };
+}
+
+async function commitP50(server: PgServer, db: string): Promise<number> {
+  const probe = await commitProbe(server, db);
   for (let i = 0; i < 300; i++) {
     const t0 = performance.now();
-    await sql`INSERT INTO bench_commit DEFAULT VALUES`;
-    xs.push(performance.now() - t0);
+    await probe.run();
+    probe.samples.push(performance.now() - t0);
   }
-  await sql.end();
-  return pct(xs, 50);
+  await probe.end();
+  return pct(probe.samples, 50);
 }
 
 /** This engine alone on one PostgreSQL; statements per invocation from the pool's count. */
@@ -114,8 +119,11 @@ if (compare.length === 0) {
     versions.dbos = d.version;
     subjects.push(d);
   }
-  const results = await measure(subjects, SIDE_BY_SIDE);
-  const commit = await commitP50(server, 'bench_engine');
+  // The commit is timed in the same rounds as the 10-step and 0-step calls (see Probe).
+  const probe = await commitProbe(server, 'bench_engine');
+  const results = await measure(subjects, SIDE_BY_SIDE, probe);
+  await probe.end();
+  const commit = pct(probe.samples, 50);
   for (const s of subjects) await s.stop();
   await server.stop();
   const o = results.get('ours')!;
