@@ -9,6 +9,7 @@
 import type { Queryable } from '../../store/db';
 import type { StoredFailure } from './errors';
 import { json, type FinishResult, type StartArgs, type StartResult } from './invocation-store';
+import type { PendingStart } from './lazy-start';
 
 /** A completed journal position to record under its invocation's lease (group-commit.ts). */
 export interface DoneWrite {
@@ -20,6 +21,8 @@ export interface DoneWrite {
   /** Encoded value (codec.encode), or null with a failure. */
   value: string | null;
   failure: StoredFailure | null;
+  /** A lazy start (lazy-start.ts) this write carries while it is not written. */
+  start?: PendingStart | null;
 }
 
 /** Records finished steps of any number of invocations in one statement, each fenced on its own
@@ -107,6 +110,8 @@ export interface FinishArgs {
   error: StoredFailure | null;
   worker: string | null;
   leaseMs: number;
+  /** A lazy start (lazy-start.ts) this finish carries while it is not written. */
+  start?: PendingStart | null;
 }
 
 /** Finishes many invocations in one statement (group-commit.ts); answers in order.
@@ -141,4 +146,33 @@ export async function finishMany(sql: Queryable, finishes: readonly FinishArgs[]
                        ORDER BY k.service COLLATE "C", k.object_key COLLATE "C" FOR UPDATE OF k) AS keys_first) >= 0
              ORDER BY i.parent_id NULLS LAST, x.id) AS x`;
   return inOrder(finishes.length, row!.rs);
+}
+
+/** A lazy start and its first journal entry in one statement (lazy-start.ts). The row is new
+ *  and claimed for its worker at epoch 1 by this very statement, so the entry needs no fence;
+ *  the CTE runs engine_start first, as the INSERT reads its answer. Raises what engine_start
+ *  raises; true once both are written. */
+export async function startAndJournal(sql: Queryable, a: StartArgs, e: DoneWrite): Promise<boolean> {
+  const rows = await sql`
+    WITH s AS (
+      SELECT engine_start(${a.id}, ${a.service}, ${a.handler}, ${a.key}, ${a.kind}, ${json(a.input) ?? 'null'}::text::jsonb,
+        NULL, NULL, ${a.worker}, ${a.leaseMs}::int, NULL, NULL, NULL, NULL, NULL) AS r)
+    INSERT INTO engine_journal (invocation_id, seq, kind, name, status, value, failure, completed_at)
+    SELECT ${e.invocationId}, ${e.seq}::int, ${e.kind}, ${e.name}, 'done', ${e.value}::text::jsonb, ${json(e.failure)}::text::jsonb, now()
+      FROM s WHERE s.r->>'status' = 'running' AND (s.r->>'epoch')::int = ${e.epoch}::int
+    RETURNING seq`;
+  return rows.length === 1;
+}
+
+/** A lazy start and its finish in one statement: a handler that returned before any durable
+ *  write. engine_finish reads the row engine_start wrote (each statement of a function sees
+ *  the ones before it in its transaction). */
+export async function startAndFinish(sql: Queryable, a: StartArgs, f: FinishArgs): Promise<FinishResult> {
+  const [row] = await sql<{ r: FinishResult }[]>`
+    WITH s AS (
+      SELECT engine_start(${a.id}, ${a.service}, ${a.handler}, ${a.key}, ${a.kind}, ${json(a.input) ?? 'null'}::text::jsonb,
+        NULL, NULL, ${a.worker}, ${a.leaseMs}::int, NULL, NULL, NULL, NULL, NULL) AS r)
+    SELECT engine_finish(${f.id}, ${f.epoch}::int, ${f.status}, ${f.result}::text::jsonb, ${json(f.error)}::text::jsonb, ${f.worker}, ${f.leaseMs}::int) AS r
+      FROM s`;
+  return row!.r;
 }

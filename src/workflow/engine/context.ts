@@ -38,6 +38,7 @@ export class Context {
   }
 
   get invocationId(): string {
+    this.#exec.exposeId();
     return this.#exec.id;
   }
 

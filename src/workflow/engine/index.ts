@@ -9,7 +9,8 @@
 // - types.ts: definition shapes, handler lookup, execution targets. definitions.ts: handler(),
 //   defineService, defineObject. context.ts: what a handler gets. durable-promise.ts.
 // - engine.ts: the client face (start, call, send, result, awakeables, cancel, views, purge);
-//   worker.ts: executions in memory, notifications (the Runtime); claims.ts: when and how
+//   worker.ts: executions in memory, notifications (the Runtime, declared in runtime.ts);
+//   lazy-start.ts: a call's start carried by its first write; claims.ts: when and how
 //   much to claim (timers, poll), lease renewal; results.ts: waiters.
 // - execution-core.ts (positions, replay, suspension) + execution.ts (the operations);
 //   step-attempts.ts (a step's retries); outage.ts (waiting out the database).
@@ -65,10 +66,11 @@
 //   record a step, and a claim cannot overlap a write in flight. A crashed process's
 //   invocations are claimed by anyone once the lease expires and replayed from the journal.
 // - Hot path: a call/send from a process with spare capacity inserts the invocation already
-//   claimed and runs it at once; between steps the execution stays in memory (one fenced
+//   claimed and runs it at once (a call with no idempotency key, key lock, delay or trace
+//   inserts it with its first journal entry or its finish: lazy-start.ts); between steps the execution stays in memory (one fenced
 //   INSERT per step, no re-reads). Group commit: the steps, starts and finishes of all the
 //   executions of a process that arrive while one such statement is in flight go together in
-//   the next (a lone one goes at once), each member with its own fence and answer; a batch
+//   the next (a lone one goes at once, as the single-row statement), each member with its own fence and answer; a batch
 //   that fails for one member's reason is sent again member by member. An execution blocked only on completions suspends (row
 //   `suspended`, lease released, no worker slot held) but stays parked in memory: a wake-up
 //   from this process (awakeable resolved here, a child finishing here) claims it back in the

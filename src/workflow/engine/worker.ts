@@ -16,8 +16,10 @@ import { EngineTrace } from './trace';
 import { resolveHandler, type TraceHooks, type AnyDef, type ChildOptions, type ChildTarget, type ExecutionTarget } from './types';
 import { LeaseLostError, TerminalError, checkShape, fromFailure } from './errors';
 import { Execution } from './execution';
-import type { ExecutionCore, Outcome, Runtime } from './execution-core';
+import type { ExecutionCore } from './execution-core';
+import type { Outcome, Runtime } from './runtime';
 import * as store from './invocation-store';
+import type { PendingStart } from './lazy-start';
 import * as journalStore from './journal-store';
 import type { InvocationRow, JournalRow } from './invocation-store';
 import { untilAnswered } from './outage';
@@ -51,7 +53,7 @@ export interface WorkerClient {
   cancel(id: string): Promise<unknown>;
 }
 
-export class Worker implements Runtime {
+export class Worker implements Runtime<ExecutionCore> {
   readonly sql: Sql;
   readonly logger: Logger;
   readonly workerId: string;
@@ -103,7 +105,8 @@ export class Worker implements Runtime {
       active: () => this.running,
       free: () => this.#concurrency - this.#active(),
       dispatch: (row) => void this.#dispatch(row),
-      held: () => [...this.#running].filter((e) => e.state === 'running' || e.state === 'suspending'),
+      // A lazy start not yet written holds no lease in the database to renew.
+      held: () => [...this.#running].filter((e) => (e.state === 'running' || e.state === 'suspending') && !e.unwritten),
       afterPoll: async () => {
         // Every wait not settled by an execution running here: the work may finish anywhere.
         const waiting = this.#results.ids().filter((id) => !this.runsHere(id));
@@ -262,10 +265,10 @@ export class Worker implements Runtime {
   }
 
   /** Starts (or, from a journal, resumes) an execution this process holds the lease of. */
-  launch(target: ExecutionTarget, journal: JournalRow[]): void {
+  launch(target: ExecutionTarget, journal: JournalRow[], lazy: PendingStart | null = null): void {
     const def = this.#defs.get(target.service);
     const h = def && resolveHandler(def, target.handler);
-    const exec = new Execution(this, target, journal);
+    const exec = new Execution(this, target, journal, lazy);
     this.#executions.get(target.id)?.detach(new LeaseLostError(target.id));
     this.#executions.set(target.id, exec);
     this.#running.add(exec);

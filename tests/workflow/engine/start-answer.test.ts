@@ -44,9 +44,11 @@ const engine = testEngine(lossy, { workerId: 'start-answer' });
 engine.register(Svc);
 await engine.start();
 
+// An idempotency key keeps a call's start a statement of its own, before the handler runs (a
+// call without one starts lazily, with its first write: lazy-start.test.ts).
 test('a call whose start committed but whose answer was lost gets the result, and the work runs once', async () => {
   loseNextStart = true;
-  assert.equal(await engine.call(Svc, 'go', { n: 1 }), 'done 1');
+  assert.equal(await engine.call(Svc, 'go', { n: 1 }, { idempotencyKey: 'one' }), 'done 1');
   assert.equal(loseNextStart, false, 'the answer was lost');
   const rows = await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM engine_invocations WHERE service = 'startAnswer'`;
   assert.equal(rows[0]!.n, 1, 'one invocation');
@@ -62,8 +64,16 @@ test('a send whose answer was lost returns the invocation it started', async () 
 test('a start that never reached the database fails with the database error, and nothing runs', async () => {
   const before = ran.length;
   failNextStart = true;
-  await assert.rejects(engine.call(Svc, 'go', { n: 3 }), (err: Error & { code?: string }) => err.code === 'ECONNRESET');
+  await assert.rejects(engine.call(Svc, 'go', { n: 3 }, { idempotencyKey: 'three' }), (err: Error & { code?: string }) => err.code === 'ECONNRESET');
   const rows = await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM engine_invocations WHERE service = 'startAnswer' AND input->>'n' = '3'`;
   assert.equal(rows[0]!.n, 0);
   assert.equal(ran.length, before);
+});
+
+test('a lazy call whose start never reached the database waits it out like any write: it answers, and its step ran once', async () => {
+  const before = ran.length;
+  failNextStart = true;
+  assert.equal(await engine.call(Svc, 'go', { n: 4 }), 'done 4');
+  assert.equal(failNextStart, false, 'a start failed');
+  assert.equal(ran.length, before + 1);
 });

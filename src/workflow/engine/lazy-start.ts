@@ -1,0 +1,75 @@
+// A lazy start (issue 38). engine.call of a handler defined in this process, with no
+// idempotency key, no key lock (not exclusive), no delay, no transaction alongside and no trace,
+// starts nothing in the database: the handler runs at once under lease epoch 1 held in memory,
+// and the invocation's row is written by the same statement as its first durable write (the
+// first step's journal entry, or the finish of a handler with no step). A lone ten-step
+// invocation is then eleven statements, not twelve.
+//
+// Why the guarantees hold: the row is created already claimed by this worker at epoch 1 in the
+// statement that writes position 1, so no other process can have claimed it or written before
+// it (fencing and journal order). Anything that needs the row to exist first writes the start
+// as its own statement before it runs: a database step (its transaction fences on the row), a
+// sleep, a call or send (the child's start fences on its parent), object state, a suspension;
+// and once the handler was handed its id (ctx.invocationId, an awakeable), no step body runs
+// before the row exists, so nobody outside can be sent an id that is not there. What changes:
+// until its first write the invocation is not in the database, so a crash then loses it along
+// with the in-process caller that was waiting for it (its work so far was at-least-once anyway),
+// and lease renewals skip it (there is no lease to renew). engine.send never starts lazily.
+import type { StartArgs } from './invocation-store';
+
+export class PendingStart {
+  readonly args: StartArgs;
+  /** Set by whatever statement committed the row (batches.ts, or a plain start). */
+  written = false;
+  /** The handler was handed the id: step bodies wait for the row. */
+  exposed = false;
+  /** Settles when the statement carrying the start now has answered; null: none does. */
+  #carrier: Promise<void> | null = null;
+  #release: (() => void) | null = null;
+
+  constructor(args: StartArgs) {
+    this.args = args;
+  }
+
+  /** True: the caller carries the start in its next statement, and calls release() once that
+   *  statement answered (or failed). False: the row is written. One carrier at a time: the
+   *  others wait for its answer instead of racing it with a second start of the same id. */
+  async take(): Promise<boolean> {
+    for (;;) {
+      if (this.written) return false;
+      if (!this.#carrier) {
+        // Taken in the same turn as the check: no await between them.
+        this.#carrier = new Promise<void>((resolve) => (this.#release = resolve));
+        return true;
+      }
+      await this.#carrier;
+    }
+  }
+
+  release(): void {
+    const r = this.#release;
+    this.#carrier = this.#release = null;
+    r?.();
+  }
+}
+
+/**
+ * Sends a statement that can carry the start: `send(start)` while the row is not written (this
+ * caller's turn), `send(null)` once it is. On a retry (the last answer was lost) the row is
+ * looked for first: found, that statement committed, and with it what it carried (one
+ * statement), so the plain statement's own retry path recognises its entry or finish.
+ */
+export async function withStart<T>(
+  lazy: PendingStart | null,
+  retry: boolean,
+  exists: () => Promise<boolean>,
+  send: (start: PendingStart | null) => Promise<T>,
+): Promise<T> {
+  if (!lazy || !(await lazy.take())) return send(null);
+  try {
+    if (retry && (await exists())) lazy.written = true;
+    return await send(lazy.written ? null : lazy);
+  } finally {
+    lazy.release();
+  }
+}
