@@ -47,7 +47,7 @@ export class Execution extends ExecutionCore {
     if (entry) return this._replayed<T>(entry);
     const p = this._track(async () => {
       // An id handed out must exist before a body can pass it on (lazy-start.ts).
-      if (this._lazy?.exposed) await this._ensureStarted();
+      if (this._lazy?.exposed && !this._lazy.written) await this._ensureStarted();
       const { value, failure } = await attemptStep(this._stepHost(), name, opts, async (attempt) => encode(await fn(attempt)));
       if (!(await this._durable('journal', (retry) => this._journalDone(seq, 'run', name, value, failure, retry)))) this._lost();
       if (failure) throw fromFailure(failure);
@@ -64,7 +64,7 @@ export class Execution extends ExecutionCore {
     let tries = 0;
     const p = this._track(async () => {
       // Its transaction fences on the invocation's row.
-      if (this._lazy) await this._ensureStarted();
+      if (this.unwritten) await this._ensureStarted();
       const { value, failure } = await attemptStep(this._stepHost(), name, opts, async () =>
         this.sql.begin(async (tx) => {
           if (!(await journalStore.fenceInTx(tx, this.id, this.epoch))) throw new AbortError(new LeaseLostError(this.id));
