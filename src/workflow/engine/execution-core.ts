@@ -137,9 +137,10 @@ export abstract class ExecutionCore {
       worker: this._rt.claimWorker(),
       leaseMs: this._rt.leaseMs,
     }));
-    if (r.ok || !retry) return r;
-    // The first try may have committed: only this lease epoch can have finished it. What it
-    // handed on (the parent, the key's next invocation) is found by claims once those leases lapse.
+    if (r.ok || !(retry || this._lazy?.uncertain)) return r;
+    // The first try (or a statement that carried the start with it) may have committed: only this
+    // lease epoch can have finished it. What it handed on (the parent, the key's next invocation)
+    // is found by claims once those leases lapse.
     const row = await store.getInvocationRow(this.sql, this.id);
     return row && row.leaseEpoch === this.epoch && store.TERMINAL_STATUSES.includes(row.status) ? { ok: true } : r;
   }
@@ -163,7 +164,8 @@ export abstract class ExecutionCore {
   protected async _journalDone(seq: number, kind: string, name: string, value: string | null, failure: StoredFailure | null, retry: boolean): Promise<boolean> {
     const write = (start: PendingStart | null) => this._rt.batches.journal.submit({ invocationId: this.id, epoch: this.epoch, seq, kind, name, value, failure, start });
     if (await withStart(this._lazy, retry, () => this.#rowExists(), write)) return true;
-    return retry && (await journalStore.ownEntry(this.sql, this.id, this.epoch, seq, kind, name)) !== null;
+    // `uncertain`: a statement that carried the lazy start went unanswered, and this entry may be written.
+    return (retry || this._lazy?.uncertain === true) && (await journalStore.ownEntry(this.sql, this.id, this.epoch, seq, kind, name)) !== null;
   }
 
   async #rowExists(): Promise<boolean> {

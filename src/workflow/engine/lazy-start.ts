@@ -21,6 +21,10 @@ export class PendingStart {
   readonly args: StartArgs;
   /** Set by whatever statement committed the row (batches.ts, or a plain start). */
   written = false;
+  /** A statement that carried the start ended without an answer (a cut connection, an
+   *  outage): it may have committed. The next carrier, whoever it is, looks for the row first,
+   *  and what that statement carried (an entry, a finish) may be there too. */
+  uncertain = false;
   /** The handler was handed the id: step bodies wait for the row. */
   exposed = false;
   /** Settles when the statement carrying the start now has answered; null: none does. */
@@ -55,9 +59,12 @@ export class PendingStart {
 
 /**
  * Sends a statement that can carry the start: `send(start)` while the row is not written (this
- * caller's turn), `send(null)` once it is. On a retry (the last answer was lost) the row is
- * looked for first: found, that statement committed, and with it what it carried (one
- * statement), so the plain statement's own retry path recognises its entry or finish.
+ * caller's turn), `send(null)` once it is. After a statement carrying it went unanswered (this
+ * caller's retry, or another's carrier: `uncertain`) the row is looked for first: found, that
+ * statement committed, and with it what it carried (one statement), so the plain statement's
+ * own retry path recognises its entry or finish. The look can miss a statement still running
+ * on the server: sent again, the start then meets the row on its primary key once that one
+ * commits, which says the same (the id is this call's own, drawn at the call).
  */
 export async function withStart<T>(
   lazy: PendingStart | null,
@@ -67,9 +74,24 @@ export async function withStart<T>(
 ): Promise<T> {
   if (!lazy || !(await lazy.take())) return send(null);
   try {
-    if (retry && (await exists())) lazy.written = true;
-    return await send(lazy.written ? null : lazy);
+    if ((retry || lazy.uncertain) && (await exists())) lazy.written = true;
+    if (lazy.written) return await send(null);
+    try {
+      return await send(lazy);
+    } catch (err) {
+      if (lazy.written) throw err;
+      lazy.uncertain = true;
+      if (!startCommitted(err)) throw err;
+      lazy.written = true;
+      return await send(null);
+    }
   } finally {
     lazy.release();
   }
+}
+
+/** The start collided with its own row: an earlier statement carrying it committed. */
+function startCommitted(err: unknown): boolean {
+  const e = err as { code?: unknown; constraint_name?: unknown };
+  return e?.code === '23505' && e.constraint_name === 'engine_invocations_pkey';
 }

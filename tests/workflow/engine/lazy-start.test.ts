@@ -15,19 +15,35 @@ import { testEngine, waitFor } from './helpers';
 const db = await testDb();
 await db.sql`CREATE TABLE fx_lazy (id text PRIMARY KEY)`;
 
+const reset = () => Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
 /** Statements sent, by what they contain; the next one containing `loseNext` has its answer
- *  lost after it committed. */
+ *  lost after it committed. The next one containing `lateNext` fails at once as if cut, but
+ *  reaches the database later: it commits right after the next read of an invocation row has
+ *  read nothing (a retry looking for the row while the original was still running). */
 const seen: string[] = [];
 let loseNext: string | null = null;
+let lateNext: string | null = null;
+let late: (() => Promise<unknown>) | null = null;
 const counted = new Proxy(db.sql, {
   apply(target, thisArg, args: unknown[]) {
     const text = Array.isArray(args[0]) ? (args[0] as string[]).join('$') : '';
     seen.push(text);
-    const q = Reflect.apply(target as unknown as (...a: unknown[]) => unknown, thisArg, args);
+    const run = () => Promise.resolve(Reflect.apply(target as unknown as (...a: unknown[]) => unknown, thisArg, args));
+    if (late && text.startsWith('SELECT * FROM engine_invocations WHERE id')) {
+      const send = late;
+      late = null;
+      return run().then(async (rows) => (await send(), rows));
+    }
+    if (lateNext !== null && text.includes(lateNext)) {
+      lateNext = null;
+      late = run;
+      return Promise.reject(reset());
+    }
+    const q = run();
     if (loseNext === null || !text.includes(loseNext)) return q;
     loseNext = null;
-    return Promise.resolve(q).then(() => {
-      throw Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
+    return q.then(() => {
+      throw reset();
     });
   },
 }) as Sql;
@@ -74,7 +90,7 @@ const Lazy = engine.service('lazy', {
     });
     return 1;
   }),
-  both: handler({ input: z.object({}), output: z.number() }, async (ctx) => {
+  both: handler({ input: z.object({ tag: z.string().optional() }), output: z.number() }, async (ctx) => {
     const [a, b] = await ctx.all([ctx.run('a', () => 1), ctx.run('b', () => 2)]);
     return a + b;
   }),
@@ -142,6 +158,27 @@ test('the answer of the statement carrying the start is lost after it committed:
   assert.equal(loseNext, null, 'an answer was lost');
   const rows = await db.sql<{ status: string }[]>`SELECT status FROM engine_invocations WHERE input->>'tag' IN ('lost-step', 'lost-finish')`;
   assert.deepEqual(rows.map((r) => r.status), ['completed', 'completed']);
+});
+
+test('two steps at once as the first writes, and the answer of the one carrying the start is lost: the other does not start it again', async () => {
+  loseNext = 'WITH s AS';
+  assert.equal(await engine.call(Lazy, 'both', { tag: 'both-lost' }), 3);
+  assert.equal(loseNext, null, 'an answer was lost');
+  const rows = await db.sql<{ n: number; status: string }[]>`
+    SELECT count(j.seq)::int AS n, i.status FROM engine_invocations i LEFT JOIN engine_journal j ON j.invocation_id = i.id
+     WHERE i.input->>'tag' = 'both-lost' GROUP BY i.id, i.status`;
+  assert.deepEqual(rows.map((r) => [r.n, r.status]), [[2, 'completed']]);
+});
+
+test('the retry looked for the row while the statement carrying the start was still running: the start is not an error, and the step ran once', async () => {
+  lateNext = 'WITH s AS';
+  assert.equal(await engine.call(Lazy, 'steps', { n: 2, tag: 'late-step' }), 2);
+  assert.equal(lateNext, null, 'a statement was late');
+  assert.equal(late, null, 'the late statement was sent');
+  assert.deepEqual([ran.get('late-step:0'), ran.get('late-step:1')], [1, 1]);
+  // Epoch 1: finished by its first run, not by a replay after its lease lapsed.
+  const rows = await db.sql<{ status: string; leaseEpoch: number }[]>`SELECT status, lease_epoch FROM engine_invocations WHERE input->>'tag' = 'late-step'`;
+  assert.deepEqual(rows.map((r) => [r.status, r.leaseEpoch]), [['completed', 1]]);
 });
 
 test('concurrent lazy calls share statements and each starts once', async () => {

@@ -33,10 +33,10 @@ const lossy = new Proxy(db.sql, {
   },
 }) as Sql;
 
-const ran: string[] = [];
+const ran: { id: string; n: number }[] = [];
 const Svc = defineService('startAnswer', {
   go: handler({ input: z.object({ n: z.number() }), output: z.string() }, async (ctx, { n }) => {
-    await ctx.run('work', () => void ran.push(ctx.invocationId));
+    await ctx.run('work', () => void ran.push({ id: ctx.invocationId, n }));
     return `done ${n}`;
   }),
 });
@@ -44,15 +44,26 @@ const engine = testEngine(lossy, { workerId: 'start-answer' });
 engine.register(Svc);
 await engine.start();
 
-// An idempotency key keeps a call's start a statement of its own, before the handler runs (a
-// call without one starts lazily, with its first write: lazy-start.test.ts).
+// The handler reads its id inside its step body: without an idempotency key the call starts
+// lazily, and reading the id writes the start as a statement of its own (lazy-start.ts); the
+// step's journal write then follows a start whose answer was lost.
 test('a call whose start committed but whose answer was lost gets the result, and the work runs once', async () => {
   loseNextStart = true;
-  assert.equal(await engine.call(Svc, 'go', { n: 1 }, { idempotencyKey: 'one' }), 'done 1');
+  assert.equal(await engine.call(Svc, 'go', { n: 1 }), 'done 1');
   assert.equal(loseNextStart, false, 'the answer was lost');
-  const rows = await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM engine_invocations WHERE service = 'startAnswer'`;
+  const rows = await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM engine_invocations WHERE service = 'startAnswer' AND input->>'n' = '1'`;
   assert.equal(rows[0]!.n, 1, 'one invocation');
-  assert.equal(ran.length, 1, 'its step ran once');
+  assert.equal(ran.filter((r) => r.n === 1).length, 1, 'its step ran once');
+});
+
+// An idempotency key keeps a call's start a statement of its own, before the handler runs.
+test('an eager call whose start committed but whose answer was lost gets the result, and the work runs once', async () => {
+  loseNextStart = true;
+  assert.equal(await engine.call(Svc, 'go', { n: 11 }, { idempotencyKey: 'one' }), 'done 11');
+  assert.equal(loseNextStart, false, 'the answer was lost');
+  const rows = await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM engine_invocations WHERE service = 'startAnswer' AND input->>'n' = '11'`;
+  assert.equal(rows[0]!.n, 1, 'one invocation');
+  assert.equal(ran.filter((r) => r.n === 11).length, 1, 'its step ran once');
 });
 
 test('a send whose answer was lost returns the invocation it started', async () => {
