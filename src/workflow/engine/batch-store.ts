@@ -8,7 +8,7 @@
 // is reset on CommandComplete only), which then reads holes.
 import type { Queryable } from '../../store/db';
 import type { StoredFailure } from './errors';
-import { json, type FinishResult, type StartArgs, type StartResult } from './invocation-store';
+import { json, startInput, type FinishResult, type StartArgs, type StartResult } from './invocation-store';
 import type { PendingStart } from './lazy-start';
 
 /** A completed journal position to record under its invocation's lease (group-commit.ts). */
@@ -62,7 +62,7 @@ export async function startMany(sql: Queryable, starts: readonly StartArgs[]): P
     const n = order[k]!;
     const a = starts[n]!;
     const p = a.parent;
-    doc += `${k ? ',' : ''}{"n":${n},"id":${q(a.id)},"service":${q(a.service)},"handler":${q(a.handler)},"key":${q(a.key)},"kind":${q(a.kind)},"input":${json(a.input) ?? 'null'},"idem":${q(a.idempotencyKey)},"delay":${num(a.delayMs)},"worker":${q(a.worker)},"lease":${a.leaseMs | 0},"parent":${q(p?.id ?? null)},"pepoch":${num(p?.epoch ?? null)},"pseq":${num(p?.seq ?? null)},"pentry":${q(p?.entry ?? null)},"pname":${q(p?.name ?? null)}}`;
+    doc += `${k ? ',' : ''}{"n":${n},"id":${q(a.id)},"service":${q(a.service)},"handler":${q(a.handler)},"key":${q(a.key)},"kind":${q(a.kind)},"input":${startInput(a)},"idem":${q(a.idempotencyKey)},"delay":${num(a.delayMs)},"worker":${q(a.worker)},"lease":${a.leaseMs | 0},"parent":${q(p?.id ?? null)},"pepoch":${num(p?.epoch ?? null)},"pseq":${num(p?.seq ?? null)},"pentry":${q(p?.entry ?? null)},"pname":${q(p?.name ?? null)}}`;
   }
   doc += ']';
   // A function scan yields the document's rows in order, and each engine_start runs as its row
@@ -155,7 +155,7 @@ export async function finishMany(sql: Queryable, finishes: readonly FinishArgs[]
 export async function startAndJournal(sql: Queryable, a: StartArgs, e: DoneWrite): Promise<boolean> {
   const rows = await sql`
     WITH s AS (
-      SELECT engine_start(${a.id}, ${a.service}, ${a.handler}, ${a.key}, ${a.kind}, ${json(a.input) ?? 'null'}::text::jsonb,
+      SELECT engine_start(${a.id}, ${a.service}, ${a.handler}, ${a.key}, ${a.kind}, ${startInput(a)}::text::jsonb,
         NULL, NULL, ${a.worker}, ${a.leaseMs}::int, NULL, NULL, NULL, NULL, NULL) AS r)
     INSERT INTO engine_journal (invocation_id, seq, kind, name, status, value, failure, completed_at)
     SELECT ${e.invocationId}, ${e.seq}::int, ${e.kind}, ${e.name}, 'done', ${e.value}::text::jsonb, ${json(e.failure)}::text::jsonb, now()
@@ -170,7 +170,7 @@ export async function startAndJournal(sql: Queryable, a: StartArgs, e: DoneWrite
 export async function startAndFinish(sql: Queryable, a: StartArgs, f: FinishArgs): Promise<FinishResult> {
   const [row] = await sql<{ r: FinishResult }[]>`
     WITH s AS (
-      SELECT engine_start(${a.id}, ${a.service}, ${a.handler}, ${a.key}, ${a.kind}, ${json(a.input) ?? 'null'}::text::jsonb,
+      SELECT engine_start(${a.id}, ${a.service}, ${a.handler}, ${a.key}, ${a.kind}, ${startInput(a)}::text::jsonb,
         NULL, NULL, ${a.worker}, ${a.leaseMs}::int, NULL, NULL, NULL, NULL, NULL) AS r)
     SELECT engine_finish(${f.id}, ${f.epoch}::int, ${f.status}, ${f.result}::text::jsonb, ${json(f.error)}::text::jsonb, ${f.worker}, ${f.leaseMs}::int) AS r
       FROM s`;

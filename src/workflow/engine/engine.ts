@@ -13,7 +13,7 @@ import { defineObject, defineService } from './definitions';
 import { resolveHandler, type TraceHooks, type AnyDef, type HandlerName, type Handlers, type InputOf, type ObjectDef, type OutputOf, type ServiceDef } from './types';
 import { CancelledError, TerminalError, invalidInput, toFailure } from './errors';
 import * as store from './invocation-store';
-import { PendingStart } from './lazy-start';
+import { PendingStart, jsonbRefuses } from './lazy-start';
 import * as journalStore from './journal-store';
 import type { InvocationStatus } from './invocation-store';
 import { encode } from './codec';
@@ -271,9 +271,14 @@ export class Engine {
     const alongside = opts.alongside;
     // A call that nothing else can find or join runs at once; its row goes with its first
     // write (lazy-start.ts). Not a send: its id is the answer, so the row must exist first.
+    // The input is serialized now, as the call saw it; one the database would refuse (or a key
+    // with a NUL, which text refuses) takes the eager start, which fails before anything runs.
     if (call && worker !== null && !traceContext && !alongside && !args.idempotencyKey && h.kind !== 'exclusive') {
-      this.#worker.launch({ ...started, epoch: 1, cancelRequested: false }, [], new PendingStart(args));
-      return { id, deduped: false, status: 'running', epoch: 1 };
+      const inputJson = store.json(input);
+      if (!jsonbRefuses(inputJson) && !key?.includes('\0')) {
+        this.#worker.launch({ ...started, epoch: 1, cancelRequested: false }, [], new PendingStart({ ...args, inputJson }));
+        return { id, deduped: false, status: 'running', epoch: 1 };
+      }
     }
     const run = alongside
       ? () => this.sql.begin(async (tx) => (await alongside(tx), store.startInvocation(tx, args))) as Promise<store.StartResult>

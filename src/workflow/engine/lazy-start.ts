@@ -90,6 +90,26 @@ export async function withStart<T>(
   }
 }
 
+/** Escapes in JSON text, one at a time from the left (so `\\u0000`, an escaped backslash
+ *  and the letters u0000, is not taken for one). */
+const ESCAPE = /\\(?:u([0-9a-fA-F]{4})|.)/g;
+
+/**
+ * True when PostgreSQL's jsonb would refuse this JSON.stringify output (checked against the
+ * real server): a NUL (22P05) or a surrogate (22P02) escape. JSON.stringify escapes a surrogate
+ * only when it is unpaired, and NUL always. A lazy call with such an input takes the eager path
+ * instead, so it fails at the call with the database's error, and nothing runs.
+ */
+export function jsonbRefuses(text: string | null): boolean {
+  if (text === null || !text.includes('\\u')) return false;
+  for (const m of text.matchAll(ESCAPE)) {
+    if (m[1] === undefined) continue;
+    const c = parseInt(m[1], 16);
+    if (c === 0 || (c >= 0xd800 && c <= 0xdfff)) return true;
+  }
+  return false;
+}
+
 /** The start collided with its own row: an earlier statement carrying it committed. */
 function startCommitted(err: unknown): boolean {
   const e = err as { code?: unknown; constraint_name?: unknown };
