@@ -15,7 +15,6 @@ import {
   TerminalError,
   fromFailure,
   toFailure,
-  type StoredFailure,
 } from './errors';
 import type { ExecutionTarget } from './types';
 import * as store from './invocation-store';
@@ -60,8 +59,9 @@ export abstract class ExecutionCore {
   /** A durable timer raced against `p` (execution.ts): durable promises made here need it. */
   abstract orTimeout<T>(p: DurablePromise<T>, ms: number): DurablePromise<T>;
 
-  /** Writes a lazy start on its own, for what needs the row first (execution.ts). */
-  protected abstract _ensureStarted(): Promise<void>;
+  /** Writes a lazy start on its own, for what needs the row first (execution.ts, and a
+   *  stopping worker before it hands leases back). */
+  abstract ensureStarted(): Promise<void>;
 
   constructor(rt: Runtime<ExecutionCore>, target: ExecutionTarget, journal: JournalRow[], lazy: PendingStart | null = null) {
     this._rt = rt;
@@ -118,7 +118,7 @@ export abstract class ExecutionCore {
   /** Left for its lease to lapse and another try to run it from the journal: a lazy start
    *  must be written first, or nothing would be there to run (and its caller would wait). */
   async #handBack(): Promise<void> {
-    if (this.unwritten) await this._ensureStarted().catch(() => {});
+    if (this.unwritten) await this.ensureStarted().catch(() => {});
   }
 
   /** True while a lazy start is not written: there is no lease in the database to renew. */
@@ -127,7 +127,7 @@ export abstract class ExecutionCore {
   }
 
   async #finish(outcome: Outcome, retry: boolean): Promise<store.FinishResult> {
-    const r = await withStart(this._lazy, retry, () => this.#rowExists(), (start) => this._rt.batches.finishes.submit({
+    const r = await withStart(this._lazy, retry, () => this._rowExists(), (start) => this._rt.batches.finishes.submit({
       start,
       id: this.id,
       epoch: this.epoch,
@@ -147,8 +147,12 @@ export abstract class ExecutionCore {
 
   /** The engine's own bookkeeping: waits out database outages, never surfaces them. */
   protected _durable<T>(operation: string, op: (retry: boolean) => Promise<T>): Promise<T> {
-    // Journal entries and the finish carry a lazy start; everything else needs the row first.
-    if (this._lazy && !this._lazy.written && !CARRIES_START.has(operation)) return this._ensureStarted().then(() => this._durable(operation, op));
+    if (this.unwritten) {
+      // Dropped before its row was written (a stop): nothing may create it now.
+      if (this.state === 'detached') return Promise.reject(this.#fatal);
+      // Journal entries and the finish carry a lazy start; everything else needs the row first.
+      if (!CARRIES_START.has(operation)) return this.ensureStarted().then(() => this._durable(operation, op));
+    }
     return untilAnswered(op, {
       abort: () => {
         if (this.state !== 'detached' && this.state !== 'finished') return null;
@@ -160,15 +164,7 @@ export abstract class ExecutionCore {
     });
   }
 
-  /** A journal write of a completed position; a retry recognises its own earlier write. */
-  protected async _journalDone(seq: number, kind: string, name: string, value: string | null, failure: StoredFailure | null, retry: boolean): Promise<boolean> {
-    const write = (start: PendingStart | null) => this._rt.batches.journal.submit({ invocationId: this.id, epoch: this.epoch, seq, kind, name, value, failure, start });
-    if (await withStart(this._lazy, retry, () => this.#rowExists(), write)) return true;
-    // `uncertain`: a statement that carried the lazy start went unanswered, and this entry may be written.
-    return (retry || this._lazy?.uncertain === true) && (await journalStore.ownEntry(this.sql, this.id, this.epoch, seq, kind, name)) !== null;
-  }
-
-  async #rowExists(): Promise<boolean> {
+  protected async _rowExists(): Promise<boolean> {
     return (await store.getInvocationRow(this.sql, this.id)) !== undefined;
   }
 

@@ -6,13 +6,13 @@ import { AbortError } from 'p-retry';
 import type { TxSql } from '../../store/db';
 import { decode, encode } from './codec';
 import { DurablePromise } from './durable-promise';
-import { LeaseLostError, TerminalError, TimeoutError, fromFailure } from './errors';
+import { LeaseLostError, TerminalError, TimeoutError, fromFailure, type StoredFailure } from './errors';
 import { awakeableId } from '../../ids';
 import { ExecutionCore } from './execution-core';
 import * as store from './invocation-store';
 import * as journalStore from './journal-store';
 import { attemptStep, type StepHost } from './step-attempts';
-import { withStart } from './lazy-start';
+import { withStart, type PendingStart } from './lazy-start';
 import type { ChildOptions, ChildTarget, RunOptions } from './types';
 
 export class Execution extends ExecutionCore {
@@ -23,19 +23,27 @@ export class Execution extends ExecutionCore {
     if (!lazy || lazy.written || lazy.exposed) return;
     lazy.exposed = true;
     // Its failure surfaces on the next operation, which waits for the row again.
-    this._ensureStarted().catch(() => {});
+    this.ensureStarted().catch(() => {});
   }
 
-  protected async _ensureStarted(): Promise<void> {
+  async ensureStarted(): Promise<void> {
     const lazy = this._lazy;
     if (!lazy || lazy.written) return;
     await this._durable('start', (retry) =>
-      withStart(lazy, retry, async () => (await store.getInvocationRow(this.sql, this.id)) !== undefined, async (start) => {
+      withStart(lazy, retry, () => this._rowExists(), async (start) => {
         if (!start) return;
         await this._rt.batches.starts.submit(start.args);
         start.written = true;
       }),
     );
+  }
+
+  /** A journal write of a completed position; a retry recognises its own earlier write. */
+  protected async _journalDone(seq: number, kind: string, name: string, value: string | null, failure: StoredFailure | null, retry: boolean): Promise<boolean> {
+    const write = (start: PendingStart | null) => this._rt.batches.journal.submit({ invocationId: this.id, epoch: this.epoch, seq, kind, name, value, failure, start });
+    if (await withStart(this._lazy, retry, () => this._rowExists(), write)) return true;
+    // `uncertain`: a statement that carried the lazy start went unanswered, and this entry may be written.
+    return (retry || this._lazy?.uncertain === true) && (await journalStore.ownEntry(this.sql, this.id, this.epoch, seq, kind, name)) !== null;
   }
 
   // ---- operations (used by Context) ---------------------------------------------------------
@@ -47,7 +55,7 @@ export class Execution extends ExecutionCore {
     if (entry) return this._replayed<T>(entry);
     const p = this._track(async () => {
       // An id handed out must exist before a body can pass it on (lazy-start.ts).
-      if (this._lazy?.exposed && !this._lazy.written) await this._ensureStarted();
+      if (this._lazy?.exposed && !this._lazy.written) await this.ensureStarted();
       const { value, failure } = await attemptStep(this._stepHost(), name, opts, async (attempt) => encode(await fn(attempt)));
       if (!(await this._durable('journal', (retry) => this._journalDone(seq, 'run', name, value, failure, retry)))) this._lost();
       if (failure) throw fromFailure(failure);
@@ -64,7 +72,7 @@ export class Execution extends ExecutionCore {
     let tries = 0;
     const p = this._track(async () => {
       // Its transaction fences on the invocation's row.
-      if (this.unwritten) await this._ensureStarted();
+      if (this.unwritten) await this.ensureStarted();
       const { value, failure } = await attemptStep(this._stepHost(), name, opts, async () =>
         this.sql.begin(async (tx) => {
           if (!(await journalStore.fenceInTx(tx, this.id, this.epoch))) throw new AbortError(new LeaseLostError(this.id));

@@ -138,7 +138,11 @@ export class Worker implements Runtime<ExecutionCore> {
     this.#stopping = true;
     this.#claims.stop();
     const deadline = Date.now() + this.#stopTimeoutMs;
+    // A lazy call in flight has no row to hand back: written now, it is handed back below like
+    // the rest (or finishes meanwhile). A start still unwritten at the deadline is dropped.
+    const starts = Promise.allSettled([...this.#running].filter((e) => e.unwritten).map((e) => e.ensureStarted()));
     while ((this.#running.size > 0 || this.#loading > 0) && Date.now() < deadline) await delay(10);
+    await Promise.race([starts, delay(Math.max(0, deadline - Date.now()), undefined, { ref: false })]);
     const rest = [...this.#running];
     try {
       await store.releaseLeases(this.sql, rest.map((e) => e.id), rest.map((e) => e.epoch));

@@ -45,3 +45,35 @@ test('the row stores the input as it was at the call, not as it is at the first 
   const rows = await db.sql<{ input: { s: string } }[]>`SELECT input FROM engine_invocations WHERE service = 'lazyEdge' AND handler = 'echo' ORDER BY created_at DESC LIMIT 1`;
   assert.deepEqual(rows.map((r) => r.input.s), ['at the call']);
 });
+
+let heldRuns = 0;
+const Stop = defineService('lazyStop', {
+  held: handler({ input: z.object({}), output: z.string() }, async (ctx) =>
+    ctx.run('first', async () => {
+      if (heldRuns++ === 0) await new Promise<void>((r) => (release = r));
+      return 'done';
+    }),
+  ),
+});
+
+test('engine.stop() with a lazy call in flight writes its row and hands it back, and another process finishes it', async () => {
+  // Its own engines: this one stops. The deadline only bounds a stop that cannot write; the
+  // start is written long before it (one statement).
+  const a = testEngine(db.sql, { workerId: 'lazy-stop-a', stopTimeoutMs: 2_000 });
+  a.register(Stop);
+  await a.start();
+  const stopped = assert.rejects(a.call(Stop, 'held', {}), (err: Error & { code?: string }) => err.code === 'ERR_ENGINE_STOPPED');
+  await waitFor(() => release !== null);
+  assert.equal((await db.sql`SELECT 1 FROM engine_invocations WHERE service = 'lazyStop'`).length, 0, 'not written before the stop');
+  await a.stop();
+  await stopped;
+  const rows = await db.sql<{ id: string; status: string; leaseOwner: string | null }[]>`SELECT id, status, lease_owner FROM engine_invocations WHERE service = 'lazyStop'`;
+  assert.deepEqual(rows.map((r) => [r.status, r.leaseOwner]), [['ready', null]], 'handed back');
+  // The first run's body ends after the hand-back: its write is refused, nothing is created twice.
+  release!();
+  const b = testEngine(db.sql, { workerId: 'lazy-stop-b' });
+  b.register(Stop);
+  await b.start();
+  assert.equal(await b.result(rows[0]!.id), 'done');
+  assert.equal(heldRuns, 2);
+});
