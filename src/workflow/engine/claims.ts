@@ -154,7 +154,8 @@ export class Claims {
       const renewed = await store.renewLeases(this.#o.sql, held.map((e) => e.id), epochs, this.#o.leaseMs);
       this.#renewFailed = false;
       held.forEach((e, i) => {
-        if (!renewed.has(e.id) && e.state === 'running' && e.epoch === epochs[i]) e.detach(new LeaseLostError(e.id));
+        // Not found and not known written: a lazy start whose carrier may not have committed.
+        if (!renewed.has(e.id) && e.state === 'running' && e.epoch === epochs[i] && !e.unwritten) e.detach(new LeaseLostError(e.id));
       });
     } catch (err) {
       this.#renewFailed = true;

@@ -126,6 +126,11 @@ export abstract class ExecutionCore {
     return this._lazy !== null && !this._lazy.written;
   }
 
+  /** False only while a lazy start is surely not written; an unanswered carrier may have written it. */
+  get mayHoldLease(): boolean {
+    return !this.unwritten || this._lazy!.uncertain;
+  }
+
   async #finish(outcome: Outcome, retry: boolean): Promise<store.FinishResult> {
     const r = await withStart(this._lazy, retry, () => this._rowExists(), (start) => this._rt.batches.finishes.submit({
       start,

@@ -105,8 +105,9 @@ export class Worker implements Runtime<ExecutionCore> {
       active: () => this.running,
       free: () => this.#concurrency - this.#active(),
       dispatch: (row) => void this.#dispatch(row),
-      // A lazy start not yet written holds no lease in the database to renew.
-      held: () => [...this.#running].filter((e) => (e.state === 'running' || e.state === 'suspending') && !e.unwritten),
+      // A lazy start not yet written holds no lease in the database to renew; one whose carrier
+      // went unanswered may (claims.ts does not take its missing row for a lost lease).
+      held: () => [...this.#running].filter((e) => (e.state === 'running' || e.state === 'suspending') && e.mayHoldLease),
       afterPoll: async () => {
         // Every wait not settled by an execution running here: the work may finish anywhere.
         const waiting = this.#results.ids().filter((id) => !this.runsHere(id));

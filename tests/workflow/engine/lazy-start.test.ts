@@ -24,11 +24,21 @@ const seen: string[] = [];
 let loseNext: string | null = null;
 let lateNext: string | null = null;
 let late: (() => Promise<unknown>) | null = null;
+/** When set, the next read of an invocation row waits for it first. */
+let readGate: Promise<void> | null = null;
+/** Invocations named by a lease renewal. */
+const renewedIds = new Set<string>();
 const counted = new Proxy(db.sql, {
   apply(target, thisArg, args: unknown[]) {
     const text = Array.isArray(args[0]) ? (args[0] as string[]).join('$') : '';
     seen.push(text);
     const run = () => Promise.resolve(Reflect.apply(target as unknown as (...a: unknown[]) => unknown, thisArg, args));
+    if (text.includes('renewed AS')) for (const id of args[1] as string[]) renewedIds.add(id);
+    if (readGate && text.startsWith('SELECT * FROM engine_invocations WHERE id')) {
+      const gate = readGate;
+      readGate = null;
+      return gate.then(run);
+    }
     if (late && text.startsWith('SELECT * FROM engine_invocations WHERE id')) {
       const send = late;
       late = null;
@@ -178,6 +188,21 @@ test('the retry looked for the row while the statement carrying the start was st
   assert.deepEqual([ran.get('late-step:0'), ran.get('late-step:1')], [1, 1]);
   // Epoch 1: finished by its first run, not by a replay after its lease lapsed.
   const rows = await db.sql<{ status: string; leaseEpoch: number }[]>`SELECT status, lease_epoch FROM engine_invocations WHERE input->>'tag' = 'late-step'`;
+  assert.deepEqual(rows.map((r) => [r.status, r.leaseEpoch]), [['completed', 1]]);
+});
+
+test('a carried write whose answer was lost is renewed while its retry waits: the lease is kept, nothing replays', async () => {
+  let open!: () => void;
+  readGate = new Promise<void>((r) => (open = r));
+  loseNext = 'WITH s AS';
+  const done = engine.call(Lazy, 'steps', { n: 1, tag: 'renew-uncertain' });
+  const id = await waitFor(async () => (await db.sql<{ id: string }[]>`SELECT id FROM engine_invocations WHERE input->>'tag' = 'renew-uncertain'`)[0]?.id);
+  // The retry's look for the row is held: until it answers, only a renewal keeps the lease.
+  await waitFor(() => renewedIds.has(id));
+  open();
+  assert.equal(await done, 1);
+  assert.equal(ran.get('renew-uncertain:0'), 1);
+  const rows = await db.sql<{ status: string; leaseEpoch: number }[]>`SELECT status, lease_epoch FROM engine_invocations WHERE id = ${id}`;
   assert.deepEqual(rows.map((r) => [r.status, r.leaseEpoch]), [['completed', 1]]);
 });
 
