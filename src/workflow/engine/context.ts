@@ -37,6 +37,12 @@ export class Context {
     return this.#logger;
   }
 
+  /**
+   * This invocation's id. A lazy call (lazy-start.ts) has no row until its first write; reading
+   * the id writes it before the next step body runs. Read inside a step body, the id can be
+   * handed out before its row exists (a lookup or cancel by it then answers "not found"), and
+   * if that body's write never happens, never exists: read it between steps to hand it out.
+   */
   get invocationId(): string {
     this.#exec.exposeId();
     return this.#exec.id;

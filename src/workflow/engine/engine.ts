@@ -170,7 +170,15 @@ export class Engine {
 
   // ---- client -----------------------------------------------------------------------------
 
-  /** Starts an invocation and waits for its result (or its TerminalError). */
+  /**
+   * Starts an invocation and waits for its result (or its TerminalError). With no idempotency
+   * key, key lock (an exclusive handler), delay, transaction alongside or trace, it starts
+   * lazily (lazy-start.ts): the handler runs at once and its row is written with its first
+   * durable write. The database away then does not fail the call: a step body may have run
+   * with nothing recorded, and the write carrying the start waits the outage out (no limit),
+   * and so does this call. Pass an idempotency key for a start recorded before anything runs,
+   * which fails at once with the database's error when it cannot be.
+   */
   async call<T extends AnyDef, K extends HandlerName<T>>(target: T, handler: K, input: InputOf<T, K>, opts: ClientOptions = {}): Promise<OutputOf<T, K>> {
     if (!this.#worker.running) throw new AppError('ERR_ENGINE_NOT_STARTED', 'engine is not running');
     const r = await this.#start(target, handler, input, opts, null, true);

@@ -11,10 +11,14 @@
 // as its own statement before it runs: a database step (its transaction fences on the row), a
 // sleep, a call or send (the child's start fences on its parent), object state, a suspension;
 // and once the handler was handed its id (ctx.invocationId, an awakeable), no step body runs
-// before the row exists, so nobody outside can be sent an id that is not there. What changes:
-// until its first write the invocation is not in the database, so a crash then loses it along
-// with the in-process caller that was waiting for it (its work so far was at-least-once anyway),
-// and lease renewals skip it (there is no lease to renew). engine.send never starts lazily.
+// before the row exists, so nobody outside can be sent an id that is not there (an id read
+// inside a step body is not covered: Context.invocationId). What changes: until its first
+// write the invocation is not in the database, so a crash then loses it along with the
+// in-process caller that was waiting for it (its work so far was at-least-once anyway); the
+// database away at that write does not fail the call, the write waits the outage out (engine
+// index note, Faults); lease renewals skip it (there is no lease to renew) unless a statement
+// carrying its start went unanswered. engine.stop() writes the start before handing leases
+// back. engine.send never starts lazily, nor a call whose input jsonb would refuse.
 import type { StartArgs } from './invocation-store';
 
 export class PendingStart {

@@ -16,12 +16,15 @@ const reset = () => Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRE
 /** The next engine_start statement: its answer lost after it committed, or never sent. */
 let loseNextStart = false;
 let failNextStart = false;
+/** The statement failNextStart failed. */
+let failedText = '';
 const lossy = new Proxy(db.sql, {
   apply(target, thisArg, args: unknown[]) {
     const text = Array.isArray(args[0]) ? (args[0] as string[]).join('') : '';
     const start = text.includes('engine_start(');
     if (start && failNextStart) {
       failNextStart = false;
+      failedText = text;
       return Promise.reject(reset());
     }
     const q = Reflect.apply(target as unknown as (...a: unknown[]) => unknown, thisArg, args);
@@ -37,6 +40,11 @@ const ran: { id: string; n: number }[] = [];
 const Svc = defineService('startAnswer', {
   go: handler({ input: z.object({ n: z.number() }), output: z.string() }, async (ctx, { n }) => {
     await ctx.run('work', () => void ran.push({ id: ctx.invocationId, n }));
+    return `done ${n}`;
+  }),
+  // Never reads its id: its start is carried by its step's journal write alone.
+  quiet: handler({ input: z.object({ n: z.number() }), output: z.string() }, async (ctx, { n }) => {
+    await ctx.run('work', () => void ran.push({ id: '', n }));
     return `done ${n}`;
   }),
 });
@@ -81,10 +89,15 @@ test('a start that never reached the database fails with the database error, and
   assert.equal(ran.length, before);
 });
 
+// The contract of a lazy start (lazy-start.ts): the database away at its first write does not
+// fail the call; the step ran, and the write carrying the start waits the outage out.
 test('a lazy call whose start never reached the database waits it out like any write: it answers, and its step ran once', async () => {
   const before = ran.length;
   failNextStart = true;
-  assert.equal(await engine.call(Svc, 'go', { n: 4 }), 'done 4');
+  assert.equal(await engine.call(Svc, 'quiet', { n: 4 }), 'done 4');
   assert.equal(failNextStart, false, 'a start failed');
+  assert.match(failedText, /INSERT INTO engine_journal/, 'the failed start was carried by the journal write of the step');
   assert.equal(ran.length, before + 1);
+  const rows = await db.sql<{ status: string }[]>`SELECT status FROM engine_invocations WHERE service = 'startAnswer' AND input->>'n' = '4'`;
+  assert.deepEqual(rows.map((r) => r.status), ['completed']);
 });
