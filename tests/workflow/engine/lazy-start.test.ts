@@ -108,13 +108,16 @@ const Lazy = engine.service('lazy', {
 });
 await engine.start();
 
+/** The engine's writes among the statements seen (claims, polls and renewals run beside them). */
+const writes = () => seen.filter((s) => s.includes('engine_journal') || s.includes('engine_start') || s.includes('engine_finish'));
+
 test('a lone call of n steps is n + 1 statements, and one of no step is one', async () => {
   seen.length = 0;
   assert.equal(await engine.call(Lazy, 'steps', { n: 3, tag: 'count' }), 3);
-  assert.equal(seen.filter((s) => s.includes('engine_journal') || s.includes('engine_start') || s.includes('engine_finish')).length, 4);
+  assert.equal(writes().length, 4);
   seen.length = 0;
   assert.equal(await engine.call(Lazy, 'steps', { n: 0, tag: 'zero' }), 0);
-  assert.equal(seen.length, 1, seen.join('\n'));
+  assert.equal(writes().length, 1, seen.join('\n'));
   const rows = await db.sql<{ status: string }[]>`SELECT status FROM engine_invocations WHERE service = 'lazy' AND input->>'tag' = 'zero'`;
   assert.deepEqual(rows.map((r) => r.status), ['completed']);
 });
@@ -207,8 +210,13 @@ test('a carried write whose answer was lost is renewed while its retry waits: th
 });
 
 test('concurrent lazy calls share statements and each starts once', async () => {
+  seen.length = 0;
   const results = await Promise.all(Array.from({ length: 20 }, (_, i) => engine.call(Lazy, 'steps', { n: 3, tag: `many${i}` })));
   assert.deepEqual(results, Array.from({ length: 20 }, () => 3));
+  // 20 starts, 60 entries and 20 finishes: alone they would be 80 statements (each start with
+  // its first entry). Made in the same turns, they share statements, the starts too.
+  assert.ok(writes().length < 80, `${writes().length} statements for 80 writes`);
+  assert.ok(seen.filter((s) => s.includes('engine_start')).length < 20, 'the starts share statements');
   const rows = await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM engine_invocations WHERE input->>'tag' LIKE 'many%' AND status = 'completed'`;
   assert.equal(rows[0]!.n, 20);
   for (let i = 0; i < 20; i++) for (let s = 0; s < 3; s++) assert.equal(ran.get(`many${i}:${s}`), 1);
