@@ -151,9 +151,9 @@ test('a database step first: its transaction finds the row, and its write happen
 });
 
 test('two steps at once as the first writes: one start, both entries', async () => {
-  assert.equal(await engine.call(Lazy, 'both', {}), 3);
+  assert.equal(await engine.call(Lazy, 'both', { tag: 'both-once' }), 3);
   const rows = await db.sql<{ n: number }[]>`
-    SELECT count(*)::int AS n FROM engine_journal j JOIN engine_invocations i ON i.id = j.invocation_id WHERE i.handler = 'both'`;
+    SELECT count(*)::int AS n FROM engine_journal j JOIN engine_invocations i ON i.id = j.invocation_id WHERE i.input->>'tag' = 'both-once'`;
   assert.equal(rows[0]!.n, 2);
 });
 
