@@ -8,7 +8,8 @@ import { finishMany, journalDoneMany, startAndFinish, startAndJournal, startMany
 import { GroupCommit } from './group-commit';
 import { finishInvocation, startInvocation, type FinishResult, type StartArgs, type StartResult } from './invocation-store';
 import { journalDone } from './journal-store';
-import type { PendingStart } from './lazy-start';
+import { ownStart, type PendingStart } from './lazy-start';
+import { LeaseLostError } from './errors';
 
 /** Each start with an idempotency key is a subtransaction (its exception block); PostgreSQL
  *  caches 64 per session before every other session's snapshots slow down (subxid overflow),
@@ -68,7 +69,13 @@ async function startCarried(sql: Sql, members: readonly { start?: PendingStart |
   if (carried.length === 0) return;
   for (let i = 0; i < carried.length; i += MAX_STARTS_PER_STATEMENT) {
     const chunk = carried.slice(i, i + MAX_STARTS_PER_STATEMENT);
-    await startMany(sql, chunk.map((s) => s.args));
-    for (const s of chunk) s.written = true;
+    const answers = await startMany(sql, chunk.map((s) => s.args));
+    // Every answer is checked before one throws (lazy-start.ts, startAnswered: it cannot), so
+    // the starts written stay marked written.
+    chunk.forEach((s, k) => {
+      if (ownStart(answers[k])) s.written = true;
+    });
+    const refused = chunk.find((s) => !s.written);
+    if (refused) throw new LeaseLostError(refused.args.id);
   }
 }

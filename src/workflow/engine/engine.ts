@@ -281,7 +281,7 @@ export class Engine {
     // write (lazy-start.ts). Not a send: its id is the answer, so the row must exist first.
     // The input is serialized now, as the call saw it; one the database would refuse (or a key
     // with a NUL, which text refuses) takes the eager start, which fails before anything runs.
-    if (call && worker !== null && !traceContext && !alongside && !args.idempotencyKey && h.kind !== 'exclusive') {
+    if (call && worker !== null && !traceContext && !alongside && opts.idempotencyKey === undefined && h.kind !== 'exclusive') {
       const inputJson = store.json(input);
       if (!jsonbRefuses(inputJson) && !key?.includes('\0')) {
         this.#worker.launch({ ...started, epoch: 1, cancelRequested: false }, [], new PendingStart({ ...args, inputJson }));

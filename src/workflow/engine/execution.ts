@@ -12,7 +12,7 @@ import { ExecutionCore } from './execution-core';
 import * as store from './invocation-store';
 import * as journalStore from './journal-store';
 import { attemptStep, type StepHost } from './step-attempts';
-import { withStart, type PendingStart } from './lazy-start';
+import { startAnswered, withStart, type PendingStart } from './lazy-start';
 import type { ChildOptions, ChildTarget, RunOptions } from './types';
 
 export class Execution extends ExecutionCore {
@@ -32,8 +32,7 @@ export class Execution extends ExecutionCore {
     await this._durable('start', (retry) =>
       withStart(lazy, retry, () => this._rowExists(), async (start) => {
         if (!start) return;
-        await this._rt.batches.starts.submit(start.args);
-        start.written = true;
+        startAnswered(start, await this._rt.batches.starts.submit(start.args));
       }),
     );
   }

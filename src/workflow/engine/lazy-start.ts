@@ -19,7 +19,8 @@
 // index note, Faults); lease renewals skip it (there is no lease to renew) unless a statement
 // carrying its start went unanswered. engine.stop() writes the start before handing leases
 // back. engine.send never starts lazily, nor a call whose input jsonb would refuse.
-import type { StartArgs } from './invocation-store';
+import { LeaseLostError } from './errors';
+import type { StartArgs, StartResult } from './invocation-store';
 
 export class PendingStart {
   readonly args: StartArgs;
@@ -36,6 +37,8 @@ export class PendingStart {
   #release: (() => void) | null = null;
 
   constructor(args: StartArgs) {
+    // What makes startAnswered's refusal unreachable: nothing to dedupe on, nothing to delay.
+    if (args.idempotencyKey !== null || args.delayMs !== null || args.worker === null) throw new Error('a lazy start takes no key or delay and needs a worker');
     this.args = args;
   }
 
@@ -92,6 +95,21 @@ export async function withStart<T>(
   } finally {
     lazy.release();
   }
+}
+
+/**
+ * Marks a start written when engine_start's answer is the row it created: running, claimed at
+ * epoch 1, not deduped. A lazy start has a fresh id, no key and no delay (the constructor), so
+ * no other answer can come (a second start of the id raises 23505 instead); were one to, this
+ * execution would hold no row of its own, and it is dropped rather than taken for written.
+ */
+export function startAnswered(start: PendingStart, r: StartResult | undefined): void {
+  if (!ownStart(r)) throw new LeaseLostError(start.args.id);
+  start.written = true;
+}
+
+export function ownStart(r: StartResult | undefined): boolean {
+  return r !== undefined && !r.deduped && r.status === 'running' && r.epoch === 1;
 }
 
 /** Escapes in JSON text, one at a time from the left (so `\\u0000`, an escaped backslash

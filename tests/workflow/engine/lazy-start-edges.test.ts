@@ -1,6 +1,6 @@
 // A lazy start (src/workflow/engine/lazy-start.ts) at its edges: an input the database refuses
 // fails the call at once with the database's error and runs nothing; the row stores the input
-// as it was at the call; engine.stop() hands a lazy call in flight back like an eager one.
+// as it was at the call; any idempotency key, even an empty one, takes the eager start; engine.stop() hands a lazy call in flight back like an eager one.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { z } from 'zod';
@@ -11,9 +11,16 @@ import { testEngine, waitFor } from './helpers';
 const db = await testDb();
 
 let steps = 0;
+let keyedRuns = 0;
 let release: (() => void) | null = null;
 const Edge = defineService('lazyEdge', {
   echo: handler({ input: z.object({ s: z.string() }), output: z.string() }, async (ctx, { s }) => ctx.run('echo', () => (steps++, s))),
+  // Reads its id between steps: the row is written by a start statement of its own.
+  keyed: handler({ input: z.object({ n: z.number() }), output: z.string() }, async (ctx, { n }) => {
+    void ctx.invocationId;
+    await ctx.run('work', () => void keyedRuns++);
+    return `done ${n}`;
+  }),
 });
 
 const engine = testEngine(db.sql, { workerId: 'lazy-edge' });
@@ -45,6 +52,14 @@ test('the row stores the input as it was at the call, not as it is at the first 
   assert.equal(await done, 'at the call');
   const rows = await db.sql<{ input: { s: string } }[]>`SELECT input FROM engine_invocations WHERE service = 'lazyEdge' AND handler = 'echo' ORDER BY created_at DESC LIMIT 1`;
   assert.deepEqual(rows.map((r) => r.input.s), ['at the call']);
+});
+
+test('an empty idempotency key is a key: the second call dedupes to the first, and its step runs once', async () => {
+  assert.equal(await engine.call(Edge, 'keyed', { n: 1 }, { idempotencyKey: '' }), 'done 1');
+  assert.equal(await engine.call(Edge, 'keyed', { n: 2 }, { idempotencyKey: '' }), 'done 1');
+  assert.equal(keyedRuns, 1);
+  const rows = await db.sql<{ idem: string | null }[]>`SELECT idempotency_key AS idem FROM engine_invocations WHERE service = 'lazyEdge' AND handler = 'keyed'`;
+  assert.deepEqual(rows.map((r) => r.idem), ['']);
 });
 
 let heldRuns = 0;
