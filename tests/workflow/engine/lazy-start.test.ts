@@ -3,7 +3,7 @@
 // n-step call is then n + 1 statements; the row appears with the first entry, already claimed
 // at epoch 1; what needs the row first (a database step, a child call, an id handed out) gets
 // it first; a lost answer of the statement carrying the start is recognised; a lease renewal
-// does not take the missing row for a lost lease.
+// does not take the missing row for a lost lease, even when a carrier commits while it runs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { z } from 'zod';
@@ -28,12 +28,36 @@ let late: (() => Promise<unknown>) | null = null;
 let readGate: Promise<void> | null = null;
 /** Invocations named by a lease renewal. */
 const renewedIds = new Set<string>();
+/** The next statement containing `failNext` fails at once as if cut, never reaching the
+ *  database; `failedId` is the invocation it was for. */
+let failNext: string | null = null;
+let failedId: string | null = null;
+/** The next renewal naming `failedId` runs at once, calls `ran` with its rows back, and answers
+ *  once `until` settled. */
+let slowRenewal: { ran: () => void; until: Promise<unknown> } | null = null;
+/** `done` is called once the next statement containing `text` for `failedId` answered. */
+let answered: { text: string; done: () => void } | null = null;
 const counted = new Proxy(db.sql, {
   apply(target, thisArg, args: unknown[]) {
     const text = Array.isArray(args[0]) ? (args[0] as string[]).join('$') : '';
     seen.push(text);
     const run = () => Promise.resolve(Reflect.apply(target as unknown as (...a: unknown[]) => unknown, thisArg, args));
     if (text.includes('renewed AS')) for (const id of args[1] as string[]) renewedIds.add(id);
+    if (failNext !== null && text.includes(failNext)) {
+      failNext = null;
+      failedId = args[1] as string;
+      return Promise.reject(reset());
+    }
+    if (slowRenewal && text.includes('renewed AS') && (args[1] as string[]).includes(failedId!)) {
+      const s = slowRenewal;
+      slowRenewal = null;
+      return run().then(async (rows) => (s.ran(), await s.until, rows));
+    }
+    if (answered && text.includes(answered.text) && args[1] === failedId) {
+      const a = answered;
+      answered = null;
+      return run().then((rows) => (a.done(), rows));
+    }
     if (readGate && text.startsWith('SELECT * FROM engine_invocations WHERE id')) {
       const gate = readGate;
       readGate = null;
@@ -206,6 +230,34 @@ test('a carried write whose answer was lost is renewed while its retry waits: th
   assert.equal(await done, 1);
   assert.equal(ran.get('renew-uncertain:0'), 1);
   const rows = await db.sql<{ status: string; leaseEpoch: number }[]>`SELECT status, lease_epoch FROM engine_invocations WHERE id = ${id}`;
+  assert.deepEqual(rows.map((r) => [r.status, r.leaseEpoch]), [['completed', 1]]);
+});
+
+test('a renewal that finds no row while a carrier failed uncommitted keeps the execution: nothing replays', async () => {
+  let open!: () => void;
+  readGate = new Promise<void>((r) => (open = r));
+  failNext = 'WITH s AS';
+  // The retry's look for the row waits until a renewal naming it has answered "not found".
+  slowRenewal = { ran: () => setImmediate(open), until: Promise.resolve() };
+  assert.equal(await engine.call(Lazy, 'steps', { n: 1, tag: 'renew-none' }), 1);
+  assert.equal(ran.get('renew-none:0'), 1);
+  const rows = await db.sql<{ status: string; leaseEpoch: number }[]>`SELECT status, lease_epoch FROM engine_invocations WHERE id = ${failedId}`;
+  assert.deepEqual(rows.map((r) => [r.status, r.leaseEpoch]), [['completed', 1]]);
+});
+
+test('a renewal sent before the retried carrier committed and answered after it keeps the execution: nothing replays', async () => {
+  let open!: () => void;
+  readGate = new Promise<void>((r) => (open = r));
+  let committed!: () => void;
+  const carrierCommitted = new Promise<void>((r) => (committed = r));
+  failNext = 'WITH s AS';
+  answered = { text: 'WITH s AS', done: committed };
+  // Its snapshot has no row; its answer comes after the retry's carrier committed and was taken in.
+  slowRenewal = { ran: open, until: carrierCommitted.then(() => new Promise((r) => setImmediate(r))) };
+  assert.equal(await engine.call(Lazy, 'steps', { n: 2, tag: 'renew-late' }), 2);
+  assert.equal(answered, null, 'the interleaving happened');
+  assert.deepEqual([ran.get('renew-late:0'), ran.get('renew-late:1')], [1, 1]);
+  const rows = await db.sql<{ status: string; leaseEpoch: number }[]>`SELECT status, lease_epoch FROM engine_invocations WHERE id = ${failedId}`;
   assert.deepEqual(rows.map((r) => [r.status, r.leaseEpoch]), [['completed', 1]]);
 });
 
