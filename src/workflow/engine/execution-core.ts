@@ -21,7 +21,8 @@ import * as store from './invocation-store';
 import * as journalStore from './journal-store';
 import type { DoneEntry, JournalRow } from './invocation-store';
 import type { Outcome, Runtime } from './runtime';
-import { withStart, type PendingStart } from './lazy-start';
+import type { PendingStart } from './lazy-start';
+import { writeFinish, type FinishWriter } from './finish-write';
 
 interface Waiter {
   kind: string;
@@ -53,7 +54,7 @@ export abstract class ExecutionCore {
   #fatal: Error | null = null;
   #suspendQueued = false;
   #pendingResume: { epoch: number; done: DoneEntry[] | null } | null = null;
-  /** A lazy start not yet known written (lazy-start.ts); null once written, or not lazy. */
+  /** The lazy start (lazy-start.ts): `written` says whether its row exists; null when not lazy. */
   protected _lazy: PendingStart | null;
 
   /** A durable timer raced against `p` (execution.ts): durable promises made here need it. */
@@ -103,7 +104,7 @@ export abstract class ExecutionCore {
     if (this.state === 'detached') return;
     let finish: store.FinishResult | null = null;
     try {
-      finish = await this._durable('finish', (retry) => this.#finish(outcome, retry));
+      finish = await this._durable('finish', (retry) => writeFinish(this.#writer(), outcome, retry));
     } catch (err) {
       await this.#handBack();
       this.#detach(err);
@@ -131,23 +132,8 @@ export abstract class ExecutionCore {
     return !this.unwritten || this._lazy!.uncertain;
   }
 
-  async #finish(outcome: Outcome, retry: boolean): Promise<store.FinishResult> {
-    const r = await withStart(this._lazy, retry, () => this._rowExists(), (start) => this._rt.batches.finishes.submit({
-      start,
-      id: this.id,
-      epoch: this.epoch,
-      status: outcome.status,
-      result: outcome.status === 'completed' ? outcome.result : null,
-      error: outcome.status === 'completed' ? null : outcome.error,
-      worker: this._rt.claimWorker(),
-      leaseMs: this._rt.leaseMs,
-    }));
-    if (r.ok || !(retry || this._lazy?.uncertain)) return r;
-    // The first try (or a statement that carried the start with it) may have committed: only this
-    // lease epoch can have finished it. What it handed on (the parent, the key's next invocation)
-    // is found by claims once those leases lapse.
-    const row = await store.getInvocationRow(this.sql, this.id);
-    return row && row.leaseEpoch === this.epoch && store.TERMINAL_STATUSES.includes(row.status) ? { ok: true } : r;
+  #writer(): FinishWriter {
+    return { rt: this._rt, sql: this.sql, id: this.id, epoch: this.epoch, lazy: this._lazy, rowExists: () => this._rowExists() };
   }
 
   /** The engine's own bookkeeping: waits out database outages, never surfaces them. */

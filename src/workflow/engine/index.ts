@@ -13,7 +13,8 @@
 //   lazy-start.ts: a call's start carried by its first write; claims.ts: when and how
 //   much to claim (timers, poll), lease renewal; results.ts: waiters.
 // - execution-core.ts (positions, replay, suspension) + execution.ts (the operations);
-//   step-attempts.ts (a step's retries); outage.ts (waiting out the database).
+//   finish-write.ts (writing the outcome); step-attempts.ts (a step's retries); outage.ts
+//   (waiting out the database).
 // - invocation-store.ts (invocation rows, claims, leases), journal-store.ts (journal and
 //   object state) and batch-store.ts (the many-member statements below): the engine's only
 //   SQL. views.ts + redact.ts: operator views.
