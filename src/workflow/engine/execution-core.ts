@@ -139,8 +139,6 @@ export abstract class ExecutionCore {
   /** The engine's own bookkeeping: waits out database outages, never surfaces them. */
   protected _durable<T>(operation: string, op: (retry: boolean) => Promise<T>): Promise<T> {
     if (this.unwritten) {
-      // Dropped before its row was written (a stop): nothing may create it now.
-      if (this.state === 'detached') return Promise.reject(this.#fatal);
       // Journal entries and the finish carry a lazy start; everything else needs the row first.
       if (!CARRIES_START.has(operation)) return this.ensureStarted().then(() => this._durable(operation, op));
     }
@@ -361,6 +359,8 @@ export abstract class ExecutionCore {
     // no lease to lose.
     if (reason instanceof LeaseLostError && (this.state === 'running' || this.state === 'suspending')) this._rt.onLeaseLost();
     this.state = 'detached';
+    // Dropped before its row was written (a stop): nothing may create it now (withStart).
+    if (this.unwritten) this._lazy!.dropped = true;
     this.#fatal ??= reason instanceof Error ? reason : new LeaseLostError(this.id);
     // Awaits stay unsettled for good: the handler just stops here (and is garbage collected)
     // instead of running its finally blocks for an invocation someone else continues.

@@ -32,6 +32,10 @@ export class PendingStart {
   uncertain = false;
   /** The handler was handed the id: step bodies wait for the row. */
   exposed = false;
+  /** The execution was dropped before its row was written (a stop): no statement may carry
+   *  the start from now on, or the row would be created for nobody (held by a stopped worker).
+   *  A statement already sent may still commit; that row's lease lapses like any other. */
+  dropped = false;
   /** Settles when the statement carrying the start now has answered; null: none does. */
   #carrier: Promise<void> | null = null;
   #release: (() => void) | null = null;
@@ -83,6 +87,8 @@ export async function withStart<T>(
   try {
     if ((retry || lazy.uncertain) && (await exists())) lazy.written = true;
     if (lazy.written) return await send(null);
+    // Checked after the awaits above, just before the start goes out.
+    if (lazy.dropped) throw new LeaseLostError(lazy.args.id);
     try {
       return await send(lazy);
     } catch (err) {

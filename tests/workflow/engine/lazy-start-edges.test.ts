@@ -1,10 +1,12 @@
 // A lazy start (src/workflow/engine/lazy-start.ts) at its edges: an input the database refuses
 // fails the call at once with the database's error and runs nothing; the row stores the input
-// as it was at the call; any idempotency key, even an empty one, takes the eager start; engine.stop() hands a lazy call in flight back like an eager one.
+// as it was at the call; any idempotency key, even an empty one, takes the eager start;
+// a start retried while stop() detaches the call is not written after it; engine.stop() hands a lazy call in flight back like an eager one.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { z } from 'zod';
 import { testDb } from '../../helpers/db';
+import type { Sql } from '../../../src/store/db';
 import { defineService, handler } from '../../../src/workflow/engine';
 import { testEngine, waitFor } from './helpers';
 
@@ -92,4 +94,58 @@ test('engine.stop() with a lazy call in flight writes its row and hands it back,
   await b.start();
   assert.equal(await b.result(rows[0]!.id), 'done');
   assert.equal(heldRuns, 2);
+});
+
+const reset = () => Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
+let lateRuns = 0;
+let releaseLate: (() => void) | null = null;
+const LateStop = defineService('lazyLateStop', {
+  held: handler({ input: z.object({}), output: z.string() }, async (ctx) =>
+    ctx.run('first', async () => {
+      if (lateRuns++ === 0) await new Promise<void>((r) => (releaseLate = r));
+      return 'done';
+    }),
+  ),
+});
+
+test('a start retried while stop() detaches the call is not written after stop() returned', async () => {
+  // Start statements fail as if cut; the retry's look for the row waits until stop() returned.
+  let failStarts = false;
+  let lookReached = false;
+  let stopped!: () => void;
+  const stopReturned = new Promise<void>((r) => (stopped = r));
+  let looked!: () => void;
+  const lookAnswered = new Promise<void>((r) => (looked = r));
+  const sentAfter: string[] = [];
+  const cut = new Proxy(db.sql, {
+    apply(target, thisArg, args: unknown[]) {
+      const text = Array.isArray(args[0]) ? (args[0] as string[]).join('$') : '';
+      const run = () => Promise.resolve(Reflect.apply(target as unknown as (...a: unknown[]) => unknown, thisArg, args));
+      if (failStarts && text.includes('engine_start(')) return Promise.reject(reset());
+      if (lookReached && (text.includes('engine_start(') || text.includes('engine_journal'))) sentAfter.push(text);
+      if (failStarts && text.startsWith('SELECT * FROM engine_invocations WHERE id')) {
+        lookReached = true;
+        return stopReturned.then(() => ((failStarts = false), run())).then((rows) => (looked(), rows));
+      }
+      return run();
+    },
+  }) as Sql;
+  // The deadline is what ends this stop (the body is held); the retry reaches its look long before.
+  const a = testEngine(cut, { workerId: 'lazy-late-a', stopTimeoutMs: 2_000 });
+  a.register(LateStop);
+  await a.start();
+  const call = a.call(LateStop, 'held', {}).catch((e: Error & { code?: string }) => e.code);
+  await waitFor(() => releaseLate !== null);
+  failStarts = true;
+  await a.stop();
+  assert.equal(lookReached, true, 'the retry was on its way when stop() detached the call');
+  assert.equal(await call, 'ERR_ENGINE_STOPPED');
+  stopped();
+  await lookAnswered;
+  // The look answered "no row": what the retry does next (a start sent at once, or through a
+  // group commit flushed on nextTick) happens before the next macrotask.
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(sentAfter, [], 'nothing written for it after stop()');
+  assert.equal((await db.sql`SELECT 1 FROM engine_invocations WHERE service = 'lazyLateStop'`).length, 0);
+  releaseLate!();
 });
