@@ -39,9 +39,12 @@ export class Context {
 
   /**
    * This invocation's id. A lazy call (lazy-start.ts) has no row until its first write; reading
-   * the id writes it before the next step body runs. Read inside a step body, the id can be
-   * handed out before its row exists (a lookup or cancel by it then answers "not found"), and
-   * if that body's write never happens, never exists: read it between steps to hand it out.
+   * the id starts writing it in the background, and no step body runs before it is written.
+   * Code between the read and the next step is not held: an id handed out there (an emitter, a
+   * log line, an engine.send made directly, not through ctx) can reach a lookup or cancel
+   * (engine.cancel, getInvocation) that answers "not found" while that write is in flight. Read
+   * inside a step body, the id can be handed out before the row exists, and if that body's
+   * write never happens, never exists. To hand it out, read it and hand it out from a step.
    */
   get invocationId(): string {
     this.#exec.exposeId();
