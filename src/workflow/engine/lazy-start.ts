@@ -18,7 +18,10 @@
 // database away at that write does not fail the call, the write waits the outage out (engine
 // index note, Faults); lease renewals skip it (there is no lease to renew) unless a statement
 // carrying its start went unanswered. engine.stop() writes the start before handing leases
-// back. engine.send never starts lazily, nor a call whose input jsonb would refuse.
+// back; one still unwritten at the stop's deadline is dropped (its caller already has
+// ERR_ENGINE_STOPPED), and one already queued or sent may still commit, a row at epoch 1 that
+// is resumed elsewhere once its lease lapses. engine.send never starts lazily, nor a call whose
+// input jsonb would refuse.
 import { LeaseLostError } from './errors';
 import type { StartArgs, StartResult } from './invocation-store';
 
