@@ -8,7 +8,8 @@
 // is reset on CommandComplete only), which then reads holes.
 import type { Queryable } from '../../store/db';
 import type { StoredFailure } from './errors';
-import { json, type FinishResult, type StartArgs, type StartResult } from './invocation-store';
+import { json, startInput, type FinishResult, type StartArgs, type StartResult } from './invocation-store';
+import type { PendingStart } from './lazy-start';
 
 /** A completed journal position to record under its invocation's lease (group-commit.ts). */
 export interface DoneWrite {
@@ -20,6 +21,8 @@ export interface DoneWrite {
   /** Encoded value (codec.encode), or null with a failure. */
   value: string | null;
   failure: StoredFailure | null;
+  /** A lazy start (lazy-start.ts) this write carries while it is not written. */
+  start?: PendingStart | null;
 }
 
 /** Records finished steps of any number of invocations in one statement, each fenced on its own
@@ -59,7 +62,7 @@ export async function startMany(sql: Queryable, starts: readonly StartArgs[]): P
     const n = order[k]!;
     const a = starts[n]!;
     const p = a.parent;
-    doc += `${k ? ',' : ''}{"n":${n},"id":${q(a.id)},"service":${q(a.service)},"handler":${q(a.handler)},"key":${q(a.key)},"kind":${q(a.kind)},"input":${json(a.input) ?? 'null'},"idem":${q(a.idempotencyKey)},"delay":${num(a.delayMs)},"worker":${q(a.worker)},"lease":${a.leaseMs | 0},"parent":${q(p?.id ?? null)},"pepoch":${num(p?.epoch ?? null)},"pseq":${num(p?.seq ?? null)},"pentry":${q(p?.entry ?? null)},"pname":${q(p?.name ?? null)}}`;
+    doc += `${k ? ',' : ''}{"n":${n},"id":${q(a.id)},"service":${q(a.service)},"handler":${q(a.handler)},"key":${q(a.key)},"kind":${q(a.kind)},"input":${startInput(a)},"idem":${q(a.idempotencyKey)},"delay":${num(a.delayMs)},"worker":${q(a.worker)},"lease":${a.leaseMs | 0},"parent":${q(p?.id ?? null)},"pepoch":${num(p?.epoch ?? null)},"pseq":${num(p?.seq ?? null)},"pentry":${q(p?.entry ?? null)},"pname":${q(p?.name ?? null)}}`;
   }
   doc += ']';
   // A function scan yields the document's rows in order, and each engine_start runs as its row
@@ -107,6 +110,8 @@ export interface FinishArgs {
   error: StoredFailure | null;
   worker: string | null;
   leaseMs: number;
+  /** A lazy start (lazy-start.ts) this finish carries while it is not written. */
+  start?: PendingStart | null;
 }
 
 /** Finishes many invocations in one statement (group-commit.ts); answers in order.
@@ -141,4 +146,33 @@ export async function finishMany(sql: Queryable, finishes: readonly FinishArgs[]
                        ORDER BY k.service COLLATE "C", k.object_key COLLATE "C" FOR UPDATE OF k) AS keys_first) >= 0
              ORDER BY i.parent_id NULLS LAST, x.id) AS x`;
   return inOrder(finishes.length, row!.rs);
+}
+
+/** A lazy start and its first journal entry in one statement (lazy-start.ts). The row is new
+ *  and claimed for its worker at epoch 1 by this very statement, so the entry needs no fence;
+ *  the CTE runs engine_start first, as the INSERT reads its answer. Raises what engine_start
+ *  raises; true once both are written. */
+export async function startAndJournal(sql: Queryable, a: StartArgs, e: DoneWrite): Promise<boolean> {
+  const rows = await sql`
+    WITH s AS (
+      SELECT engine_start(${a.id}, ${a.service}, ${a.handler}, ${a.key}, ${a.kind}, ${startInput(a)}::text::jsonb,
+        NULL, NULL, ${a.worker}, ${a.leaseMs}::int, NULL, NULL, NULL, NULL, NULL) AS r)
+    INSERT INTO engine_journal (invocation_id, seq, kind, name, status, value, failure, completed_at)
+    SELECT ${e.invocationId}, ${e.seq}::int, ${e.kind}, ${e.name}, 'done', ${e.value}::text::jsonb, ${json(e.failure)}::text::jsonb, now()
+      FROM s WHERE s.r->>'status' = 'running' AND (s.r->>'epoch')::int = ${e.epoch}::int
+    RETURNING seq`;
+  return rows.length === 1;
+}
+
+/** A lazy start and its finish in one statement: a handler that returned before any durable
+ *  write. engine_finish reads the row engine_start wrote (each statement of a function sees
+ *  the ones before it in its transaction). */
+export async function startAndFinish(sql: Queryable, a: StartArgs, f: FinishArgs): Promise<FinishResult> {
+  const [row] = await sql<{ r: FinishResult }[]>`
+    WITH s AS (
+      SELECT engine_start(${a.id}, ${a.service}, ${a.handler}, ${a.key}, ${a.kind}, ${startInput(a)}::text::jsonb,
+        NULL, NULL, ${a.worker}, ${a.leaseMs}::int, NULL, NULL, NULL, NULL, NULL) AS r)
+    SELECT engine_finish(${f.id}, ${f.epoch}::int, ${f.status}, ${f.result}::text::jsonb, ${json(f.error)}::text::jsonb, ${f.worker}, ${f.leaseMs}::int) AS r
+      FROM s`;
+  return row!.r;
 }

@@ -4,10 +4,12 @@
 // invocation-store.ts): the same function or fence, without the document, the recordset, the
 // join and aggregate, or finishMany's key-lock sub-query, which only order many members.
 import type { Sql } from '../../store/db';
-import { finishMany, journalDoneMany, startMany, type DoneWrite, type FinishArgs } from './batch-store';
+import { finishMany, journalDoneMany, startAndFinish, startAndJournal, startMany, type DoneWrite, type FinishArgs } from './batch-store';
 import { GroupCommit } from './group-commit';
 import { finishInvocation, startInvocation, type FinishResult, type StartArgs, type StartResult } from './invocation-store';
 import { journalDone } from './journal-store';
+import { ownStart, type PendingStart } from './lazy-start';
+import { LeaseLostError } from './errors';
 
 /** Each start with an idempotency key is a subtransaction (its exception block); PostgreSQL
  *  caches 64 per session before every other session's snapshots slow down (subxid overflow),
@@ -21,8 +23,16 @@ export class EngineBatches {
 
   constructor(sql: Sql) {
     this.journal = new GroupCommit(async (entries: readonly DoneWrite[]) => {
-      if (entries.length > 1) return journalDoneMany(sql, entries);
+      if (entries.length > 1) {
+        await startCarried(sql, entries);
+        return journalDoneMany(sql, entries);
+      }
       const e = entries[0]!;
+      if (e.start && !e.start.written) {
+        const ok = await startAndJournal(sql, e.start.args, e);
+        e.start.written = true;
+        return [ok];
+      }
       return [await journalDone(sql, e.invocationId, e.epoch, e.seq, e.kind, e.name, e.value, e.failure)];
     });
     this.starts = new GroupCommit(
@@ -30,8 +40,16 @@ export class EngineBatches {
       { maxBatch: MAX_STARTS_PER_STATEMENT },
     );
     this.finishes = new GroupCommit(async (finishes: readonly FinishArgs[]) => {
-      if (finishes.length > 1) return finishMany(sql, finishes);
+      if (finishes.length > 1) {
+        await startCarried(sql, finishes);
+        return finishMany(sql, finishes);
+      }
       const f = finishes[0]!;
+      if (f.start && !f.start.written) {
+        const r = await startAndFinish(sql, f.start.args, f);
+        f.start.written = true;
+        return [r];
+      }
       return [await finishInvocation(sql, f.id, f.epoch, f.status, f.result, f.error, f.worker, f.leaseMs)];
     });
   }
@@ -40,5 +58,24 @@ export class EngineBatches {
   counts(): Record<'journal' | 'starts' | 'finishes', { statements: number; members: number }> {
     const c = (g: { statements: number; members: number }) => ({ statements: g.statements, members: g.members });
     return { journal: c(this.journal), starts: c(this.starts), finishes: c(this.finishes) };
+  }
+}
+
+/** Many members, some carrying lazy starts: those starts go first, in a statement of their
+ *  own, and are marked written once it committed, so the members' statement can fence on their
+ *  rows, and a member sent again alone (its batch failed) does not start twice. */
+async function startCarried(sql: Sql, members: readonly { start?: PendingStart | null }[]): Promise<void> {
+  const carried = members.flatMap((m) => (m.start && !m.start.written ? [m.start] : []));
+  if (carried.length === 0) return;
+  for (let i = 0; i < carried.length; i += MAX_STARTS_PER_STATEMENT) {
+    const chunk = carried.slice(i, i + MAX_STARTS_PER_STATEMENT);
+    const answers = await startMany(sql, chunk.map((s) => s.args));
+    // Every answer is checked before one throws (lazy-start.ts, startAnswered: it cannot), so
+    // the starts written stay marked written.
+    chunk.forEach((s, k) => {
+      if (ownStart(answers[k])) s.written = true;
+    });
+    const refused = chunk.find((s) => !s.written);
+    if (refused) throw new LeaseLostError(refused.args.id);
   }
 }

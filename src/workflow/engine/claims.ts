@@ -150,11 +150,15 @@ export class Claims {
       return;
     }
     const epochs = held.map((e) => e.epoch);
+    // Taken with the epochs, as the statement is sent: a carrier that commits while it runs
+    // marks the start written, but this statement's snapshot may not have seen that row.
+    const unwritten = held.map((e) => e.unwritten);
     try {
       const renewed = await store.renewLeases(this.#o.sql, held.map((e) => e.id), epochs, this.#o.leaseMs);
       this.#renewFailed = false;
       held.forEach((e, i) => {
-        if (!renewed.has(e.id) && e.state === 'running' && e.epoch === epochs[i]) e.detach(new LeaseLostError(e.id));
+        // Not found and not known written when sent: a lazy start whose carrier may not have committed.
+        if (!renewed.has(e.id) && e.state === 'running' && e.epoch === epochs[i] && !unwritten[i]) e.detach(new LeaseLostError(e.id));
       });
     } catch (err) {
       this.#renewFailed = true;

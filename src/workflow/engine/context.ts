@@ -37,7 +37,17 @@ export class Context {
     return this.#logger;
   }
 
+  /**
+   * This invocation's id. A lazy call (lazy-start.ts) has no row until its first write; reading
+   * the id starts writing it in the background, and no step body runs before it is written.
+   * Code between the read and the next step is not held: an id handed out there (an emitter, a
+   * log line, an engine.send made directly, not through ctx) can reach a lookup or cancel
+   * (engine.cancel, getInvocation) that answers "not found" while that write is in flight. Read
+   * inside a step body, the id can be handed out before the row exists, and if that body's
+   * write never happens, never exists. To hand it out, read it and hand it out from a step.
+   */
   get invocationId(): string {
+    this.#exec.exposeId();
     return this.#exec.id;
   }
 

@@ -13,6 +13,7 @@ import { defineObject, defineService } from './definitions';
 import { resolveHandler, type TraceHooks, type AnyDef, type HandlerName, type Handlers, type InputOf, type ObjectDef, type OutputOf, type ServiceDef } from './types';
 import { CancelledError, TerminalError, invalidInput, toFailure } from './errors';
 import * as store from './invocation-store';
+import { PendingStart, jsonbRefuses } from './lazy-start';
 import * as journalStore from './journal-store';
 import type { InvocationStatus } from './invocation-store';
 import { encode } from './codec';
@@ -169,10 +170,18 @@ export class Engine {
 
   // ---- client -----------------------------------------------------------------------------
 
-  /** Starts an invocation and waits for its result (or its TerminalError). */
+  /**
+   * Starts an invocation and waits for its result (or its TerminalError). With no idempotency
+   * key, key lock (an exclusive handler), delay, transaction alongside or trace, it starts
+   * lazily (lazy-start.ts): the handler runs at once and its row is written with its first
+   * durable write. The database away then does not fail the call: a step body may have run
+   * with nothing recorded, and the write carrying the start waits the outage out (no limit),
+   * and so does this call. Pass an idempotency key for a start recorded before anything runs,
+   * which fails at once with the database's error when it cannot be.
+   */
   async call<T extends AnyDef, K extends HandlerName<T>>(target: T, handler: K, input: InputOf<T, K>, opts: ClientOptions = {}): Promise<OutputOf<T, K>> {
     if (!this.#worker.running) throw new AppError('ERR_ENGINE_NOT_STARTED', 'engine is not running');
-    const r = await this.#start(target, handler, input, opts, null);
+    const r = await this.#start(target, handler, input, opts, null, true);
     return (await this.result(r.id, r)) as OutputOf<T, K>;
   }
 
@@ -250,7 +259,7 @@ export class Engine {
     return journalStore.readState(this.sql, typeof def === 'string' ? def : def.name, key);
   }
 
-  async #start(target: AnyDef, handler: string, input: unknown, opts: SendClientOptions, delayMs: number | null): Promise<store.StartResult> {
+  async #start(target: AnyDef, handler: string, input: unknown, opts: SendClientOptions, delayMs: number | null, call = false): Promise<store.StartResult> {
     const h = resolveHandler(target, handler);
     if (!h) throw new AppError('ERR_ENGINE_UNKNOWN_TARGET', `no handler ${target.name}/${handler}`);
     if (target.type === 'object' && !opts.key) {
@@ -268,6 +277,17 @@ export class Engine {
     const started = { id, service: h.service, handler: h.handler, key, kind: h.kind, input, traceContext };
     const args = { ...started, idempotencyKey: opts.idempotencyKey ?? null, delayMs, worker, leaseMs: this.leaseMs };
     const alongside = opts.alongside;
+    // A call that nothing else can find or join runs at once; its row goes with its first
+    // write (lazy-start.ts). Not a send: its id is the answer, so the row must exist first.
+    // The input is serialized now, as the call saw it; one the database would refuse (or a key
+    // with a NUL, which text refuses) takes the eager start, which fails before anything runs.
+    if (call && worker !== null && !traceContext && !alongside && opts.idempotencyKey === undefined && h.kind !== 'exclusive') {
+      const inputJson = store.json(input);
+      if (!jsonbRefuses(inputJson) && !key?.includes('\0')) {
+        this.#worker.launch({ ...started, epoch: 1, cancelRequested: false }, [], new PendingStart({ ...args, inputJson }));
+        return { id, deduped: false, status: 'running', epoch: 1 };
+      }
+    }
     const run = alongside
       ? () => this.sql.begin(async (tx) => (await alongside(tx), store.startInvocation(tx, args))) as Promise<store.StartResult>
       : traceContext

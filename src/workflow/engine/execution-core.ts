@@ -3,7 +3,6 @@
 // replayed (after a crash or a resume in another process); new ones are executed and written
 // under the lease. The execution stays in memory between steps and while suspended ("parked"),
 // so a wake-up in this process continues the same JS call stack without replaying anything.
-import type { Logger } from '../../log';
 import type { Sql } from '../../store/db';
 import { isRetryableDbError } from '../../store/retryable';
 import { untilAnswered } from './outage';
@@ -16,41 +15,14 @@ import {
   TerminalError,
   fromFailure,
   toFailure,
-  type StoredFailure,
 } from './errors';
-import type { ChildOptions, ChildTarget, ExecutionTarget } from './types';
+import type { ExecutionTarget } from './types';
 import * as store from './invocation-store';
 import * as journalStore from './journal-store';
 import type { DoneEntry, JournalRow } from './invocation-store';
-import type { EngineBatches } from './batches';
-import type { EngineMetrics } from './metrics';
-
-/** What an execution needs from its engine. */
-export interface Runtime {
-  readonly sql: Sql;
-  readonly logger: Logger;
-  readonly workerId: string;
-  readonly leaseMs: number;
-  /** Completed steps, starts and finishes of every execution here, sent together. */
-  readonly batches: EngineBatches;
-  /** Worker id to claim a child for in process, or null when at capacity / not running. */
-  claimWorker(): string | null;
-  /** `retry`: an earlier try's answer was lost, so the start may already have committed. */
-  startChild(exec: ExecutionCore, seq: number, entry: 'call' | 'send', target: ChildTarget, opts: ChildOptions, retry: boolean): Promise<store.StartResult>;
-  /** Cancels the invocations of calls that a delivered cancellation failed. */
-  cancelChildren(ids: string[]): void;
-  resolveAwakeable(id: string, value: unknown): Promise<boolean>;
-  rejectAwakeable(id: string, reason: string): Promise<boolean>;
-  onSuspended(exec: ExecutionCore, dueAt: number | null): void;
-  onResumed(exec: ExecutionCore): void;
-  onFinished(exec: ExecutionCore, finish: store.FinishResult | null, outcome: Outcome | null): void;
-  /** An execution that held the lease learnt it had lost it (for engine_leases_lost_total). */
-  onLeaseLost(): void;
-  /** The engine's metrics (a step's retries count in engine_step_retries_total). */
-  readonly metrics: Pick<EngineMetrics, 'stepRetried'>;
-}
-
-export type Outcome = { status: 'completed'; result: string } | { status: 'failed' | 'cancelled'; error: StoredFailure };
+import type { Outcome, Runtime } from './runtime';
+import type { PendingStart } from './lazy-start';
+import { writeFinish, type FinishWriter } from './finish-write';
 
 interface Waiter {
   kind: string;
@@ -69,7 +41,7 @@ export abstract class ExecutionCore {
   state: ExecutionState = 'running';
   /** Set once the handler's promise settled. */
   settled = false;
-  protected readonly _rt: Runtime;
+  protected readonly _rt: Runtime<ExecutionCore>;
   readonly #journal: Map<number, JournalRow>;
   #nextSeq = 1;
   readonly #waiters = new Map<number, Waiter>();
@@ -82,12 +54,19 @@ export abstract class ExecutionCore {
   #fatal: Error | null = null;
   #suspendQueued = false;
   #pendingResume: { epoch: number; done: DoneEntry[] | null } | null = null;
+  /** The lazy start (lazy-start.ts): `written` says whether its row exists; null when not lazy. */
+  protected _lazy: PendingStart | null;
 
   /** A durable timer raced against `p` (execution.ts): durable promises made here need it. */
   abstract orTimeout<T>(p: DurablePromise<T>, ms: number): DurablePromise<T>;
 
-  constructor(rt: Runtime, target: ExecutionTarget, journal: JournalRow[]) {
+  /** Writes a lazy start on its own, for what needs the row first (execution.ts, and a
+   *  stopping worker before it hands leases back). */
+  abstract ensureStarted(): Promise<void>;
+
+  constructor(rt: Runtime<ExecutionCore>, target: ExecutionTarget, journal: JournalRow[], lazy: PendingStart | null = null) {
     this._rt = rt;
+    this._lazy = lazy;
     this.target = target;
     this.epoch = target.epoch;
     this.#journal = new Map(journal.map((j) => [j.seq, j]));
@@ -115,6 +94,7 @@ export abstract class ExecutionCore {
       const e = this.#fatal ?? err;
       if (!(e instanceof TerminalError) && isInfraError(e)) {
         this.settled = true;
+        await this.#handBack();
         this.#detach(e);
         return;
       }
@@ -124,8 +104,9 @@ export abstract class ExecutionCore {
     if (this.state === 'detached') return;
     let finish: store.FinishResult | null = null;
     try {
-      finish = await this._durable('finish', (retry) => this.#finish(outcome, retry));
+      finish = await this._durable('finish', (retry) => writeFinish(this.#writer(), outcome, retry));
     } catch (err) {
+      await this.#handBack();
       this.#detach(err);
       return;
     }
@@ -135,25 +116,32 @@ export abstract class ExecutionCore {
     this._rt.onFinished(this, finish, finish.ok ? outcome : null);
   }
 
-  async #finish(outcome: Outcome, retry: boolean): Promise<store.FinishResult> {
-    const r = await this._rt.batches.finishes.submit({
-      id: this.id,
-      epoch: this.epoch,
-      status: outcome.status,
-      result: outcome.status === 'completed' ? outcome.result : null,
-      error: outcome.status === 'completed' ? null : outcome.error,
-      worker: this._rt.claimWorker(),
-      leaseMs: this._rt.leaseMs,
-    });
-    if (r.ok || !retry) return r;
-    // The first try may have committed: only this lease epoch can have finished it. What it
-    // handed on (the parent, the key's next invocation) is found by claims once those leases lapse.
-    const row = await store.getInvocationRow(this.sql, this.id);
-    return row && row.leaseEpoch === this.epoch && store.TERMINAL_STATUSES.includes(row.status) ? { ok: true } : r;
+  /** Left for its lease to lapse and another try to run it from the journal: a lazy start
+   *  must be written first, or nothing would be there to run (and its caller would wait). */
+  async #handBack(): Promise<void> {
+    if (this.unwritten) await this.ensureStarted().catch(() => {});
+  }
+
+  /** True while a lazy start is not written: there is no lease in the database to renew. */
+  get unwritten(): boolean {
+    return this._lazy !== null && !this._lazy.written;
+  }
+
+  /** False only while a lazy start is surely not written; an unanswered carrier may have written it. */
+  get mayHoldLease(): boolean {
+    return !this.unwritten || this._lazy!.uncertain;
+  }
+
+  #writer(): FinishWriter {
+    return { rt: this._rt, sql: this.sql, id: this.id, epoch: this.epoch, lazy: this._lazy, rowExists: () => this._rowExists() };
   }
 
   /** The engine's own bookkeeping: waits out database outages, never surfaces them. */
   protected _durable<T>(operation: string, op: (retry: boolean) => Promise<T>): Promise<T> {
+    if (this.unwritten) {
+      // Journal entries and the finish carry a lazy start; everything else needs the row first.
+      if (!CARRIES_START.has(operation)) return this.ensureStarted().then(() => this._durable(operation, op));
+    }
     return untilAnswered(op, {
       abort: () => {
         if (this.state !== 'detached' && this.state !== 'finished') return null;
@@ -165,10 +153,8 @@ export abstract class ExecutionCore {
     });
   }
 
-  /** A journal write of a completed position; a retry recognises its own earlier write. */
-  protected async _journalDone(seq: number, kind: string, name: string, value: string | null, failure: StoredFailure | null, retry: boolean): Promise<boolean> {
-    if (await this._rt.batches.journal.submit({ invocationId: this.id, epoch: this.epoch, seq, kind, name, value, failure })) return true;
-    return retry && (await journalStore.ownEntry(this.sql, this.id, this.epoch, seq, kind, name)) !== null;
+  protected async _rowExists(): Promise<boolean> {
+    return (await store.getInvocationRow(this.sql, this.id)) !== undefined;
   }
 
   /** Marks positions as awaited; returns the release for when the awaiting settles. */
@@ -373,6 +359,8 @@ export abstract class ExecutionCore {
     // no lease to lose.
     if (reason instanceof LeaseLostError && (this.state === 'running' || this.state === 'suspending')) this._rt.onLeaseLost();
     this.state = 'detached';
+    // Dropped before its row was written (a stop): nothing may create it now (withStart).
+    if (this.unwritten) this._lazy!.dropped = true;
     this.#fatal ??= reason instanceof Error ? reason : new LeaseLostError(this.id);
     // Awaits stay unsettled for good: the handler just stops here (and is garbage collected)
     // instead of running its finally blocks for an invocation someone else continues.
@@ -383,6 +371,9 @@ export abstract class ExecutionCore {
     this._rt.onFinished(this, null, null);
   }
 }
+
+/** Operations whose statement writes a lazy start itself (lazy-start.ts). */
+const CARRIES_START: ReadonlySet<string> = new Set(['journal', 'finish', 'start']);
 
 function stalled<T>(): Promise<T> {
   return new Promise<T>(() => {});

@@ -6,15 +6,45 @@ import { AbortError } from 'p-retry';
 import type { TxSql } from '../../store/db';
 import { decode, encode } from './codec';
 import { DurablePromise } from './durable-promise';
-import { LeaseLostError, TerminalError, TimeoutError, fromFailure } from './errors';
+import { LeaseLostError, TerminalError, TimeoutError, fromFailure, type StoredFailure } from './errors';
 import { awakeableId } from '../../ids';
 import { ExecutionCore } from './execution-core';
 import * as store from './invocation-store';
 import * as journalStore from './journal-store';
 import { attemptStep, type StepHost } from './step-attempts';
+import { startAnswered, withStart, type PendingStart } from './lazy-start';
 import type { ChildOptions, ChildTarget, RunOptions } from './types';
 
 export class Execution extends ExecutionCore {
+  /** The handler read its own id (ctx.invocationId, an awakeable's): it may hand it to others,
+   *  so the row is written now, and step bodies from here on wait for it. */
+  exposeId(): void {
+    const lazy = this._lazy;
+    if (!lazy || lazy.written || lazy.exposed) return;
+    lazy.exposed = true;
+    // Its failure surfaces on the next operation, which waits for the row again.
+    this.ensureStarted().catch(() => {});
+  }
+
+  async ensureStarted(): Promise<void> {
+    const lazy = this._lazy;
+    if (!lazy || lazy.written) return;
+    await this._durable('start', (retry) =>
+      withStart(lazy, retry, () => this._rowExists(), async (start) => {
+        if (!start) return;
+        startAnswered(start, await this._rt.batches.starts.submit(start.args));
+      }),
+    );
+  }
+
+  /** A journal write of a completed position; a retry recognises its own earlier write. */
+  protected async _journalDone(seq: number, kind: string, name: string, value: string | null, failure: StoredFailure | null, retry: boolean): Promise<boolean> {
+    const write = (start: PendingStart | null) => this._rt.batches.journal.submit({ invocationId: this.id, epoch: this.epoch, seq, kind, name, value, failure, start });
+    if (await withStart(this._lazy, retry, () => this._rowExists(), write)) return true;
+    // `uncertain`: a statement that carried the lazy start went unanswered, and this entry may be written.
+    return (retry || this._lazy?.uncertain === true) && (await journalStore.ownEntry(this.sql, this.id, this.epoch, seq, kind, name)) !== null;
+  }
+
   // ---- operations (used by Context) ---------------------------------------------------------
 
   run<T>(name: string, fn: (attempt: number) => Promise<T> | T, opts: RunOptions = {}): DurablePromise<T> {
@@ -23,6 +53,8 @@ export class Execution extends ExecutionCore {
     const { seq, entry } = taken;
     if (entry) return this._replayed<T>(entry);
     const p = this._track(async () => {
+      // An id handed out must exist before a body can pass it on (lazy-start.ts).
+      if (this._lazy?.exposed && !this._lazy.written) await this.ensureStarted();
       const { value, failure } = await attemptStep(this._stepHost(), name, opts, async (attempt) => encode(await fn(attempt)));
       if (!(await this._durable('journal', (retry) => this._journalDone(seq, 'run', name, value, failure, retry)))) this._lost();
       if (failure) throw fromFailure(failure);
@@ -38,6 +70,8 @@ export class Execution extends ExecutionCore {
     if (entry) return this._replayed<T>(entry);
     let tries = 0;
     const p = this._track(async () => {
+      // Its transaction fences on the invocation's row.
+      if (this.unwritten) await this.ensureStarted();
       const { value, failure } = await attemptStep(this._stepHost(), name, opts, async () =>
         this.sql.begin(async (tx) => {
           if (!(await journalStore.fenceInTx(tx, this.id, this.epoch))) throw new AbortError(new LeaseLostError(this.id));
@@ -82,7 +116,7 @@ export class Execution extends ExecutionCore {
     const wait = this._waitFor<void>(seq, 'sleep');
     if (entry) return new DurablePromise(this, wait, [seq]);
     const written = this._track(async () => {
-      const ok = await this._durable('journal', async (retry) => {
+      const ok = await this._durable('sleep', async (retry) => {
         if (await journalStore.journalSleep(this.sql, this.id, this.epoch, seq, name, Math.max(0, ms))) return true;
         return retry && (await journalStore.ownEntry(this.sql, this.id, this.epoch, seq, 'sleep', name)) !== null;
       });
@@ -97,6 +131,7 @@ export class Execution extends ExecutionCore {
     if (!taken) return { id: awakeableId(this.id, 0), promise: this._stalled<T>() };
     const { seq, entry } = taken;
     const id = awakeableId(this.id, seq);
+    this.exposeId();
     if (entry?.status === 'done') return { id, promise: this._replayed<T>(entry) };
     if (!entry) this._unrecordedAwakeables.add(seq);
     return { id, promise: new DurablePromise(this, this._waitFor<T>(seq, 'awakeable'), [seq]) };

@@ -9,10 +9,12 @@
 // - types.ts: definition shapes, handler lookup, execution targets. definitions.ts: handler(),
 //   defineService, defineObject. context.ts: what a handler gets. durable-promise.ts.
 // - engine.ts: the client face (start, call, send, result, awakeables, cancel, views, purge);
-//   worker.ts: executions in memory, notifications (the Runtime); claims.ts: when and how
+//   worker.ts: executions in memory, notifications (the Runtime, declared in runtime.ts);
+//   lazy-start.ts: a call's start carried by its first write; claims.ts: when and how
 //   much to claim (timers, poll), lease renewal; results.ts: waiters.
 // - execution-core.ts (positions, replay, suspension) + execution.ts (the operations);
-//   step-attempts.ts (a step's retries); outage.ts (waiting out the database).
+//   finish-write.ts (writing the outcome); step-attempts.ts (a step's retries); outage.ts
+//   (waiting out the database).
 // - invocation-store.ts (invocation rows, claims, leases), journal-store.ts (journal and
 //   object state) and batch-store.ts (the many-member statements below): the engine's only
 //   SQL. views.ts + redact.ts: operator views.
@@ -28,6 +30,14 @@
 //   limit) while the database is away, a retry recognising its own committed write; a step
 //   body failing because the database is away waits it out without using an attempt. What is
 //   retryable is the one table in src/store/retryable.ts.
+// - A lazy call (engine.call with no idempotency key, key lock, delay, transaction alongside or
+//   trace: lazy-start.ts) is not recorded before it runs. The database away at its first write
+//   does not fail it: its first step body has run, and the write that carries its start waits
+//   the outage out like any other (no limit), and so does its caller; a crash meanwhile loses
+//   it with its caller. A caller that needs "recorded before anything runs, or an error at
+//   once" passes an idempotency key (the eager start, which fails with the database's error
+//   within START_CHECK_MS and runs nothing). An input jsonb refuses goes the eager way too;
+//   engine.stop() writes a lazy call's start before it hands leases back.
 // - Several replicas on one database: a replica that takes over an invocation another holds
 //   tells it (NOTIFY s:) so the stale copy is dropped, and a caller's call() settles from the
 //   stored outcome wherever the invocation finished.
@@ -65,11 +75,13 @@
 //   record a step, and a claim cannot overlap a write in flight. A crashed process's
 //   invocations are claimed by anyone once the lease expires and replayed from the journal.
 // - Hot path: a call/send from a process with spare capacity inserts the invocation already
-//   claimed and runs it at once; between steps the execution stays in memory (one fenced
-//   INSERT per step, no re-reads). Group commit: the steps, starts and finishes of all the
-//   executions of a process that arrive while one such statement is in flight go together in
-//   the next (a lone one goes at once), each member with its own fence and answer; a batch
-//   that fails for one member's reason is sent again member by member. An execution blocked only on completions suspends (row
+//   claimed and runs it at once (a call with no idempotency key, key lock, delay or trace
+//   inserts it with its first journal entry or its finish: lazy-start.ts); between steps the
+//   execution stays in memory (one fenced INSERT per step, no re-reads). Group commit: the
+//   steps, starts and finishes of all the executions of a process that arrive while one such
+//   statement is in flight go together in the next (a lone one goes at once, as the single-row
+//   statement), each member with its own fence and answer; a batch that fails for one member's
+//   reason is sent again member by member. An execution blocked only on completions suspends (row
 //   `suspended`, lease released, no worker slot held) but stays parked in memory: a wake-up
 //   from this process (awakeable resolved here, a child finishing here) claims it back in the
 //   same statement and continues the same call stack; a wake-up from another process NOTIFYs

@@ -70,6 +70,10 @@ export interface DoneEntry {
 
 export const json = (v: unknown): string | null => (v === undefined || v === null ? null : JSON.stringify(v));
 
+/** A start's input as the statement sends it: serialized at the call when it was (a lazy start
+ *  writes its row a step later, and the caller may change the object meanwhile). */
+export const startInput = (a: StartArgs): string => (a.inputJson !== undefined ? a.inputJson : json(a.input)) ?? 'null';
+
 export interface StartArgs {
   id: string;
   service: string;
@@ -77,6 +81,8 @@ export interface StartArgs {
   key: string | null;
   kind: HandlerKind;
   input: unknown;
+  /** `input` serialized already (json()), sent instead of serializing it again. */
+  inputJson?: string | null;
   idempotencyKey: string | null;
   delayMs: number | null;
   /** Claim for this worker when runnable now (it runs in process at once). */
@@ -101,7 +107,7 @@ export async function startInvocation(sql: Queryable, a: StartArgs): Promise<Sta
   const p = a.parent;
   if (a.traceContext) return startTraced(sql, a, a.traceContext);
   const [row] = await sql<{ r: StartResult }[]>`
-    SELECT engine_start(${a.id}, ${a.service}, ${a.handler}, ${a.key}, ${a.kind}, ${json(a.input) ?? 'null'}::text::jsonb,
+    SELECT engine_start(${a.id}, ${a.service}, ${a.handler}, ${a.key}, ${a.kind}, ${startInput(a)}::text::jsonb,
       ${a.idempotencyKey}, ${a.delayMs}::int, ${a.worker}, ${a.leaseMs}::int,
       ${p?.id ?? null}, ${p?.epoch ?? null}::int, ${p?.seq ?? null}::int, ${p?.entry ?? null}, ${p?.name ?? null}) AS r`;
   return row!.r;
@@ -113,7 +119,7 @@ async function startTraced(sql: Queryable, a: StartArgs, carrier: string): Promi
   const p = a.parent;
   const [row] = await sql<{ r: StartResult }[]>`
     WITH s AS (
-      SELECT engine_start(${a.id}, ${a.service}, ${a.handler}, ${a.key}, ${a.kind}, ${json(a.input) ?? 'null'}::text::jsonb,
+      SELECT engine_start(${a.id}, ${a.service}, ${a.handler}, ${a.key}, ${a.kind}, ${startInput(a)}::text::jsonb,
         ${a.idempotencyKey}, ${a.delayMs}::int, ${a.worker}, ${a.leaseMs}::int,
         ${p?.id ?? null}, ${p?.epoch ?? null}::int, ${p?.seq ?? null}::int, ${p?.entry ?? null}, ${p?.name ?? null}) AS r),
     t AS (

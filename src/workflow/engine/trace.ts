@@ -4,7 +4,7 @@
 // this process did not start it: a replay, another replica), and handed back once when the
 // invocation ends here or leaves this process unfinished. Without hooks all of it is skipped.
 import type { Sql } from '../../store/db';
-import type { Outcome } from './execution-core';
+import type { Outcome } from './runtime';
 import type { FinishResult } from './invocation-store';
 import { traceContextOf } from './invocation-store';
 import type { ExecutionTarget, TraceHooks } from './types';

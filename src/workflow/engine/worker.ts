@@ -16,8 +16,10 @@ import { EngineTrace } from './trace';
 import { resolveHandler, type TraceHooks, type AnyDef, type ChildOptions, type ChildTarget, type ExecutionTarget } from './types';
 import { LeaseLostError, TerminalError, checkShape, fromFailure } from './errors';
 import { Execution } from './execution';
-import type { ExecutionCore, Outcome, Runtime } from './execution-core';
+import type { ExecutionCore } from './execution-core';
+import type { Outcome, Runtime } from './runtime';
 import * as store from './invocation-store';
+import type { PendingStart } from './lazy-start';
 import * as journalStore from './journal-store';
 import type { InvocationRow, JournalRow } from './invocation-store';
 import { untilAnswered } from './outage';
@@ -51,7 +53,7 @@ export interface WorkerClient {
   cancel(id: string): Promise<unknown>;
 }
 
-export class Worker implements Runtime {
+export class Worker implements Runtime<ExecutionCore> {
   readonly sql: Sql;
   readonly logger: Logger;
   readonly workerId: string;
@@ -103,7 +105,9 @@ export class Worker implements Runtime {
       active: () => this.running,
       free: () => this.#concurrency - this.#active(),
       dispatch: (row) => void this.#dispatch(row),
-      held: () => [...this.#running].filter((e) => e.state === 'running' || e.state === 'suspending'),
+      // A lazy start not yet written holds no lease in the database to renew; one whose carrier
+      // went unanswered may (claims.ts does not take its missing row for a lost lease).
+      held: () => [...this.#running].filter((e) => (e.state === 'running' || e.state === 'suspending') && e.mayHoldLease),
       afterPoll: async () => {
         // Every wait not settled by an execution running here: the work may finish anywhere.
         const waiting = this.#results.ids().filter((id) => !this.runsHere(id));
@@ -135,7 +139,11 @@ export class Worker implements Runtime {
     this.#stopping = true;
     this.#claims.stop();
     const deadline = Date.now() + this.#stopTimeoutMs;
+    // A lazy call in flight has no row to hand back: written now, it is handed back below like
+    // the rest (or finishes meanwhile). A start still unwritten at the deadline is dropped.
+    const starts = Promise.allSettled([...this.#running].filter((e) => e.unwritten).map((e) => e.ensureStarted()));
     while ((this.#running.size > 0 || this.#loading > 0) && Date.now() < deadline) await delay(10);
+    await Promise.race([starts, delay(Math.max(0, deadline - Date.now()), undefined, { ref: false })]);
     const rest = [...this.#running];
     try {
       await store.releaseLeases(this.sql, rest.map((e) => e.id), rest.map((e) => e.epoch));
@@ -262,10 +270,10 @@ export class Worker implements Runtime {
   }
 
   /** Starts (or, from a journal, resumes) an execution this process holds the lease of. */
-  launch(target: ExecutionTarget, journal: JournalRow[]): void {
+  launch(target: ExecutionTarget, journal: JournalRow[], lazy: PendingStart | null = null): void {
     const def = this.#defs.get(target.service);
     const h = def && resolveHandler(def, target.handler);
-    const exec = new Execution(this, target, journal);
+    const exec = new Execution(this, target, journal, lazy);
     this.#executions.get(target.id)?.detach(new LeaseLostError(target.id));
     this.#executions.set(target.id, exec);
     this.#running.add(exec);

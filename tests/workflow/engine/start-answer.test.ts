@@ -16,12 +16,15 @@ const reset = () => Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRE
 /** The next engine_start statement: its answer lost after it committed, or never sent. */
 let loseNextStart = false;
 let failNextStart = false;
+/** The statement failNextStart failed. */
+let failedText = '';
 const lossy = new Proxy(db.sql, {
   apply(target, thisArg, args: unknown[]) {
     const text = Array.isArray(args[0]) ? (args[0] as string[]).join('') : '';
     const start = text.includes('engine_start(');
     if (start && failNextStart) {
       failNextStart = false;
+      failedText = text;
       return Promise.reject(reset());
     }
     const q = Reflect.apply(target as unknown as (...a: unknown[]) => unknown, thisArg, args);
@@ -33,10 +36,15 @@ const lossy = new Proxy(db.sql, {
   },
 }) as Sql;
 
-const ran: string[] = [];
+const ran: { id: string; n: number }[] = [];
 const Svc = defineService('startAnswer', {
   go: handler({ input: z.object({ n: z.number() }), output: z.string() }, async (ctx, { n }) => {
-    await ctx.run('work', () => void ran.push(ctx.invocationId));
+    await ctx.run('work', () => void ran.push({ id: ctx.invocationId, n }));
+    return `done ${n}`;
+  }),
+  // Never reads its id: its start is carried by its step's journal write alone.
+  quiet: handler({ input: z.object({ n: z.number() }), output: z.string() }, async (ctx, { n }) => {
+    await ctx.run('work', () => void ran.push({ id: '', n }));
     return `done ${n}`;
   }),
 });
@@ -44,13 +52,26 @@ const engine = testEngine(lossy, { workerId: 'start-answer' });
 engine.register(Svc);
 await engine.start();
 
+// The handler reads its id inside its step body: without an idempotency key the call starts
+// lazily, and reading the id writes the start as a statement of its own (lazy-start.ts); the
+// step's journal write then follows a start whose answer was lost.
 test('a call whose start committed but whose answer was lost gets the result, and the work runs once', async () => {
   loseNextStart = true;
   assert.equal(await engine.call(Svc, 'go', { n: 1 }), 'done 1');
   assert.equal(loseNextStart, false, 'the answer was lost');
-  const rows = await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM engine_invocations WHERE service = 'startAnswer'`;
+  const rows = await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM engine_invocations WHERE service = 'startAnswer' AND input->>'n' = '1'`;
   assert.equal(rows[0]!.n, 1, 'one invocation');
-  assert.equal(ran.length, 1, 'its step ran once');
+  assert.equal(ran.filter((r) => r.n === 1).length, 1, 'its step ran once');
+});
+
+// An idempotency key keeps a call's start a statement of its own, before the handler runs.
+test('an eager call whose start committed but whose answer was lost gets the result, and the work runs once', async () => {
+  loseNextStart = true;
+  assert.equal(await engine.call(Svc, 'go', { n: 11 }, { idempotencyKey: 'one' }), 'done 11');
+  assert.equal(loseNextStart, false, 'the answer was lost');
+  const rows = await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM engine_invocations WHERE service = 'startAnswer' AND input->>'n' = '11'`;
+  assert.equal(rows[0]!.n, 1, 'one invocation');
+  assert.equal(ran.filter((r) => r.n === 11).length, 1, 'its step ran once');
 });
 
 test('a send whose answer was lost returns the invocation it started', async () => {
@@ -62,8 +83,21 @@ test('a send whose answer was lost returns the invocation it started', async () 
 test('a start that never reached the database fails with the database error, and nothing runs', async () => {
   const before = ran.length;
   failNextStart = true;
-  await assert.rejects(engine.call(Svc, 'go', { n: 3 }), (err: Error & { code?: string }) => err.code === 'ECONNRESET');
+  await assert.rejects(engine.call(Svc, 'go', { n: 3 }, { idempotencyKey: 'three' }), (err: Error & { code?: string }) => err.code === 'ECONNRESET');
   const rows = await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM engine_invocations WHERE service = 'startAnswer' AND input->>'n' = '3'`;
   assert.equal(rows[0]!.n, 0);
   assert.equal(ran.length, before);
+});
+
+// The contract of a lazy start (lazy-start.ts): the database away at its first write does not
+// fail the call; the step ran, and the write carrying the start waits the outage out.
+test('a lazy call whose start never reached the database waits it out like any write: it answers, and its step ran once', async () => {
+  const before = ran.length;
+  failNextStart = true;
+  assert.equal(await engine.call(Svc, 'quiet', { n: 4 }), 'done 4');
+  assert.equal(failNextStart, false, 'a start failed');
+  assert.match(failedText, /INSERT INTO engine_journal/, 'the failed start was carried by the journal write of the step');
+  assert.equal(ran.length, before + 1);
+  const rows = await db.sql<{ status: string }[]>`SELECT status FROM engine_invocations WHERE service = 'startAnswer' AND input->>'n' = '4'`;
+  assert.deepEqual(rows.map((r) => r.status), ['completed']);
 });
