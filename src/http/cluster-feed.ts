@@ -7,7 +7,7 @@
 // once the stream has started, a failure cuts the response, which the agent detects (no
 // `end`) and answers by reconnecting with the cursor it holds. The stream policy lives in
 // src/sync (feed.ts); this file only carries it over HTTP.
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { issuesToDetails, notFound, unauthorized, validationError } from '../errors';
@@ -95,6 +95,43 @@ function sinkFor(res: ServerResponse): LineSink {
   };
 }
 
+/**
+ * Watches the client of one poll. It may go away while a full sync waits for a snapshot slot,
+ * or mid-stream. HTTP server sockets allow half-open connections, so a client that hangs up
+ * shows as 'end' on the socket, not 'close': stop and drop the socket then too.
+ */
+function watchClient(raw: IncomingMessage) {
+  const socket = raw.socket;
+  const gone = new AbortController();
+  const abort = () => {
+    if (!gone.signal.aborted) gone.abort(new StreamAborted('client went away'));
+  };
+  // The request first, then its socket: a socket that closes under a request whose response
+  // has not finished destroys the request with an ECONNRESET error, whose stack Node's destroy
+  // reads (mapped frame by frame with source maps on: the image runs with
+  // --enable-source-maps): 3.3% of ctrl's CPU in bench:feed at 1,000 agents, once per poll an
+  // agent closes. A request already destroyed is skipped there.
+  const hangUp = () => {
+    if (!raw.destroyed) raw.destroy();
+    if (!socket.destroyed) socket.destroy();
+  };
+  const onGone = () => {
+    abort();
+    hangUp();
+  };
+  socket.once('end', onGone);
+  socket.once('close', onGone);
+  return {
+    signal: gone.signal,
+    abort,
+    hangUp,
+    unwatch: () => {
+      socket.off('end', onGone);
+      socket.off('close', onGone);
+    },
+  };
+}
+
 // Over 80 lines: the route group of the feed's read side; each route handler inside is short.
 export function clusterFeedRoutes(deps: ClusterFeedDeps) {
   const { feed } = deps;
@@ -108,29 +145,8 @@ export function clusterFeedRoutes(deps: ClusterFeedDeps) {
       const q = parse(ChangesQuery, req.query, 'query');
       const r = q.region ?? req.agentRegion!;
       assertAgentRegion(req, r);
-      // The client may go away while a full sync waits for a snapshot slot, or mid-stream.
-      // HTTP server sockets allow half-open connections, so a client that hangs up shows as
-      // 'end' on the socket, not 'close': stop and drop the socket then too.
-      const socket = req.raw.socket;
-      const clientGone = new AbortController();
-      const gone = () => {
-        if (!clientGone.signal.aborted) clientGone.abort(new StreamAborted('client went away'));
-      };
-      // The request first, then its socket: a socket that closes under a request whose
-      // response has not finished destroys the request with an ECONNRESET error, whose stack
-      // Node's destroy reads (mapped frame by frame with source maps on: the image runs with
-      // --enable-source-maps): 3.3% of ctrl's CPU in bench:feed at 1,000 agents, once per poll
-      // an agent closes. A request already destroyed is skipped there.
-      const hangUp = () => {
-        if (!req.raw.destroyed) req.raw.destroy();
-        if (!socket.destroyed) socket.destroy();
-      };
-      const onGone = () => {
-        gone();
-        hangUp();
-      };
-      socket.once('end', onGone);
-      socket.once('close', onGone);
+      const client = watchClient(req.raw);
+      const { hangUp } = client;
       try {
         let stream;
         try {
@@ -140,11 +156,11 @@ export function clusterFeedRoutes(deps: ClusterFeedDeps) {
             cursor: q.cursor,
             waitMs: q.wait !== undefined ? q.wait * 1000 : undefined,
             handover: q.handover === '1',
-            signal: clientGone.signal,
+            signal: client.signal,
           });
         } catch (err) {
           // An agent that hangs up while its full sync waits for a slot is not a failure of ours.
-          if (!clientGone.signal.aborted) throw err;
+          if (!client.signal.aborted) throw err;
           req.log.debug({ region: r }, 'agent went away while waiting for a snapshot slot');
           return reply.hijack();
         }
@@ -173,22 +189,21 @@ export function clusterFeedRoutes(deps: ClusterFeedDeps) {
           stream.abandon();
           throw err;
         }
-        res.on('close', gone);
+        res.on('close', client.abort);
         await stream.run(sinkFor(res)).then(
           () => {
             res.end();
           },
           (err: unknown) => {
             // Whatever broke once the agent had hung up (a write, a page read) is its leaving.
-            if (err instanceof StreamAborted || clientGone.signal.aborted) req.log.debug({ region: r, why: (err as Error).message }, 'feed stream cut');
+            if (err instanceof StreamAborted || client.signal.aborted) req.log.debug({ region: r, why: (err as Error).message }, 'feed stream cut');
             else req.log.warn({ err, region: r }, 'feed stream failed');
             // The socket, not the response: a response already closed no longer owns it.
             hangUp();
           },
         );
       } finally {
-        socket.off('end', onGone);
-        socket.off('close', onGone);
+        client.unwatch();
       }
     });
 
