@@ -38,7 +38,8 @@
 // - watcher.ts holds the cursor and one stream at a time, reconnecting with jittered backoff,
 //   except across a handover: it opens the next poll at once and reads the old one until the
 //   next is answered (overlap.ts: the rules that keep the cursor moving forward past handled
-//   events only); cursor-tracker.ts commits incremental cursors in order;
+//   events only); cursor-tracker.ts commits incremental cursors in order; ndjson.ts's
+//   LineReader hands out the lines already received in one synchronous pass;
 //   dispatcher.ts runs events one at a time per resource (newest state wins while waiting) and
 //   different resources concurrently up to a bound, calling the ResourceController
 //   (wire/controller.ts). Cursors are committed only past handled events; GC runs only after a
@@ -48,6 +49,9 @@
 // incremental `change` line repeats it (coalesced: the newest row's), and the dispatcher runs
 // a traced event inside <kind>.apply.<region>, a child of that write. Snapshot lines carry
 // none: they are a resource's state, not a write. With tracing off no line has the field.
+//
+// stackless.ts: the error, made without a stack, that a poll's end is told with on both sides
+// (one per poll; Node reads a destroy reason's stack).
 //
 // reporter.ts and status*.ts (krane's status reports) belong to the reporter's part.
 // liveness.ts (a leaf: the heartbeat schema and the pure online/offline, lag and grace rules)

@@ -15,6 +15,7 @@
 // - A GC (end of a full sync) waits for every drained job: an apply landing after it would
 //   bring back an object the snapshot no longer lists.
 import type { Logger } from '../log';
+import { StacklessError } from './stackless';
 
 /** A poll after its `handover` line. */
 export interface Drain {
@@ -29,21 +30,11 @@ export interface Drain {
  */
 const MAX_REMEMBERED = 10_000;
 
-/**
- * Why a drain's poll is closed: the next poll was answered, not a failure. Made without a
- * stack: Node's destroy of the request reads the reason's stack, which with source maps on (the
- * image runs with --enable-source-maps) is mapped frame by frame, once per handed-over poll
- * (with AbortController's own DOMException, 5% of a simulated agent's CPU in bench:feed).
- */
-export class DrainClosed extends Error {
+/** Why a drain's poll is closed: the next poll was answered, not a failure (stackless.ts:
+ *  Node's destroy of the request reads the reason's stack, once per handed-over poll). */
+export class DrainClosed extends StacklessError {
   constructor() {
-    const limit = Error.stackTraceLimit;
-    Error.stackTraceLimit = 0;
-    try {
-      super('the next poll was answered');
-    } finally {
-      Error.stackTraceLimit = limit;
-    }
+    super('the next poll was answered');
     this.name = 'DrainClosed';
   }
 }
