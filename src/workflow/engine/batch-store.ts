@@ -166,7 +166,9 @@ export async function startAndJournal(sql: Queryable, a: StartArgs, e: DoneWrite
 
 /** A lazy start and its finish in one statement: a handler that returned before any durable
  *  write. engine_finish reads the row engine_start wrote (each statement of a function sees
- *  the ones before it in its transaction). */
+ *  the ones before it in its transaction). The engine_start call is spelled out as in
+ *  startAndJournal, not shared as a nested sql`` fragment: building one is a call of the pool,
+ *  which the bench's and the tests' statement counts take for a statement sent. */
 export async function startAndFinish(sql: Queryable, a: StartArgs, f: FinishArgs): Promise<FinishResult> {
   const [row] = await sql<{ r: FinishResult }[]>`
     WITH s AS (

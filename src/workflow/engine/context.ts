@@ -44,7 +44,8 @@ export class Context {
    * log line, an engine.send made directly, not through ctx) can reach a lookup or cancel
    * (engine.cancel, getInvocation) that answers "not found" while that write is in flight. Read
    * inside a step body, the id can be handed out before the row exists, and if that body's
-   * write never happens, never exists. To hand it out, read it and hand it out from a step.
+   * write never happens, never exists. To hand it out, read it outside any step body and send
+   * it from the next step: that step's body runs only once the row is written.
    */
   get invocationId(): string {
     this.#exec.exposeId();

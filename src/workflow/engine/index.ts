@@ -37,7 +37,8 @@
 //   it with its caller. A caller that needs "recorded before anything runs, or an error at
 //   once" passes an idempotency key (the eager start, which fails with the database's error
 //   within START_CHECK_MS and runs nothing). An input jsonb refuses goes the eager way too;
-//   engine.stop() writes a lazy call's start before it hands leases back.
+//   engine.stop() writes a lazy call's start before it hands leases back, and drops one still
+//   unwritten at its deadline (a start already sent may commit: resumed after its lease).
 // - Several replicas on one database: a replica that takes over an invocation another holds
 //   tells it (NOTIFY s:) so the stale copy is dropped, and a caller's call() settles from the
 //   stored outcome wherever the invocation finished.
