@@ -54,6 +54,16 @@
 // connection goes back to the pool like any closed one (multi-host URLs keep cycling their
 // hosts, as upstream does). Test: tests/store/pg-driver-startup-close.test.ts.
 //
+// The fifth is a choice, not a defect: the pool hands a statement the idle connection used last
+// (LIFO) rather than the one idle longest (FIFO, upstream's). With FIFO a lone invocation's
+// statements, one after another, went round all of the pool's backends, each woken cold; with
+// LIFO they stay on one warm backend. Measured side by side with Restate (bench:engine
+// --compare restate, three interleaved pairs, a private copy of the package, 29 Nov): 10-step
+// p50 5.43-5.68 -> 4.60-4.63 ms, 0-step 0.72-0.78 -> 0.55-0.60 ms, 50 callers on distinct keys
+// 1,504-1,624 -> 1,637-1,931 a second. Transactions and sql.reserve() are unchanged. Connections
+// idle at the back of the queue still end by max_lifetime, as before. Test:
+// tests/store/pg-driver-lifo.test.ts.
+//
 // When a postgres.js upgrade changes these lines the script fails, so the upgrade is reviewed
 // against the upstream fixes instead of silently shipping unpatched.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -190,6 +200,30 @@ const PATCHES = [
     !hadError && initial && error(Errors.connection('CONNECTION_CLOSED', options))
     if (initial)
       return reconnect()`,
+  },
+  {
+    file: 'queue.js',
+    from: `    push: (x) => (xs.push(x), x),`,
+    to: `    push: (x) => (xs.push(x), x),
+    // ${MARK}: the entry pushed last, for the pool's LIFO hand-out (index.js).
+    pop: () => {
+      if (xs.length === index)
+        return undefined
+      const out = xs.pop()
+      if (xs.length === index) {
+        index = 0
+        xs = []
+      }
+      return out
+    },`,
+  },
+  {
+    file: 'index.js',
+    from: `    if (open.length)
+      return go(open.shift(), query)`,
+    to: `    // ${MARK}: the idle connection used last (LIFO), warm, not the one idle longest.
+    if (open.length)
+      return go(open.pop(), query)`,
   },
 ];
 
