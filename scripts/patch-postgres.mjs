@@ -58,9 +58,9 @@
 // (LIFO) rather than the one idle longest (FIFO, upstream's). With FIFO a lone invocation's
 // statements, one after another, went round all of the pool's backends, each woken cold; with
 // LIFO they stay on one warm backend. Measured side by side with Restate (bench:engine
-// --compare restate, three interleaved pairs, a private copy of the package, 29 Nov): 10-step
-// p50 5.43-5.68 -> 4.60-4.63 ms, 0-step 0.72-0.78 -> 0.55-0.60 ms, 50 callers on distinct keys
-// 1,504-1,624 -> 1,637-1,931 a second. Transactions and sql.reserve() are unchanged. Connections
+// --compare restate, five interleaved pairs, a private copy of the package, 29 Nov): 10-step
+// p50 5.17-5.84 -> 4.08-5.33 ms (medians 5.59 -> 4.63), 0-step 0.72-0.78 -> 0.55-0.66 ms, 50
+// callers on distinct keys 1,501-1,624 -> 1,599-1,930 a second. Transactions and sql.reserve() are unchanged. Connections
 // idle at the back of the queue still end by max_lifetime, as before. Test:
 // tests/store/pg-driver-lifo.test.ts.
 //
