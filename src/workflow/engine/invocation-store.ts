@@ -247,12 +247,17 @@ export async function cancelInvocation(
  *  has locked (its finish, its suspension) is not waited for: it is still held if it is still
  *  running under the epoch, and its own statement moves it on. Waiting would let a renewal
  *  that locks many rows and a batch of finishes that locks many rows wait on each other in
- *  opposite orders until the deadlock detector ends one a second later. */
+ *  opposite orders until the deadlock detector ends one a second later.
+ *  Held means the epoch it was claimed with, whatever the status: only a claim or a hand-back
+ *  moves the epoch. A finish of ours that committed before this snapshot has moved the row out
+ *  of `running` at the same epoch, and its own answer settles the execution; read as lost, it
+ *  detached the finishing execution, whose answer then never started the invocation the
+ *  finish had handed its key to and claimed here: every caller on that key waited a lease. */
 export async function renewLeases(sql: Queryable, ids: string[], epochs: number[], leaseMs: number): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
   const rows = await sql<{ id: string }[]>`
     WITH l AS (SELECT * FROM unnest(${ids}::text[], ${epochs}::int[]) AS l(id, epoch)),
-    held AS (SELECT i.id FROM engine_invocations i JOIN l ON i.id = l.id AND i.lease_epoch = l.epoch AND i.status = 'running'),
+    held AS (SELECT i.id FROM engine_invocations i JOIN l ON i.id = l.id AND i.lease_epoch = l.epoch),
     locked AS (
       SELECT i.id FROM engine_invocations i JOIN l ON i.id = l.id AND i.lease_epoch = l.epoch AND i.status = 'running'
          FOR NO KEY UPDATE OF i SKIP LOCKED),
