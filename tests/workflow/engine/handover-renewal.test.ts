@@ -85,6 +85,8 @@ test('a renewal answered while a finish is in flight does not drop it: the next 
   holdNextFinish = true;
   gate.open();
   assert.deepEqual(await withDeadline(Promise.all(results), 'both invocations'), [first.id, second.id]);
+  // The order was made, not hoped for: the finish was held until a later renewal answered.
+  assert.ok(finishCommitted && !holdNextFinish, 'the finish statement was found and held');
   const [row] = await db.sql<{ leaseEpoch: number; attempts: number }[]>`
     SELECT lease_epoch, attempts FROM engine_invocations WHERE id = ${second.id}`;
   // Started on the lease the hand-over gave it, not claimed again once that lease lapsed.
