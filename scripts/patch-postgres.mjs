@@ -60,8 +60,10 @@
 // LIFO they stay on one warm backend. Measured side by side with Restate (bench:engine
 // --compare restate, five interleaved pairs, a private copy of the package, 29 Nov): 10-step
 // p50 5.17-5.84 -> 4.08-5.33 ms (medians 5.59 -> 4.63), 0-step 0.72-0.78 -> 0.55-0.66 ms, 50
-// callers on distinct keys 1,501-1,624 -> 1,599-1,930 a second. Transactions and sql.reserve() are unchanged. Connections
-// idle at the back of the queue still end by max_lifetime, as before. Test:
+// callers on distinct keys 1,501-1,624 -> 1,599-1,930 a second. A transaction's BEGIN takes its
+// connection the same way (the one used last); sql.reserve() still takes the one idle longest.
+// Connections idle at the back of the queue still end by max_lifetime; were idle_timeout set
+// (it is not), LIFO would let the pool shrink to what the load needs. Test:
 // tests/store/pg-driver-lifo.test.ts.
 //
 // When a postgres.js upgrade changes these lines the script fails, so the upgrade is reviewed
