@@ -22,36 +22,26 @@ export class EngineBatches {
   readonly finishes: GroupCommit<FinishArgs, FinishResult>;
 
   constructor(sql: Sql) {
-    this.journal = new GroupCommit(async (entries: readonly DoneWrite[]) => {
-      if (entries.length > 1) {
-        await startCarried(sql, entries);
-        return journalDoneMany(sql, entries);
-      }
-      const e = entries[0]!;
-      if (e.start && !e.start.written) {
-        const ok = await startAndJournal(sql, e.start.args, e);
-        e.start.written = true;
-        return [ok];
-      }
-      return [await journalDone(sql, e.invocationId, e.epoch, e.seq, e.kind, e.name, e.value, e.failure)];
-    });
+    this.journal = new GroupCommit(
+      carrying(
+        sql,
+        (many) => journalDoneMany(sql, many),
+        (e) => journalDone(sql, e.invocationId, e.epoch, e.seq, e.kind, e.name, e.value, e.failure),
+        (e, start) => startAndJournal(sql, start.args, e),
+      ),
+    );
     this.starts = new GroupCommit(
       async (starts: readonly StartArgs[]) => (starts.length > 1 ? startMany(sql, starts) : [await startInvocation(sql, starts[0]!)]),
       { maxBatch: MAX_STARTS_PER_STATEMENT },
     );
-    this.finishes = new GroupCommit(async (finishes: readonly FinishArgs[]) => {
-      if (finishes.length > 1) {
-        await startCarried(sql, finishes);
-        return finishMany(sql, finishes);
-      }
-      const f = finishes[0]!;
-      if (f.start && !f.start.written) {
-        const r = await startAndFinish(sql, f.start.args, f);
-        f.start.written = true;
-        return [r];
-      }
-      return [await finishInvocation(sql, f.id, f.epoch, f.status, f.result, f.error, f.worker, f.leaseMs)];
-    });
+    this.finishes = new GroupCommit(
+      carrying(
+        sql,
+        (many) => finishMany(sql, many),
+        (f) => finishInvocation(sql, f.id, f.epoch, f.status, f.result, f.error, f.worker, f.leaseMs),
+        (f, start) => startAndFinish(sql, start.args, f),
+      ),
+    );
   }
 
   /** Statements sent and requests they carried, per kind (the benchmark's counts). */
@@ -59,6 +49,30 @@ export class EngineBatches {
     const c = (g: { statements: number; members: number }) => ({ statements: g.statements, members: g.members });
     return { journal: c(this.journal), starts: c(this.starts), finishes: c(this.finishes) };
   }
+}
+
+/** A group commit's send for members that may carry a lazy start (journal writes, finishes):
+ *  many go as one statement after their starts (startCarried); a lone one carrying an unwritten
+ *  start writes it in its own statement (one round trip), else it goes as the plain single row. */
+function carrying<M extends { start?: PendingStart | null }, R>(
+  sql: Sql,
+  many: (members: readonly M[]) => Promise<R[]>,
+  alone: (member: M) => Promise<R>,
+  aloneWithStart: (member: M, start: PendingStart) => Promise<R>,
+): (members: readonly M[]) => Promise<R[]> {
+  return async (members) => {
+    if (members.length > 1) {
+      await startCarried(sql, members);
+      return many(members);
+    }
+    const m = members[0]!;
+    if (m.start && !m.start.written) {
+      const r = await aloneWithStart(m, m.start);
+      m.start.written = true;
+      return [r];
+    }
+    return [await alone(m)];
+  };
 }
 
 /** Many members, some carrying lazy starts: those starts go first, in a statement of their
