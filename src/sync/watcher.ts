@@ -16,52 +16,15 @@
 // change committed during the reconnect is applied without waiting for it; the old poll is
 // closed as soon as the next one is answered. overlap.ts holds the rules that keep the cursor
 // moving forward only. A ctrl before the handover ignores the parameter and ends its polls.
-import type { Logger } from '../log';
-import type { DesiredState, PermanentError, ResourceController } from './wire';
 import { Dispatcher } from './dispatcher';
 import { get, readText, retryAfterSeconds } from './watcher-http';
 import { CutStreamError, DEFAULT_MAX_LINE_CHARS, LineReader, LineTooLongError } from './ndjson';
 import { StreamLine, refKey, type ResourceRef } from './wire';
 import { Overlap, type Drain } from './overlap';
 import { CursorTracker } from './cursor-tracker';
+import { DEFAULT_BACKOFF_MAX_MS, DEFAULT_BACKOFF_MIN_MS, DEFAULT_CONCURRENCY, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_BACKLOG, DEFAULT_RESYNC_INTERVAL_MS, type WatcherOptions } from './watcher-options';
 
-export interface WatcherOptions {
-  controlPlaneUrl: string;
-  token: string;
-  region: string;
-  controller: ResourceController;
-  logger: Logger;
-  /** Full resync period (the audit, not the repair). */
-  resyncIntervalMs?: number;
-  /** Resources handled at the same time. */
-  concurrency?: number;
-  onPermanentFailure?: (ref: ResourceRef, err: PermanentError, state: DesiredState) => void | Promise<void>;
-  /** Reconnect delay after a failure: uniformly random in [min, max]. */
-  backoffMinMs?: number;
-  backoffMaxMs?: number;
-  /** `wait` sent to ctrl in seconds; absent: ctrl's limit. */
-  waitSeconds?: number;
-  /** No line for this long (heartbeats included) means the connection is dead. */
-  idleTimeoutMs?: number;
-  /** Longest feed line accepted (characters); a longer one is a protocol error. */
-  maxLineBytes?: number;
-  retries?: number;
-  retryDelayMs?: number;
-  /** false: polls do not ask for a handover, as a krane before it (benchmarks compare the two). */
-  handover?: boolean;
-}
-
-/** Seed 004: an audit every five minutes catches drift made outside the feed. */
-export const DEFAULT_RESYNC_INTERVAL_MS = 5 * 60_000;
-/** Seeds 002/003: 1-5 s jitter spreads a fleet's reconnects after a ctrl restart. */
-export const DEFAULT_BACKOFF_MIN_MS = 1_000;
-export const DEFAULT_BACKOFF_MAX_MS = 5_000;
-/** Kubernetes API calls are I/O bound; eight in flight keeps one API server busy but not flooded. */
-export const DEFAULT_CONCURRENCY = 8;
-/** Three missed ctrl heartbeats (10 s each): the connection is gone even if TCP has not said so. */
-export const DEFAULT_IDLE_TIMEOUT_MS = 35_000;
-/** Events read ahead of their handlers; bounds memory during a large snapshot. */
-const MAX_BACKLOG = 10_000;
+export * from './watcher-options';
 
 export class ProtocolError extends Error {
   constructor(message: string) {
@@ -125,6 +88,7 @@ export class Watcher {
       retries: 2,
       retryDelayMs: 200,
       handover: true,
+      maxBacklog: DEFAULT_MAX_BACKLOG,
       ...opts,
       logger: opts.logger.child({ part: 'watcher' }),
     };
@@ -142,6 +106,11 @@ export class Watcher {
   /** The committed cursor (undefined before the first complete full sync). */
   get cursor(): string | undefined {
     return this.committed;
+  }
+
+  /** Events read from the stream and not yet handled (at most maxBacklog). */
+  get backlog(): number {
+    return this.dispatcher.backlog;
   }
 
   start(): void {
@@ -317,7 +286,7 @@ export class Watcher {
               if (!snapshotDone && !snapshot) throw new ProtocolError('change before snapshot_begin');
               if (snapshotDone && !line.cursor) throw new ProtocolError('incremental change without cursor');
               // Awaited only at the bound: an await per line costs a turn of the microtask queue.
-              if (this.dispatcher.backlog >= MAX_BACKLOG) await this.dispatcher.waitForRoom(MAX_BACKLOG);
+              if (this.dispatcher.backlog >= this.o.maxBacklog) await this.dispatcher.waitForRoom(this.o.maxBacklog);
               const submit = () =>
                 this.dispatcher.submit(line.resource, line.state, line.traceparent).then(() => {
                   this.stats.events++;
