@@ -2,7 +2,8 @@
 // parsing does not share ctrl's event loop. Agent i of this child (the fleet's agent offset + i)
 // watches regions[(offset + i) % regions.length]; bench:feed splits the fleet over --agent-processes.
 // Reports over IPC: `ready` once every watcher completed its first snapshot (with how long that
-// took), `count` (deliveries recorded so far, for the bench's drain), and on request the
+// took), `count` (deliveries recorded so far, for the bench's drain; counted from `warm` or
+// `record`, whichever came first, while the CPU, counters and profile start at `record`), and on request the
 // wall-clock time each watcher's handler first saw each deployment id (a second apply of the
 // same id by the same agent counts as a duplicate, not a delivery), with the stream failures,
 // deferred polls, handovers and changes applied from handed-over polls since recording began
@@ -83,12 +84,17 @@ const tick = setInterval(() => {
 let base = { failures: 0, deferred: 0, handovers: 0, drainedEvents: 0 };
 let profiler: Awaited<ReturnType<typeof startProfile>> | null = null;
 process.on('message', async (m: { type: string }) => {
-  if (m.type === 'record') {
-    if (cfg.profileDir) profiler = await startProfile();
+  if (m.type === 'warm') {
+    // The warm-up's deliveries are recorded (the bench reports them apart); nothing else starts.
+    recording = true;
+    process.send!({ type: 'warming' });
+  } else if (m.type === 'record') {
+    if (cfg.profileDir && !profiler) profiler = await startProfile();
     recording = true;
     cpu0 = process.cpuUsage();
     base = { failures: sum((w) => w.stats.failures), deferred: sum((w) => w.stats.deferred), handovers: sum((w) => w.stats.handovers), drainedEvents: sum((w) => w.stats.drainedEvents) };
     duplicates = 0;
+    reasons.clear();
     process.send!({ type: 'recording' });
   } else if (m.type === 'count') {
     process.send!({ type: 'count', deliveries });
