@@ -4,6 +4,7 @@
 // statements sent per invocation is the figure that does not move with the machine's load.
 import { performance } from 'node:perf_hooks';
 import Fastify from 'fastify';
+import { Registry } from 'prom-client';
 import postgres from 'postgres';
 import { z } from 'zod';
 import { createDb, migrate, type Sql } from '../src/store';
@@ -14,6 +15,9 @@ import type { Subject } from './_engine-shapes';
 export interface Ours extends Subject {
   /** Statements the engine's pool was asked for so far. */
   statements(): number;
+  /** engine_leases_lost_total so far: executions dropped because a lease lapsed or was taken.
+   *  Nonzero in a run with one engine process means a stall (the lease lapsed under it). */
+  leasesLost(): Promise<number>;
 }
 
 // Over 80 lines: one subject's life (database, engine, handlers, the HTTP route, the shapes'
@@ -32,7 +36,8 @@ export async function startOurs(server: { adminUrl: string; urlFor(db: string): 
       return Reflect.apply(target as unknown as (...a: unknown[]) => unknown, self, args);
     },
   }) as Sql;
-  const engine = createEngine({ sql, logger: createLogger('silent'), concurrency });
+  const registry = new Registry();
+  const engine = createEngine({ sql, logger: createLogger('silent'), concurrency, registry });
   const resumed = new Map<string, (t: number) => void>();
   const published = new Map<string, (id: string) => void>();
   const resolverStart = new Map<string, number>();
@@ -83,6 +88,10 @@ export async function startOurs(server: { adminUrl: string; urlFor(db: string): 
     name: 'ours',
     oneKey: true,
     statements: () => statements,
+    async leasesLost() {
+      const m = await registry.getSingleMetric('engine_leases_lost_total')?.get();
+      return m?.values.reduce((n, v) => n + v.value, 0) ?? 0;
+    },
     ten: () => engine.call(Bench, 'ten', {}),
     zero: () => engine.call(Bench, 'zero', {}),
     keyedTen: (key) => engine.call(Keyed, 'ten', {}, { key }),

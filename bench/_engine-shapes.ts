@@ -43,6 +43,12 @@ export interface ShapeResult {
   perStepMs: number;
   awakeableResume: { fromHttp: Latency | null; fromInvocation: Latency | null };
   throughputTenStepPerSec: { concurrency: number; distinctKeys: number; oneKey: number | null };
+  /** The longest time in the throughput windows with no call completing, and the longest
+   *  single call: a stall (a key held idle until its lease lapsed was 30 s) shows here
+   *  directly, not only as a lower rate. On distinct keys the other callers go on completing,
+   *  so only the longest call sees one key's stall. */
+  longestGapMs: { distinctKeys: number; oneKey: number | null };
+  longestCallMs: { distinctKeys: number; oneKey: number | null };
 }
 
 export const pct = (xs: readonly number[], p: number): number => {
@@ -63,20 +69,44 @@ async function timed(n: number, fn: () => Promise<unknown>): Promise<number[]> {
   return out;
 }
 
-/** Completed calls a second from `concurrency` callers, each calling in a loop for `ms`. */
-async function throughput(concurrency: number, ms: number, call: (worker: number, n: number) => Promise<unknown>): Promise<{ completed: number; seconds: number }> {
+interface Window {
+  completed: number;
+  seconds: number;
+  longestGapMs: number;
+  longestCallMs: number;
+}
+
+/** Completed calls a second from `concurrency` callers, each calling in a loop for `ms`, the
+ *  longest wait for the next completion and the longest call. */
+async function throughput(concurrency: number, ms: number, call: (worker: number, n: number) => Promise<unknown>): Promise<Window> {
   let completed = 0;
   const t0 = performance.now();
   const deadline = t0 + ms;
+  let last = t0;
+  let longestGapMs = 0;
+  let longestCallMs = 0;
   await Promise.all(
     Array.from({ length: concurrency }, async (_, w) => {
       for (let n = 0; performance.now() < deadline; n++) {
+        const started = performance.now();
         await call(w, n);
         completed++;
+        const t = performance.now();
+        longestGapMs = Math.max(longestGapMs, t - last);
+        longestCallMs = Math.max(longestCallMs, t - started);
+        last = t;
       }
     }),
   );
-  return { completed, seconds: (performance.now() - t0) / 1000 };
+  return { completed, seconds: (performance.now() - t0) / 1000, longestGapMs, longestCallMs };
+}
+
+/** Adds a window to the rounds' sums (the longest figures: their maximum). */
+function add(into: Window, t: Window): void {
+  into.completed += t.completed;
+  into.seconds += t.seconds;
+  into.longestGapMs = Math.max(into.longestGapMs, t.longestGapMs);
+  into.longestCallMs = Math.max(into.longestCallMs, t.longestCallMs);
 }
 
 /** A statement timed beside the latency shapes, in the same rounds (bench:engine's one-row
@@ -91,7 +121,8 @@ export interface Probe {
 export async function measure(subjects: readonly Subject[], o: ShapeOptions, probe?: Probe): Promise<Map<string, ShapeResult>> {
   const names = subjects.map((s) => s.name);
   const samples = new Map(names.map((n) => [n, { ten: [] as number[], zero: [] as number[], http: [] as number[], inv: [] as number[] }]));
-  const counts = new Map(names.map((n) => [n, { distinct: { completed: 0, seconds: 0 }, one: { completed: 0, seconds: 0 } }]));
+  const empty = (): Window => ({ completed: 0, seconds: 0, longestGapMs: 0, longestCallMs: 0 });
+  const counts = new Map(names.map((n) => [n, { distinct: empty(), one: empty() }]));
   for (const s of subjects) {
     await timed(o.warmup, () => s.ten());
     await timed(o.warmup, () => s.zero());
@@ -110,17 +141,11 @@ export async function measure(subjects: readonly Subject[], o: ShapeOptions, pro
       for (let i = 0; s.awakeableFromInvocation && i < per(o.awakeableRuns); i++) into.inv.push(await s.awakeableFromInvocation(`i${tag++}`));
     }
     for (const s of order) {
-      const t = await throughput(o.concurrency, o.throughputMs / o.rounds, (w) => s.keyedTen(`w${w}`));
-      const c = counts.get(s.name)!.distinct;
-      c.completed += t.completed;
-      c.seconds += t.seconds;
+      add(counts.get(s.name)!.distinct, await throughput(o.concurrency, o.throughputMs / o.rounds, (w) => s.keyedTen(`w${w}`)));
     }
     for (const s of order) {
       if (!s.oneKey) continue;
-      const t = await throughput(o.concurrency, o.throughputMs / o.rounds, () => s.keyedTen(`one-${r}`));
-      const c = counts.get(s.name)!.one;
-      c.completed += t.completed;
-      c.seconds += t.seconds;
+      add(counts.get(s.name)!.one, await throughput(o.concurrency, o.throughputMs / o.rounds, () => s.keyedTen(`one-${r}`)));
     }
   }
   const out = new Map<string, ShapeResult>();
@@ -134,6 +159,8 @@ export async function measure(subjects: readonly Subject[], o: ShapeOptions, pro
       perStepMs: Number(((pct(x.ten, 50) - pct(x.zero, 50)) / 10).toFixed(3)),
       awakeableResume: { fromHttp: x.http.length ? latencyOf(x.http) : null, fromInvocation: x.inv.length ? latencyOf(x.inv) : null },
       throughputTenStepPerSec: { concurrency: o.concurrency, distinctKeys: rate(c.distinct), oneKey: s.oneKey ? rate(c.one) : null },
+      longestGapMs: { distinctKeys: Math.round(c.distinct.longestGapMs), oneKey: s.oneKey ? Math.round(c.one.longestGapMs) : null },
+      longestCallMs: { distinctKeys: Math.round(c.distinct.longestCallMs), oneKey: s.oneKey ? Math.round(c.one.longestCallMs) : null },
     });
   }
   return out;

@@ -10,6 +10,9 @@
 // prints the ratios (above 1: this engine is better). The peers are installed on first use
 // into a cache outside the project (_peer-install.ts). A ratio from another day or machine is
 // not evidence; these are measured side by side.
+// Each subject also reports the longest wait for the next completion and the longest call in
+// its throughput windows (`longestGapMs`, `longestCallMs`), and this engine its leases lost
+// (`leasesLost`): a key held idle until its lease lapsed showed only as a low one-key rate before.
 // Prints one JSON object on the last stdout line.
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
@@ -59,15 +62,16 @@ async function commitP50(server: PgServer, db: string): Promise<number> {
 }
 
 /** This engine alone on one PostgreSQL; statements per invocation from the pool's count. */
-async function alone(server: PgServer): Promise<ShapeResult & { statementsPerInvocation: number }> {
+async function alone(server: PgServer): Promise<ShapeResult & { statementsPerInvocation: number; leasesLost: number }> {
   const ours = await startOurs(server, 'bench_engine', CONCURRENCY);
   const before = ours.statements();
   // The statements of a fixed number of concurrent invocations: a count, not a timing.
   await Promise.all(Array.from({ length: CONCURRENCY }, (_, w) => (async () => { for (let i = 0; i < 20; i++) await ours.keyedTen(`count-${w}`); })()));
   const statementsPerInvocation = Number(((ours.statements() - before) / (CONCURRENCY * 20)).toFixed(2));
   const r = (await measure([ours], ALONE)).get('ours')!;
+  const leasesLost = await ours.leasesLost();
   await ours.stop();
-  return { ...r, statementsPerInvocation };
+  return { ...r, statementsPerInvocation, leasesLost };
 }
 
 const machine = () => ({ cpus: cpus().length, loadAverage1m: Number(loadavg()[0]!.toFixed(2)), date: new Date().toISOString().slice(0, 10) });
@@ -124,6 +128,7 @@ if (compare.length === 0) {
   const results = await measure(subjects, SIDE_BY_SIDE, probe);
   await probe.end();
   const commit = pct(probe.samples, 50);
+  const leasesLost = await ours.leasesLost();
   for (const s of subjects) await s.stop();
   await server.stop();
   const o = results.get('ours')!;
@@ -135,7 +140,7 @@ if (compare.length === 0) {
       mode: 'side by side',
       postgres: 'embedded, default durability (fsync on); Restate with its defaults (WAL fsync on)',
       oneRowCommitP50Ms: commit,
-      ours: { ...o, perStepOverCommit: Number((o.perStepMs / commit).toFixed(2)) },
+      ours: { ...o, perStepOverCommit: Number((o.perStepMs / commit).toFixed(2)), leasesLost },
       ...peers,
       ratios: ratioOf,
       machine: { ...machine(), loadAverage1mAtStart: Number(load0.toFixed(2)) },
