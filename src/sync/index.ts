@@ -35,7 +35,7 @@
 //   store, tracing and its own wire; never http, workflow or modes.
 //
 // krane side:
-// - watcher.ts holds the cursor and one stream at a time, reconnecting with jittered backoff,
+// - watcher.ts (its options: watcher-options.ts) holds the cursor and one stream at a time, reconnecting with jittered backoff,
 //   except across a handover: it opens the next poll at once and reads the old one until the
 //   next is answered (overlap.ts: the rules that keep the cursor moving forward past handled
 //   events only); cursor-tracker.ts commits incremental cursors in order; ndjson.ts's
