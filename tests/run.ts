@@ -17,7 +17,8 @@ import { join, relative, resolve } from 'node:path';
 import { startPostgres } from './helpers/postgres';
 import { prepareTemplate } from './helpers/db';
 import { daySeed, rotatingSlice } from './helpers/rotation';
-import { shuffled } from './helpers/order';
+import { longestFirst, shuffled } from './helpers/order';
+import { LONG_FILES } from './helpers/long-files';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { randomInt } from 'node:crypto';
@@ -33,6 +34,10 @@ function findTests(path: string): string[] {
 const root = resolve(import.meta.dirname, '..');
 const targets = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 const testFlags = process.argv.slice(2).filter((a) => a.startsWith('--test-'));
+// Name patterns and --test-only go to node:test's run() (tests/helpers/run-files.ts); the
+// other --test-* flags are node flags of the run, which its file processes inherit.
+const namePatterns = testFlags.filter((a) => a.startsWith('--test-name-pattern=')).map((a) => a.slice('--test-name-pattern='.length));
+const nodeTestFlags = testFlags.filter((a) => !a.startsWith('--test-name-pattern=') && a !== '--test-only');
 const alone = Number(/^--alone=(\d+)$/.exec(process.argv.slice(2).find((a) => a.startsWith('--alone=')) ?? '')?.[1] ?? 0);
 const seed = Number(process.env.UNKEY_INFRA_ALONE_SEED ?? daySeed());
 const shuffleArg = process.argv.slice(2).find((a) => a === '--shuffle' || a.startsWith('--shuffle='));
@@ -41,7 +46,8 @@ if (shuffleSeed !== undefined && !Number.isInteger(shuffleSeed)) throw new Error
 const eachTest = process.argv.includes('--each-test');
 const found = (targets.length ? targets : [join(root, 'tests')]).flatMap((t) => findTests(resolve(t)));
 const picked = alone ? rotatingSlice(found, seed, alone) : found;
-const files = shuffleSeed !== undefined ? shuffled(picked, shuffleSeed) : picked;
+// Unshuffled, the longest files start first (tests/helpers/long-files.ts says why).
+const files = shuffleSeed !== undefined ? shuffled(picked, shuffleSeed) : longestFirst(picked, LONG_FILES);
 if (files.length === 0) {
   console.error('no test files found');
   process.exit(1);
@@ -76,6 +82,8 @@ const stop = async () => {
 process.on('SIGINT', () => void stop().then(() => process.exit(130)));
 process.on('SIGTERM', () => void stop().then(() => process.exit(143)));
 const orderHooks = join(root, 'tests/helpers/test-order-hooks.mjs');
+/** node:test's run() over the files in the order given (tests/helpers/run-files.ts says why). */
+const runFiles = join(root, 'tests/helpers/run-files.ts');
 /** One node:test run over `list`; resolves to its exit code. `order` (the env test-order.ts
  *  reads) shuffles, picks or lists the files' tests. */
 const runTests = (list: string[], fileConcurrency: string, order: Record<string, string> = {}) =>
@@ -83,8 +91,17 @@ const runTests = (list: string[], fileConcurrency: string, order: Record<string,
     const hooks = Object.keys(order).length ? ['--import', orderHooks] : [];
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', ...hooks, '--test', `--test-concurrency=${fileConcurrency}`, '--test-reporter=spec', ...(FILE_TIMEOUT_S > 0 ? [`--test-timeout=${FILE_TIMEOUT_S * 1000}`] : []), ...testFlags, ...list.map((f) => relative(root, f))],
-      { cwd: root, stdio: 'inherit', env: { ...process.env, ...order, UNKEY_INFRA_TEST_PG_URL: server.adminUrl } },
+      ['--import', 'tsx', ...hooks, ...(FILE_TIMEOUT_S > 0 ? [`--test-timeout=${FILE_TIMEOUT_S * 1000}`] : []), ...nodeTestFlags, runFiles],
+      {
+        cwd: root,
+        stdio: 'inherit',
+        env: {
+          ...process.env,
+          ...order,
+          UNKEY_INFRA_TEST_PG_URL: server.adminUrl,
+          UNKEY_INFRA_TEST_RUN: JSON.stringify({ files: list.map((f) => relative(root, f)), concurrency: Number(fileConcurrency), timeoutMs: FILE_TIMEOUT_S * 1000, testNamePatterns: namePatterns, only: testFlags.includes('--test-only') }),
+        },
+      },
     );
     child.on('exit', (c, sig) => resolveCode(c ?? (sig ? 1 : 0)));
   });
