@@ -17,8 +17,7 @@ import { join, relative, resolve } from 'node:path';
 import { startPostgres } from './helpers/postgres';
 import { prepareTemplate } from './helpers/db';
 import { daySeed, rotatingSlice } from './helpers/rotation';
-import { longestFirst, shuffled } from './helpers/order';
-import { LONG_FILES } from './helpers/long-files';
+import { shuffled } from './helpers/order';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { randomInt } from 'node:crypto';
@@ -34,10 +33,14 @@ function findTests(path: string): string[] {
 const root = resolve(import.meta.dirname, '..');
 const targets = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 const testFlags = process.argv.slice(2).filter((a) => a.startsWith('--test-'));
-// Name patterns and --test-only go to node:test's run() (tests/helpers/run-files.ts); the
-// other --test-* flags are node flags of the run, which its file processes inherit.
+// Name patterns and --test-only go to node:test's run() (tests/helpers/run-files.ts), and so
+// does --test-concurrency; --test-force-exit is a node flag its file processes inherit. The
+// others (reporters, shards, timeouts) the run does not take: refused, not silently dropped.
 const namePatterns = testFlags.filter((a) => a.startsWith('--test-name-pattern=')).map((a) => a.slice('--test-name-pattern='.length));
-const nodeTestFlags = testFlags.filter((a) => !a.startsWith('--test-name-pattern=') && a !== '--test-only');
+const concurrencyFlag = testFlags.find((a) => a.startsWith('--test-concurrency='))?.slice('--test-concurrency='.length);
+const unsupported = testFlags.filter((a) => !(a.startsWith('--test-name-pattern=') || a.startsWith('--test-concurrency=') || a === '--test-only' || a === '--test-force-exit'));
+if (unsupported.length) throw new Error(`tests/run.ts does not take ${unsupported.join(' ')} (it takes --test-name-pattern=…, --test-only, --test-concurrency=N, --test-force-exit)`);
+const nodeTestFlags = testFlags.filter((a) => a === '--test-force-exit');
 const alone = Number(/^--alone=(\d+)$/.exec(process.argv.slice(2).find((a) => a.startsWith('--alone=')) ?? '')?.[1] ?? 0);
 const seed = Number(process.env.UNKEY_INFRA_ALONE_SEED ?? daySeed());
 const shuffleArg = process.argv.slice(2).find((a) => a === '--shuffle' || a.startsWith('--shuffle='));
@@ -46,8 +49,7 @@ if (shuffleSeed !== undefined && !Number.isInteger(shuffleSeed)) throw new Error
 const eachTest = process.argv.includes('--each-test');
 const found = (targets.length ? targets : [join(root, 'tests')]).flatMap((t) => findTests(resolve(t)));
 const picked = alone ? rotatingSlice(found, seed, alone) : found;
-// Unshuffled, the longest files start first (tests/helpers/long-files.ts says why).
-const files = shuffleSeed !== undefined ? shuffled(picked, shuffleSeed) : longestFirst(picked, LONG_FILES);
+const files = shuffleSeed !== undefined ? shuffled(picked, shuffleSeed) : picked;
 if (files.length === 0) {
   console.error('no test files found');
   process.exit(1);
@@ -55,12 +57,13 @@ if (files.length === 0) {
 
 // Test files mostly wait on Postgres and sockets, so more than one per core pays off; the
 // default (cores - 1) would run one file at a time on the 2-core CI machine.
-const concurrency = process.env.UNKEY_INFRA_TEST_CONCURRENCY ?? '3';
+const concurrency = concurrencyFlag ?? process.env.UNKEY_INFRA_TEST_CONCURRENCY ?? '3';
+if (!(Number.isInteger(Number(concurrency)) && Number(concurrency) >= 1)) throw new Error(`the test concurrency must be a positive whole number (got ${concurrency})`);
 
 // A file that hangs (a test that never settles, or a handle left open after its tests) would
 // otherwise hold the whole run until CI's own limit: once a stuck informer held it for 15
-// minutes. Each file gets FILE_TIMEOUT_S (node:test's timeout is per file here, since a file's
-// tests inherit it from the run), then fails, named. Not --test-force-exit: Node 20 exits once
+// minutes. Each file gets FILE_TIMEOUT_S (run()'s timeout, which bounds each file's process as a
+// whole: its tests have none of their own), then fails, named. Not --test-force-exit: Node 20 exits once
 // the tests it knows of have ended, and a file that registers more after a top-level await
 // (most of ours) silently lost them: 9 tests of 836 never ran.
 // No file comes near 7 minutes in a whole run; the long model run (FC_NUM_RUNS) turns the limit off.
@@ -76,7 +79,20 @@ if (!(Number.isInteger(FILE_TIMEOUT_S) && FILE_TIMEOUT_S >= 0)) throw new Error(
 // on a server of their own (testDb isolated).
 const server = await startPostgres({ settings: { idle_in_transaction_session_timeout: '15s' } });
 let code = 1;
+/** The node:test runs under way: stopped before PostgreSQL, so no file runs on against it. */
+const running = new Set<ReturnType<typeof spawn>>();
 const stop = async () => {
+  await Promise.all(
+    [...running].map(
+      (c) =>
+        new Promise<void>((r) => {
+          if (c.exitCode !== null || c.signalCode !== null) return r();
+          const hard = setTimeout(() => (c.kill('SIGKILL'), r()), 10_000);
+          c.once('exit', () => (clearTimeout(hard), r()));
+          c.kill('SIGTERM');
+        }),
+    ),
+  );
   await server.stop();
 };
 process.on('SIGINT', () => void stop().then(() => process.exit(130)));
@@ -91,7 +107,7 @@ const runTests = (list: string[], fileConcurrency: string, order: Record<string,
     const hooks = Object.keys(order).length ? ['--import', orderHooks] : [];
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', ...hooks, ...(FILE_TIMEOUT_S > 0 ? [`--test-timeout=${FILE_TIMEOUT_S * 1000}`] : []), ...nodeTestFlags, runFiles],
+      ['--import', 'tsx', ...hooks, ...nodeTestFlags, runFiles],
       {
         cwd: root,
         stdio: 'inherit',
@@ -103,7 +119,11 @@ const runTests = (list: string[], fileConcurrency: string, order: Record<string,
         },
       },
     );
-    child.on('exit', (c, sig) => resolveCode(c ?? (sig ? 1 : 0)));
+    running.add(child);
+    child.on('exit', (c, sig) => {
+      running.delete(child);
+      resolveCode(c ?? (sig ? 1 : 0));
+    });
   });
 
 try {

@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { fileSeed, longestFirst, shuffled } from '../helpers/order';
+import { fileSeed, shuffled } from '../helpers/order';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const FIXTURE = 'tests/ci/fixtures/ordered.ts';
@@ -63,10 +63,4 @@ test('the runner lists a file\'s tests, and runs one of them alone', () => {
   assert.equal(runFixture({ UNKEY_INFRA_TEST_LIST: list }), '', 'listing runs none');
   assert.deepEqual(JSON.parse(readFileSync(list, 'utf8')), ['a', 'b', 'c', 'd', 'e']);
   assert.equal(runFixture({ UNKEY_INFRA_TEST_PICK: '3' }), 'd');
-});
-
-test('the runner starts the longest files first and keeps the rest in their order', () => {
-  const files = ['/r/tests/a.test.ts', '/r/tests/b.test.ts', '/r/tests/c.test.ts', '/r/tests/d.test.ts'];
-  assert.deepEqual(longestFirst(files, ['tests/c.test.ts', 'tests/gone.test.ts', 'tests/a.test.ts']), ['/r/tests/c.test.ts', '/r/tests/a.test.ts', '/r/tests/b.test.ts', '/r/tests/d.test.ts']);
-  assert.deepEqual(longestFirst(files, []), files);
 });

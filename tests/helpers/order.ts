@@ -32,11 +32,3 @@ export function fileSeed(seed: number, path: string): number {
   for (let i = 0; i < path.length; i++) h = Math.imul(h ^ path.charCodeAt(i), 0x01000193) >>> 0;
   return h >>> 0;
 }
-
-/** `files` with those named in `first` (paths ending so, in that list's order) at the front and
- *  the rest in their order: what a pool of runners should start first, so a long file does not
- *  begin near the end and run on alone. */
-export function longestFirst(files: readonly string[], first: readonly string[]): string[] {
-  const front = first.flatMap((name) => files.filter((f) => f.endsWith(name)));
-  return [...front, ...files.filter((f) => !front.includes(f))];
-}

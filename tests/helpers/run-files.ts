@@ -20,7 +20,12 @@ interface RunSettings {
 
 const s = JSON.parse(process.env.UNKEY_INFRA_TEST_RUN ?? 'null') as RunSettings | null;
 if (!s) throw new Error('UNKEY_INFRA_TEST_RUN is not set: run the tests through tests/run.ts');
+// Stopped by tests/run.ts (its SIGINT or SIGTERM): the file processes are cancelled with it,
+// rather than running on against a PostgreSQL that is being stopped.
+const stop = new AbortController();
+for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => stop.abort());
 const stream = run({
+  signal: stop.signal,
   files: s.files,
   concurrency: s.concurrency,
   ...(s.timeoutMs > 0 ? { timeout: s.timeoutMs } : {}),
