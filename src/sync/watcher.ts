@@ -92,6 +92,8 @@ export class Watcher {
       ...opts,
       logger: opts.logger.child({ part: 'watcher' }),
     };
+    // Below one, the reader would wait for room before the first event and never get it.
+    if (!(Number.isInteger(this.o.maxBacklog) && this.o.maxBacklog >= 1)) throw new Error(`maxBacklog must be a positive whole number (got ${this.o.maxBacklog})`);
     this.dispatcher = new Dispatcher({
       controller: opts.controller,
       concurrency: this.o.concurrency,

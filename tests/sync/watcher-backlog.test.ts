@@ -31,10 +31,10 @@ test('with its handlers held, the watcher reads no more than maxBacklog events a
     await gate;
   };
   w.start();
-  // The first apply is held: the snapshot's 40 lines came in one chunk, and the reader's pass
-  // over it stopped at the bound before the handler ran.
-  await waitFor(() => backlogs.length === 1, { what: 'the first apply' });
-  assert.equal(backlogs[0], 5, 'read ahead of a held handler');
+  // The first apply is held, so nothing leaves the backlog: the reader fills it to the bound
+  // and stops there (without the bound it read all 40 in the same pass).
+  await waitFor(() => backlogs.length === 1 && w.backlog >= 5, { what: 'a held apply and a full backlog' });
+  assert.equal(w.backlog, 5, 'read ahead of a held handler');
   open();
   await waitFor(() => w.stats.snapshotsCompleted === 1, { what: 'the full sync to complete' });
   assert.equal(ctrl.calls.length, 40);
