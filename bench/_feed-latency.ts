@@ -46,6 +46,7 @@ export function latencies(commits: Map<string, Commit>, seen: Record<string, num
 
 /** The warm-up's figures, reported apart from the measured changes'. */
 export function warmupFigures(commits: Map<string, Commit>, seen: Record<string, number[]>) {
+  if (commits.size === 0) return undefined;
   const { lat, missing } = latencies(commits, seen, new Set());
-  return lat.length ? { p50Ms: pct(lat, 50), p99Ms: pct(lat, 99), maxMs: pct(lat, 100), missing } : undefined;
+  return lat.length ? { p50Ms: pct(lat, 50), p99Ms: pct(lat, 99), maxMs: pct(lat, 100), missing } : { missing };
 }
