@@ -37,9 +37,9 @@
 //   time to its next full resync, up to 300 s), so ctrl's own limit (55 s, spread by its
 //   jitter) ends each poll.
 // - `--warmup N` (10): changes sent, at the same gap, and waited for before the measured ones.
-//   The first changes after the agents connect and sit through the idle window are the slowest
-//   (change 0's p50 was 42-52 ms against 17-18 for the run), and not only because V8 had not
-//   optimised their code yet: a change after a quiet spell is slower too (docs/benchmarks.md).
+//   The first changes after the agents connect and sit through the idle window are the slowest,
+//   and not only because V8 had not optimised their code yet: a change after a quiet spell is
+//   slower too (the figures are in docs/benchmarks.md).
 //   The targets are judged on the measured changes (steady traffic); the warm-up's own figures
 //   are printed beside them (`warmup`), so that cost stays in view.
 // Prints progress on stderr and one JSON object on the last line of stdout.
@@ -286,7 +286,8 @@ async function propagate(n: number, handover: boolean): Promise<void> {
   let killedAt: number | null = null;
   const afterKill = new Set<string>();
   for (let i = 0; i < CHANGES; i++) {
-    if (REPLICAS > 1 && i === Math.floor(CHANGES / 2)) {
+    // Once per bench run: a later agent count (or --handover both's second run) finds it dead.
+    if (REPLICAS > 1 && replicas[0]!.alive && i === Math.floor(CHANGES / 2)) {
       say(`killing replica 0 of ${REPLICAS}`);
       killedAt = now();
       // No new connection goes to it first: a load balancer's health check takes it out too.
