@@ -1,10 +1,10 @@
 // tests/run.ts's node:test run: `node --import tsx [hooks] tests/helpers/run-files.ts`, told the
 // files and settings in UNKEY_INFRA_TEST_RUN (JSON). It calls node:test's run() rather than
 // `node --test FILES` because Node 20's CLI sorts the files it is given: the runner's order
-// (the longest files first, or a shuffle's) would be lost. Each file still runs in a process
-// of its own, with this process's flags (--import, --test-timeout: run() passes them on). Name
-// patterns and --test-only come in the settings: as this process's own flags they would filter
-// the files themselves, by path. The spec reporter writes to stdout, and any failed test makes
+// (a --shuffle's) would be lost. Each file still runs in a process of its own, with this
+// process's flags (--import, --test-force-exit: run() passes them on). Name patterns and
+// --test-only come in the settings: as this process's own flags they would filter the files
+// themselves, by path. The per-file timeout is run()'s. The spec reporter writes to stdout, and any failed test makes
 // the exit code 1, as the CLI does.
 import { run } from 'node:test';
 import { spec as Spec } from 'node:test/reporters';
