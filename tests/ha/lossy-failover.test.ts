@@ -9,6 +9,7 @@
 // which also removes D1's workload (the database no longer has D1).
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
+import postgres from 'postgres';
 import { startHaCluster, type HaCluster } from '../../scripts/ha/cluster';
 import { FaultProxy } from '../../bench/chaos/proxy';
 import { KubeClient } from '../../src/kube/client';
@@ -44,6 +45,23 @@ const kube = () => new KubeClient(stack.regions.get(REGION)!.sim.sim.kubeConfig(
 const statefulSets = async (id: string) => (await kube().list('apps/v1', 'StatefulSet', WORKLOAD_NAMESPACE, `unkey.com/deployment.id=${id}`)).items;
 const cursorTxid = () => BigInt(watchers.at(-1)!.cursor!.split(':')[1]!);
 
+/**
+ * Waits until `name` has replayed everything the primary has written so far. waitStandby asks
+ * Patroni only whether the node is a running replica, not whether it streams or how far behind
+ * it is; a standby that had not caught up when the test cut its WAL was promoted without
+ * ctrl's migrations, and ctrl then found no tables (a 500 at the lost deployment, twice in CI
+ * under load; the message showed `relation "agent_tokens" does not exist`).
+ */
+async function replayedUpToPrimary(name: string): Promise<void> {
+  const lsn = (await sql<{ lsn: string }[]>`SELECT pg_current_wal_lsn()::text AS lsn`)[0]!.lsn;
+  const standby = postgres(cluster.nodes.find((n) => n.name === name)!.url(), { max: 1, onnotice: () => {} });
+  try {
+    await until(async () => (await standby<{ ok: boolean }[]>`SELECT pg_last_wal_replay_lsn() >= ${lsn}::pg_lsn AS ok`)[0]!.ok, 120_000, `${name} replayed up to the primary`);
+  } finally {
+    await standby.end({ timeout: 1 });
+  }
+}
+
 async function deploy(): Promise<string> {
   const r = await stack.api('/v1/deployments', { body: { image: 'nginx:1.27', regions: [REGION], replicas: 1 } });
   assert.equal(r.status, 202, JSON.stringify(r.body));
@@ -54,6 +72,7 @@ test('after an asynchronous failover that lost transactions, krane drops its cur
   const d0 = await deploy();
   assert.equal((await deploymentIn(stack, d0, ['ready', 'failed'], 60_000)).status, 'ready');
   await cluster.waitStandby('node1');
+  await replayedUpToPrimary('node1');
 
   // From here on nothing the primary writes reaches the standby.
   proxy!.blackhole();
