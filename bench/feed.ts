@@ -246,21 +246,26 @@ async function drain(agents: Agents, expected: number): Promise<number> {
   }
 }
 
+/** Commits change i (a new topology row on region i mod K), records it in `into`, then waits
+ *  the gap; returns its deployment id. */
+async function commitChange(i: number, agentsOn: (k: number) => number, into: Map<string, Commit>): Promise<string> {
+  const id = `dep-b${depSeq++}`;
+  const k = i % FEED_REGIONS.length;
+  await upsertTopology(admin, { deploymentId: id, region: FEED_REGIONS[k]!, workspaceId: 'default', replicas: 1 });
+  into.set(id, { at: now(), receivers: agentsOn(k) });
+  await sleep(CHANGE_GAP_MS);
+  return id;
+}
+
+const receivers = (commits: Map<string, Commit>) => [...commits.values()].reduce((n, c) => n + c.receivers, 0);
+
 /** The warm-up changes, committed and waited for. `delivered`: what the agents had counted
  *  after it (the measured drain waits for that many more, so a warm-up delivery that never came
  *  does not hold it to its limit). */
 async function warmUp(agents: Agents, agentsOn: (k: number) => number) {
   const commits = new Map<string, Commit>();
-  let expected = 0;
-  for (let i = 0; i < WARMUP; i++) {
-    const id = `dep-b${depSeq++}`;
-    const k = i % FEED_REGIONS.length;
-    await upsertTopology(admin, { deploymentId: id, region: FEED_REGIONS[k]!, workspaceId: 'default', replicas: 1 });
-    commits.set(id, { at: now(), receivers: agentsOn(k) });
-    expected += agentsOn(k);
-    await sleep(CHANGE_GAP_MS);
-  }
-  return { commits, delivered: await drain(agents, expected) };
+  for (let i = 0; i < WARMUP; i++) await commitChange(i, agentsOn, commits);
+  return { commits, delivered: await drain(agents, receivers(commits)) };
 }
 
 async function propagate(n: number, handover: boolean): Promise<void> {
@@ -295,14 +300,10 @@ async function propagate(n: number, handover: boolean): Promise<void> {
       await lb!.setPorts(livePorts());
       await replicas[0]!.kill();
     }
-    const id = `dep-b${depSeq++}`;
-    const k = i % FEED_REGIONS.length;
+    const id = await commitChange(i, agentsOn, commits);
     if (killedAt !== null) afterKill.add(id);
-    await upsertTopology(admin, { deploymentId: id, region: FEED_REGIONS[k]!, workspaceId: 'default', replicas: 1 });
-    commits.set(id, { at: now(), receivers: agentsOn(k) });
-    await sleep(CHANGE_GAP_MS);
   }
-  await drain(agents, warm.delivered + [...commits.values()].reduce((s, c) => s + c.receivers, 0));
+  await drain(agents, warm.delivered + receivers(commits));
   await profiler?.stop(join(PROFILE_DIR!, `ctrl-${n}-agents.cpuprofile`));
   const ctrlCpu = process.cpuUsage(ctrlCpu0);
   const statementsRun = statements - statements0;
